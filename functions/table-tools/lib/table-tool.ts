@@ -1,0 +1,156 @@
+/**
+ * Generates an insert tool from a {@link TableConfig}: a strict input schema by the rules of
+ * input-schema.ts, and an execute that maps fields to columns and inserts one row with parameters
+ * only. Table and column identifiers come from the validated configuration, checked against the
+ * live table, never from input.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import { z } from 'zod';
+import { fail, ok, type Failure } from '../../../shared/contract.ts';
+import { databaseFailure, type Database } from '../../../shared/db.ts';
+import { log } from '../../../shared/log.ts';
+import { defineTool, type AnyTool } from '../../../shared/tool.ts';
+import { buildExample, buildInputSchema } from './input-schema.ts';
+import { columnOf, TENANT_COLUMN, tableConfigSchema, type TableConfig, type ValidTableConfig } from './table-config.ts';
+
+/** How long a table's verified column list is trusted before it is read again. */
+const COLUMN_CACHE_TTL_MS = 5 * 60_000;
+
+const insertResult = z.object({
+  id: z.string().nullable().describe('The id of the inserted row, when the table has an id column.'),
+  row_count: z.int().describe('How many rows were inserted (1).'),
+  message: z.string().describe('What was recorded, in words.'),
+});
+
+/**
+ * An insert tool for one table. A broken configuration does not throw: the tool answers every
+ * call with CONFIG_ERROR naming the mistake, and the contract tests fail on it.
+ */
+export function tableTool(config: TableConfig): AnyTool {
+  const parsed = tableConfigSchema.safeParse(config);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`);
+    return unavailableTool(config, problems);
+  }
+  const valid = parsed.data;
+  const input = buildInputSchema(valid);
+  const example = buildExample(valid);
+  const problems = [
+    ...valid.fields
+      .filter((field) => field.default !== undefined && !input.shape[field.name]!.safeParse(field.default).success)
+      .map((field) => `fields.${field.name}.default: ${JSON.stringify(field.default)} is not a valid value for the field`),
+    ...(input.safeParse(example).success ? [] : ['the example built from the fields (their `example` values) is not a valid input']),
+  ];
+  if (problems.length) return unavailableTool(config, problems);
+
+  return defineTool({
+    id: valid.toolId,
+    description: valid.description,
+    input,
+    output: insertResult,
+    example,
+    async execute(values, { db, project }) {
+      const columns = await liveColumns(db, valid.tableName);
+      const mismatch = checkColumns(valid, columns);
+      if (mismatch) return mismatch;
+
+      const row: [column: string, value: unknown][] = [];
+      for (const field of valid.fields) {
+        const value = values[field.name] ?? field.default;
+        if (value === undefined || value === null) continue; // absent: the column's default applies
+        row.push([columnOf(valid, field), field.dataType === 'json' ? JSON.stringify(value) : value]);
+      }
+      if (columns!.has(TENANT_COLUMN)) row.push([TENANT_COLUMN, project.id]);
+
+      let result;
+      try {
+        result = await db.execute(insertStatement(valid.tableName, row, columns!.has('id')));
+      } catch (error) {
+        const failure = databaseFailure(error);
+        if (failure?.error.code === 'CONFLICT') return conflictInFields(valid, failure);
+        throw error;
+      }
+      const message = successMessage(valid, values);
+      const id = (result.rows[0] as { id?: unknown } | undefined)?.id;
+      return ok({ id: id === undefined ? null : String(id), row_count: result.rowCount ?? 0, message }, message);
+    },
+  });
+}
+
+function insertStatement(table: string, row: [string, unknown][], returnId: boolean): SQL {
+  const returning = returnId ? sql` returning ${sql.identifier('id')}` : sql``;
+  if (row.length === 0) return sql`insert into ${sql.identifier(table)} default values${returning}`;
+  const columns = sql.join(row.map(([column]) => sql.identifier(column)), sql`, `);
+  const values = sql.join(row.map(([, value]) => sql`${value}`), sql`, `);
+  return sql`insert into ${sql.identifier(table)} (${columns}) values (${values})${returning}`;
+}
+
+const columnCache = new Map<string, { columns: Set<string>; expiresAt: number }>();
+
+/** The live table's columns (cached per isolate), or undefined when the table does not exist. */
+async function liveColumns(db: Database, table: string): Promise<Set<string> | undefined> {
+  const cached = columnCache.get(table);
+  if (cached && cached.expiresAt > Date.now()) return cached.columns;
+  const result = await db.execute(
+    sql`select column_name from information_schema.columns where table_schema = current_schema() and table_name = ${table}`,
+  );
+  if (result.rows.length === 0) return undefined; // not cached: creating the table fixes it at once
+  const columns = new Set(result.rows.map((row) => String((row as { column_name: unknown }).column_name)));
+  columnCache.set(table, { columns, expiresAt: Date.now() + COLUMN_CACHE_TTL_MS });
+  return columns;
+}
+
+function checkColumns(config: ValidTableConfig, columns: Set<string> | undefined): Failure | undefined {
+  const hint = 'This is a deployment problem, not a problem with your input: report it to the operator; retrying will not help.';
+  if (!columns) {
+    return fail('CONFIG_ERROR', `Tool '${config.toolId}' is misconfigured: its table '${config.tableName}' does not exist in the database.`, {
+      hint,
+      details: { reason: 'table_not_found', table: config.tableName },
+    });
+  }
+  const missing = config.fields.map((field) => columnOf(config, field)).filter((column) => !columns.has(column));
+  if (missing.length === 0) return undefined;
+  return fail('CONFIG_ERROR', `Tool '${config.toolId}' is misconfigured: table '${config.tableName}' has no column ${missing.map((c) => `'${c}'`).join(', ')}.`, {
+    hint,
+    details: { reason: 'column_not_found', table: config.tableName, missing_columns: missing },
+  });
+}
+
+/** Restates a unique violation in the caller's field names (columns may be mapped). */
+function conflictInFields(config: ValidTableConfig, failure: Failure): Failure {
+  const fieldOfColumn = new Map(config.fields.map((field) => [columnOf(config, field), field.name]));
+  const columns = (failure.error.details?.columns as string[] | undefined) ?? [];
+  const fields = columns.filter((column) => column !== TENANT_COLUMN).map((column) => fieldOfColumn.get(column) ?? column);
+  if (fields.length === 0) return failure;
+  return fail(
+    'CONFLICT',
+    `A ${config.displayName} record with the same ${fields.join(' and ')} already exists. Change ${fields.length > 1 ? 'one of these fields' : 'this field'} to record a new entry.`,
+    { details: { ...failure.error.details, fields: fields.map((field) => ({ field, code: 'conflict', message: `Field '${field}' duplicates an existing record.` })) }, cause: failure.cause },
+  );
+}
+
+function successMessage(config: ValidTableConfig, values: Record<string, unknown>): string {
+  if (!config.successMessage) return `Recorded a new ${config.displayName} entry.`;
+  return config.successMessage.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''));
+}
+
+/** A tool that answers every call with the configuration's problems. */
+function unavailableTool(config: TableConfig, problems: string[]): AnyTool {
+  const id = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/.test(String(config.toolId)) ? config.toolId : 'invalid-table-tool';
+  const message = `Tool '${id}' cannot run because its table configuration is invalid: ${problems.join('; ')}.`;
+  log('error', 'invalid_table_config', { tool: id, problems });
+  return defineTool({
+    id,
+    description: `Unavailable: ${message}`,
+    input: z.strictObject({}),
+    output: insertResult,
+    example: {},
+    unavailable: fail('CONFIG_ERROR', message, {
+      hint: 'This is a deployment problem, not a problem with your input: report it to the operator.',
+      details: { reason: 'invalid_table_config', problems },
+    }),
+    async execute() {
+      return fail('CONFIG_ERROR', message);
+    },
+  });
+}

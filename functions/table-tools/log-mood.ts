@@ -1,0 +1,18 @@
+import { tableTool } from './lib/table-tool.ts';
+
+/** Records how a user feels: mood, energy and optional notes, once per user and moment. */
+export default tableTool({
+  toolId: 'log-mood',
+  displayName: 'mood entry',
+  description:
+    "Log a user's mood and energy level at a moment in time. Use when the user reports how they feel. One entry per user and timestamp.",
+  tableName: 'mood_entries',
+  fields: [
+    { name: 'user_id', label: 'User id', dataType: 'text', required: true, maxLength: 100, description: 'The user the entry is about.', example: 'user_123' },
+    { name: 'mood', label: 'Mood', dataType: 'enum', required: true, enumValues: ['happy', 'sad', 'neutral', 'anxious'], example: 'happy' },
+    { name: 'energy_level', label: 'Energy level', dataType: 'integer', required: true, min: 1, max: 10, description: 'Energy from 1 (exhausted) to 10 (full of energy).', example: 7 },
+    { name: 'notes', label: 'Notes', dataType: 'text', maxLength: 500, description: 'Anything else the user said about how they feel.' },
+    { name: 'timestamp', label: 'Timestamp', dataType: 'datetime', required: true, description: 'When the user felt this way.', example: '2025-10-05T14:30:00Z' },
+  ],
+  successMessage: 'Logged mood entry for {user_id} at {timestamp}',
+});

@@ -1,0 +1,79 @@
+/**
+ * API-key authentication. Keys are stored as SHA-256 hashes, each bound to one project (the
+ * tenant). The project always comes from the key, never from what the model sends.
+ */
+import { and, eq, isNull } from 'drizzle-orm';
+import { apiKeys, projects } from '../drizzle/schema.ts';
+import { fail, type Failure } from './contract.ts';
+import type { Database } from './db.ts';
+import type { Project } from './tool.ts';
+
+export interface AuthOptions {
+  /** How long a verified key is trusted without asking the database again. */
+  cacheTtlMs?: number;
+}
+
+const DEFAULT_CACHE_TTL_MS = 60_000;
+/** Bounds the per-isolate cache so a flood of random keys cannot grow it without limit. */
+const MAX_CACHED_KEYS = 1_000;
+
+const KEY_PREFIX = 'et_';
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+type CachedKey = { keyHash: string; project: Project; expiresAt: number };
+const verifiedKeys = new Map<string, CachedKey>();
+
+const HINT = "Send the header 'Authorization: Bearer <api key>' with a key issued for your project (keys start with 'et_').";
+
+/** Resolves the calling project from the request's bearer key, or answers UNAUTHENTICATED. */
+export async function authenticate(
+  request: Request,
+  db: Database,
+  { cacheTtlMs = DEFAULT_CACHE_TTL_MS }: AuthOptions = {},
+): Promise<{ ok: true; project: Project } | Failure> {
+  const header = request.headers.get('authorization');
+  if (!header) return fail('UNAUTHENTICATED', 'The request has no API key.', { hint: HINT });
+  const key = BEARER.exec(header)?.[1];
+  if (!key) return fail('UNAUTHENTICATED', "The Authorization header must have the form 'Bearer <api key>'.", { hint: HINT });
+
+  const keyHash = await hashApiKey(key);
+  const cached = verifiedKeys.get(keyHash);
+  if (cached && cached.expiresAt > Date.now() && constantTimeEqual(cached.keyHash, keyHash)) {
+    return { ok: true, project: cached.project };
+  }
+
+  const [row] = await db
+    .select({ keyHash: apiKeys.keyHash, projectId: projects.id, projectName: projects.name })
+    .from(apiKeys)
+    .innerJoin(projects, eq(projects.id, apiKeys.projectId))
+    .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  if (!row || !constantTimeEqual(row.keyHash, keyHash)) {
+    return fail('UNAUTHENTICATED', 'The API key is not valid (unknown or revoked).', { hint: HINT });
+  }
+
+  const project = { id: row.projectId, name: row.projectName };
+  if (verifiedKeys.size >= MAX_CACHED_KEYS) verifiedKeys.clear();
+  verifiedKeys.set(keyHash, { keyHash, project, expiresAt: Date.now() + cacheTtlMs });
+  return { ok: true, project };
+}
+
+/** A new random API key: 'et_' and 32 random bytes, base64url. */
+export function generateApiKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return KEY_PREFIX + btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/** The SHA-256 of a key, hex-encoded: what `api_keys.key_hash` stores. */
+export async function hashApiKey(key: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Compares two strings in time that depends only on their length. */
+function constantTimeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
+}

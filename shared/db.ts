@@ -1,0 +1,110 @@
+/**
+ * The database client (Neon over HTTP through drizzle) and the one place where database errors
+ * become contract failures.
+ */
+import { neon, neonConfig } from '@neondatabase/serverless';
+import { DrizzleQueryError } from 'drizzle-orm';
+import { drizzle, type NeonHttpDatabase } from 'drizzle-orm/neon-http';
+import * as schema from '../drizzle/schema.ts';
+import { fail, type Failure } from './contract.ts';
+
+export type Database = NeonHttpDatabase<typeof schema>;
+
+const neonDefaultEndpoint = neonConfig.fetchEndpoint;
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+// A loopback connection string means the local stand-in, which speaks plain HTTP on its own port;
+// Neon hosts keep the driver's default (https://api.<region>/sql).
+neonConfig.fetchEndpoint = (host, port, options) =>
+  LOOPBACK_HOSTS.has(host)
+    ? `http://${host}:${port}/sql`
+    : typeof neonDefaultEndpoint === 'function'
+      ? neonDefaultEndpoint(host, port, options)
+      : neonDefaultEndpoint;
+
+/** A drizzle client for one request. Cheap: it holds no connection, only the URL. */
+export function createDb(databaseUrl: string): Database {
+  return drizzle({ client: neon(databaseUrl), schema });
+}
+
+/** The Postgres error behind a drizzle or Neon error, if any. */
+export interface PostgresErrorFields {
+  message: string;
+  code?: string;
+  detail?: string;
+  constraint?: string;
+  table?: string;
+  column?: string;
+}
+
+/** Unwraps drizzle's DrizzleQueryError (single queries) to the driver's NeonDbError (batches arrive bare). */
+export function postgresErrorOf(error: unknown): PostgresErrorFields | undefined {
+  const inner = error instanceof DrizzleQueryError && error.cause ? error.cause : error;
+  if (inner instanceof Error && inner.name === 'NeonDbError') return inner as PostgresErrorFields;
+  return undefined;
+}
+
+/** SQLSTATEs after which the same statement may succeed if simply tried again. */
+const TRANSIENT_SQLSTATE = /^(08...|40001|40P01|53...|57P0[123])$/;
+
+/**
+ * Whether a database error is worth retrying: connection failures, serialization failures,
+ * deadlocks, resource exhaustion, server shutdown, and HTTP 5xx answers from the SQL endpoint.
+ */
+export function isTransientDatabaseError(pg: PostgresErrorFields): boolean {
+  if (pg.code) return TRANSIENT_SQLSTATE.test(pg.code);
+  const status = /HTTP status (\d{3})/.exec(pg.message)?.[1];
+  // No SQLSTATE: either the endpoint answered an HTTP error, or it could not be reached at all.
+  return status === undefined || Number(status) >= 500;
+}
+
+/**
+ * Turns a database error into a contract failure, or returns undefined for other errors.
+ * Messages name the constraint or the missing object, never SQL or parameters.
+ */
+export function databaseFailure(error: unknown): Failure | undefined {
+  const pg = postgresErrorOf(error);
+  if (!pg) return undefined;
+  const details = { sqlstate: pg.code, constraint: pg.constraint };
+
+  if (pg.code === '23505') {
+    const columns = uniqueViolationColumns(pg.detail);
+    return fail(
+      'CONFLICT',
+      `A record with the same ${columns.join(', ') || 'unique values'} already exists${pg.constraint ? ` (constraint ${pg.constraint})` : ''}. Change ${columns.length > 1 ? 'one of these values' : 'this value'} or update the existing record instead.`,
+      { details: { ...details, columns }, cause: error },
+    );
+  }
+  if (pg.code === '42P01') {
+    return fail('CONFIG_ERROR', 'A table this tool needs does not exist in the database; the deployment is misconfigured.', {
+      hint: 'Apply the migrations (npm run db:migrate) or fix the table configuration.',
+      details: { ...details, reason: 'table_not_found' },
+      cause: error,
+    });
+  }
+  if (pg.code === '42703') {
+    return fail('CONFIG_ERROR', 'A column this tool needs does not exist in the database; the deployment is misconfigured.', {
+      hint: 'Apply the migrations (npm run db:migrate) or fix the column mappings.',
+      details: { ...details, reason: 'column_not_found' },
+      cause: error,
+    });
+  }
+  if (isTransientDatabaseError(pg)) {
+    return fail('DATABASE_ERROR', 'The database is temporarily unavailable. Try the same call again in a few seconds.', {
+      retryable: true,
+      status: 503,
+      details,
+      cause: error,
+    });
+  }
+  const what = pg.code?.startsWith('23')
+    ? `The database rejected the data: it violates ${pg.constraint ? `constraint ${pg.constraint}` : 'a constraint'}.`
+    : 'The database could not complete the operation.';
+  return fail('DATABASE_ERROR', `${what} Do not repeat the same call unchanged.`, { details, cause: error });
+}
+
+/** Column names from a unique violation's detail: `Key (user_id, "timestamp")=(...) already exists.` */
+function uniqueViolationColumns(detail: string | undefined): string[] {
+  const list = detail ? /^Key \((.+?)\)=/.exec(detail)?.[1] : undefined;
+  return list ? list.split(',').map((column) => column.trim().replace(/^"|"$/g, '')) : [];
+}

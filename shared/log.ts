@@ -1,0 +1,11 @@
+/**
+ * Structured logs: one JSON object per line, so Workers Logs and `wrangler tail` can filter them.
+ */
+export type LogLevel = 'info' | 'warn' | 'error';
+
+export function log(level: LogLevel, event: string, fields: Record<string, unknown> = {}): void {
+  const line = JSON.stringify({ level, event, ...fields });
+  if (level === 'error') console.error(line);
+  else if (level === 'warn') console.warn(line);
+  else console.log(line);
+}

@@ -1,0 +1,92 @@
+/**
+ * A tool is defined once with {@link defineTool} and served unchanged by the gateway (all tools)
+ * and by its own worker. A tool sees only its validated input and a {@link ToolContext}: never
+ * Hono, `env`, Redis or tracing.
+ */
+import { z } from 'zod';
+import type { Failure, Outcome } from './contract.ts';
+import type { Database } from './db.ts';
+
+/** The tenant, resolved from the API key; never from tool input. */
+export interface Project {
+  id: string;
+  name: string;
+}
+
+/** Everything a tool may use while it executes. */
+export interface ToolContext {
+  db: Database;
+  project: Project;
+  /** Aborted when the call is abandoned (client gone, lease lost): stop work early. */
+  signal: AbortSignal;
+  traceId: string;
+}
+
+type InputSchema = z.ZodObject<z.ZodRawShape, z.core.$strict>;
+
+export interface ToolDefinition<I extends InputSchema, O extends z.ZodType> {
+  /** Kebab-case id; also the tool's file name and its route (`POST /tools/<id>`). */
+  id: string;
+  /** What the tool does and when to use it, written for the model that chooses tools. */
+  description: string;
+  /** A strict object schema built once at module scope. */
+  input: I;
+  /** The shape of `data` on success. */
+  output: O;
+  /** A valid input, shown to callers as the example of a valid call. */
+  example: z.input<I>;
+  execute(input: z.output<I>, context: ToolContext): Promise<Outcome<z.output<O>>>;
+}
+
+export interface JsonSchemas {
+  input: Record<string, unknown>;
+  output: Record<string, unknown>;
+}
+
+export interface Tool<I extends InputSchema = InputSchema, O extends z.ZodType = z.ZodType>
+  extends ToolDefinition<I, O> {
+  /** Set when the tool cannot run because its configuration is broken; answered as is. */
+  unavailable?: Failure;
+  /** "Example of a valid call: {...}", shown with every validation error. */
+  readonly hint: string;
+  /** Input and output JSON Schemas, generated from the zod schemas on first use. */
+  jsonSchemas(): JsonSchemas;
+}
+
+/** Any registered tool, whatever its schemas. */
+export type AnyTool = Tool<any, any>;
+
+const TOOL_ID = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+
+/**
+ * Defines a tool.
+ *
+ * @example
+ * export default defineTool({
+ *   id: 'echo',
+ *   description: 'Repeats a text back.',
+ *   input: z.strictObject({ text: z.string().max(100) }),
+ *   output: z.object({ text: z.string() }),
+ *   example: { text: 'hello' },
+ *   async execute({ text }) { return ok({ text }, `Echoed ${text.length} characters.`); },
+ * });
+ */
+export function defineTool<I extends InputSchema, O extends z.ZodType>(
+  definition: ToolDefinition<I, O> & { unavailable?: Failure },
+): Tool<I, O> {
+  if (!TOOL_ID.test(definition.id)) {
+    throw new Error(`Tool id '${definition.id}' must be kebab-case (e.g. 'log-mood').`);
+  }
+  let schemas: JsonSchemas | undefined;
+  return {
+    ...definition,
+    hint: `Example of a valid call: ${JSON.stringify(definition.example)}`,
+    jsonSchemas() {
+      schemas ??= {
+        input: z.toJSONSchema(definition.input, { io: 'input', unrepresentable: 'any' }),
+        output: z.toJSONSchema(definition.output, { io: 'output', unrepresentable: 'any' }),
+      };
+      return schemas;
+    },
+  };
+}

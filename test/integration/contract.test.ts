@@ -1,0 +1,110 @@
+/**
+ * The contract suite, run for every registered tool, through the gateway and through the tool's
+ * own worker: whatever the call, the answer is the envelope with the right code and status.
+ */
+import { describe, expect, it } from 'vitest';
+import { tools } from '../../functions/registry.ts';
+import { createToolWorker } from '../../shared/app.ts';
+import { callTool, getJson, type CallOptions } from './helpers.ts';
+
+const ENVELOPE_META_KEYS = ['attempts', 'duration_ms', 'performance_warning', 'queued_ms', 'tool', 'trace_id'];
+
+describe('catalog', () => {
+  it('lists every tool with its JSON Schemas', async () => {
+    const { status, body } = await getJson<{ tools: { id: string; input_schema: Record<string, unknown> }[] }>('/tools');
+    expect(status).toBe(200);
+    expect(body.success).toBe(true);
+    if (!body.success) return;
+    expect(body.data.tools.map((t) => t.id)).toEqual(tools.map((t) => t.id));
+    for (const entry of body.data.tools) {
+      expect(entry.input_schema).toMatchObject({ type: 'object', additionalProperties: false });
+    }
+  });
+
+  it('answers /health', async () => {
+    const { status, body } = await getJson('/health');
+    expect(status).toBe(200);
+    expect(body.success).toBe(true);
+  });
+});
+
+describe.each(tools.map((tool) => [tool.id, tool] as const))('%s', (toolId, tool) => {
+  const routes: [string, CallOptions][] = [
+    ['gateway', {}],
+    ['own worker', { worker: createToolWorker(tool), path: '/' }],
+  ];
+
+  it('has a usable configuration', () => {
+    expect(tool.unavailable?.error.message).toBeUndefined();
+  });
+
+  it('accepts its own example and rejects it with an unknown field added', () => {
+    expect(tool.input.safeParse(tool.example).success).toBe(true);
+    expect(tool.input.safeParse({ ...tool.example, not_a_field: 1 }).success).toBe(false);
+  });
+
+  it('advertises an input schema that names every field the validator knows', () => {
+    const schema = tool.jsonSchemas().input as { properties: Record<string, unknown> };
+    expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(tool.input.shape).sort());
+  });
+
+  describe.each(routes)('through the %s', (_route, route) => {
+    it('runs the example call and answers the success envelope', async () => {
+      const { status, body } = await callTool(toolId, tool.example, route);
+      expect(body).toMatchObject({ success: true, meta: { tool: toolId, attempts: 1 } });
+      expect(status).toBe(200);
+      expect(Object.keys(body.meta).sort()).toEqual(expect.arrayContaining(ENVELOPE_META_KEYS));
+    });
+
+    it.each([
+      ['no API key', { key: null }, 401, 'UNAUTHENTICATED'],
+      ['an unknown API key', { key: 'et_unknown' }, 401, 'UNAUTHENTICATED'],
+      ['a malformed Authorization header', { headers: { authorization: 'Basic abc' } }, 401, 'UNAUTHENTICATED'],
+      ['malformed JSON', { rawBody: '{"a": ' }, 400, 'VALIDATION_ERROR'],
+      ['a JSON array', { rawBody: '[1, 2]' }, 400, 'VALIDATION_ERROR'],
+      ['an empty body', { rawBody: '' }, 400, 'VALIDATION_ERROR'],
+      ['a wrong content type', { contentType: 'text/plain' }, 400, 'VALIDATION_ERROR'],
+      ['a __proto__ key', { rawBody: '{"__proto__": {"admin": true}}' }, 400, 'VALIDATION_ERROR'],
+      ['a nested constructor key', { rawBody: '{"a": {"constructor": {"prototype": 1}}}' }, 400, 'VALIDATION_ERROR'],
+      ['a number too large for a double', { rawBody: '{"a": 1e400}' }, 400, 'VALIDATION_ERROR'],
+      ['a body over 1 MiB', { rawBody: JSON.stringify({ notes: 'x'.repeat(1024 * 1024) }) }, 413, 'PAYLOAD_TOO_LARGE'],
+    ] as const)('answers %s with the error envelope', async (_case, options, status, code) => {
+      const answer = await callTool(toolId, tool.example, { ...route, ...options });
+      expect(answer.status).toBe(status);
+      expect(answer.body).toMatchObject({ success: false, error: { code, retryable: false }, meta: { tool: toolId, attempts: 0 } });
+      if (!answer.body.success) {
+        expect(answer.body.message).toBe(answer.body.error.message);
+        expect(answer.body.error.hint).toBeTruthy();
+        expect(JSON.stringify(answer.body)).not.toMatch(/at .*\.ts:\d+|stack/i);
+      }
+    });
+
+    it('names an unknown field and lists the allowed ones', async () => {
+      const { status, body } = await callTool(toolId, { ...tool.example, surprise: true }, route);
+      expect(status).toBe(400);
+      expect(body).toMatchObject({
+        success: false,
+        error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'surprise', code: 'unknown_field' }] } },
+      });
+      if (!body.success) {
+        expect(body.error.message).toContain("Unknown field 'surprise'; allowed fields: ");
+        expect(body.error.hint).toBe(`Example of a valid call: ${JSON.stringify(tool.example)}`);
+      }
+    });
+  });
+});
+
+describe('unknown tools', () => {
+  it('answers UNKNOWN_TOOL with the available ids in the hint and details', async () => {
+    const { status, body } = await callTool('no-such-tool', {});
+    expect(status).toBe(404);
+    expect(body).toMatchObject({ success: false, error: { code: 'UNKNOWN_TOOL', details: { available_tools: tools.map((t) => t.id) } } });
+    if (!body.success) for (const tool of tools) expect(body.error.message).toContain(tool.id);
+  });
+
+  it('answers an unknown route with the envelope', async () => {
+    const { status, body } = await getJson('/nowhere');
+    expect(status).toBe(404);
+    expect(body).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } });
+  });
+});

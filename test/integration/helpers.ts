@@ -1,0 +1,64 @@
+/** Calls the real worker (inside workerd) the way an agent does, over HTTP. */
+import { env, exports } from 'cloudflare:workers';
+import type { ToolResult } from '../../shared/contract.ts';
+import { createDb } from '../../shared/db.ts';
+
+export const tenantA = env.TEST_PROJECTS.tenantA;
+export const tenantB = env.TEST_PROJECTS.tenantB;
+
+export interface CallOptions {
+  key?: string | null;
+  contentType?: string;
+  headers?: Record<string, string>;
+  /** Sent as is instead of JSON.stringify(body). */
+  rawBody?: BodyInit;
+  /** Another worker to call instead of the gateway (e.g. a per-tool worker). */
+  worker?: { fetch(request: Request, env: Cloudflare.Env, ctx: ExecutionContext): Response | Promise<Response> };
+  path?: string;
+}
+
+export interface Answer<T = unknown> {
+  status: number;
+  body: ToolResult<T>;
+}
+
+/** POSTs a tool call and returns the status and the parsed envelope. */
+export async function callTool<T = Record<string, unknown>>(toolId: string, body: unknown, options: CallOptions = {}): Promise<Answer<T>> {
+  const key = options.key === undefined ? tenantA.apiKey : options.key;
+  const headers: Record<string, string> = { 'content-type': options.contentType ?? 'application/json', ...options.headers };
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  const request = new Request(`http://edge-tools.test${options.path ?? `/tools/${toolId}`}`, {
+    method: 'POST',
+    headers,
+    body: options.rawBody ?? JSON.stringify(body),
+  });
+  return answerOf<T>(await send(request, options.worker));
+}
+
+export async function getJson<T = unknown>(path: string): Promise<Answer<T>> {
+  return answerOf<T>(await send(new Request(`http://edge-tools.test${path}`)));
+}
+
+async function send(request: Request, worker?: CallOptions['worker']): Promise<Response> {
+  if (!worker) return exports.default.fetch(request);
+  const { createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test');
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(request, env, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+async function answerOf<T>(response: Response): Promise<Answer<T>> {
+  const text = await response.text();
+  return { status: response.status, body: JSON.parse(text) as ToolResult<T> };
+}
+
+/** A database client for assertions on what was (or was not) written. */
+export const db = createDb(env.DATABASE_URL!);
+
+/** A timestamp no other test uses, so unique constraints never collide across tests. */
+let clock = Date.UTC(2030, 0, 1);
+export function uniqueTimestamp(): string {
+  clock += 60_000;
+  return new Date(clock).toISOString().replace('.000Z', 'Z');
+}

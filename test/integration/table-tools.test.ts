@@ -1,0 +1,297 @@
+/**
+ * The table tools end to end in workerd against the local Neon stand-in: the seed's testing
+ * requirements (validation per type and boundary, execution paths, constraint violations,
+ * connection errors, missing tables, error formats and edge cases).
+ */
+import { env } from 'cloudflare:workers';
+import { and, eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { healthForms, moodEntries, telegramCheckins, toolExecutions } from '../../drizzle/schema.ts';
+import { tableTool } from '../../functions/table-tools/lib/table-tool.ts';
+import gateway from '../../functions/gateway.ts';
+import { createGateway } from '../../shared/app.ts';
+import type { FieldError } from '../../shared/contract.ts';
+import { callTool, db, tenantA, tenantB, uniqueTimestamp } from './helpers.ts';
+
+const mood = (overrides: Record<string, unknown> = {}) => ({
+  user_id: 'user_123',
+  mood: 'happy',
+  energy_level: 7,
+  timestamp: uniqueTimestamp(),
+  ...overrides,
+});
+
+const healthForm = (overrides: Record<string, unknown> = {}) => ({
+  patient_name: 'Ada Lovelace',
+  age: 36,
+  weight_kg: 61.5,
+  smoker: false,
+  blood_type: 'O+',
+  recorded_at: uniqueTimestamp(),
+  ...overrides,
+});
+
+async function moodRowsFor(userId: string) {
+  return db.select().from(moodEntries).where(eq(moodEntries.userId, userId));
+}
+
+function fieldsOf(body: { success: boolean; error?: { details?: { fields?: FieldError[] } } }): FieldError[] {
+  return body.error?.details?.fields ?? [];
+}
+
+describe('log-mood: valid calls', () => {
+  it('inserts the row, tenant from the key, and answers id, row_count and a message with context', async () => {
+    const input = mood({ user_id: 'user_valid', timestamp: '2025-10-05T14:30:00Z', notes: 'Slept well' });
+    const { status, body } = await callTool<{ id: string; row_count: number; message: string }>('log-mood', input);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      success: true,
+      message: 'Logged mood entry for user_valid at 2025-10-05T14:30:00Z',
+      data: { row_count: 1, message: 'Logged mood entry for user_valid at 2025-10-05T14:30:00Z' },
+    });
+    const rows = await moodRowsFor('user_valid');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ projectId: tenantA.projectId, mood: 'happy', energyLevel: 7, notes: 'Slept well' });
+    if (body.success) expect(rows[0]!.id).toBe(body.data.id);
+  });
+
+  it('accepts both ends of the energy range', async () => {
+    for (const energy_level of [1, 10]) {
+      const { status } = await callTool('log-mood', mood({ user_id: 'user_bounds', energy_level }));
+      expect(status).toBe(200);
+    }
+    expect(await moodRowsFor('user_bounds')).toHaveLength(2);
+  });
+
+  it('stores unicode text unchanged', async () => {
+    const notes = 'Ça va 😊 — 気分は良い, ñandú, 𝔘𝔫𝔦𝔠𝔬𝔡𝔢';
+    const { status } = await callTool('log-mood', mood({ user_id: 'user_unicode', notes }));
+    expect(status).toBe(200);
+    expect((await moodRowsFor('user_unicode'))[0]!.notes).toBe(notes);
+  });
+
+  it('accepts notes of exactly the maximum length and refuses one more character', async () => {
+    expect((await callTool('log-mood', mood({ user_id: 'user_maxlen', notes: 'é'.repeat(500) }))).status).toBe(200);
+    const { status, body } = await callTool('log-mood', mood({ user_id: 'user_maxlen', notes: 'é'.repeat(501) }));
+    expect(status).toBe(400);
+    expect(body.message).toBe("Field 'notes' must be at most 500 characters, but received 501 characters.");
+  });
+
+  it('treats a missing optional field and null alike, and keeps an empty string', async () => {
+    await callTool('log-mood', mood({ user_id: 'user_null_missing' }));
+    await callTool('log-mood', mood({ user_id: 'user_null_missing', notes: null }));
+    await callTool('log-mood', mood({ user_id: 'user_null_missing', notes: '' }));
+    const notes = (await moodRowsFor('user_null_missing')).map((row) => row.notes).sort();
+    expect(notes).toEqual(['', null, null]);
+  });
+
+  it('stores the same instant whatever the time zone of the timestamp', async () => {
+    const { status } = await callTool('log-mood', mood({ user_id: 'user_tz', timestamp: '2031-06-01T16:30:00+02:00' }));
+    expect(status).toBe(200);
+    const [row] = await moodRowsFor('user_tz');
+    expect(new Date(row!.timestamp).toISOString()).toBe('2031-06-01T14:30:00.000Z');
+  });
+
+  it('records the execution in the trace', async () => {
+    const { createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test');
+    const ctx = createExecutionContext();
+    const response = await gateway.fetch(
+      new Request('http://edge-tools.test/tools/log-mood', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(mood({ user_id: 'user_traced' })),
+      }),
+      env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    const body = (await response.json()) as { meta: { trace_id: string } };
+    const [trace] = await db.select().from(toolExecutions).where(eq(toolExecutions.id, body.meta.trace_id));
+    expect(trace).toMatchObject({ tool: 'log-mood', status: 'success', projectId: tenantA.projectId, attempts: 1, performanceWarning: false });
+    expect(trace!.input).toMatchObject({ user_id: 'user_traced' });
+  });
+});
+
+describe('log-mood: invalid input, in the words of the seed', () => {
+  it.each([
+    ['energy above the range', { energy_level: 15 }, 'energy_level', 'too_big', "Field 'energy_level' must be between 1 and 10, but received 15."],
+    ['energy below the range', { energy_level: 0 }, 'energy_level', 'too_small', "Field 'energy_level' must be between 1 and 10, but received 0."],
+    ['a fractional energy', { energy_level: 7.5 }, 'energy_level', 'invalid_type', "Field 'energy_level' must be an integer, but received a number (7.5)."],
+    ['energy as a string', { energy_level: '7' }, 'energy_level', 'invalid_type', "Field 'energy_level' must be an integer, but received a string ('7')."],
+    ['a mood outside the enum', { mood: 'excited' }, 'mood', 'invalid_value', "Field 'mood' must be one of: happy, sad, neutral, anxious, but received 'excited'."],
+    ['a timestamp without a time zone', { timestamp: '2025-10-05T14:30:00' }, 'timestamp', 'invalid_format', "Field 'timestamp' must be an ISO 8601 date-time with a time zone"],
+    ['a timestamp that is not a date', { timestamp: 'yesterday' }, 'timestamp', 'invalid_format', "but received 'yesterday'."],
+    ['an empty user id', { user_id: '' }, 'user_id', 'too_small', "Field 'user_id' must be between 1 and 100 characters, but received 0 characters."],
+    ['a null required field', { user_id: null }, 'user_id', 'invalid_type', "Field 'user_id' must be a string, but received null."],
+    ['a boolean for text', { notes: true }, 'notes', 'invalid_type', "Field 'notes' must be a string, but received a boolean (true)."],
+  ])('refuses %s', async (_case, overrides, field, code, message) => {
+    const userId = `user_invalid_${field}_${code}`;
+    const { status, body } = await callTool('log-mood', mood({ user_id: userId, ...overrides }));
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', retryable: false } });
+    const [problem] = fieldsOf(body);
+    expect(problem).toMatchObject({ field, code });
+    expect(problem!.message).toContain(message);
+    expect(problem!.expected).toBeTruthy();
+    expect(await moodRowsFor(userId)).toHaveLength(0);
+  });
+
+  it('reports a missing required field with what was expected', async () => {
+    const { user_id: _omitted, ...input } = mood();
+    const { body } = await callTool('log-mood', input);
+    expect(fieldsOf(body)).toEqual([
+      { field: 'user_id', code: 'required', expected: 'a string', message: "Field 'user_id' is required (a string), but it is missing." },
+    ]);
+  });
+
+  it('lists every problem at once, one entry per field', async () => {
+    const { body } = await callTool('log-mood', { user_id: 'user_many', mood: 'ecstatic', energy_level: 99, colour: 'blue' });
+    expect(fieldsOf(body).map((f) => f.field).sort()).toEqual(['colour', 'energy_level', 'mood', 'timestamp']);
+    expect(body.message).toMatch(/^The input has 4 problems: /);
+  });
+
+  it('never echoes a huge value back', async () => {
+    const { body } = await callTool('log-mood', mood({ user_id: 'u'.repeat(50_000) }));
+    expect(JSON.stringify(body).length).toBeLessThan(3_000);
+  });
+});
+
+describe('submit-health-form: every data type', () => {
+  it('inserts every type, keeping decimals exact and nested JSON intact', async () => {
+    const symptoms = { headache: { severity: 3, since: '2025-10-01' }, tags: ['dizzy', 'tired'], fever: null, score: 1.25 };
+    const { status, body } = await callTool<{ id: string }>('submit-health-form', healthForm({ patient_name: 'Grace Hopper', weight_kg: 72.55, symptoms }));
+    expect(status).toBe(200);
+    const [row] = await db.select().from(healthForms).where(eq(healthForms.patientName, 'Grace Hopper'));
+    expect(row).toMatchObject({ age: 36, weightKg: '72.55', smoker: false, bloodType: 'O+', symptoms, notes: '', projectId: tenantA.projectId });
+    if (body.success) expect(body.data.id).toBe(row!.id);
+  });
+
+  it.each([
+    ['three decimals', { weight_kg: 72.555 }, 'weight_kg', 'must have at most 2 decimal places'],
+    ['too many integer digits', { weight_kg: 1000 }, 'weight_kg', 'between 0.5 and 500'],
+    ['a float for an integer', { age: 36.6 }, 'age', 'must be an integer'],
+    ['an age above the maximum', { age: 131 }, 'age', 'between 0 and 130, but received 131'],
+    ['a string for a boolean', { smoker: 'no' }, 'smoker', 'must be true or false'],
+    ['a blood type outside the list', { blood_type: 'C' }, 'blood_type', 'must be one of: A+, A-, B+, B-, AB+, AB-, O+, O-, unknown'],
+    ['a date before the minimum', { recorded_at: '1899-12-31T23:59:59Z' }, 'recorded_at', 'must not be before 1900-01-01T00:00:00Z'],
+    ['a one-letter name', { patient_name: 'A' }, 'patient_name', 'between 2 and 200 characters'],
+  ])('refuses %s', async (_case, overrides, field, message) => {
+    const { status, body } = await callTool('submit-health-form', healthForm({ patient_name: `Refused ${_case}`, ...overrides }));
+    expect(status).toBe(400);
+    expect(fieldsOf(body)[0]).toMatchObject({ field });
+    expect(fieldsOf(body)[0]!.message).toContain(message);
+    expect(await db.select().from(healthForms).where(eq(healthForms.patientName, `Refused ${_case}`))).toHaveLength(0);
+  });
+});
+
+describe('log-telegram-checkin: column mappings', () => {
+  it('writes user_id into telegram_user_id', async () => {
+    const { status, body } = await callTool('log-telegram-checkin', { user_id: '42424242', status: 'ok', checked_in_at: '2025-10-05T08:00:00Z' });
+    expect(status).toBe(200);
+    expect(body.message).toBe('Checked in Telegram user 42424242 (ok) at 2025-10-05T08:00:00Z');
+    const rows = await db.select().from(telegramCheckins).where(eq(telegramCheckins.telegramUserId, '42424242'));
+    expect(rows).toHaveLength(1);
+  });
+});
+
+describe('constraint violations', () => {
+  it('answers CONFLICT naming the fields when the same user logs the same moment twice', async () => {
+    const input = mood({ user_id: 'user_conflict' });
+    expect((await callTool('log-mood', input)).status).toBe(200);
+    const { status, body } = await callTool('log-mood', { ...input, mood: 'sad' });
+    expect(status).toBe(409);
+    expect(body).toMatchObject({ success: false, error: { code: 'CONFLICT', retryable: false, details: { sqlstate: '23505', constraint: 'mood_entries_user_timestamp_unique' } } });
+    expect(body.message).toContain('same user_id and timestamp already exists');
+    expect(await moodRowsFor('user_conflict')).toHaveLength(1);
+  });
+
+  it('keeps tenants apart: another project may log the same user and moment', async () => {
+    const input = mood({ user_id: 'user_two_tenants' });
+    expect((await callTool('log-mood', input)).status).toBe(200);
+    expect((await callTool('log-mood', input, { key: tenantB.apiKey })).status).toBe(200);
+    const rows = await db
+      .select()
+      .from(moodEntries)
+      .where(and(eq(moodEntries.userId, 'user_two_tenants'), eq(moodEntries.projectId, tenantB.projectId)));
+    expect(rows).toHaveLength(1);
+  });
+
+  it('refuses a project_id sent by the model: the tenant comes from the key only', async () => {
+    const { status, body } = await callTool('log-mood', mood({ user_id: 'user_spoof', project_id: tenantB.projectId }));
+    expect(status).toBe(400);
+    expect(fieldsOf(body)[0]).toMatchObject({ field: 'project_id', code: 'unknown_field' });
+  });
+});
+
+describe('deployment problems', () => {
+  async function callWith(tool: ReturnType<typeof tableTool>, input: unknown, databaseUrl = env.DATABASE_URL) {
+    const { createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test');
+    const ctx = createExecutionContext();
+    const response = await createGateway([tool]).fetch(
+      new Request(`http://edge-tools.test/tools/${tool.id}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(input),
+      }),
+      { ...env, DATABASE_URL: databaseUrl },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    return { status: response.status, body: (await response.json()) as Record<string, any> };
+  }
+
+  const field = { name: 'note', label: 'Note', dataType: 'text', required: true } as const;
+
+  it('answers CONFIG_ERROR table_not_found when the table does not exist', async () => {
+    const tool = tableTool({ toolId: 'log-nowhere', displayName: 'x', description: 'x', tableName: 'no_such_table', fields: [field] });
+    const { status, body } = await callWith(tool, { note: 'hi' });
+    expect(status).toBe(500);
+    expect(body.error).toMatchObject({ code: 'CONFIG_ERROR', retryable: false, details: { reason: 'table_not_found', table: 'no_such_table' } });
+  });
+
+  it('answers CONFIG_ERROR column_not_found when a mapped column does not exist', async () => {
+    const tool = tableTool({
+      toolId: 'log-bad-column', displayName: 'x', description: 'x', tableName: 'mood_entries',
+      fields: [field], columnMappings: { note: 'no_such_column' },
+    });
+    const { status, body } = await callWith(tool, { note: 'hi' });
+    expect(status).toBe(500);
+    expect(body.error).toMatchObject({ code: 'CONFIG_ERROR', details: { reason: 'column_not_found', missing_columns: ['no_such_column'] } });
+  });
+
+  it('answers CONFIG_ERROR naming the mistake when the configuration itself is broken', async () => {
+    const tool = tableTool({
+      toolId: 'log-broken', displayName: 'x', description: 'x', tableName: 'mood_entries',
+      fields: [{ name: 'level', label: 'Level', dataType: 'integer', min: 10, max: 1 }],
+    });
+    const { status, body } = await callWith(tool, { level: 5 });
+    expect(status).toBe(500);
+    expect(body.error.code).toBe('CONFIG_ERROR');
+    expect(body.error.message).toContain("field 'level': 'min' (10) is greater than 'max' (1)");
+  });
+
+  it('answers DATABASE_ERROR, retryable, when the database cannot be reached', async () => {
+    const tool = tableTool({ toolId: 'log-unreachable', displayName: 'x', description: 'x', tableName: 'mood_entries', fields: [field] });
+    await callWith(tool, { note: 'warm the key cache' });
+    const { status, body } = await callWith(tool, { note: 'hi' }, 'postgres://edge:edge@127.0.0.1:9/edge');
+    expect(status).toBe(503);
+    expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: true });
+    expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|stack/);
+  });
+
+  it('answers DATABASE_ERROR with sqlstate and constraint for other constraint violations', async () => {
+    const tool = tableTool({
+      toolId: 'log-unchecked-energy', displayName: 'x', description: 'x', tableName: 'mood_entries',
+      fields: [
+        { name: 'user_id', label: 'User', dataType: 'text', required: true },
+        { name: 'mood', label: 'Mood', dataType: 'text', required: true },
+        { name: 'energy_level', label: 'Energy', dataType: 'integer', required: true },
+        { name: 'timestamp', label: 'When', dataType: 'datetime', required: true },
+      ],
+    });
+    const { status, body } = await callWith(tool, { user_id: 'user_check', mood: 'happy', energy_level: 99, timestamp: uniqueTimestamp() });
+    expect(status).toBe(500);
+    expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { sqlstate: '23514', constraint: 'mood_entries_energy_level_check' } });
+    expect(JSON.stringify(body)).not.toMatch(/insert into|stack/i);
+  });
+});

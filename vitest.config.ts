@@ -1,0 +1,27 @@
+import { cloudflareTest } from '@cloudflare/vitest-plugin';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        // Pure logic and the local stand-ins, in Node.
+        test: { name: 'unit', environment: 'node', include: ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'] },
+      },
+      {
+        // The real worker inside workerd, against the local stand-ins started by the global setup.
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: './wrangler.toml' },
+            miniflare: { bindings: { DATABASE_URL: inject('databaseUrl'), TEST_PROJECTS: inject('projects') } },
+          })),
+        ],
+        test: {
+          name: 'workers',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/setup/global-setup.ts'],
+        },
+      },
+    ],
+  },
+});
