@@ -20,7 +20,8 @@ const MAX_CACHED_KEYS = 1_000;
 const KEY_PREFIX = 'et_';
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-type CachedKey = { keyHash: string; project: Project; expiresAt: number };
+// Keyed by the key itself so a warm call skips hashing (SHA-256 costs more than the rest of auth).
+type CachedKey = { key: string; project: Project; expiresAt: number };
 const verifiedKeys = new Map<string, CachedKey>();
 
 const HINT = "Send the header 'Authorization: Bearer <api key>' with a key issued for your project (keys start with 'et_').";
@@ -36,12 +37,12 @@ export async function authenticate(
   const key = BEARER.exec(header)?.[1];
   if (!key) return fail('UNAUTHENTICATED', "The Authorization header must have the form 'Bearer <api key>'.", { hint: HINT });
 
-  const keyHash = await hashApiKey(key);
-  const cached = verifiedKeys.get(keyHash);
-  if (cached && cached.expiresAt > Date.now() && constantTimeEqual(cached.keyHash, keyHash)) {
+  const cached = verifiedKeys.get(key);
+  if (cached && cached.expiresAt > Date.now() && constantTimeEqual(cached.key, key)) {
     return { ok: true, project: cached.project };
   }
 
+  const keyHash = await hashApiKey(key);
   const [row] = await db
     .select({ keyHash: apiKeys.keyHash, projectId: projects.id, projectName: projects.name })
     .from(apiKeys)
@@ -54,7 +55,7 @@ export async function authenticate(
 
   const project = { id: row.projectId, name: row.projectName };
   if (verifiedKeys.size >= MAX_CACHED_KEYS) verifiedKeys.clear();
-  verifiedKeys.set(keyHash, { keyHash, project, expiresAt: Date.now() + cacheTtlMs });
+  verifiedKeys.set(key, { key, project, expiresAt: Date.now() + cacheTtlMs });
   return { ok: true, project };
 }
 

@@ -1,6 +1,7 @@
 /**
  * The execution pipeline, written once for every tool:
- * authenticate -> parse and validate -> execute -> answer with the envelope -> record the trace.
+ * authenticate -> parse and validate -> execute (with retries) -> answer with the envelope ->
+ * record the trace.
  *
  * Every path answers with the envelope; nothing a tool throws reaches the caller.
  */
@@ -10,7 +11,8 @@ import { createDb, databaseFailure, type Database } from './db.ts';
 import type { Env } from './env.ts';
 import { log } from './log.ts';
 import type { AnyTool, ToolContext } from './tool.ts';
-import { recordExecution } from './tracing.ts';
+import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, withRetries } from './retry.ts';
+import { describeCause, recordExecution } from './tracing.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readJsonObject, validateInput } from './validation.ts';
 
 export interface PipelineOptions {
@@ -18,6 +20,9 @@ export interface PipelineOptions {
   bodyLimitBytes?: number;
   /** Executions slower than this still complete, with `meta.performance_warning: true`. */
   slowCallMs?: number;
+  /** Retries of transient failures, and the fixed delay before each. */
+  retries?: number;
+  retryDelayMs?: number;
 }
 
 export const DEFAULT_SLOW_CALL_MS = 5_000;
@@ -33,19 +38,24 @@ export async function runToolCall(
   tool: AnyTool,
   request: Request,
   scope: RequestScope,
-  { bodyLimitBytes = DEFAULT_BODY_LIMIT_BYTES, slowCallMs = DEFAULT_SLOW_CALL_MS }: PipelineOptions = {},
+  {
+    bodyLimitBytes = DEFAULT_BODY_LIMIT_BYTES,
+    slowCallMs = DEFAULT_SLOW_CALL_MS,
+    retries = DEFAULT_RETRIES,
+    retryDelayMs = DEFAULT_RETRY_DELAY_MS,
+  }: PipelineOptions = {},
 ): Promise<Response> {
   const traceId = crypto.randomUUID();
   const startedAt = performance.now();
-  const meta = (attempts: number, durationMs: number): Meta => ({
+  const meta = (attempts: number, executionMs = 0): Meta => ({
     tool: tool.id,
     trace_id: traceId,
-    duration_ms: round(durationMs),
+    duration_ms: round(performance.now() - startedAt),
     attempts,
     queued_ms: 0,
-    performance_warning: durationMs > slowCallMs,
+    performance_warning: executionMs > slowCallMs,
   });
-  const refuse = (failure: Failure) => respond(failure, meta(0, performance.now() - startedAt));
+  const refuse = (failure: Failure) => respond(failure, meta(0));
 
   if (tool.unavailable) return refuse(tool.unavailable);
   const db = connect(scope.env);
@@ -65,14 +75,21 @@ export async function runToolCall(
   if (!input.ok) return refuse(input);
 
   const context: ToolContext = { db: db.value, project: auth.project, signal: request.signal, traceId };
-  const outcome = await execute(tool, input.value, context);
-  const durationMs = performance.now() - startedAt;
-  const answerMeta = meta(1, durationMs);
+  const executionStartedAt = performance.now();
+  const { outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {
+    retries,
+    delayMs: retryDelayMs,
+    signal: context.signal,
+    onRetry: (attempt, failure) =>
+      log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: describeCause(failure.cause) }),
+  });
+  const executionMs = performance.now() - executionStartedAt;
+  const answerMeta = meta(attempts, executionMs);
   if (answerMeta.performance_warning) {
-    log('warn', 'slow_execution', { tool: tool.id, trace_id: traceId, duration_ms: answerMeta.duration_ms, threshold_ms: slowCallMs });
+    log('warn', 'slow_execution', { tool: tool.id, trace_id: traceId, execution_ms: round(executionMs), threshold_ms: slowCallMs });
   }
-  scope.waitUntil(
-    recordExecution(db.value, {
+  // Deferred to a later task, so building and sending the record happens after the response is out.
+  scope.waitUntil(afterResponse(() => recordExecution(db.value, {
       traceId,
       tool: tool.id,
       projectId: auth.project.id,
@@ -82,7 +99,7 @@ export async function runToolCall(
       attempts: answerMeta.attempts,
       queuedMs: answerMeta.queued_ms,
       performanceWarning: answerMeta.performance_warning,
-    }),
+    })),
   );
   return respond(outcome, answerMeta);
 }
@@ -104,6 +121,10 @@ async function execute(tool: AnyTool, input: unknown, context: ToolContext): Pro
   return fail('UNKNOWN_ERROR', `The tool '${tool.id}' produced a result that does not match its declared output; this is a bug in the tool, recorded with trace id ${context.traceId}.`, {
     cause: checked.error,
   });
+}
+
+function afterResponse(work: () => Promise<void>): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0)).then(work);
 }
 
 function connect(env: Env): { ok: true; value: Database } | Failure {

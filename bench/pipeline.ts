@@ -1,0 +1,127 @@
+/**
+ * The pipeline's own cost without I/O, for a valid and an invalid log-mood call:
+ * - "edge-tools HTTP": a Request through the gateway (route, auth from the isolate cache, body
+ *   read, parse, screen, validate, execute, output check, envelope, JSON response, trace record
+ *   handed to waitUntil);
+ * - "edge-tools core": validate -> execute -> envelope, the same work as the peer's execute;
+ * - "Mastra createTool": the same zod schema through `createTool(...).execute` (the seeds' framework).
+ * Every execute is a no-op, so only the framework is measured. The database is an in-memory
+ * responder behind the Neon driver's fetch hook: the trace insert is built and "sent", never waited on.
+ * zod runs jitless, as it does on Workers.
+ */
+import { neonConfig } from '@neondatabase/serverless';
+import { createTool } from '@mastra/core/tools';
+import { z } from 'zod';
+import logMood from '../functions/table-tools/log-mood.ts';
+import { createGateway } from '../shared/app.ts';
+import { hashApiKey } from '../shared/auth.ts';
+import { envelope, ok } from '../shared/contract.ts';
+import { defineTool } from '../shared/tool.ts';
+import { validateInput } from '../shared/validation.ts';
+
+z.config({ jitless: true });
+
+const API_KEY = 'et_bench_key';
+const PROJECT_ID = '00000000-0000-4000-8000-000000000001';
+const VALID = { user_id: 'user_123', mood: 'happy', energy_level: 7, timestamp: '2025-10-05T14:30:00Z', notes: 'Slept well' };
+const INVALID = { user_id: 'user_123', mood: 'excited', energy_level: 15, timestamp: '2025-10-05T14:30:00Z' };
+const RESULT = { id: null, row_count: 1, message: 'Logged mood entry' };
+
+export interface Figures {
+  name: string;
+  p50Us: number;
+  p99Us: number;
+  callsPerSecond: number;
+}
+
+/** Answers the driver's SQL-over-HTTP requests from memory: the key lookup, and empty results otherwise. */
+async function inMemoryNeon(keyHash: string): Promise<void> {
+  neonConfig.fetchFunction = async (_url: string, init: { body: string }) => {
+    const { query } = JSON.parse(init.body) as { query: string };
+    const rows = query.includes('"api_keys"') ? [[keyHash, PROJECT_ID, 'Bench project']] : [];
+    const fields = ['key_hash', 'id', 'name'].map((name) => ({ name, dataTypeID: 25 }));
+    return Response.json({ fields, rows, command: 'SELECT', rowCount: rows.length, rowAsArray: true });
+  };
+}
+
+async function measure(name: string, iterations: number, call: () => Promise<unknown>): Promise<Figures> {
+  for (let i = 0; i < Math.min(2_000, iterations); i++) await call();
+  const samples = new Float64Array(iterations);
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) {
+    const t0 = process.hrtime.bigint();
+    await call();
+    samples[i] = Number(process.hrtime.bigint() - t0) / 1_000;
+  }
+  const totalSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  samples.sort();
+  return {
+    name,
+    p50Us: samples[Math.floor(iterations * 0.5)]!,
+    p99Us: samples[Math.floor(iterations * 0.99)]!,
+    callsPerSecond: iterations / totalSeconds,
+  };
+}
+
+export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Figures[]; invalid: Figures[] }> {
+  await inMemoryNeon(await hashApiKey(API_KEY));
+  const benchTool = defineTool({
+    id: logMood.id,
+    description: logMood.description,
+    input: logMood.input,
+    output: logMood.output,
+    example: logMood.example,
+    execute: async () => ok(RESULT, RESULT.message),
+  });
+  const gateway = createGateway([benchTool]);
+  const env = { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench' };
+  const pending: Promise<unknown>[] = [];
+  const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
+  const http = (body: unknown) => async () => {
+    const request = new Request('http://bench/tools/log-mood', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const response = await gateway.fetch(request, env, ctx as unknown as ExecutionContext);
+    await response.text();
+    if (pending.length > 1_000) await Promise.all(pending.splice(0));
+  };
+  const meta = { tool: 'log-mood', trace_id: 'bench', duration_ms: 0, attempts: 1, queued_ms: 0, performance_warning: false };
+  const core = (body: unknown) => async () => {
+    const input = validateInput(benchTool.input, body, benchTool.hint);
+    const outcome = input.ok ? await benchTool.execute(input.value, undefined as never) : input;
+    return envelope(outcome, meta);
+  };
+  const mastra = createTool({
+    id: 'log-mood',
+    description: logMood.description,
+    inputSchema: logMood.input,
+    outputSchema: logMood.output,
+    execute: async () => RESULT,
+  });
+  const peer = (body: unknown) => () => mastra.execute!(body as never, {} as never);
+
+  const run = async (body: unknown) => [
+    await measure('edge-tools HTTP (gateway.fetch)', iterations, http(body)),
+    await measure('edge-tools core (validate, execute, envelope)', iterations, core(body)),
+    await measure('Mastra createTool().execute', iterations, peer(body)),
+  ];
+  const valid = await run(VALID);
+  const invalid = await run(INVALID);
+  await Promise.all(pending);
+  return { valid, invalid };
+}
+
+export function pipelineMarkdown({ valid, invalid }: { valid: Figures[]; invalid: Figures[] }): string {
+  const rows = (label: string, figures: Figures[]) =>
+    figures.map((f) => `| ${label} | ${f.name} | ${f.p50Us.toFixed(1)} | ${f.p99Us.toFixed(1)} | ${Math.round(f.callsPerSecond).toLocaleString('en')} |`);
+  return [
+    '| call | implementation | p50 µs | p99 µs | calls/s |',
+    '|---|---|---:|---:|---:|',
+    ...rows('valid', valid),
+    ...rows('invalid', invalid),
+  ].join('\n');
+}
+
+if (import.meta.main) console.log(pipelineMarkdown(await runPipelineBench()));

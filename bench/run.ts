@@ -1,0 +1,25 @@
+/**
+ * `npm run bench`: runs every benchmark, prints the figures, and writes bench/RESULTS.md with the
+ * machine and the date. Benchmarks are run on demand, never in the test suite.
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { bundlesMarkdown, measureBundles } from './bundles.ts';
+import { pipelineMarkdown, runPipelineBench } from './pipeline.ts';
+
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+const sections: string[] = [
+  '# Benchmark results',
+  '',
+  `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Machine: ${machine}.`,
+];
+
+console.log('Pipeline overhead without I/O...');
+sections.push('', '## Pipeline overhead without I/O (log-mood schema, no-op execute)', '', pipelineMarkdown(await runPipelineBench()));
+
+console.log('Bundle sizes (dry-run deploys)...');
+sections.push('', '## Bundle sizes (`npm run deploy -- <tool-id> --dry-run`)', '', bundlesMarkdown(measureBundles()));
+
+const report = sections.join('\n') + '\n';
+writeFileSync(new URL('RESULTS.md', import.meta.url), report);
+console.log(report);

@@ -1,0 +1,88 @@
+/**
+ * `npm run dev`: the whole stack on this machine, offline.
+ * 1. the Neon stand-in (PGlite + pgvector behind Neon's HTTP protocol), data in .local-data/;
+ * 2. the migrations, and a demo project with its API key (DEV_API_KEY when set);
+ * 3. `wrangler dev` serving the gateway on http://127.0.0.1:8787.
+ * Ctrl-C stops everything it started.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { and, eq } from 'drizzle-orm';
+import { apiKeys } from '../drizzle/schema.ts';
+import { hashApiKey } from '../shared/auth.ts';
+import { createDb } from '../shared/db.ts';
+import { createProject, migrateDatabase, type CreatedProject } from './database.ts';
+import { startNeonStandIn } from './neon-http.ts';
+import { wranglerEnv } from './wrangler-env.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const DATA_DIR = join(ROOT, '.local-data');
+const DEMO_FILE = join(DATA_DIR, 'demo-project.json');
+const PORT = Number(process.env.PORT ?? 8787);
+
+mkdirSync(DATA_DIR, { recursive: true });
+const neon = await startNeonStandIn({ dataDir: join(DATA_DIR, 'postgres') });
+const databaseUrl = neon.connectionString;
+await migrateDatabase(databaseUrl);
+const demo = await demoProject(databaseUrl, process.env.DEV_API_KEY);
+
+const wrangler = spawn(
+  join(ROOT, 'node_modules/.bin/wrangler'),
+  ['dev', '--ip', '127.0.0.1', '--port', String(PORT), '--var', `DATABASE_URL:${databaseUrl}`, '--show-interactive-dev-session=false'],
+  { cwd: ROOT, env: wranglerEnv(ROOT, { offline: true }), stdio: ['ignore', 'pipe', 'inherit'], detached: true },
+);
+let announced = false;
+wrangler.stdout.on('data', (chunk: Buffer) => {
+  process.stdout.write(chunk);
+  if (!announced && chunk.toString().includes('Ready on')) {
+    announced = true;
+    announce(demo.apiKey);
+  }
+});
+
+let stopping = false;
+async function stop(code: number) {
+  if (stopping) return;
+  stopping = true;
+  // wrangler leaves workerd children behind unless its whole process group is stopped.
+  if (wrangler.pid && wrangler.exitCode === null) process.kill(-wrangler.pid, 'SIGTERM');
+  await neon.close();
+  process.exit(code);
+}
+process.on('SIGINT', () => void stop(0));
+process.on('SIGTERM', () => void stop(0));
+wrangler.on('exit', (code) => void stop(code ?? 0));
+
+/** The demo project, created on first start; its key is kept locally so restarts print it again. */
+async function demoProject(url: string, wantedKey: string | undefined): Promise<CreatedProject> {
+  const saved = existsSync(DEMO_FILE) ? (JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as CreatedProject) : undefined;
+  if (!saved) {
+    const created = await createProject(url, 'Demo project', wantedKey);
+    writeFileSync(DEMO_FILE, JSON.stringify(created, null, 2));
+    return created;
+  }
+  if (!wantedKey || wantedKey === saved.apiKey) return saved;
+  const db = createDb(url);
+  const keyHash = await hashApiKey(wantedKey);
+  const [existing] = await db.select().from(apiKeys).where(and(eq(apiKeys.keyHash, keyHash), eq(apiKeys.projectId, saved.projectId)));
+  if (!existing) {
+    await db.insert(apiKeys).values({ projectId: saved.projectId, keyHash, keyPrefix: wantedKey.slice(0, 8), name: 'DEV_API_KEY' });
+  }
+  return { projectId: saved.projectId, apiKey: wantedKey };
+}
+
+function announce(apiKey: string) {
+  const base = `http://127.0.0.1:${PORT}`;
+  console.log(`
+edge-tools is running on ${base}
+  Demo project API key: ${apiKey}
+  Catalog:  curl ${base}/tools
+  Try a tool:
+    curl -s ${base}/tools/log-mood \\
+      -H 'Authorization: Bearer ${apiKey}' -H 'Content-Type: application/json' \\
+      -d '{"user_id":"user_123","mood":"happy","energy_level":7,"timestamp":"${new Date().toISOString().slice(0, 19)}Z"}'
+Press Ctrl-C to stop.
+`);
+}
