@@ -158,7 +158,8 @@ function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldError[] {
       });
     }
     case 'invalid_type': {
-      const expected = describeType(issue.expected);
+      const fieldSchema = fieldSchemaAt(root, issue.path);
+      const expected = describeType(fieldSchema instanceof z.ZodNumber && fieldSchema.isInt ? 'int' : issue.expected);
       if (input === undefined) {
         return [{ field, code: 'required', message: `${name} is required (${expected}), but it is missing.`, expected }];
       }
@@ -217,7 +218,8 @@ function describeBounds(root: z.ZodType, issue: z.core.$ZodIssueTooBig | z.core.
   let min: number | bigint | null | undefined;
   let max: number | bigint | null | undefined;
   if (schema instanceof z.ZodNumber) [min, max] = [schema.minValue, schema.maxValue];
-  else if (schema instanceof z.ZodString) [min, max] = [schema.minLength, schema.maxLength];
+  // A minimum length of 0 is no bound worth naming: "at most 500 characters".
+  else if (schema instanceof z.ZodString) [min, max] = [schema.minLength || undefined, schema.maxLength];
   const finite = (n: number | bigint | null | undefined): n is number | bigint =>
     n !== null && n !== undefined && Number.isFinite(Number(n)) && Math.abs(Number(n)) < Number.MAX_SAFE_INTEGER;
   if (finite(min) && finite(max)) return `between ${min} and ${max}${unit}`;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
 import { createToolWorker } from '../../shared/app.ts';
-import { callTool, getJson, type CallOptions } from './helpers.ts';
+import { callTool, getJson, tenantA, tenantB, type CallOptions } from './helpers.ts';
 
 const ENVELOPE_META_KEYS = ['attempts', 'duration_ms', 'performance_warning', 'queued_ms', 'tool', 'trace_id'];
 
@@ -29,9 +29,10 @@ describe('catalog', () => {
 });
 
 describe.each(tools.map((tool) => [tool.id, tool] as const))('%s', (toolId, tool) => {
+  // One tenant per route, so the example call (a fixed row) succeeds on both.
   const routes: [string, CallOptions][] = [
-    ['gateway', {}],
-    ['own worker', { worker: createToolWorker(tool), path: '/' }],
+    ['gateway', { key: tenantA.apiKey }],
+    ['own worker', { key: tenantB.apiKey, worker: createToolWorker(tool), path: '/' }],
   ];
 
   it('has a usable configuration', () => {

@@ -26,7 +26,7 @@ export interface Answer<T = unknown> {
 export async function callTool<T = Record<string, unknown>>(toolId: string, body: unknown, options: CallOptions = {}): Promise<Answer<T>> {
   const key = options.key === undefined ? tenantA.apiKey : options.key;
   const headers: Record<string, string> = { 'content-type': options.contentType ?? 'application/json', ...options.headers };
-  if (key !== null) headers.authorization = `Bearer ${key}`;
+  if (key !== null && !('authorization' in headers)) headers.authorization = `Bearer ${key}`;
   const request = new Request(`http://edge-tools.test${options.path ?? `/tools/${toolId}`}`, {
     method: 'POST',
     headers,

@@ -227,7 +227,7 @@ describe('deployment problems', () => {
   async function callWith(tool: ReturnType<typeof tableTool>, input: unknown, databaseUrl = env.DATABASE_URL) {
     const { createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test');
     const ctx = createExecutionContext();
-    const response = await createGateway([tool]).fetch(
+    const response = await createGateway([tool], { retryDelayMs: 10 }).fetch(
       new Request(`http://edge-tools.test/tools/${tool.id}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json' },
@@ -270,12 +270,13 @@ describe('deployment problems', () => {
     expect(body.error.message).toContain("field 'level': 'min' (10) is greater than 'max' (1)");
   });
 
-  it('answers DATABASE_ERROR, retryable, when the database cannot be reached', async () => {
-    const tool = tableTool({ toolId: 'log-unreachable', displayName: 'x', description: 'x', tableName: 'mood_entries', fields: [field] });
-    await callWith(tool, { note: 'warm the key cache' });
+  it('answers DATABASE_ERROR, retryable, after 3 attempts when the database cannot be reached', async () => {
+    const tool = tableTool({ toolId: 'log-unreachable', displayName: 'x', description: 'x', tableName: 'unreachable_table', fields: [field] });
+    await callWith(tool, { note: 'warms the API key cache, so the key is not looked up again' });
     const { status, body } = await callWith(tool, { note: 'hi' }, 'postgres://edge:edge@127.0.0.1:9/edge');
     expect(status).toBe(503);
     expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: true });
+    expect(body.meta.attempts).toBe(3);
     expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|stack/);
   });
 
