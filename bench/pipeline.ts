@@ -83,7 +83,7 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
       headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-    const response = await gateway.fetch(request, env, ctx as unknown as ExecutionContext);
+    const response = await gateway.fetch(request, env, ctx as unknown as Parameters<typeof gateway.fetch>[2]);
     await response.text();
     if (pending.length > 1_000) await Promise.all(pending.splice(0));
   };

@@ -31,6 +31,8 @@ const projectId = () =>
 export const projects = pgTable('projects', {
   id: id(),
   name: text('name').notNull(),
+  /** Calls per minute allowed for each of the project's API keys; null means the deployment default. */
+  rateLimitPerMinute: integer('rate_limit_per_minute'),
   createdAt: createdAt(),
 });
 
@@ -77,6 +79,8 @@ export const tasks = pgTable(
     text: text('text').notNull(),
     position: integer('position').notNull(),
     embedding: vector('embedding', { dimensions: EMBEDDING_DIMENSIONS }),
+    /** The provider that made the vector: vectors of different providers are never compared. */
+    embeddingModel: text('embedding_model'),
     embeddingStatus: text('embedding_status', { enum: ['pending', 'completed', 'failed'] })
       .notNull()
       .default('pending'),

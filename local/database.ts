@@ -15,10 +15,10 @@ export async function migrateDatabase(databaseUrl: string): Promise<void> {
   await migrate(createDb(databaseUrl), { migrationsFolder: MIGRATIONS_FOLDER });
 }
 
-export interface CreatedProject {
+export type CreatedProject = {
   projectId: string;
   apiKey: string;
-}
+};
 
 /** Creates a project and an API key for it (a new random key unless one is given). */
 export async function createProject(databaseUrl: string, name: string, apiKey = generateApiKey()): Promise<CreatedProject> {

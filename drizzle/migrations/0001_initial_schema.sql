@@ -48,6 +48,7 @@ CREATE TABLE "mood_entries" (
 CREATE TABLE "projects" (
 	"id" uuid PRIMARY KEY DEFAULT gen_random_uuid() NOT NULL,
 	"name" text NOT NULL,
+	"rate_limit_per_minute" integer,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
@@ -72,6 +73,7 @@ CREATE TABLE "tasks" (
 	"text" text NOT NULL,
 	"position" integer NOT NULL,
 	"embedding" vector(1536),
+	"embedding_model" text,
 	"embedding_status" text DEFAULT 'pending' NOT NULL,
 	"embedding_error" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,

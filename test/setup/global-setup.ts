@@ -6,10 +6,11 @@ import type { TestProject } from 'vitest/node';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
 import { startNeonStandIn } from '../../local/neon-http.ts';
 
-export interface TestProjects {
+// A type, not an interface: miniflare bindings accept only JSON-shaped types.
+export type TestProjects = {
   tenantA: CreatedProject;
   tenantB: CreatedProject;
-}
+};
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -4,7 +4,7 @@ import { readJsonObject, validateInput } from '../../shared/validation.ts';
 
 const HINT = 'Example of a valid call: {}';
 
-function post(body: BodyInit | null, headers: Record<string, string> = { 'content-type': 'application/json' }) {
+function post(body: RequestInit['body'], headers: Record<string, string> = { 'content-type': 'application/json' }) {
   return new Request('http://test/', { method: 'POST', headers, body });
 }
 

@@ -1,0 +1,416 @@
+// A local stand-in for Neon's SQL-over-HTTP endpoint, backed by PGlite with pgvector.
+// It speaks the protocol described in shared/notes/neon-http-protocol.md: text params in, Postgres
+// text output back, one Postgres extended-protocol round per statement, so values reach the client
+// byte for byte as Neon would send them.
+import { mkdir } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PGlite, messages as wire, protocol } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+
+/** A running stand-in; point `neonConfig.fetchEndpoint` at `url` and `neon()` at `connectionString`. */
+export interface NeonStandIn {
+  /** The SQL endpoint, e.g. `http://127.0.0.1:PORT/sql` (use it as `neonConfig.fetchEndpoint`). */
+  url: string;
+  /** `postgres://edge:edge@127.0.0.1:PORT/edge`; credentials and database name are not checked. */
+  connectionString: string;
+  /** The port actually bound (useful when 0 asked for a free one). */
+  port: number;
+  /** Stops the HTTP server (in-flight requests finish first), then closes PGlite. */
+  close(): Promise<void>;
+}
+
+/** Where and how to run the stand-in. */
+export interface NeonStandInOptions {
+  /** File-backed PGlite data directory (created if missing); in-memory when absent. */
+  dataDir?: string;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Defaults to 127.0.0.1. */
+  host?: string;
+}
+
+// Neon's default request and response size limits.
+const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+
+const ISOLATION_LEVELS: Record<string, string> = {
+  ReadUncommitted: 'READ UNCOMMITTED',
+  ReadCommitted: 'READ COMMITTED',
+  RepeatableRead: 'REPEATABLE READ',
+  Serializable: 'SERIALIZABLE',
+};
+
+const ERROR_FIELDS = [
+  'severity', 'code', 'detail', 'hint', 'position', 'internalPosition', 'internalQuery', 'where',
+  'schema', 'table', 'column', 'dataType', 'constraint', 'file', 'line', 'routine',
+] as const;
+
+type Param = string | null;
+interface Statement {
+  query: string;
+  params: Param[];
+}
+type Payload = { statement: Statement } | { statements: Statement[] };
+
+interface BatchOptions {
+  isolationLevel?: string;
+  readOnly: boolean;
+  deferrable: boolean;
+}
+
+interface Reply {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+/** What one protocol round produced: the result JSON, or the first Postgres error. */
+interface Outcome {
+  /** ReadyForQuery status: I idle, T in a transaction, E in a failed transaction. */
+  txStatus: string;
+  error?: wire.DatabaseError;
+  json: string;
+}
+
+type Runner = (payload: Payload, batch: BatchOptions) => Promise<Reply>;
+
+/** A client mistake answered before Postgres sees anything (bad body, bad header, too large). */
+class RequestError extends Error {
+  status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/**
+ * Starts PGlite (with `CREATE EXTENSION IF NOT EXISTS vector`) and an HTTP server answering
+ * `POST …/sql` like Neon's endpoint for @neondatabase/serverless and drizzle-orm/neon-http,
+ * plus `GET /health`.
+ */
+export async function startNeonStandIn(options: NeonStandInOptions = {}): Promise<NeonStandIn> {
+  const host = options.host ?? '127.0.0.1';
+  const pg = await openDatabase(options.dataDir);
+  const run = exclusiveRunner(pg);
+  const server = createServer((req, res) => void handle(run, req, res));
+  let port: number;
+  try {
+    port = await listen(server, options.port ?? 0, host);
+  } catch (error) {
+    await pg.close();
+    throw error;
+  }
+  const origin = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${origin}/sql`,
+    connectionString: `postgres://edge:edge@${origin}/edge`,
+    port,
+    close: () => (closing ??= shutDown(server, pg)),
+  };
+}
+
+async function openDatabase(dataDir: string | undefined): Promise<PGlite> {
+  // PGlite creates only the last path segment itself.
+  if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
+  const pg = await PGlite.create({ dataDir, extensions: { vector } });
+  await pg.exec('CREATE EXTENSION IF NOT EXISTS vector');
+  return pg;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+async function shutDown(server: Server, pg: PGlite): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    server.close((error) => (error ? reject(error) : resolve()));
+    // Keep-alive sockets of the fetch client would otherwise hold close() open.
+    server.closeIdleConnections();
+  });
+  await pg.close();
+}
+
+/**
+ * Runs each request with the database to itself. A PGlite that threw (it aborts with ExitStatus)
+ * hangs on every later call, so from then on requests fail fast with the original error.
+ */
+function exclusiveRunner(pg: PGlite): Runner {
+  let failure: unknown;
+  return (payload, batch) =>
+    pg.runExclusive(async () => {
+      if (failure !== undefined) throw failure;
+      try {
+        return 'statement' in payload
+          ? await runSingle(pg, payload.statement)
+          : await runBatch(pg, payload.statements, batch);
+      } catch (error) {
+        failure = error;
+        throw error;
+      }
+    });
+}
+
+async function handle(run: Runner, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let reply: Reply;
+  try {
+    reply = await route(run, req);
+  } catch (error) {
+    reply = error instanceof RequestError
+      ? { status: error.status, body: requestErrorBody(error.message) }
+      : internalError(error);
+  }
+  res.writeHead(reply.status, { 'Content-Type': 'application/json', ...reply.headers });
+  res.end(reply.body);
+}
+
+async function route(run: Runner, req: IncomingMessage): Promise<Reply> {
+  const path = new URL(req.url ?? '/', 'http://stand-in').pathname;
+  if (path === '/health' && req.method === 'GET') return { status: 200, body: '{"status":"ok"}' };
+  if (!path.endsWith('/sql')) return { status: 404, body: '{"message":"not found"}' };
+  if (req.method !== 'POST') {
+    return { status: 405, body: '{"message":"method not allowed"}', headers: { Allow: 'POST' } };
+  }
+  // Like Neon: headers are validated before the body is read.
+  const batch = batchOptions(req.headers);
+  const payload = parsePayload(await readBody(req));
+  const reply = await run(payload, batch);
+  return 'statements' in payload && reply.status === 200 ? { ...reply, headers: batchHeaders(batch) } : reply;
+}
+
+function internalError(error: unknown): Reply {
+  console.error('neon stand-in:', error);
+  const message = error instanceof Error ? error.message : String(error);
+  return { status: 500, body: requestErrorBody(`local database failed: ${message}`) };
+}
+
+// ---- request parsing ----
+
+function batchOptions(headers: IncomingHttpHeaders): BatchOptions {
+  const level = headers['neon-batch-isolation-level'];
+  if (level !== undefined && (typeof level !== 'string' || !Object.hasOwn(ISOLATION_LEVELS, level))) {
+    throw new RequestError(400, 'invalid isolation level');
+  }
+  // Neon treats anything but exactly "true" as false.
+  return {
+    isolationLevel: level,
+    readOnly: headers['neon-batch-read-only'] === 'true',
+    deferrable: headers['neon-batch-deferrable'] === 'true',
+  };
+}
+
+function batchHeaders(batch: BatchOptions): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (batch.readOnly) headers['Neon-Batch-Read-Only'] = 'true';
+  if (batch.deferrable) headers['Neon-Batch-Deferrable'] = 'true';
+  if (batch.isolationLevel !== undefined) headers['Neon-Batch-Isolation-Level'] = batch.isolationLevel;
+  return headers;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    // Drain an oversized body instead of destroying the socket, so the client still gets the 413.
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
+    }
+  } catch (error) {
+    throw new RequestError(400, `could not read the HTTP request body: ${(error as Error).message}`);
+  }
+  if (size > MAX_REQUEST_BYTES) {
+    throw new RequestError(413, `request is too large (max is ${MAX_REQUEST_BYTES} bytes)`);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Accepts what Neon's proxy accepts: `{query, params?}` or `{queries: [{query, params?}, …]}`. */
+function parsePayload(text: string): Payload {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new RequestError(400, `could not parse the HTTP request body: ${(error as Error).message}`);
+  }
+  const statement = toStatement(value);
+  if (statement !== undefined) return { statement };
+  if (isRecord(value) && Array.isArray(value.queries)) {
+    const statements = value.queries.map(toStatement);
+    if (statements.every((s) => s !== undefined)) return { statements };
+  }
+  throw new RequestError(400, 'could not parse the HTTP request body: expected {"query","params"} or {"queries":[…]}');
+}
+
+function toStatement(value: unknown): Statement | undefined {
+  if (!isRecord(value) || typeof value.query !== 'string') return undefined;
+  const params = value.params === undefined ? [] : value.params;
+  if (!Array.isArray(params)) return undefined;
+  return { query: value.query, params: params.map(toParam) };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Neon's conversion of JSON params to Postgres text: non-strings become JSON, arrays array literals. */
+function toParam(value: unknown): Param {
+  if (value === null || typeof value === 'string') return value;
+  if (Array.isArray(value)) return arrayLiteral(value);
+  return JSON.stringify(value);
+}
+
+function arrayLiteral(items: unknown[]): string {
+  return `{${items.map(arrayItem).join(',')}}`;
+}
+
+function arrayItem(value: unknown): string {
+  if (value === null) return 'NULL';
+  if (Array.isArray(value)) return arrayLiteral(value);
+  // Items are quoted with JSON string escaping; objects become quoted JSON text.
+  return JSON.stringify(typeof value === 'object' ? JSON.stringify(value) : value);
+}
+
+// ---- execution (always inside runExclusive) ----
+
+async function runSingle(pg: PGlite, statement: Statement): Promise<Reply> {
+  const outcome = await runStatement(pg, statement);
+  // Neon drops a pooled connection left inside a transaction; never let one leak into the next request.
+  if (outcome.txStatus !== 'I') await runSimple(pg, 'ROLLBACK');
+  if (outcome.error !== undefined) return databaseErrorReply(outcome.error);
+  if (Buffer.byteLength(outcome.json) > MAX_RESPONSE_BYTES) return responseTooLarge();
+  return { status: 200, body: outcome.json };
+}
+
+async function runBatch(pg: PGlite, statements: Statement[], batch: BatchOptions): Promise<Reply> {
+  const begin = await runSimple(pg, beginCommand(batch));
+  if (begin.error !== undefined) return abort(pg, begin.error);
+  const results: string[] = [];
+  let size = 0;
+  for (const statement of statements) {
+    const outcome = await runStatement(pg, statement);
+    if (outcome.error !== undefined) return abort(pg, outcome.error);
+    size += Buffer.byteLength(outcome.json);
+    if (size > MAX_RESPONSE_BYTES) {
+      await runSimple(pg, 'ROLLBACK');
+      return responseTooLarge();
+    }
+    results.push(outcome.json);
+  }
+  const commit = await runSimple(pg, 'COMMIT');
+  if (commit.error !== undefined) return abort(pg, commit.error);
+  return { status: 200, body: `{"results":[${results.join(',')}]}` };
+}
+
+async function abort(pg: PGlite, error: wire.DatabaseError): Promise<Reply> {
+  await runSimple(pg, 'ROLLBACK');
+  return databaseErrorReply(error);
+}
+
+function beginCommand(batch: BatchOptions): string {
+  const modes: string[] = [];
+  if (batch.isolationLevel !== undefined) modes.push(`ISOLATION LEVEL ${ISOLATION_LEVELS[batch.isolationLevel]}`);
+  if (batch.readOnly) modes.push('READ ONLY');
+  if (batch.deferrable) modes.push('DEFERRABLE');
+  return modes.length === 0 ? 'BEGIN' : `BEGIN ${modes.join(', ')}`;
+}
+
+/**
+ * One statement through the extended protocol: text params, text results. Parse rejects several
+ * statements in one string (42601), as on Neon. The trailing CopyFail ends a `COPY … FROM STDIN`,
+ * which would otherwise abort PGlite; outside copy mode Postgres ignores it.
+ */
+function runStatement(pg: PGlite, statement: Statement): Promise<Outcome> {
+  const { serialize } = protocol;
+  return exchange(pg, [
+    serialize.parse({ text: statement.query }),
+    serialize.bind({ values: statement.params }),
+    serialize.describe({ type: 'P' }),
+    serialize.execute({}),
+    serialize.copyFail('COPY FROM STDIN is not supported over HTTP'),
+    serialize.sync(),
+  ]);
+}
+
+/** BEGIN/COMMIT/ROLLBACK go through the protocol too: exec() inside runExclusive deadlocks. */
+function runSimple(pg: PGlite, command: string): Promise<Outcome> {
+  return exchange(pg, [protocol.serialize.query(command)]);
+}
+
+async function exchange(pg: PGlite, parts: Uint8Array[]): Promise<Outcome> {
+  const { messages } = await pg.execProtocol(Buffer.concat(parts), { throwOnError: false });
+  return toOutcome(messages);
+}
+
+function toOutcome(messages: wire.BackendMessage[]): Outcome {
+  let fields: wire.Field[] = [];
+  const rows: Param[][] = [];
+  let tag = ''; // stays empty for an empty query, as on Neon
+  let error: wire.DatabaseError | undefined;
+  let txStatus = 'I';
+  for (const message of messages) {
+    if (message instanceof wire.RowDescriptionMessage) fields = message.fields;
+    else if (message instanceof wire.DataRowMessage) rows.push(message.fields);
+    else if (message instanceof wire.CommandCompleteMessage) tag = message.text;
+    else if (message instanceof wire.DatabaseError) error ??= message;
+    else if (message instanceof wire.ReadyForQueryMessage) txStatus = message.status;
+  }
+  const json = error === undefined ? resultJson(fields, rows, tag) : '';
+  return { txStatus, error, json };
+}
+
+function resultJson(fields: wire.Field[], rows: Param[][], tag: string): string {
+  return JSON.stringify({
+    fields: fields.map((field) => ({
+      name: field.name,
+      dataTypeID: field.dataTypeID,
+      tableID: field.tableID,
+      columnID: field.columnID,
+      dataTypeSize: field.dataTypeSize,
+      dataTypeModifier: field.dataTypeModifier,
+      format: 'text',
+    })),
+    rows,
+    ...commandTag(tag),
+    // The client always asks for array mode and builds row objects itself.
+    rowAsArray: true,
+  });
+}
+
+/** Neon's reading of a command tag: `INSERT oid n` -> n, else what follows the first word if numeric. */
+function commandTag(tag: string): { command: string; rowCount: number | null } {
+  const [command, rest] = splitOnce(tag);
+  const count = command === 'INSERT' && rest !== undefined ? splitOnce(rest)[1] : rest;
+  return { command, rowCount: count !== undefined && /^[+-]?\d+$/.test(count) ? Number(count) : null };
+}
+
+function splitOnce(text: string): [string, string | undefined] {
+  const space = text.indexOf(' ');
+  return space < 0 ? [text, undefined] : [text.slice(0, space), text.slice(space + 1)];
+}
+
+// ---- error bodies ----
+
+function databaseErrorReply(error: wire.DatabaseError): Reply {
+  const body: Record<string, string | null> = { message: error.message };
+  for (const field of ERROR_FIELDS) body[field] = error[field] ?? null;
+  return { status: 400, body: JSON.stringify(body) };
+}
+
+function responseTooLarge(): Reply {
+  return { status: 507, body: requestErrorBody(`response is too large (max is ${MAX_RESPONSE_BYTES} bytes)`) };
+}
+
+/** Neon's shape for errors that did not come from Postgres: code and severity are empty strings. */
+function requestErrorBody(message: string): string {
+  const body: Record<string, string | null> = { message };
+  for (const field of ERROR_FIELDS) body[field] = null;
+  return JSON.stringify({ ...body, code: '', severity: '' });
+}
