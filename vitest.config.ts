@@ -6,7 +6,13 @@ export default defineConfig({
     projects: [
       {
         // Pure logic and the local stand-ins, in Node.
-        test: { name: 'unit', environment: 'node', include: ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'] },
+        test: {
+          name: 'unit',
+          environment: 'node',
+          include: ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'],
+          // Suites start real servers (PGlite takes several seconds on a loaded machine).
+          hookTimeout: 60_000,
+        },
       },
       {
         // The real worker inside workerd, against the local stand-ins started by the global setup.
