@@ -17,10 +17,22 @@ export default defineConfig({
       {
         // The real worker inside workerd, against the local stand-ins started by the global setup.
         plugins: [
-          cloudflareTest(({ inject }) => ({
-            wrangler: { configPath: './wrangler.toml' },
-            miniflare: { bindings: { DATABASE_URL: inject('databaseUrl'), TEST_PROJECTS: inject('projects') } },
-          })),
+          cloudflareTest(({ inject }) => {
+            const services = inject('services');
+            return {
+              wrangler: { configPath: './wrangler.toml' },
+              miniflare: {
+                bindings: {
+                  DATABASE_URL: inject('databaseUrl'),
+                  // Empty when redis-server is missing: the worker then uses its in-process semaphore.
+                  UPSTASH_REDIS_REST_URL: services.redisUrl,
+                  UPSTASH_REDIS_REST_TOKEN: services.redisToken,
+                  TEST_PROJECTS: inject('projects'),
+                  TEST_SERVICES: services,
+                },
+              },
+            };
+          }),
         ],
         test: {
           name: 'workers',

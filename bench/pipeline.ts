@@ -38,8 +38,8 @@ export interface Figures {
 async function inMemoryNeon(keyHash: string): Promise<void> {
   neonConfig.fetchFunction = async (_url: string, init: { body: string }) => {
     const { query } = JSON.parse(init.body) as { query: string };
-    const rows = query.includes('"api_keys"') ? [[keyHash, PROJECT_ID, 'Bench project']] : [];
-    const fields = ['key_hash', 'id', 'name'].map((name) => ({ name, dataTypeID: 25 }));
+    const rows = query.includes('"api_keys"') ? [[PROJECT_ID, keyHash, PROJECT_ID, 'Bench project', null]] : [];
+    const fields = ['id', 'key_hash', 'id', 'name', 'rate_limit_per_minute'].map((name) => ({ name, dataTypeID: 25 }));
     return Response.json({ fields, rows, command: 'SELECT', rowCount: rows.length, rowAsArray: true });
   };
 }

@@ -1,8 +1,10 @@
 /**
  * `npm run dev`: the whole stack on this machine, offline.
  * 1. the Neon stand-in (PGlite + pgvector behind Neon's HTTP protocol), data in .local-data/;
- * 2. the migrations, and a demo project with its API key (DEV_API_KEY when set);
- * 3. `wrangler dev` serving the gateway on http://127.0.0.1:8787.
+ * 2. redis-server behind the Upstash REST stand-in, when redis-server is installed (otherwise the
+ *    worker falls back to its in-process semaphore, and says so);
+ * 3. the migrations, and a demo project with its API key (DEV_API_KEY when set);
+ * 4. `wrangler dev` serving the gateway on http://127.0.0.1:8787.
  * Ctrl-C stops everything it started.
  */
 import { spawn } from 'node:child_process';
@@ -15,6 +17,7 @@ import { hashApiKey } from '../shared/auth.ts';
 import { createDb } from '../shared/db.ts';
 import { createProject, migrateDatabase, type CreatedProject } from './database.ts';
 import { startNeonStandIn } from './neon-http.ts';
+import { startRedisServer, startUpstashStandIn } from './upstash-rest.ts';
 import { wranglerEnv } from './wrangler-env.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -28,9 +31,18 @@ const databaseUrl = neon.connectionString;
 await migrateDatabase(databaseUrl);
 const demo = await demoProject(databaseUrl, process.env.DEV_API_KEY);
 
+const redis = await startRedisServer();
+const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() }) : undefined;
+const redisVars = upstash ? ['--var', `UPSTASH_REDIS_REST_URL:${upstash.url}`, '--var', `UPSTASH_REDIS_REST_TOKEN:${upstash.token}`] : [];
+console.log(
+  upstash
+    ? `Global semaphore and rate limit: redis-server behind the Upstash REST stand-in on ${upstash.url}`
+    : 'NOTICE: redis-server is not installed, so the worker uses its in-process semaphore (one isolate only) and no rate limit.\n        Install redis-server (e.g. apt-get install redis-server) to run the global semaphore locally.',
+);
+
 const wrangler = spawn(
   join(ROOT, 'node_modules/.bin/wrangler'),
-  ['dev', '--ip', '127.0.0.1', '--port', String(PORT), '--var', `DATABASE_URL:${databaseUrl}`, '--show-interactive-dev-session=false'],
+  ['dev', '--ip', '127.0.0.1', '--port', String(PORT), '--var', `DATABASE_URL:${databaseUrl}`, ...redisVars, '--show-interactive-dev-session=false'],
   { cwd: ROOT, env: wranglerEnv(ROOT, { offline: true }), stdio: ['ignore', 'pipe', 'inherit'], detached: true },
 );
 let announced = false;
@@ -48,6 +60,8 @@ async function stop(code: number) {
   stopping = true;
   // wrangler leaves workerd children behind unless its whole process group is stopped.
   if (wrangler.pid && wrangler.exitCode === null) process.kill(-wrangler.pid, 'SIGTERM');
+  await upstash?.close();
+  await redis?.stop();
   await neon.close();
   process.exit(code);
 }

@@ -20,31 +20,44 @@ const MAX_CACHED_KEYS = 1_000;
 const KEY_PREFIX = 'et_';
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
+/** Who is calling: the project (tenant) and the key, with the project's own rate limit. */
+export interface Caller {
+  project: Project;
+  keyId: string;
+  /** Calls per minute per key; null means the deployment default. */
+  rateLimitPerMinute: number | null;
+}
+
 // Keyed by the key itself so a warm call skips hashing (SHA-256 costs more than the rest of auth).
-type CachedKey = { key: string; project: Project; expiresAt: number };
+type CachedKey = { key: string; caller: Caller; expiresAt: number };
 const verifiedKeys = new Map<string, CachedKey>();
 
 const HINT = "Send the header 'Authorization: Bearer <api key>' with a key issued for your project (keys start with 'et_').";
 
-/** Resolves the calling project from the request's bearer key, or answers UNAUTHENTICATED. */
+/** Resolves the caller from an `Authorization: Bearer <key>` header, or answers UNAUTHENTICATED. */
 export async function authenticate(
-  request: Request,
+  header: string | null,
   db: Database,
   { cacheTtlMs = DEFAULT_CACHE_TTL_MS }: AuthOptions = {},
-): Promise<{ ok: true; project: Project } | Failure> {
-  const header = request.headers.get('authorization');
+): Promise<({ ok: true } & Caller) | Failure> {
   if (!header) return fail('UNAUTHENTICATED', 'The request has no API key.', { hint: HINT });
   const key = BEARER.exec(header)?.[1];
   if (!key) return fail('UNAUTHENTICATED', "The Authorization header must have the form 'Bearer <api key>'.", { hint: HINT });
 
   const cached = verifiedKeys.get(key);
   if (cached && cached.expiresAt > Date.now() && constantTimeEqual(cached.key, key)) {
-    return { ok: true, project: cached.project };
+    return { ok: true, ...cached.caller };
   }
 
   const keyHash = await hashApiKey(key);
   const [row] = await db
-    .select({ keyHash: apiKeys.keyHash, projectId: projects.id, projectName: projects.name })
+    .select({
+      keyId: apiKeys.id,
+      keyHash: apiKeys.keyHash,
+      projectId: projects.id,
+      projectName: projects.name,
+      rateLimitPerMinute: projects.rateLimitPerMinute,
+    })
     .from(apiKeys)
     .innerJoin(projects, eq(projects.id, apiKeys.projectId))
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
@@ -53,10 +66,14 @@ export async function authenticate(
     return fail('UNAUTHENTICATED', 'The API key is not valid (unknown or revoked).', { hint: HINT });
   }
 
-  const project = { id: row.projectId, name: row.projectName };
+  const caller: Caller = {
+    project: { id: row.projectId, name: row.projectName },
+    keyId: row.keyId,
+    rateLimitPerMinute: row.rateLimitPerMinute,
+  };
   if (verifiedKeys.size >= MAX_CACHED_KEYS) verifiedKeys.clear();
-  verifiedKeys.set(key, { key, project, expiresAt: Date.now() + cacheTtlMs });
-  return { ok: true, project };
+  verifiedKeys.set(key, { key, caller, expiresAt: Date.now() + cacheTtlMs });
+  return { ok: true, ...caller };
 }
 
 /** A new random API key: 'et_' and 32 random bytes, base64url. */

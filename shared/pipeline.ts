@@ -1,19 +1,20 @@
 /**
- * The execution pipeline, written once for every tool:
- * authenticate -> parse and validate -> execute (with retries) -> answer with the envelope ->
- * record the trace.
+ * The execution pipeline, written once for every tool and every transport:
+ * authenticate -> read and validate the input -> rate limit and acquire a slot -> execute (with
+ * retries) -> release -> answer with the envelope -> record the trace.
  *
- * Every path answers with the envelope; nothing a tool throws reaches the caller.
+ * Every path ends in an envelope; nothing a tool throws reaches the caller.
  */
-import { envelope, fail, statusOf, type Failure, type Meta, type Outcome } from './contract.ts';
+import { fail, statusOf, envelope, type Failure, type Meta, type Outcome } from './contract.ts';
 import { authenticate } from './auth.ts';
+import { admissionFromEnv } from './concurrency/admission.ts';
 import { createDb, databaseFailure, type Database } from './db.ts';
 import type { Env } from './env.ts';
 import { log } from './log.ts';
-import type { AnyTool, ToolContext } from './tool.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, withRetries } from './retry.ts';
+import type { AnyTool, ToolContext } from './tool.ts';
 import { describeCause, recordExecution } from './tracing.ts';
-import { DEFAULT_BODY_LIMIT_BYTES, readJsonObject, validateInput } from './validation.ts';
+import { DEFAULT_BODY_LIMIT_BYTES, readJsonObject, validateInput, type Parsed } from './validation.ts';
 
 export interface PipelineOptions {
   /** Request bodies above this are refused with PAYLOAD_TOO_LARGE. */
@@ -33,50 +34,95 @@ export interface RequestScope {
   waitUntil(promise: Promise<unknown>): void;
 }
 
-/** Runs one tool call and answers with the envelope. Never throws. */
-export async function runToolCall(
+/** One call as any transport (HTTP, MCP) hands it to the pipeline. */
+export interface ToolCall {
+  /** The `Authorization` header. */
+  authorization: string | null;
+  /** Reads and screens the raw input; `hint` is the example of a valid call for error messages. */
+  readInput(hint: string): Promise<Parsed<Record<string, unknown>>>;
+  /** Aborts when the caller goes away. */
+  signal: AbortSignal;
+}
+
+/** The outcome of a call and the meta of its envelope. */
+export interface CallResult {
+  outcome: Outcome<unknown>;
+  meta: Meta;
+}
+
+/** Runs one HTTP tool call (the JSON body is the input) and answers with the envelope. Never throws. */
+export async function runToolCall(tool: AnyTool, request: Request, scope: RequestScope, options: PipelineOptions = {}): Promise<Response> {
+  const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const { outcome, meta } = await callTool(
+    tool,
+    {
+      authorization: request.headers.get('authorization'),
+      readInput: (hint) => readJsonObject(request, hint, bodyLimitBytes),
+      signal: request.signal,
+    },
+    scope,
+    options,
+  );
+  return respond(outcome, meta);
+}
+
+/** Runs one tool call through the whole pipeline. Never throws. */
+export async function callTool(
   tool: AnyTool,
-  request: Request,
+  call: ToolCall,
   scope: RequestScope,
-  {
-    bodyLimitBytes = DEFAULT_BODY_LIMIT_BYTES,
-    slowCallMs = DEFAULT_SLOW_CALL_MS,
-    retries = DEFAULT_RETRIES,
-    retryDelayMs = DEFAULT_RETRY_DELAY_MS,
-  }: PipelineOptions = {},
-): Promise<Response> {
+  { slowCallMs = DEFAULT_SLOW_CALL_MS, retries = DEFAULT_RETRIES, retryDelayMs = DEFAULT_RETRY_DELAY_MS }: PipelineOptions = {},
+): Promise<CallResult> {
   const traceId = crypto.randomUUID();
   const startedAt = performance.now();
-  const meta = (attempts: number, executionMs = 0): Meta => ({
+  const meta = (attempts = 0, queuedMs = 0, executionMs = 0): Meta => ({
     tool: tool.id,
     trace_id: traceId,
     duration_ms: round(performance.now() - startedAt),
     attempts,
-    queued_ms: 0,
+    queued_ms: round(queuedMs),
     performance_warning: executionMs > slowCallMs,
   });
-  const refuse = (failure: Failure) => respond(failure, meta(0));
+  // Refusals happen before execution: attempts stays 0.
+  const refuse = (failure: Failure): CallResult => ({ outcome: failure, meta: meta() });
 
   if (tool.unavailable) return refuse(tool.unavailable);
   const db = connect(scope.env);
   if (!db.ok) return refuse(db);
+  const admission = admissionFromEnv(scope.env);
+  if ('ok' in admission) return refuse(admission);
 
-  let auth;
+  let caller;
   try {
-    auth = await authenticate(request, db.value);
+    caller = await authenticate(call.authorization, db.value);
   } catch (error) {
     return refuse(databaseFailure(error) ?? unexpected(error, traceId));
   }
-  if (!auth.ok) return refuse(auth);
+  if (!caller.ok) return refuse(caller);
 
-  const body = await readJsonObject(request, tool.hint, bodyLimitBytes);
-  if (!body.ok) return refuse(body);
-  const input = validateInput(tool.input, body.value, tool.hint);
+  const raw = await call.readInput(tool.hint);
+  if (!raw.ok) return refuse(raw);
+  const input = validateInput(tool.input, raw.value, tool.hint);
   if (!input.ok) return refuse(input);
 
-  const context: ToolContext = { db: db.value, project: auth.project, signal: request.signal, traceId };
+  let queued = false;
+  const admitted = await admission.admit({
+    callId: traceId,
+    keyId: caller.keyId,
+    rateLimitPerMinute: caller.rateLimitPerMinute,
+    signal: call.signal,
+    onQueued: (queueDepth) => {
+      queued = true;
+      log('info', 'queued', { tool: tool.id, trace_id: traceId, queue_depth: queueDepth });
+    },
+  });
+  if (!admitted.ok) return refuse(admitted);
+  if (queued) log('info', 'dequeued', { tool: tool.id, trace_id: traceId, queued_ms: round(admitted.queuedMs) });
+
+  const { permit } = admitted;
+  const context: ToolContext = { db: db.value, project: caller.project, signal: AbortSignal.any([call.signal, permit.lost]), traceId };
   const executionStartedAt = performance.now();
-  const { outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {
+  let { outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {
     retries,
     delayMs: retryDelayMs,
     signal: context.signal,
@@ -84,24 +130,30 @@ export async function runToolCall(
       log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: describeCause(failure.cause) }),
   });
   const executionMs = performance.now() - executionStartedAt;
-  const answerMeta = meta(attempts, executionMs);
+  scope.waitUntil(permit.release());
+  if (permit.lost.aborted) outcome = leaseLost(outcome);
+
+  const answerMeta = meta(attempts, admitted.queuedMs, executionMs);
   if (answerMeta.performance_warning) {
     log('warn', 'slow_execution', { tool: tool.id, trace_id: traceId, execution_ms: round(executionMs), threshold_ms: slowCallMs });
   }
   // Deferred to a later task, so building and sending the record happens after the response is out.
-  scope.waitUntil(afterResponse(() => recordExecution(db.value, {
-      traceId,
-      tool: tool.id,
-      projectId: auth.project.id,
-      input: input.value,
-      outcome,
-      durationMs: answerMeta.duration_ms,
-      attempts: answerMeta.attempts,
-      queuedMs: answerMeta.queued_ms,
-      performanceWarning: answerMeta.performance_warning,
-    })),
+  scope.waitUntil(
+    afterResponse(() =>
+      recordExecution(db.value, {
+        traceId,
+        tool: tool.id,
+        projectId: caller.project.id,
+        input: input.value,
+        outcome,
+        durationMs: answerMeta.duration_ms,
+        attempts,
+        queuedMs: answerMeta.queued_ms,
+        performanceWarning: answerMeta.performance_warning,
+      }),
+    ),
   );
-  return respond(outcome, answerMeta);
+  return { outcome, meta: answerMeta };
 }
 
 /** Runs `execute`, turning anything thrown and any output that breaks the schema into a failure. */
@@ -120,6 +172,18 @@ async function execute(tool: AnyTool, input: unknown, context: ToolContext): Pro
   if (checked.success) return { ...outcome, data: checked.data };
   return fail('UNKNOWN_ERROR', `The tool '${tool.id}' produced a result that does not match its declared output; this is a bug in the tool, recorded with trace id ${context.traceId}.`, {
     cause: checked.error,
+  });
+}
+
+/**
+ * The slot's lease could not be renewed while the tool ran, so another call may have started in
+ * its place: the limit can no longer be vouched for, and the call is reported as failed.
+ */
+function leaseLost(outcome: Outcome<unknown>): Failure {
+  return fail('BUSY', 'The execution slot was lost while the tool ran (its lease could not be renewed), so the result cannot be trusted. The tool may or may not have completed: check before repeating the call.', {
+    retryable: true,
+    details: { reason: 'lease_lost', retry_after_ms: 1_000 },
+    cause: outcome.ok ? undefined : outcome.cause,
   });
 }
 

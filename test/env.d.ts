@@ -9,6 +9,10 @@ declare namespace Cloudflare {
     DATABASE_URL?: string;
     /** Two tenants created by the test setup. */
     TEST_PROJECTS: { tenantA: TestProject; tenantB: TestProject };
+    UPSTASH_REDIS_REST_URL?: string;
+    UPSTASH_REDIS_REST_TOKEN?: string;
+    /** The fault proxy and Redis stand-in of the test setup (test/setup/global-setup.ts). */
+    TEST_SERVICES: { faultyDatabaseUrl: string; faultControlUrl: string; redisUrl: string; redisToken: string };
   }
   interface GlobalProps {
     mainModule: typeof import('../functions/gateway.ts');

@@ -1,21 +1,34 @@
 /**
- * Starts the local Neon stand-in (in memory), applies the migrations and creates two tenants,
- * then hands their connection string and API keys to the workers running the tests.
+ * Starts the local stand-ins for the workers under test: the Neon stand-in (in memory, migrated,
+ * with two tenants), a fault-injecting proxy in front of it, and, when redis-server is installed,
+ * a real Redis behind the Upstash REST stand-in. Hands their URLs and keys to the workers.
  */
 import type { TestProject } from 'vitest/node';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
+import { startFaultProxy } from '../../local/fault-proxy.ts';
 import { startNeonStandIn } from '../../local/neon-http.ts';
+import { startRedisServer, startUpstashStandIn } from '../../local/upstash-rest.ts';
 
-// A type, not an interface: miniflare bindings accept only JSON-shaped types.
+// Types, not interfaces: miniflare bindings accept only JSON-shaped types.
 export type TestProjects = {
   tenantA: CreatedProject;
   tenantB: CreatedProject;
+};
+
+export type TestServices = {
+  /** The Neon stand-in behind a fault proxy: `POST {faultControlUrl}` scripts the next failures. */
+  faultyDatabaseUrl: string;
+  faultControlUrl: string;
+  /** Empty when redis-server is not installed (the suites that need it are skipped, loudly). */
+  redisUrl: string;
+  redisToken: string;
 };
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
     projects: TestProjects;
+    services: TestServices;
   }
 }
 
@@ -26,7 +39,25 @@ export default async function setup(project: TestProject) {
     tenantA: await createProject(neon.connectionString, 'Tenant A'),
     tenantB: await createProject(neon.connectionString, 'Tenant B'),
   };
+  const proxy = await startFaultProxy(`http://127.0.0.1:${neon.port}`);
+  const redis = await startRedisServer();
+  const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: 'test-token' }) : undefined;
+  if (!redis) {
+    console.warn('\n!!! redis-server is not installed: the Redis semaphore and rate-limit suites are SKIPPED. Install it (apt-get install redis-server).\n');
+  }
+
   project.provide('databaseUrl', neon.connectionString);
   project.provide('projects', projects);
-  return () => neon.close();
+  project.provide('services', {
+    faultyDatabaseUrl: `postgres://edge:edge@127.0.0.1:${proxy.port}/edge`,
+    faultControlUrl: `${proxy.url}/__faults`,
+    redisUrl: upstash?.url ?? '',
+    redisToken: upstash?.token ?? '',
+  });
+  return async () => {
+    await upstash?.close();
+    await redis?.stop();
+    await proxy.close();
+    await neon.close();
+  };
 }

@@ -1,0 +1,135 @@
+/**
+ * Admission: the pipeline's steps 4 and 5. A validated call passes the per-key rate limit and then
+ * holds one slot of the global semaphore while it executes (retries included).
+ *
+ * Both checks are started in the same tick, so @upstash/redis's auto-pipelining sends them to Redis
+ * as one request: an uncontended call costs one Redis round trip on its critical path. A call
+ * refused by the rate limit gives its slot (or its place in the queue) back at once.
+ */
+import { Redis } from '@upstash/redis';
+import { fail, type Failure } from '../contract.ts';
+import { log } from '../log.ts';
+import { MemorySemaphore } from './memory-semaphore.ts';
+import { checkRateLimit, RATE_LIMIT_DEFAULTS } from './rate-limit.ts';
+import { RedisSemaphore, SEMAPHORE_DEFAULTS, SEMAPHORE_REDIS_RETRY, type Permit, type Refused, type Semaphore } from './semaphore.ts';
+
+/** The worker variables admission reads (all optional; strings, as Workers vars arrive). */
+export interface AdmissionEnv {
+  UPSTASH_REDIS_REST_URL?: string;
+  UPSTASH_REDIS_REST_TOKEN?: string;
+  /** Concurrent executions across every isolate (default 10). */
+  CONCURRENCY_LIMIT?: string;
+  /** How long a call may wait for a slot before BUSY (default 30000). */
+  QUEUE_TIMEOUT_MS?: string;
+  /** Default calls per minute per API key (default 600); a project may set its own. */
+  RATE_LIMIT_PER_MINUTE?: string;
+  /** Prefix of every Redis key, so deployments sharing one Redis keep separate limits (default 'edge-tools'). */
+  CONCURRENCY_NAMESPACE?: string;
+}
+
+export interface Admission {
+  /** 'redis' is global; 'memory' caps one isolate only (local development without Redis). */
+  backend: 'redis' | 'memory';
+  admit(call: AdmitCall): Promise<Admitted | Failure>;
+}
+
+export interface AdmitCall {
+  callId: string;
+  keyId: string;
+  /** The project's own limit, or null for the deployment default. */
+  rateLimitPerMinute: number | null;
+  signal: AbortSignal;
+  /** Called when the call has to wait, with the number of calls ahead of it. */
+  onQueued(queueDepth: number): void;
+}
+
+export interface Admitted {
+  ok: true;
+  permit: Permit;
+  queuedMs: number;
+}
+
+// The in-process fallback must be shared by every request of the isolate to cap anything at all.
+// It holds plain state, no I/O, so it may live at module scope.
+const memorySemaphores = new Map<string, MemorySemaphore>();
+let announcedMemoryBackend = false;
+
+/** Builds admission for one request from the worker's variables, or CONFIG_ERROR naming a bad one. */
+export function admissionFromEnv(env: AdmissionEnv): Admission | Failure {
+  const limit = positiveInt(env, 'CONCURRENCY_LIMIT', SEMAPHORE_DEFAULTS.limit);
+  const queueTimeoutMs = positiveInt(env, 'QUEUE_TIMEOUT_MS', SEMAPHORE_DEFAULTS.queueTimeoutMs);
+  const perMinute = positiveInt(env, 'RATE_LIMIT_PER_MINUTE', RATE_LIMIT_DEFAULTS.perMinute);
+  if (typeof limit !== 'number') return limit;
+  if (typeof queueTimeoutMs !== 'number') return queueTimeoutMs;
+  if (typeof perMinute !== 'number') return perMinute;
+  const namespace = env.CONCURRENCY_NAMESPACE || 'edge-tools';
+  const settings: Settings = { limit, queueTimeoutMs, perMinute, rateLimitPrefix: `${namespace}:ratelimit` };
+
+  if (!env.UPSTASH_REDIS_REST_URL || !env.UPSTASH_REDIS_REST_TOKEN) {
+    if (!announcedMemoryBackend) {
+      announcedMemoryBackend = true;
+      log('warn', 'semaphore_in_process', {
+        message: `No Redis configured (UPSTASH_REDIS_REST_URL/TOKEN): concurrency is capped at ${settings.limit} per isolate only, and no rate limit applies. Use this for local development only.`,
+      });
+    }
+    const key = `${settings.limit}:${settings.queueTimeoutMs}`;
+    let semaphore = memorySemaphores.get(key);
+    if (!semaphore) memorySemaphores.set(key, (semaphore = new MemorySemaphore(settings)));
+    return { backend: 'memory', admit: (call) => admitThrough(semaphore, undefined, settings, call) };
+  }
+
+  const redis = new Redis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN, retry: SEMAPHORE_REDIS_RETRY, enableTelemetry: false });
+  const semaphore = new RedisSemaphore({ redis, limit: settings.limit, queueTimeoutMs: settings.queueTimeoutMs, prefix: `${namespace}:semaphore` });
+  return { backend: 'redis', admit: (call) => admitThrough(semaphore, redis, settings, call) };
+}
+
+type Settings = { limit: number; queueTimeoutMs: number; perMinute: number; rateLimitPrefix: string };
+
+async function admitThrough(semaphore: Semaphore, redis: Redis | undefined, settings: Settings, call: AdmitCall): Promise<Admitted | Failure> {
+  const leave = new AbortController();
+  const signal = AbortSignal.any([call.signal, leave.signal]);
+  // Started together: one Redis round trip when auto-pipelining batches them.
+  const acquiring = semaphore.acquire(call.callId, { signal, onQueued: call.onQueued });
+  const limited = redis
+    ? await checkRateLimit({ redis, identifier: call.keyId, perMinute: call.rateLimitPerMinute ?? settings.perMinute, prefix: settings.rateLimitPrefix })
+    : undefined;
+  if (limited) leave.abort();
+  const acquired = await acquiring;
+  if (limited) {
+    if (acquired.ok) await acquired.permit.release();
+    return limited;
+  }
+  if (!acquired.ok) return busy(acquired, settings.limit);
+  return { ok: true, permit: acquired.permit, queuedMs: acquired.queuedMs };
+}
+
+/** BUSY with what happened, when to retry, and the caller's place in the queue. */
+function busy(refused: Refused, limit: number): Failure {
+  const details = { reason: refused.reason, retry_after_ms: refused.retryAfterMs, queue_position: refused.position ?? null, detail: refused.detail };
+  const retry = `Retry after ${Math.ceil(refused.retryAfterMs / 1000)} s.`;
+  switch (refused.reason) {
+    case 'timeout':
+      return fail('BUSY', `All ${limit} execution slots stayed busy until the queue timeout; the call did not run${refused.position === undefined ? '' : ` (${refused.position} calls were still ahead of it)`}. ${retry}`, {
+        retryable: true,
+        details,
+      });
+    case 'unavailable':
+      return fail('BUSY', `The concurrency service is unavailable, so the call did not run (the limit of ${limit} concurrent executions is never exceeded to stay available). ${retry}`, {
+        retryable: true,
+        details,
+      });
+    case 'aborted':
+      return fail('BUSY', 'The call was abandoned while it waited for an execution slot; it did not run.', { retryable: true, details });
+  }
+}
+
+function positiveInt(env: AdmissionEnv, name: keyof AdmissionEnv, fallback: number): number | Failure {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (Number.isInteger(value) && value > 0) return value;
+  return fail('CONFIG_ERROR', `The deployment variable ${name} must be a positive integer, but it is '${raw}'.`, {
+    hint: `Fix ${name} in wrangler.toml or the dashboard (default ${fallback}).`,
+    details: { reason: 'invalid_variable', variable: name },
+  });
+}

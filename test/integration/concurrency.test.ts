@@ -1,0 +1,216 @@
+/**
+ * Concurrency and resilience through the real pipeline in workerd, against a real Redis (behind the
+ * Upstash REST stand-in) and the Neon stand-in behind a fault-injecting proxy.
+ */
+import { env } from 'cloudflare:workers';
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { Redis } from '@upstash/redis';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { apiKeys, projects } from '../../drizzle/schema.ts';
+import logMood from '../../functions/table-tools/log-mood.ts';
+import { createGateway } from '../../shared/app.ts';
+import { hashApiKey } from '../../shared/auth.ts';
+import { ok } from '../../shared/contract.ts';
+import type { Env } from '../../shared/env.ts';
+import type { PipelineOptions } from '../../shared/pipeline.ts';
+import { defineTool, type AnyTool } from '../../shared/tool.ts';
+import { db, tenantA, uniqueTimestamp } from './helpers.ts';
+
+const services = env.TEST_SERVICES;
+const hasRedis = services.redisUrl !== '';
+if (!hasRedis) console.warn('!!! redis-server is not installed: the Redis concurrency suites below are SKIPPED.');
+
+const redis = hasRedis ? new Redis({ url: services.redisUrl, token: services.redisToken }) : undefined;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A tool that holds its slot for `hold_ms` and records how many executions overlap. */
+function holdingTool() {
+  const state = { running: 0, maxRunning: 0, started: [] as string[] };
+  const tool = defineTool({
+    id: 'hold',
+    description: 'Holds an execution slot for a while.',
+    input: z.strictObject({ hold_ms: z.int().min(0).max(5_000) }),
+    output: z.object({ held_ms: z.int() }),
+    example: { hold_ms: 10 },
+    async execute({ hold_ms }, { traceId }) {
+      state.started.push(traceId);
+      state.running++;
+      state.maxRunning = Math.max(state.maxRunning, state.running);
+      await sleep(hold_ms);
+      state.running--;
+      return ok({ held_ms: hold_ms }, `Held ${hold_ms} ms.`);
+    },
+  });
+  return { tool, state };
+}
+
+let namespaceCounter = 0;
+/** A fresh semaphore namespace per test, so tests never share slots. */
+function redisEnv(overrides: Partial<Env> = {}): Env {
+  return { ...env, CONCURRENCY_NAMESPACE: `test-${Date.now()}-${namespaceCounter++}`, ...overrides };
+}
+
+async function call(tool: AnyTool, body: unknown, callEnv: Env, options: PipelineOptions = {}, key = tenantA.apiKey) {
+  const ctx = createExecutionContext();
+  const response = await createGateway([tool], options).fetch(
+    new Request(`http://edge-tools.test/tools/${tool.id}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }),
+    callEnv,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+/** The semaphore's keys in Redis (the rate limiter's keys live on for their window, by design). */
+async function semaphoreKeys(namespace: string): Promise<string[]> {
+  return redis!.keys(`{${namespace}:semaphore}*`);
+}
+
+describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
+  let logs: string[];
+  beforeEach(() => {
+    logs = [];
+    vi.spyOn(console, 'log').mockImplementation((line: string) => void logs.push(line));
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it('Scenario 11: 15 simultaneous calls -> 10 run at once, 5 queue (logged with their depth), all succeed', async () => {
+    const { tool, state } = holdingTool();
+    const callEnv = redisEnv();
+    const answers = await Promise.all(Array.from({ length: 15 }, () => call(tool, { hold_ms: 400 }, callEnv)));
+
+    expect(answers.map((a) => a.status)).toEqual(Array(15).fill(200));
+    expect(state.maxRunning).toBe(10);
+    const queuedEvents = logs.map((line) => JSON.parse(line)).filter((entry) => entry.event === 'queued');
+    expect(queuedEvents).toHaveLength(5);
+    expect(queuedEvents.map((e) => e.queue_depth).sort()).toEqual([0, 1, 2, 3, 4]);
+    const queuedIds = queuedEvents.map((e) => e.trace_id);
+    for (const answer of answers.filter((a) => queuedIds.includes(a.body.meta.trace_id))) {
+      expect(answer.body.meta.queued_ms).toBeGreaterThan(0);
+    }
+    expect(await semaphoreKeys(callEnv.CONCURRENCY_NAMESPACE!)).toEqual([]);
+  }, 30_000);
+
+  it('grants freed slots in queue order (FIFO by arrival at Redis)', async () => {
+    const { tool, state } = holdingTool();
+    const callEnv = redisEnv();
+    // Ten holders that release one at a time, 80 ms apart, so each release grants exactly one waiter.
+    const holders = Array.from({ length: 10 }, (_, i) => call(tool, { hold_ms: 300 + 80 * i }, callEnv));
+    await sleep(150);
+    const waiters = Array.from({ length: 5 }, () => call(tool, { hold_ms: 0 }, callEnv));
+    await Promise.all([...holders, ...waiters]);
+
+    const queuedEvents = logs.map((line) => JSON.parse(line)).filter((entry) => entry.event === 'queued');
+    const queueOrder = [...queuedEvents].sort((a, b) => a.queue_depth - b.queue_depth).map((e) => e.trace_id);
+    expect(queueOrder).toHaveLength(5);
+    expect(state.started.slice(10)).toEqual(queueOrder);
+  }, 30_000);
+
+  it('100 concurrent calls holding 50-200 ms: an independent sampler never sees more than 10 holders', async () => {
+    const { tool, state } = holdingTool();
+    const callEnv = redisEnv();
+    const holdersKey = `{${callEnv.CONCURRENCY_NAMESPACE}:semaphore}:holders`;
+    let sampling = true;
+    const samples: number[] = [];
+    const sampler = (async () => {
+      while (sampling) {
+        samples.push(await redis!.zcard(holdersKey));
+        await sleep(2);
+      }
+    })();
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => call(tool, { hold_ms: 50 + ((i * 37) % 151) }, callEnv)),
+    );
+    sampling = false;
+    await sampler;
+
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(100);
+    expect(state.maxRunning).toBeLessThanOrEqual(10);
+    expect(samples.length).toBeGreaterThan(10);
+    expect(Math.max(...samples)).toBeLessThanOrEqual(10);
+    expect(await semaphoreKeys(callEnv.CONCURRENCY_NAMESPACE!)).toEqual([]);
+  }, 60_000);
+
+  it('answers BUSY with the queue position when no slot frees within the queue timeout', async () => {
+    const { tool } = holdingTool();
+    const callEnv = redisEnv({ CONCURRENCY_LIMIT: '1', QUEUE_TIMEOUT_MS: '300' });
+    const [holder, waiter] = await Promise.all([call(tool, { hold_ms: 1_500 }, callEnv), sleep(100).then(() => call(tool, { hold_ms: 0 }, callEnv))]);
+    expect(holder.status).toBe(200);
+    expect(waiter.status).toBe(503);
+    expect(waiter.body.error).toMatchObject({ code: 'BUSY', retryable: true, details: { reason: 'timeout', queue_position: 0 } });
+    expect(waiter.body.error.details.retry_after_ms).toBeGreaterThan(0);
+    expect(waiter.body.meta.attempts).toBe(0);
+  });
+
+  it('refuses to run, with BUSY unavailable, when Redis cannot be reached', async () => {
+    const { tool, state } = holdingTool();
+    const { status, body } = await call(tool, { hold_ms: 0 }, redisEnv({ UPSTASH_REDIS_REST_URL: 'http://127.0.0.1:9' }));
+    expect(status).toBe(503);
+    expect(body.error).toMatchObject({ code: 'BUSY', retryable: true, details: { reason: 'unavailable' } });
+    expect(state.started).toHaveLength(0);
+  });
+
+  it('rate-limits each key by its project limit, with retry_after_ms', async () => {
+    const [project] = await db.insert(projects).values({ name: 'Limited', rateLimitPerMinute: 3 }).returning();
+    const key = `et_limited_${crypto.randomUUID()}`;
+    await db.insert(apiKeys).values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'limited' });
+    const { tool, state } = holdingTool();
+    const callEnv = redisEnv();
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push(await call(tool, { hold_ms: 0 }, callEnv, {}, key));
+    expect(statuses.map((s) => s.status)).toEqual([200, 200, 200, 429]);
+    expect(statuses[3]!.body.error).toMatchObject({ code: 'RATE_LIMITED', retryable: true, details: { limit_per_minute: 3 } });
+    expect(statuses[3]!.body.error.details.retry_after_ms).toBeGreaterThan(0);
+    expect(state.started).toHaveLength(3);
+  });
+});
+
+describe('retries and warnings', () => {
+  const fault = (count: number, name: string) =>
+    fetch(services.faultControlUrl, { method: 'POST', body: JSON.stringify({ count, fault: name }) });
+  const faultyEnv = () => ({ ...env, DATABASE_URL: services.faultyDatabaseUrl });
+  const fast = { retryDelayMs: 20 };
+
+  beforeEach(async () => {
+    // Warm the key and column caches through the proxy, so the injected faults hit the insert.
+    await fault(0, 'unavailable');
+    await call(logMood, { user_id: 'user_warm', mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() }, faultyEnv(), fast);
+  });
+
+  it('retries a transient database failure and succeeds on the third attempt', async () => {
+    await fault(2, 'serialization_failure');
+    const { status, body } = await call(logMood, { user_id: 'user_retry', mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() }, faultyEnv(), fast);
+    expect(status).toBe(200);
+    expect(body.meta.attempts).toBe(3);
+  });
+
+  it('gives up after 3 attempts when the failure persists, retryable DATABASE_ERROR', async () => {
+    await fault(3, 'unavailable');
+    const { status, body } = await call(logMood, { user_id: 'user_down', mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() }, faultyEnv(), fast);
+    expect(status).toBe(503);
+    expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: true });
+    expect(body.meta.attempts).toBe(3);
+  });
+
+  it('attempts a non-transient failure exactly once', async () => {
+    await fault(1, 'permission_denied');
+    const { status, body } = await call(logMood, { user_id: 'user_denied', mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() }, faultyEnv(), fast);
+    expect(status).toBe(500);
+    expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { sqlstate: '42501' } });
+    expect(body.meta.attempts).toBe(1);
+  });
+
+  it('completes a slow execution with a performance warning', async () => {
+    const { tool } = holdingTool();
+    const { status, body } = await call(tool, { hold_ms: 120 }, { ...env }, { slowCallMs: 50 });
+    expect(status).toBe(200);
+    expect(body.meta.performance_warning).toBe(true);
+    const quick = await call(tool, { hold_ms: 0 }, { ...env }, { slowCallMs: 50 });
+    expect(quick.body.meta.performance_warning).toBe(false);
+  });
+});

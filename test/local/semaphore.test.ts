@@ -1,0 +1,392 @@
+import { Redis } from '@upstash/redis';
+import { Redis as DirectRedis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startRedisServer, startUpstashStandIn } from '../../local/upstash-rest.ts';
+import { MemorySemaphore } from '../../shared/concurrency/memory-semaphore.ts';
+import {
+  RedisSemaphore,
+  SEMAPHORE_REDIS_RETRY,
+  type Acquired,
+  type AcquireOptions,
+  type RedisSemaphoreOptions,
+  type Refused,
+  type Semaphore,
+  type SemaphoreRedis,
+} from '../../shared/concurrency/semaphore.ts';
+
+const TOKEN = 'semaphore-test';
+const redisServer = await startRedisServer();
+if (!redisServer) {
+  console.warn('\n*** redis-server is not installed: SKIPPING every RedisSemaphore test (MemorySemaphore still runs) ***\n');
+}
+
+/** Short leases and waits keep the suite fast; production uses SEMAPHORE_DEFAULTS. */
+const FAST = { leaseMs: 2_000, blockMs: 200, livenessGraceMs: 1_000, pollMaxMs: 200, requestTimeoutMs: 10_000 };
+const WAIT = { timeout: 5_000, interval: 5 };
+
+let standIn: Awaited<ReturnType<typeof startUpstashStandIn>> | undefined;
+/** The semaphore's client: @upstash/redis -> stand-in -> redis-server. */
+let redis: Redis;
+/** An independent view of Redis (a direct TCP client) for samplers and leak checks. */
+let direct: DirectRedis;
+
+beforeAll(async () => {
+  if (!redisServer) return;
+  standIn = await startUpstashStandIn({ redisPort: redisServer.port, token: TOKEN });
+  redis = upstashClient(standIn.url);
+  direct = new DirectRedis({ host: '127.0.0.1', port: redisServer.port, lazyConnect: true });
+  await direct.connect();
+});
+
+afterAll(async () => {
+  direct?.disconnect();
+  await standIn?.close();
+  await redisServer?.stop();
+});
+
+function upstashClient(url: string): Redis {
+  return new Redis({ url, token: TOKEN, retry: SEMAPHORE_REDIS_RETRY, enableTelemetry: false });
+}
+
+let prefixes = 0;
+const nextPrefix = () => `test-semaphore-${++prefixes}`;
+const holdersKey = (prefix: string) => `{${prefix}}:holders`;
+/** Every key the semaphore under `prefix` left in Redis. */
+const keysOf = (prefix: string) => direct.keys(`{${prefix}}*`);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Starts an acquire and exposes when it queued (its position) and how it ended. */
+function start(semaphore: Semaphore, callId: string, options: AcquireOptions = {}) {
+  let onQueued!: (position: number) => void;
+  const queued = new Promise<number>((resolve) => (onQueued = resolve));
+  const result = semaphore.acquire(callId, { ...options, onQueued });
+  return { queued, result };
+}
+
+async function acquireOk(semaphore: Semaphore, callId: string): Promise<Acquired> {
+  const result = await semaphore.acquire(callId);
+  if (!result.ok) throw new Error(`expected a slot for ${callId}: ${result.detail}`);
+  return result;
+}
+
+type Harness = {
+  semaphore: Semaphore;
+  /** Holders as Redis sees them (an independent view); absent for the in-process semaphore. */
+  holdersInBackend?: () => Promise<number>;
+  /** What the semaphore left behind in its backend. */
+  leftovers(): Promise<string[]>;
+};
+
+type Subject = { name: string; needsRedis: boolean; make(options: { limit: number }): Harness };
+
+const SUBJECTS: Subject[] = [
+  {
+    name: 'MemorySemaphore',
+    needsRedis: false,
+    make: ({ limit }) => ({ semaphore: new MemorySemaphore({ limit }), leftovers: async () => [] }),
+  },
+  ...(['blpop', 'poll'] as const).map((wake) => ({
+    name: `RedisSemaphore (${wake === 'blpop' ? 'BLPOP wake-up' : 'polling'})`,
+    needsRedis: true,
+    make: ({ limit }: { limit: number }): Harness => {
+      const prefix = nextPrefix();
+      return {
+        semaphore: new RedisSemaphore({ redis, prefix, limit, wake, ...FAST }),
+        holdersInBackend: () => direct.zcard(holdersKey(prefix)),
+        leftovers: () => keysOf(prefix),
+      };
+    },
+  })),
+];
+
+for (const subject of SUBJECTS) {
+  describe.skipIf(subject.needsRedis && !redisServer)(subject.name, () => {
+    it('15 simultaneous calls: 10 run at once, 5 queue and run in FIFO order, all succeed', async () => {
+      const { semaphore, holdersInBackend, leftovers } = subject.make({ limit: 10 });
+      const granted: { call: number; result: Acquired }[] = [];
+      const queuedAt = new Map<number, number>();
+      const calls = Array.from({ length: 15 }, (_, call) =>
+        semaphore.acquire(`call-${call}`, { onQueued: (position) => queuedAt.set(call, position) }).then((result) => {
+          if (result.ok) granted.push({ call, result });
+          return result;
+        }),
+      );
+      await vi.waitFor(() => {
+        expect(granted).toHaveLength(10);
+        expect(queuedAt.size).toBe(5);
+      }, WAIT);
+      expect(granted.map((g) => g.result.queueDepth)).toEqual(Array(10).fill(0));
+      expect([...queuedAt.values()].sort()).toEqual([0, 1, 2, 3, 4]);
+      if (holdersInBackend) expect(await holdersInBackend()).toBe(10);
+
+      // Free one slot at a time: each must go to the oldest waiter.
+      for (let k = 0; k < 5; k++) {
+        await granted[k]!.result.permit.release();
+        await vi.waitFor(() => expect(granted).toHaveLength(11 + k), WAIT);
+        const admitted = granted[10 + k]!;
+        expect(queuedAt.get(admitted.call)).toBe(k);
+        expect(admitted.result.queueDepth).toBe(k);
+        if (holdersInBackend) expect(await holdersInBackend()).toBe(10);
+      }
+      await Promise.all(granted.slice(5).map((g) => g.result.permit.release()));
+      expect((await Promise.all(calls)).every((r) => r.ok)).toBe(true);
+      expect(await leftovers()).toEqual([]);
+    });
+
+    it('100 concurrent callers holding 50–200 ms: never more than 10 holders, all complete, nothing left', async () => {
+      const { semaphore, holdersInBackend, leftovers } = subject.make({ limit: 10 });
+      let running = 0;
+      let maxRunning = 0;
+      let lost = 0;
+      let maxSampled = 0;
+      let samples = 0;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling && holdersInBackend) {
+          maxSampled = Math.max(maxSampled, await holdersInBackend());
+          samples++;
+          await sleep(2);
+        }
+      })();
+      const results = await Promise.all(
+        Array.from({ length: 100 }, async (_, i) => {
+          const result = await semaphore.acquire(`caller-${i}`);
+          if (!result.ok) return result;
+          maxRunning = Math.max(maxRunning, ++running);
+          await sleep(50 + Math.random() * 150);
+          running--;
+          if (result.permit.lost.aborted) lost++; // would make a slot count twice
+          await result.permit.release();
+          return result;
+        }),
+      );
+      sampling = false;
+      await sampler;
+      expect(results.filter((r) => !r.ok).map((r) => `${(r as Refused).reason}: ${(r as Refused).detail}`)).toEqual([]);
+      expect(lost).toBe(0);
+      expect(maxRunning).toBe(10);
+      if (holdersInBackend) {
+        expect(samples).toBeGreaterThan(50);
+        expect(maxSampled).toBeLessThanOrEqual(10);
+        expect(maxSampled).toBeGreaterThan(0);
+      }
+      expect(await leftovers()).toEqual([]);
+    });
+
+    it('queue timeout: refused with position and retryAfterMs; the waiter behind moves up', async () => {
+      const { semaphore, leftovers } = subject.make({ limit: 2 });
+      const holders = [await acquireOk(semaphore, 'holder-1'), await acquireOk(semaphore, 'holder-2')];
+      const impatient = start(semaphore, 'impatient', { timeoutMs: 150 });
+      expect(await impatient.queued).toBe(0);
+      const patient = start(semaphore, 'patient', { timeoutMs: 20_000 });
+      expect(await patient.queued).toBe(1);
+
+      const refusal = (await impatient.result) as Refused;
+      expect(refusal).toMatchObject({ ok: false, reason: 'timeout', position: 0 });
+      expect(refusal.retryAfterMs).toBeGreaterThan(0);
+      expect(refusal.detail).toMatch(/no slot within 150 ms/);
+
+      await holders[0]!.permit.release();
+      const admitted = await patient.result;
+      expect(admitted).toMatchObject({ ok: true, queueDepth: 1 });
+      await (admitted as Acquired).permit.release();
+      await holders[1]!.permit.release();
+      expect(await leftovers()).toEqual([]);
+    });
+
+    it('abort: a queued call is refused as aborted and gives up its place', async () => {
+      const { semaphore, leftovers } = subject.make({ limit: 1 });
+      const holder = await acquireOk(semaphore, 'holder');
+      const controller = new AbortController();
+      const waiter = start(semaphore, 'waiter', { signal: controller.signal });
+      await waiter.queued;
+      controller.abort();
+      expect(await waiter.result).toMatchObject({ ok: false, reason: 'aborted', retryAfterMs: 0 });
+      expect(await semaphore.acquire('too-late', { signal: AbortSignal.abort() })).toMatchObject({ ok: false, reason: 'aborted' });
+
+      await holder.permit.release();
+      const next = await acquireOk(semaphore, 'next');
+      expect(next.queueDepth).toBe(0);
+      await next.permit.release();
+      expect(await leftovers()).toEqual([]);
+    });
+
+    it('release is idempotent and the slot is reusable', async () => {
+      const { semaphore, leftovers } = subject.make({ limit: 1 });
+      const first = await acquireOk(semaphore, 'first');
+      await first.permit.release();
+      await first.permit.release();
+      const second = await acquireOk(semaphore, 'second');
+      expect(second.queueDepth).toBe(0);
+      expect(second.permit.lost.aborted).toBe(false);
+      await second.permit.release();
+      expect(await leftovers()).toEqual([]);
+    });
+  });
+}
+
+describe.skipIf(!redisServer)('RedisSemaphore hand-over and failure handling', () => {
+  /** A second endpoint over the same redis-server, to play an isolate that dies. */
+  async function doomedClient() {
+    const endpoint = await startUpstashStandIn({ redisPort: redisServer!.port, token: TOKEN });
+    return { redis: upstashClient(endpoint.url), crash: () => endpoint.close() };
+  }
+
+  const semaphore = (options: Partial<RedisSemaphoreOptions> & { prefix: string }) =>
+    new RedisSemaphore({ redis, limit: 10, ...FAST, ...options });
+
+  it('release hands the slot to the next waiter in the same script, before that waiter polls again', async () => {
+    const prefix = nextPrefix();
+    // Polling once a second: the hand-over cannot come from the waiter's own poll.
+    const sem = semaphore({ prefix, limit: 1, wake: 'poll', pollMinMs: 1_000, pollMaxMs: 1_000 });
+    const holder = await acquireOk(sem, 'holder');
+    const waiter = start(sem, 'waiter', { timeoutMs: 10_000 });
+    await waiter.queued;
+    await holder.permit.release();
+    expect(await direct.zrange(holdersKey(prefix), '0', '-1')).toEqual(['waiter']);
+    expect(await direct.zcard(`{${prefix}}:queue`)).toBe(0);
+    expect(await direct.lrange(`{${prefix}}:wake:waiter`, 0, -1)).toEqual(['1']);
+    const admitted = await waiter.result;
+    expect(admitted).toMatchObject({ ok: true, queueDepth: 0 });
+    await (admitted as Acquired).permit.release();
+    expect(await keysOf(prefix)).toEqual([]);
+  });
+
+  it('crashed holders: their slots come back when the lease expires, nothing leaks', async () => {
+    const prefix = nextPrefix();
+    const doomed = await doomedClient();
+    const dying = new RedisSemaphore({ redis: doomed.redis, prefix, limit: 3, ...FAST, leaseMs: 600 });
+    const crashed = await Promise.all([0, 1, 2].map((i) => acquireOk(dying, `crashed-${i}`)));
+    await doomed.crash(); // no renewals, no releases reach Redis any more
+    expect(await direct.zcard(holdersKey(prefix))).toBe(3);
+
+    const healthy = semaphore({ prefix, limit: 3, leaseMs: 600 });
+    const survivors = await Promise.all([0, 1, 2].map((i) => healthy.acquire(`survivor-${i}`, { timeoutMs: 10_000 })));
+    expect(survivors.every((r) => r.ok)).toBe(true);
+    await vi.waitFor(() => expect(crashed.every((c) => c.permit.lost.aborted)).toBe(true), WAIT);
+    await Promise.all(crashed.map((c) => c.permit.release())); // resolves although its Redis is gone
+    await Promise.all(survivors.map((r) => (r as Acquired).permit.release()));
+    expect(await keysOf(prefix)).toEqual([]);
+  });
+
+  it('a lease lost in Redis aborts permit.lost', async () => {
+    const prefix = nextPrefix();
+    const permit = (await acquireOk(semaphore({ prefix, leaseMs: 300 }), 'victim')).permit;
+    await direct.zrem(holdersKey(prefix), 'victim'); // as if the lease had expired
+    await vi.waitFor(() => expect(permit.lost.aborted).toBe(true), WAIT);
+    expect(String(permit.lost.reason)).toMatch(/lease expired/);
+    await permit.release();
+    expect(await keysOf(prefix)).toEqual([]);
+  });
+
+  it('a waiter that stops polling is reaped and the queue behind it moves on', async () => {
+    const prefix = nextPrefix();
+    const healthy = semaphore({ prefix, limit: 1 });
+    const doomed = await doomedClient();
+    const holder = await acquireOk(healthy, 'holder');
+    const dead = start(new RedisSemaphore({ redis: doomed.redis, prefix, limit: 1, ...FAST }), 'dead');
+    expect(await dead.queued).toBe(0);
+    const live = start(healthy, 'live', { timeoutMs: 10_000 });
+    expect(await live.queued).toBe(1);
+
+    await doomed.crash(); // 'dead' can neither poll nor leave: it stays queued until reaped
+    expect(await dead.result).toMatchObject({ ok: false, reason: 'unavailable' });
+    const queueKey = `{${prefix}}:queue`;
+    expect(await direct.zscore(queueKey, 'dead')).not.toBeNull();
+    // The live waiter's polls reap it once its liveness deadline passes, while the slot is still held.
+    await vi.waitFor(async () => expect(await direct.zrange(queueKey, '0', '-1')).toEqual(['live']), WAIT);
+    expect(await direct.zrange(holdersKey(prefix), '0', '-1')).toEqual(['holder']);
+    await holder.permit.release();
+    const admitted = await live.result;
+    expect(admitted).toMatchObject({ ok: true, queueDepth: 1 });
+    await (admitted as Acquired).permit.release();
+    expect(await keysOf(prefix)).toEqual([]);
+  });
+
+  it('acquire is idempotent per call id: a retried request holds one slot', async () => {
+    const prefix = nextPrefix();
+    const sem = semaphore({ prefix, limit: 2 });
+    const first = await acquireOk(sem, 'same-call');
+    const retried = await acquireOk(sem, 'same-call');
+    expect(await direct.zcard(holdersKey(prefix))).toBe(1);
+    await first.permit.release();
+    await retried.permit.release();
+    expect(await keysOf(prefix)).toEqual([]);
+  });
+
+  it('Redis stopped mid-run: unavailable refusals, never over the limit', async () => {
+    const server = (await startRedisServer())!;
+    const endpoint = await startUpstashStandIn({ redisPort: server.port, token: TOKEN });
+    try {
+      const sem = new RedisSemaphore({ redis: upstashClient(endpoint.url), prefix: nextPrefix(), limit: 5, ...FAST });
+      let running = 0;
+      let maxRunning = 0;
+      let grants = 0;
+      const calls = Array.from({ length: 30 }, async (_, i) => {
+        const result = await sem.acquire(`call-${i}`, { timeoutMs: 10_000 });
+        if (!result.ok) return result;
+        grants++;
+        maxRunning = Math.max(maxRunning, ++running);
+        await sleep(30 + (i % 5) * 20);
+        running--;
+        await result.permit.release();
+        return result;
+      });
+      await vi.waitFor(() => expect(grants).toBeGreaterThanOrEqual(8), WAIT);
+      await server.stop();
+      const refused = (await Promise.all(calls)).filter((r) => !r.ok);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused.map((r) => r.reason)).toEqual(refused.map(() => 'unavailable'));
+      expect(maxRunning).toBeLessThanOrEqual(5);
+      const late = await sem.acquire('late');
+      expect(late).toMatchObject({ ok: false, reason: 'unavailable' });
+      expect((late as Refused).retryAfterMs).toBeGreaterThan(0);
+    } finally {
+      await endpoint.close();
+      await server.stop();
+    }
+  });
+
+  it('an unreachable endpoint is an unavailable refusal, not an exception', async () => {
+    const sem = new RedisSemaphore({ redis: upstashClient('http://127.0.0.1:9'), prefix: nextPrefix(), ...FAST });
+    const result = await sem.acquire('lonely');
+    expect(result).toMatchObject({ ok: false, reason: 'unavailable', detail: expect.stringMatching(/backend failed/) });
+  });
+
+  it.each([
+    ['is refused', () => Promise.reject(new Error("ERR unknown command 'blpop'"))],
+    ['answers at once without blocking', () => Promise.resolve(null)],
+  ])('falls back to polling when BLPOP %s', async (_, blpop) => {
+    const prefix = nextPrefix();
+    const noBlocking: SemaphoreRedis = {
+      createScript: (script) => redis.createScript(script),
+      exec: (() => blpop()) as SemaphoreRedis['exec'],
+    };
+    const sem = new RedisSemaphore({ redis: noBlocking, prefix, limit: 2, ...FAST });
+    const results = await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const result = await sem.acquire(`call-${i}`);
+        if (result.ok) {
+          await sleep(20 + i * 5);
+          await result.permit.release();
+        }
+        return result;
+      }),
+    );
+    expect(results.filter((r) => !r.ok)).toEqual([]);
+    expect(await keysOf(prefix)).toEqual([]);
+  });
+
+  it.each(['blpop', 'poll'] as const)('a waiting call stays within its Redis request cap (%s)', async (wake) => {
+    const prefix = nextPrefix();
+    const sem = semaphore({ prefix, limit: 1, wake, maxRequestsPerAcquire: 8, pollMinMs: 5, blockMs: 50 });
+    const holder = await acquireOk(sem, 'holder');
+    const result = await sem.acquire('waiter', { timeoutMs: 1_000 });
+    expect(result).toMatchObject({ ok: false, reason: 'timeout' });
+    expect(result.requests).toBeGreaterThan(2);
+    expect(result.requests).toBeLessThanOrEqual(8);
+    await holder.permit.release();
+    expect(await keysOf(prefix)).toEqual([]);
+  });
+});
