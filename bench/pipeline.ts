@@ -44,14 +44,19 @@ async function inMemoryNeon(keyHash: string): Promise<void> {
   };
 }
 
-async function measure(name: string, iterations: number, call: () => Promise<unknown>): Promise<Figures> {
-  for (let i = 0; i < Math.min(2_000, iterations); i++) await call();
+/** Times `call` (after a warm-up); `settle` runs between calls, outside the timed region. */
+async function measure(name: string, iterations: number, call: () => Promise<unknown>, settle?: () => Promise<unknown>): Promise<Figures> {
+  for (let i = 0; i < Math.min(2_000, iterations); i++) {
+    await call();
+    await settle?.();
+  }
   const samples = new Float64Array(iterations);
   const started = process.hrtime.bigint();
   for (let i = 0; i < iterations; i++) {
     const t0 = process.hrtime.bigint();
     await call();
     samples[i] = Number(process.hrtime.bigint() - t0) / 1_000;
+    await settle?.();
   }
   const totalSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   samples.sort();
@@ -111,6 +116,66 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
   const invalid = await run(INVALID);
   await Promise.all(pending);
   return { valid, invalid };
+}
+
+/**
+ * What admission (rate limit + semaphore acquire, release off the critical path) adds to one
+ * uncontended call: the same no-op call through the gateway, with the in-process semaphore and with
+ * the Redis semaphore (redis-server behind the Upstash REST stand-in, on loopback), plus the Redis
+ * HTTP requests sent while the call was on its critical path.
+ */
+export async function runAdmissionBench(iterations = 500): Promise<string> {
+  const { startRedisServer, startUpstashStandIn } = await import('../local/upstash-rest.ts');
+  const redis = await startRedisServer();
+  if (!redis) return '_redis-server is not installed: admission cost not measured._';
+  const upstash = await startUpstashStandIn({ redisPort: redis.port, token: 'bench' });
+  try {
+    await inMemoryNeon(await hashApiKey(API_KEY));
+    let redisRequests = 0;
+    let beforeExecution = 0;
+    const benchTool = defineTool({
+      ...logMood,
+      execute: async () => {
+        beforeExecution += redisRequests;
+        return ok(RESULT, RESULT.message);
+      },
+    });
+    const gateway = createGateway([benchTool]);
+    const pending: Promise<unknown>[] = [];
+    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+      if (String(input instanceof Request ? input.url : input).startsWith(upstash.url)) redisRequests++;
+      return realFetch(input, init);
+    }) as typeof fetch;
+    const rows: string[] = [];
+    for (const [label, env] of [
+      ['in-process semaphore', { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench' }],
+      ['Redis semaphore + rate limit', { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench', UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: upstash.token }],
+    ] as const) {
+      beforeExecution = 0;
+      const figures = await measure(label, iterations, async () => {
+        redisRequests = 0;
+        const response = await gateway.fetch(
+          new Request('http://bench/tools/log-mood', {
+            method: 'POST',
+            headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+            body: JSON.stringify(VALID),
+          }),
+          env,
+          ctx as unknown as Parameters<typeof gateway.fetch>[2],
+        );
+        await response.text();
+      }, () => Promise.all(pending.splice(0)));
+      const perCall = beforeExecution / (iterations + Math.min(2_000, iterations));
+      rows.push(`| ${label} | ${figures.p50Us.toFixed(0)} | ${figures.p99Us.toFixed(0)} | ${perCall.toFixed(2)} |`);
+    }
+    globalThis.fetch = realFetch;
+    return ['| admission | p50 µs | p99 µs | Redis HTTP requests before execution, per call |', '|---|---:|---:|---:|', ...rows].join('\n');
+  } finally {
+    await upstash.close();
+    await redis.stop();
+  }
 }
 
 export function pipelineMarkdown({ valid, invalid }: { valid: Figures[]; invalid: Figures[] }): string {

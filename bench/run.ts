@@ -5,7 +5,8 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { bundlesMarkdown, measureBundles } from './bundles.ts';
-import { pipelineMarkdown, runPipelineBench } from './pipeline.ts';
+import { pipelineMarkdown, runAdmissionBench, runPipelineBench } from './pipeline.ts';
+import { runSemaphoreBench } from './semaphore.ts';
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const sections: string[] = [
@@ -16,6 +17,12 @@ const sections: string[] = [
 
 console.log('Pipeline overhead without I/O...');
 sections.push('', '## Pipeline overhead without I/O (log-mood schema, no-op execute)', '', pipelineMarkdown(await runPipelineBench()));
+
+console.log('Admission cost per call...');
+sections.push('', '## What admission adds to one uncontended call (no-op tool, loopback Redis)', '', await runAdmissionBench());
+
+console.log('Semaphore under saturation...');
+sections.push('', await runSemaphoreBench());
 
 console.log('Bundle sizes (dry-run deploys)...');
 sections.push('', '## Bundle sizes (`npm run deploy -- <tool-id> --dry-run`)', '', bundlesMarkdown(measureBundles()));
