@@ -144,7 +144,7 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
     const pending: Promise<unknown>[] = [];
     const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
     const realFetch = globalThis.fetch;
-    globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+    globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: RequestInit) => {
       if (String(input instanceof Request ? input.url : input).startsWith(upstash.url)) redisRequests++;
       return realFetch(input, init);
     }) as typeof fetch;

@@ -2,8 +2,33 @@
  * Every tool, in catalog order. A tool's id is also its file name: functions/<toolset>/<id>.ts.
  */
 import type { AnyTool } from '../shared/tool.ts';
+import addDocument from './documents/add-document.ts';
+import deleteDocument from './documents/delete-document.ts';
+import embedTasks from './documents/embed-tasks.ts';
+import replaceDocument from './documents/replace-document.ts';
 import logMood from './table-tools/log-mood.ts';
 import logTelegramCheckin from './table-tools/log-telegram-checkin.ts';
 import submitHealthForm from './table-tools/submit-health-form.ts';
+import clusterBySimilarity from './task-analysis/cluster-by-similarity.ts';
+import detectDependencies from './task-analysis/detect-dependencies.ts';
+import getDocumentContext from './task-analysis/get-document-context.ts';
+import queryTaskGraph from './task-analysis/query-task-graph.ts';
+import semanticSearch from './task-analysis/semantic-search.ts';
 
-export const tools: readonly AnyTool[] = [logMood, submitHealthForm, logTelegramCheckin];
+export const tools: readonly AnyTool[] = [
+  // Documents in
+  addDocument,
+  replaceDocument,
+  deleteDocument,
+  embedTasks,
+  // Task analysis
+  semanticSearch,
+  getDocumentContext,
+  detectDependencies,
+  queryTaskGraph,
+  clusterBySimilarity,
+  // Table tools
+  logMood,
+  submitHealthForm,
+  logTelegramCheckin,
+];

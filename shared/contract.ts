@@ -145,6 +145,20 @@ export function fail(code: ErrorCode, message: string, options: FailOptions = {}
   return failure;
 }
 
+/**
+ * Carries a failure out of code that cannot return one (a getter, a deep helper); the pipeline
+ * answers with `failure` as if it had been returned.
+ */
+export class FailureError extends Error {
+  readonly failure: Failure;
+
+  constructor(failure: Failure) {
+    super(failure.error.message);
+    this.name = 'FailureError';
+    this.failure = failure;
+  }
+}
+
 /** The HTTP status a failure is answered with. */
 export function statusOf(failure: Failure): number {
   return failure.status ?? ERROR_STATUS[failure.error.code];

@@ -3,7 +3,7 @@
  * become contract failures.
  */
 import { neon, neonConfig } from '@neondatabase/serverless';
-import { DrizzleQueryError } from 'drizzle-orm';
+import { DrizzleQueryError, sql, type SQL } from 'drizzle-orm';
 import { drizzle, type NeonHttpDatabase } from 'drizzle-orm/neon-http';
 import { fail, type Failure } from './contract.ts';
 
@@ -27,6 +27,14 @@ neonConfig.fetchEndpoint = (host, port, options) =>
  */
 export function createDb(databaseUrl: string): Database {
   return drizzle({ client: neon(databaseUrl) });
+}
+
+/**
+ * A list of uuids as one `uuid[]` parameter, for `= any(...)`. (Interpolated as is, drizzle would
+ * spread an array into one parameter per element.)
+ */
+export function uuidArray(ids: readonly string[]): SQL {
+  return sql`${sql.param(ids)}::uuid[]`;
 }
 
 /** The Postgres error behind a drizzle or Neon error, if any. */

@@ -2,8 +2,19 @@
  * The bindings and variables a worker reads. Only the pipeline reads them; tools never see `env`.
  */
 import type { AdmissionEnv } from './concurrency/admission.ts';
+import type { AiBinding } from './providers/index.ts';
 
 export interface Env extends AdmissionEnv {
   /** Postgres connection string: Neon in production, the local stand-in (loopback) in development. */
   DATABASE_URL?: string;
+  /** Provider choice: 'offline' (default), 'openai' or 'workers-ai' (see shared/providers). */
+  EMBEDDINGS_PROVIDER?: string;
+  LLM_PROVIDER?: string;
+  OPENAI_BASE_URL?: string;
+  OPENAI_API_KEY?: string;
+  EMBEDDINGS_MODEL?: string;
+  EMBEDDINGS_DIMENSIONS?: string;
+  LLM_MODEL?: string;
+  /** The Workers AI binding, for the workers-ai providers. */
+  AI?: AiBinding;
 }

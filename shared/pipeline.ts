@@ -5,12 +5,14 @@
  *
  * Every path ends in an envelope; nothing a tool throws reaches the caller.
  */
-import { fail, statusOf, envelope, type Failure, type Meta, type Outcome } from './contract.ts';
-import { authenticate } from './auth.ts';
+import { envelope, fail, FailureError, statusOf, type Failure, type Meta, type Outcome } from './contract.ts';
+import { authenticate, type Caller } from './auth.ts';
 import { admissionFromEnv } from './concurrency/admission.ts';
 import { createDb, databaseFailure, type Database } from './db.ts';
 import type { Env } from './env.ts';
 import { log } from './log.ts';
+import { createProviders, readProviderConfig, type Providers } from './providers/index.ts';
+import { ProviderError, providerFailure } from './providers/types.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, withRetries } from './retry.ts';
 import type { AnyTool, ToolContext } from './tool.ts';
 import { describeCause, recordExecution } from './tracing.ts';
@@ -87,18 +89,11 @@ export async function callTool(
   const refuse = (failure: Failure): CallResult => ({ outcome: failure, meta: meta() });
 
   if (tool.unavailable) return refuse(tool.unavailable);
-  const db = connect(scope.env);
-  if (!db.ok) return refuse(db);
   const admission = admissionFromEnv(scope.env);
   if ('ok' in admission) return refuse(admission);
-
-  let caller;
-  try {
-    caller = await authenticate(call.authorization, db.value);
-  } catch (error) {
-    return refuse(databaseFailure(error) ?? unexpected(error, traceId));
-  }
+  const caller = await authorize(call.authorization, scope.env, traceId);
   if (!caller.ok) return refuse(caller);
+  const db = caller.db;
 
   const raw = await call.readInput(tool.hint);
   if (!raw.ok) return refuse(raw);
@@ -120,7 +115,19 @@ export async function callTool(
   if (queued) log('info', 'dequeued', { tool: tool.id, trace_id: traceId, queued_ms: round(admitted.queuedMs) });
 
   const { permit } = admitted;
-  const context: ToolContext = { db: db.value, project: caller.project, signal: AbortSignal.any([call.signal, permit.lost]), traceId };
+  let providers: Providers | undefined;
+  const context: ToolContext = {
+    db,
+    project: caller.project,
+    get providers() {
+      if (providers) return providers;
+      const config = readProviderConfig(scope.env as Record<string, unknown>);
+      if (!config.ok) throw new FailureError(config);
+      return (providers = createProviders(config.config, scope.env.AI));
+    },
+    signal: AbortSignal.any([call.signal, permit.lost]),
+    traceId,
+  };
   const executionStartedAt = performance.now();
   let { outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {
     retries,
@@ -140,7 +147,7 @@ export async function callTool(
   // Deferred to a later task, so building and sending the record happens after the response is out.
   scope.waitUntil(
     afterResponse(() =>
-      recordExecution(db.value, {
+      recordExecution(db, {
         traceId,
         tool: tool.id,
         projectId: caller.project.id,
@@ -162,7 +169,7 @@ async function execute(tool: AnyTool, input: unknown, context: ToolContext): Pro
   try {
     outcome = await tool.execute(input, context);
   } catch (error) {
-    outcome = databaseFailure(error) ?? unexpected(error, context.traceId);
+    outcome = failureOf(error, context.traceId);
   }
   if (!outcome.ok) {
     if (outcome.error.code === 'UNKNOWN_ERROR') log('error', 'tool_failed', { tool: tool.id, trace_id: context.traceId });
@@ -173,6 +180,13 @@ async function execute(tool: AnyTool, input: unknown, context: ToolContext): Pro
   return fail('UNKNOWN_ERROR', `The tool '${tool.id}' produced a result that does not match its declared output; this is a bug in the tool, recorded with trace id ${context.traceId}.`, {
     cause: checked.error,
   });
+}
+
+/** What a thrown error means for the caller: a carried failure, a provider or database failure, or a bug. */
+function failureOf(error: unknown, traceId: string): Failure {
+  if (error instanceof FailureError) return error.failure;
+  if (error instanceof ProviderError) return providerFailure(error);
+  return databaseFailure(error) ?? unexpected(error, traceId);
 }
 
 /**
@@ -189,6 +203,26 @@ function leaseLost(outcome: Outcome<unknown>): Failure {
 
 function afterResponse(work: () => Promise<void>): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0)).then(work);
+}
+
+/**
+ * Resolves the caller of a request from its `Authorization` header, with the database client the
+ * call will use. Answers CONFIG_ERROR without DATABASE_URL and UNAUTHENTICATED for a bad key.
+ * Transports call it to refuse a request before reading it (MCP); never throws.
+ */
+export async function authorize(
+  authorization: string | null,
+  env: Env,
+  traceId: string = crypto.randomUUID(),
+): Promise<({ ok: true; db: Database } & Caller) | Failure> {
+  const db = connect(env);
+  if (!db.ok) return db;
+  try {
+    const caller = await authenticate(authorization, db.value);
+    return caller.ok ? { ...caller, db: db.value } : caller;
+  } catch (error) {
+    return databaseFailure(error) ?? unexpected(error, traceId);
+  }
 }
 
 function connect(env: Env): { ok: true; value: Database } | Failure {

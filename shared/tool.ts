@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { Failure, Outcome } from './contract.ts';
 import type { Database } from './db.ts';
+import type { Providers } from './providers/index.ts';
 
 /** The tenant, resolved from the API key; never from tool input. */
 export interface Project {
@@ -17,6 +18,11 @@ export interface Project {
 export interface ToolContext {
   db: Database;
   project: Project;
+  /**
+   * Embeddings and dependency detection, as configured. Built on first use: reading it in a
+   * deployment whose provider settings are wrong throws, and the call answers CONFIG_ERROR.
+   */
+  readonly providers: Providers;
   /** Aborted when the call is abandoned (client gone, lease lost): stop work early. */
   signal: AbortSignal;
   traceId: string;

@@ -1,0 +1,28 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { fail, ok } from '../../shared/contract.ts';
+import { defineTool } from '../../shared/tool.ts';
+import { documentId } from './lib/schemas.ts';
+
+/** Deletes a document with its tasks and their relationships. */
+export default defineTool({
+  id: 'delete-document',
+  description: 'Delete a document. Its tasks and every relationship involving them are deleted too.',
+  input: z.strictObject({ document_id: documentId }),
+  output: z.object({ document_id: z.string(), deleted_task_count: z.int() }),
+  example: { document_id: '3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f' },
+  async execute({ document_id }, { db, project }) {
+    // One statement: the count sees the tasks as they were just before the cascade removed them.
+    const { rows } = await db.execute(sql`
+      with gone as (delete from documents where id = ${document_id} and project_id = ${project.id} returning id)
+      select (select count(*) from gone)::int as deleted,
+             (select count(*) from tasks where document_id in (select id from gone))::int as task_count`);
+    const { deleted, task_count } = rows[0] as { deleted: number; task_count: number };
+    if (deleted === 0) {
+      return fail('NOT_FOUND', `No document with id '${document_id}' exists in this project.`, {
+        details: { entity_type: 'document', query: { document_id } },
+      });
+    }
+    return ok({ document_id, deleted_task_count: task_count }, `Deleted document ${document_id} with its ${task_count} tasks and their relationships.`);
+  },
+});

@@ -1,0 +1,108 @@
+/**
+ * Documents in: store a markdown document with the tasks extracted from it, then embed the tasks.
+ * Shared by the document tools and the seed.
+ *
+ * A document and its tasks are written in one transaction. Embedding happens after, batch by
+ * batch: a provider failure marks that batch `failed` with the error (retry with `embed-tasks`)
+ * instead of failing the call, so a retried call never stores the document twice.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import { uuidArray, type Database } from '../../../shared/db.ts';
+import { ProviderError, type EmbeddingProvider } from '../../../shared/providers/types.ts';
+import { extractTasks } from '../../task-analysis/lib/task-extraction.ts';
+
+/** Texts per embeddings request (and per UPDATE of the stored vectors). */
+export const EMBED_BATCH_SIZE = 100;
+
+export interface StoredTask {
+  id: string;
+  text: string;
+  position: number;
+}
+
+export interface EmbeddingReport {
+  embedded: number;
+  failed: number;
+  /** The provider's message for the first failed batch. */
+  error?: string;
+}
+
+/**
+ * Writes a document and its tasks (pending embedding) in one transaction. With `replaceId`, the
+ * document keeps its id and its old tasks (and their relationships) are replaced.
+ */
+export async function storeDocument(
+  db: Database,
+  projectId: string,
+  document: { title: string; content: string },
+  replaceId?: string,
+): Promise<{ documentId: string; tasks: StoredTask[] }> {
+  const documentId = replaceId ?? crypto.randomUUID();
+  const tasks = extractTasks(document.content).map((task) => ({ id: crypto.randomUUID(), text: task.text, position: task.position }));
+  const writeDocument = replaceId
+    ? db.execute(sql`update documents set title = ${document.title}, content = ${document.content}, updated_at = now()
+        where id = ${documentId} and project_id = ${projectId}`)
+    : db.execute(sql`insert into documents (id, project_id, title, content) values (${documentId}, ${projectId}, ${document.title}, ${document.content})`);
+  const statements = [writeDocument];
+  if (replaceId) statements.push(db.execute(sql`delete from tasks where document_id = ${documentId} and project_id = ${projectId}`));
+  if (tasks.length > 0) statements.push(db.execute(insertTasks(projectId, documentId, tasks)));
+  await db.batch(statements as [(typeof statements)[number], ...typeof statements]);
+  return { documentId, tasks };
+}
+
+function insertTasks(projectId: string, documentId: string, tasks: StoredTask[]): SQL {
+  const rows = JSON.stringify(tasks.map((t) => ({ id: t.id, text: t.text, position: t.position })));
+  return sql`insert into tasks (id, project_id, document_id, text, position)
+    select r.id, ${projectId}::uuid, ${documentId}::uuid, r.text, r.position
+    from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, text text, position int)`;
+}
+
+/**
+ * Embeds `tasks` and stores their vectors with the provider's id; batches the provider rejects are
+ * marked `failed` with its message. Other errors (the database) propagate.
+ */
+export async function embedTasks(
+  db: Database,
+  projectId: string,
+  tasks: Pick<StoredTask, 'id' | 'text'>[],
+  embeddings: EmbeddingProvider,
+  signal?: AbortSignal,
+): Promise<EmbeddingReport> {
+  const report: EmbeddingReport = { embedded: 0, failed: 0 };
+  for (let start = 0; start < tasks.length; start += EMBED_BATCH_SIZE) {
+    const batch = tasks.slice(start, start + EMBED_BATCH_SIZE);
+    let vectors: Float32Array[];
+    try {
+      vectors = await embeddings.embed(batch.map((task) => task.text), signal);
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      report.failed += batch.length;
+      report.error ??= error.message;
+      await db.execute(sql`update tasks set embedding_status = 'failed', embedding_error = ${error.message}
+        where project_id = ${projectId} and id = any(${uuidArray(batch.map((task) => task.id))})`);
+      continue;
+    }
+    const rows = JSON.stringify(batch.map((task, i) => ({ id: task.id, embedding: vectorLiteral(vectors[i]!) })));
+    await db.execute(sql`update tasks as t
+      set embedding = v.embedding::vector, embedding_status = 'completed', embedding_model = ${embeddings.id}, embedding_error = null
+      from jsonb_to_recordset(${rows}::jsonb) as v(id uuid, embedding text)
+      where t.id = v.id and t.project_id = ${projectId}`);
+    report.embedded += batch.length;
+  }
+  return report;
+}
+
+/** pgvector's text form. Eight significant digits keep float32 precision at a third of the size. */
+export function vectorLiteral(vector: Float32Array): string {
+  let text = '[';
+  for (let i = 0; i < vector.length; i++) text += (i ? ',' : '') + (vector[i] === 0 ? '0' : vector[i]!.toPrecision(8));
+  return text + ']';
+}
+
+/** Parses pgvector's text form (as the database returns it) into a Float32Array. */
+export function parseVector(text: string): Float32Array {
+  const values = text.slice(1, -1).split(',');
+  const vector = new Float32Array(values.length);
+  for (let i = 0; i < values.length; i++) vector[i] = Number(values[i]);
+  return vector;
+}

@@ -1,0 +1,43 @@
+import { and, eq } from 'drizzle-orm';
+import { z } from 'zod';
+import { documents } from '../../drizzle/schema.ts';
+import { fail, ok } from '../../shared/contract.ts';
+import { defineTool } from '../../shared/tool.ts';
+import { embedTasks, storeDocument } from './lib/ingest.ts';
+import { documentFields, documentId, ingestMessage, ingestResult } from './lib/schemas.ts';
+
+/** Replaces a document's title and content; its tasks are extracted and embedded anew. */
+export default defineTool({
+  id: 'replace-document',
+  description:
+    "Replace a document's title and markdown. Its tasks are extracted again (new task ids); the old tasks and their relationships are removed.",
+  input: z.strictObject({ document_id: documentId, ...documentFields }),
+  output: ingestResult,
+  example: { document_id: '3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f', title: 'Q3 hiring plan', content: '- [ ] Open the role' },
+  async execute({ document_id, title, content }, { db, project, providers, signal }) {
+    const [existing] = await db
+      .select({ id: documents.id })
+      .from(documents)
+      .where(and(eq(documents.id, document_id), eq(documents.projectId, project.id)));
+    if (!existing) {
+      return fail('NOT_FOUND', `No document with id '${document_id}' exists in this project.`, {
+        hint: 'Use add-document to create it, or check the id returned by add-document.',
+        details: { entity_type: 'document', query: { document_id } },
+      });
+    }
+    const { tasks } = await storeDocument(db, project.id, { title, content }, document_id);
+    const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal);
+    return ok(
+      {
+        document_id,
+        title,
+        task_count: tasks.length,
+        embedded_count: report.embedded,
+        failed_count: report.failed,
+        embedding_model: providers.embeddings.id,
+        tasks: tasks.map((task) => ({ task_id: task.id, text: task.text, position: task.position })),
+      },
+      ingestMessage('Replaced', title, tasks.length, report.failed, report.error),
+    );
+  },
+});

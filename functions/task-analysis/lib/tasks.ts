@@ -1,0 +1,66 @@
+/**
+ * What the task-analysis tools share: input pieces, the output shapes every tool names the same
+ * way (so an agent can chain them), and loading tasks by id within the caller's project.
+ */
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { fail, type Failure } from '../../../shared/contract.ts';
+import { uuidArray, type Database } from '../../../shared/db.ts';
+
+export const responseFormat = z
+  .enum(['concise', 'detailed'])
+  .default('concise')
+  .describe('concise (default): what an agent needs to decide; detailed: everything, for inspection.');
+
+/** A list of task ids, unique, between `min` and `max` long. */
+export function taskIds(min: number, max: number) {
+  return z
+    .array(z.uuid())
+    .min(min)
+    .max(max)
+    .refine((ids) => new Set(ids).size === ids.length, { message: 'must not repeat a task id' })
+    .describe(`Task ids (from semantic-search or add-document), ${min} to ${max}.`);
+}
+
+export const relationshipType = z.enum(['prerequisite', 'blocks', 'related']);
+
+/** `relationships[]` in every tool. */
+export const relationshipShape = z.object({
+  source_task_id: z.string(),
+  target_task_id: z.string(),
+  type: relationshipType,
+  confidence: z.number(),
+  rationale: z.string(),
+});
+
+export interface TaskRow {
+  task_id: string;
+  text: string;
+  position: number;
+  document_id: string;
+  document_title: string;
+  embedding_status: 'pending' | 'completed' | 'failed';
+  embedding_model: string | null;
+}
+
+/**
+ * Loads tasks by id within the project, in the order asked. Ids of other projects behave exactly
+ * like unknown ids: NOT_FOUND naming every missing one.
+ */
+export async function loadTasks(db: Database, projectId: string, ids: string[]): Promise<TaskRow[] | Failure> {
+  const { rows } = await db.execute(sql`
+    select t.id as task_id, t.text, t.position, t.document_id, d.title as document_title, t.embedding_status, t.embedding_model
+    from tasks t join documents d on d.id = t.document_id
+    where t.project_id = ${projectId} and t.id = any(${uuidArray(ids)})`);
+  const byId = new Map((rows as unknown as TaskRow[]).map((row) => [row.task_id, row]));
+  const missing = ids.filter((id) => !byId.has(id));
+  if (missing.length > 0) return tasksNotFound(missing);
+  return ids.map((id) => byId.get(id)!);
+}
+
+export function tasksNotFound(missing: string[]): Failure {
+  return fail('NOT_FOUND', `No task with id ${missing.map((id) => `'${id}'`).join(', ')} exists in this project.`, {
+    hint: 'Find task ids with semantic-search, or read them from add-document or get-document-context.',
+    details: { entity_type: 'task', query: { task_ids: missing } },
+  });
+}

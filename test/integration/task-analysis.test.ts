@@ -1,0 +1,323 @@
+/**
+ * The task-analysis toolset end to end in workerd, on the local Neon stand-in with the offline
+ * providers: documents in, then the five agent tools, through the gateway as an agent calls them.
+ * The acceptance scenarios, and the edge cases: no results, a giant single cluster, circular
+ * dependencies, tasks without embeddings, a document deleted mid-execution, pagination.
+ */
+import { env } from 'cloudflare:workers';
+import { eq, sql } from 'drizzle-orm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { taskRelationships, tasks as tasksTable } from '../../drizzle/schema.ts';
+import { parseVector } from '../../functions/documents/lib/ingest.ts';
+import getDocumentContext from '../../functions/task-analysis/get-document-context.ts';
+import { embedText } from '../../shared/providers/hashing-embedder.ts';
+import { createProviders, readProviderConfig } from '../../shared/providers/index.ts';
+import type { ToolContext } from '../../shared/tool.ts';
+import { callTool, db, tenantA, tenantB } from './helpers.ts';
+
+type Data = Record<string, any>;
+const call = async (toolId: string, input: unknown, key = tenantA.apiKey) => callTool<Data>(toolId, input, { key });
+async function data(toolId: string, input: unknown, key = tenantA.apiKey): Promise<Data> {
+  const { status, body } = await call(toolId, input, key);
+  if (!body.success) throw new Error(`${toolId} failed with ${status}: ${body.message}`);
+  return body.data;
+}
+
+const HIRING = `# Hiring plan
+We need to grow the platform team this quarter.
+- [ ] Open the senior backend engineer role
+- [ ] Interview backend engineer candidates after the senior backend engineer role is open
+- [ ] Hire two backend engineers
+- [ ] Onboard the new backend engineers
+`;
+const INFRASTRUCTURE = `# Infrastructure
+- [ ] Migrate the Postgres database to the new cluster
+- [ ] Set up database replication and backups
+- [ ] Load test the database cluster
+`;
+const COMPLIANCE = `# Compliance
+- [ ] Renew the SOC 2 audit with the auditor
+- [ ] Collect SOC 2 audit evidence for access reviews
+`;
+
+let hiring: Data;
+let infrastructure: Data;
+let compliance: Data;
+const taskId = (document: Data, position: number): string => document.tasks[position].task_id;
+
+beforeAll(async () => {
+  hiring = await data('add-document', { title: 'Hiring plan', content: HIRING });
+  infrastructure = await data('add-document', { title: 'Infrastructure', content: INFRASTRUCTURE });
+  compliance = await data('add-document', { title: 'Compliance', content: COMPLIANCE });
+});
+
+describe('documents in', () => {
+  it('extracts the checkbox tasks in order and embeds them', () => {
+    expect(hiring).toMatchObject({ task_count: 4, embedded_count: 4, failed_count: 0, embedding_model: 'offline-hashing-v1' });
+    expect(hiring.tasks.map((t: Data) => t.position)).toEqual([0, 1, 2, 3]);
+    expect(hiring.tasks[0].text).toBe('Open the senior backend engineer role');
+  });
+
+  it('records failed embeddings, keeps the document, and embeds them later with embed-tasks', async () => {
+    const { createGateway } = await import('../../shared/app.ts');
+    const { tools } = await import('../../functions/registry.ts');
+    const { createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test');
+    // An embeddings provider that cannot be reached: every batch fails, the document is stored.
+    const brokenEnv = { ...env, EMBEDDINGS_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' };
+    const ctx = createExecutionContext();
+    const response = await createGateway(tools, { retryDelayMs: 10 }).fetch(
+      new Request('http://edge-tools.test/tools/add-document', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'Unembedded', content: '- [ ] Write the unembedded task\n- [ ] Another unembedded task' }),
+      }),
+      brokenEnv,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    const added = (await response.json()) as { data: Data; message: string };
+    expect(added.data).toMatchObject({ task_count: 2, embedded_count: 0, failed_count: 2 });
+    expect(added.message).toContain('call embed-tasks later');
+    const [failed] = await db.select().from(tasksTable).where(eq(tasksTable.id, added.data.tasks[0].task_id));
+    expect(failed).toMatchObject({ embeddingStatus: 'failed' });
+    expect(failed!.embeddingError).toBeTruthy();
+
+    // Not searchable while failed ...
+    const before = await data('semantic-search', { query: 'Write the unembedded task', threshold: 0.5 });
+    expect(before.results.map((r: Data) => r.task_id)).not.toContain(added.data.tasks[0].task_id);
+    expect(before.unembedded_task_count).toBeGreaterThanOrEqual(2);
+    // ... and searchable once embed-tasks has run with a working provider.
+    const retried = await data('embed-tasks', { document_id: added.data.document_id });
+    expect(retried).toMatchObject({ embedded_count: 2, failed_count: 0, remaining_count: 0 });
+    const after = await data('semantic-search', { query: 'Write the unembedded task', threshold: 0.5 });
+    expect(after.results[0].task_id).toBe(added.data.tasks[0].task_id);
+  });
+
+  it('replaces a document: new tasks, old tasks and their relationships gone', async () => {
+    const doc = await data('add-document', { title: 'To replace', content: '- [ ] Old task one\n- [ ] Old task two after old task one' });
+    await data('detect-dependencies', { task_ids: doc.tasks.map((t: Data) => t.task_id) });
+    const replaced = await data('replace-document', { document_id: doc.document_id, title: 'Replaced', content: '- [ ] New task' });
+    expect(replaced).toMatchObject({ document_id: doc.document_id, title: 'Replaced', task_count: 1 });
+    const old = await call('get-document-context', { task_ids: [doc.tasks[0].task_id] });
+    expect(old.status).toBe(404);
+    const edges = await db.select().from(taskRelationships).where(eq(taskRelationships.sourceTaskId, doc.tasks[1].task_id));
+    expect(edges).toHaveLength(0);
+  });
+
+  it('deletes a document with its tasks and relationships', async () => {
+    const doc = await data('add-document', { title: 'To delete', content: '- [ ] Draft the memo\n- [ ] Send the memo after draft the memo' });
+    await data('detect-dependencies', { task_ids: doc.tasks.map((t: Data) => t.task_id) });
+    expect(await data('delete-document', { document_id: doc.document_id })).toEqual({ document_id: doc.document_id, deleted_task_count: 2 });
+    const { rows } = await db.execute(sql`select count(*)::int as n from task_relationships where source_task_id = ${doc.tasks[1].task_id} or target_task_id = ${doc.tasks[1].task_id}`);
+    expect(rows[0]).toEqual({ n: 0 });
+    expect((await call('delete-document', { document_id: doc.document_id })).status).toBe(404);
+  });
+});
+
+describe('semantic-search', () => {
+  it('finds the tasks closest in meaning, best first, with their documents', async () => {
+    const found = await data('semantic-search', { query: 'hire backend engineers', threshold: 0.3, limit: 5 });
+    expect(found.results.length).toBeGreaterThan(0);
+    expect(found.results[0]).toMatchObject({ document_id: hiring.document_id, document_title: 'Hiring plan' });
+    const similarities = found.results.map((r: Data) => r.similarity);
+    expect(similarities).toEqual([...similarities].sort((a, b) => b - a));
+    for (const s of similarities) expect(s).toBeGreaterThanOrEqual(0.3);
+    expect(Object.keys(found.results[0]).sort()).toEqual(['document_id', 'document_title', 'similarity', 'task_id', 'text']);
+  });
+
+  it('answers zero results as a success with an explanation and a suggestion', async () => {
+    const { status, body } = await call('semantic-search', { query: 'quantum chromodynamics lattice', threshold: 0.95 });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ success: true, data: { results: [] } });
+    if (body.success) {
+      expect(body.data.suggestion).toMatch(/Lower the threshold/);
+      expect(body.message).toMatch(/No task is similar enough/);
+    }
+  });
+
+  it('searches only the documents asked for', async () => {
+    const found = await data('semantic-search', { query: 'database', threshold: 0, document_ids: [compliance.document_id] });
+    expect(new Set(found.results.map((r: Data) => r.document_id))).toEqual(new Set([compliance.document_id]));
+  });
+
+  it('never shows another tenant its tasks', async () => {
+    const found = await data('semantic-search', { query: 'hire backend engineers', threshold: 0 }, tenantB.apiKey);
+    const ids = found.results.map((r: Data) => r.task_id);
+    expect(ids).not.toContain(taskId(hiring, 2));
+  });
+
+  it('is exact: the same ranking as an independent computation over every embedded task', async () => {
+    const query = 'database cluster';
+    const found = await data('semantic-search', { query, threshold: 0, limit: 50 });
+    // Independently: every embedded task's vector, scored in JS against the query's vector.
+    const q = embedText(query);
+    const { rows } = await db.execute(sql`select id, embedding::text as embedding from tasks where project_id = ${tenantA.projectId} and embedding_status = 'completed'`);
+    const expected = (rows as { id: string; embedding: string }[])
+      .map((row) => ({ id: row.id, similarity: parseVector(row.embedding).reduce((sum, v, i) => sum + v * q[i]!, 0) }))
+      .filter((row) => row.similarity >= 0)
+      .sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : 1))
+      .slice(0, 50);
+    expect(found.results.map((r: Data) => r.task_id)).toEqual(expected.map((row) => row.id));
+  });
+});
+
+describe('get-document-context', () => {
+  it('returns the parent documents with their full markdown and all their tasks', async () => {
+    const context = await data('get-document-context', { task_ids: [taskId(hiring, 1), taskId(infrastructure, 0)] });
+    expect(context.documents).toHaveLength(2);
+    const doc = context.documents.find((d: Data) => d.document_id === hiring.document_id);
+    expect(doc).toMatchObject({ title: 'Hiring plan', content: HIRING, pagination: { current_chunk: 1, total_chunks: 1, chunk_size: 50_000, overlap: 200 } });
+    expect(doc.tasks.map((t: Data) => t.task_id)).toEqual(hiring.tasks.map((t: Data) => t.task_id));
+  });
+
+  it('paginates documents over 50,000 characters in chunks overlapping by exactly 200', async () => {
+    const filler = 'Background paragraph about the launch. '.repeat(3_000); // ~117k characters
+    const content = `# Launch\n- [ ] Prepare the launch\n${filler}\n- [ ] Announce the launch\n`;
+    const doc = await data('add-document', { title: 'Long launch plan', content });
+    const chunks: string[] = [];
+    for (let chunk = 1; chunk <= 3; chunk++) {
+      const context = await data('get-document-context', { task_ids: [taskId(doc, 0)], chunk_number: chunk });
+      const page = context.documents[0];
+      expect(page.pagination).toEqual({ current_chunk: chunk, total_chunks: 3, chunk_size: 50_000, overlap: 200 });
+      expect(page.tasks).toHaveLength(2);
+      chunks.push(page.content);
+    }
+    expect(chunks[0]!.length).toBe(50_000);
+    expect(chunks[0]!.slice(-200)).toBe(chunks[1]!.slice(0, 200));
+    expect(chunks[1]!.slice(-200)).toBe(chunks[2]!.slice(0, 200));
+    expect(chunks[0]! + chunks[1]!.slice(200) + chunks[2]!.slice(200)).toBe(content);
+    const beyond = await call('get-document-context', { task_ids: [taskId(doc, 0)], chunk_number: 4 });
+    expect(beyond.status).toBe(400);
+    expect(beyond.body.message).toContain("'chunk_number' must be between 1 and 3");
+  });
+
+  it('answers NOT_FOUND naming unknown task ids, and treats another tenant\'s ids the same way', async () => {
+    const unknown = crypto.randomUUID();
+    const { status, body } = await call('get-document-context', { task_ids: [taskId(hiring, 0), unknown] });
+    expect(status).toBe(404);
+    expect(body).toMatchObject({ error: { code: 'NOT_FOUND', details: { entity_type: 'task', query: { task_ids: [unknown] } } } });
+    expect(body.message).toContain(unknown);
+    const foreign = await call('get-document-context', { task_ids: [taskId(hiring, 0)] }, tenantB.apiKey);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.message).toBe(`No task with id '${taskId(hiring, 0)}' exists in this project.`);
+  });
+
+  it('answers DOCUMENT_DELETED when the document vanishes while the tool runs, without retrying', async () => {
+    const doc = await data('add-document', { title: 'Vanishing', content: '- [ ] Soon gone' });
+    // The real tool on the real database, with the document deleted between its two reads.
+    let deleted = false;
+    const vanishingDb = new Proxy(db, {
+      get(target, property, receiver) {
+        if (property === 'batch' && !deleted) {
+          return async (...args: unknown[]) => {
+            deleted = true;
+            await target.execute(sql`delete from documents where id = ${doc.document_id}`);
+            return (target.batch as (...a: unknown[]) => unknown)(...args);
+          };
+        }
+        return Reflect.get(target, property, receiver);
+      },
+    });
+    const config = readProviderConfig({});
+    if (!config.ok) throw new Error('offline providers need no configuration');
+    const context: ToolContext = {
+      db: vanishingDb,
+      project: { id: tenantA.projectId, name: 'Tenant A' },
+      providers: createProviders(config.config),
+      signal: new AbortController().signal,
+      traceId: 'test',
+    };
+    const outcome = await getDocumentContext.execute(getDocumentContext.input.parse({ task_ids: [taskId(doc, 0)] }), context);
+    expect(deleted).toBe(true);
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'DOCUMENT_DELETED', retryable: false, message: `Document ${doc.document_id} was deleted during execution.` } });
+    const { isTransient } = await import('../../shared/retry.ts');
+    if (!outcome.ok) expect(isTransient(outcome)).toBe(false);
+  });
+});
+
+describe('detect-dependencies and query-task-graph', () => {
+  it('detects the explicit "after" wording, labels the method, and saves the edges idempotently', async () => {
+    const ids = hiring.tasks.map((t: Data) => t.task_id);
+    const first = await data('detect-dependencies', { task_ids: ids });
+    expect(first.detection_method).toBe('offline-heuristic-v1');
+    const edge = first.relationships.find((r: Data) => r.type === 'prerequisite' && r.source_task_id === ids[0] && r.target_task_id === ids[1]);
+    expect(edge).toBeTruthy();
+    expect(edge.rationale).toMatch(/after/i);
+    const count = async () =>
+      ((await db.execute(sql`select count(*)::int as n from task_relationships where project_id = ${tenantA.projectId} and source_task_id = any(${sql.param(ids)}::uuid[])`)).rows[0] as { n: number }).n;
+    const saved = await count();
+    expect(saved).toBe(first.relationships.length);
+    await data('detect-dependencies', { task_ids: ids });
+    expect(await count()).toBe(saved);
+  });
+
+  it('returns circular dependencies as found', async () => {
+    const doc = await data('add-document', {
+      title: 'Circular',
+      content: '- [ ] Ship the mobile app after the payment flow is approved\n- [ ] Approve the payment flow after the mobile app is shipped\n',
+    });
+    const found = await data('detect-dependencies', { task_ids: doc.tasks.map((t: Data) => t.task_id) });
+    expect(found.cycles).toHaveLength(1);
+    expect(new Set(found.cycles[0])).toEqual(new Set(doc.tasks.map((t: Data) => t.task_id)));
+  });
+
+  it('walks relationships transitively by depth and direction, ending on cycles', async () => {
+    const doc = await data('add-document', {
+      title: 'Chain',
+      content: [
+        '- [ ] Design the invoice schema',
+        '- [ ] Implement the payment gateway after the invoice schema is designed',
+        '- [ ] Run the acceptance tests after the payment gateway is implemented',
+        '- [ ] Launch the billing product after the acceptance tests pass',
+      ].join('\n'),
+    });
+    const ids: string[] = doc.tasks.map((t: Data) => t.task_id);
+    await data('detect-dependencies', { task_ids: ids });
+    const one = await data('query-task-graph', { task_id: ids[0], relationship_type: 'prerequisite', direction: 'outgoing', depth: 1 });
+    expect(one.tasks.map((t: Data) => t.task_id)).toEqual([ids[1]]);
+    const three = await data('query-task-graph', { task_id: ids[0], relationship_type: 'prerequisite', direction: 'outgoing', depth: 3 });
+    expect(three.tasks.map((t: Data) => [t.task_id, t.depth])).toEqual([[ids[1], 1], [ids[2], 2], [ids[3], 3]]);
+    const back = await data('query-task-graph', { task_id: ids[3], relationship_type: 'prerequisite', direction: 'incoming', depth: 10 });
+    expect(new Set(back.tasks.map((t: Data) => t.task_id))).toEqual(new Set(ids.slice(0, 3)));
+    const none = await data('query-task-graph', { task_id: ids[0], relationship_type: 'prerequisite', direction: 'incoming', depth: 2 });
+    expect(none.relationships).toEqual([]);
+
+    const cycle = await data('add-document', { title: 'Loop', content: '- [ ] Ship the mobile app after the payment flow is approved\n- [ ] Approve the payment flow after the mobile app is shipped\n' });
+    const loopIds = cycle.tasks.map((t: Data) => t.task_id);
+    await data('detect-dependencies', { task_ids: loopIds });
+    const loop = await data('query-task-graph', { task_id: loopIds[0], depth: 10 });
+    expect(loop.tasks.map((t: Data) => t.task_id)).toEqual([loopIds[1]]);
+  });
+});
+
+describe('cluster-by-similarity', () => {
+  const allIds = () => [...hiring.tasks, ...infrastructure.tasks, ...compliance.tasks].map((t: Data) => t.task_id);
+
+  it('groups tasks by theme, with a summary', async () => {
+    const result = await data('cluster-by-similarity', { task_ids: allIds(), threshold: 0.2 });
+    const clusterOf = (id: string) => result.clusters.find((c: Data) => c.task_ids.includes(id)).cluster_id;
+    expect(clusterOf(taskId(compliance, 0))).toBe(clusterOf(taskId(compliance, 1)));
+    expect(clusterOf(taskId(compliance, 0))).not.toBe(clusterOf(taskId(hiring, 2)));
+    const sizes = result.clusters.map((c: Data) => c.size);
+    expect(result.summary).toEqual({
+      task_count: allIds().length,
+      cluster_count: result.clusters.length,
+      largest_cluster_size: Math.max(...sizes),
+      singleton_count: sizes.filter((s: number) => s === 1).length,
+    });
+    expect(sizes.reduce((a: number, b: number) => a + b, 0)).toBe(allIds().length);
+  });
+
+  it('makes one giant cluster at threshold 0 and singletons at threshold 1', async () => {
+    const giant = await data('cluster-by-similarity', { task_ids: allIds(), threshold: 0, linkage: 'single' });
+    expect(giant.summary).toMatchObject({ cluster_count: 1, largest_cluster_size: allIds().length });
+    const apart = await data('cluster-by-similarity', { task_ids: allIds(), threshold: 1, linkage: 'complete' });
+    expect(apart.summary).toMatchObject({ cluster_count: allIds().length, singleton_count: allIds().length });
+  });
+
+  it('adds centroids and the merge tree in the detailed format', async () => {
+    const detailed = await data('cluster-by-similarity', { task_ids: allIds(), threshold: 0.5, response_format: 'detailed' });
+    expect(detailed.clusters[0].centroid).toHaveLength(1536);
+    expect(detailed.merges).toHaveLength(allIds().length - 1);
+  });
+});
