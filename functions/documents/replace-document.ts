@@ -1,10 +1,10 @@
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { documents } from '../../drizzle/schema.ts';
-import { fail, ok } from '../../shared/contract.ts';
+import { fail } from '../../shared/contract.ts';
 import { defineTool } from '../../shared/tool.ts';
 import { embedTasks, storeDocument } from './lib/ingest.ts';
-import { documentFields, documentId, ingestMessage, ingestResult } from './lib/schemas.ts';
+import { documentFields, documentId, ingestOutcome, ingestResult } from './lib/schemas.ts';
 
 /** Replaces a document's title and content; its tasks are extracted and embedded anew. */
 export default defineTool({
@@ -27,17 +27,6 @@ export default defineTool({
     }
     const { tasks } = await storeDocument(db, project.id, { title, content }, document_id);
     const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal);
-    return ok(
-      {
-        document_id,
-        title,
-        task_count: tasks.length,
-        embedded_count: report.embedded,
-        failed_count: report.failed,
-        embedding_model: providers.embeddings.id,
-        tasks: tasks.map((task) => ({ task_id: task.id, text: task.text, position: task.position })),
-      },
-      ingestMessage('Replaced', title, tasks.length, report.failed, report.error),
-    );
+    return ingestOutcome('Replaced', { documentId: document_id, title, tasks }, report, providers.embeddings.id);
   },
 });

@@ -1,5 +1,7 @@
 /** Input and output pieces shared by the document tools. */
 import { z } from 'zod';
+import { ok, type Success } from '../../../shared/contract.ts';
+import type { EmbeddingReport, StoredTask } from './ingest.ts';
 
 /** Documents are at most this many characters (about 1 MiB, the request body limit). */
 export const MAX_DOCUMENT_CHARS = 900_000;
@@ -24,10 +26,29 @@ export const ingestResult = z.object({
   tasks: z.array(z.object({ task_id: z.string(), text: z.string(), position: z.int() })),
 });
 
-/** A one-line account of an ingestion, saying what to do about failed embeddings. */
-export function ingestMessage(verb: string, title: string, taskCount: number, failed: number, error?: string): string {
-  const base = `${verb} "${title}" with ${taskCount} task${taskCount === 1 ? '' : 's'}.`;
-  return failed === 0
-    ? base
-    : `${base} ${failed} task embedding${failed === 1 ? '' : 's'} failed (${error}); call embed-tasks later to retry them.`;
+/** The answer of add-document and replace-document, its message saying what to do about failed embeddings. */
+export function ingestOutcome(
+  verb: 'Added' | 'Replaced',
+  stored: { documentId: string; title: string; tasks: StoredTask[] },
+  report: EmbeddingReport,
+  embeddingModel: string,
+): Success<z.output<typeof ingestResult>> {
+  const { documentId, title, tasks } = stored;
+  const base = `${verb} "${title}" with ${tasks.length} task${tasks.length === 1 ? '' : 's'}.`;
+  const message =
+    report.failed === 0
+      ? base
+      : `${base} ${report.failed} task embedding${report.failed === 1 ? '' : 's'} failed (${report.error}); call embed-tasks later to retry them.`;
+  return ok(
+    {
+      document_id: documentId,
+      title,
+      task_count: tasks.length,
+      embedded_count: report.embedded,
+      failed_count: report.failed,
+      embedding_model: embeddingModel,
+      tasks: tasks.map((task) => ({ task_id: task.id, text: task.text, position: task.position })),
+    },
+    message,
+  );
 }
