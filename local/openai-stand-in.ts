@@ -9,7 +9,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { detectDependencies } from '../functions/task-analysis/lib/dependency-heuristic.ts';
+import { detectDependencies } from '../shared/providers/dependency-heuristic.ts';
 import { embedText, HASHING_EMBEDDER_DIMENSIONS } from '../shared/providers/hashing-embedder.ts';
 import type { ChatMessage, LlmAnswer, PromptPayload } from '../shared/providers/llm-detection.ts';
 

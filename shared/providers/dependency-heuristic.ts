@@ -3,8 +3,8 @@
  * network. Every relationship it reports carries a rationale quoting the wording or the figures that
  * triggered it, so a person can check it at a glance.
  */
-import { embedText } from '../../../shared/providers/hashing-embedder.ts';
-import type { DependencyTask, DetectedRelationship } from '../../../shared/providers/types.ts';
+import { embedText } from './hashing-embedder.ts';
+import type { DependencyTask, DetectedRelationship } from './types.ts';
 
 /** Stored as `detection_method` on every relationship this detector finds. */
 export const HEURISTIC_DETECTOR_ID = 'offline-heuristic-v1';

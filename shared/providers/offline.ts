@@ -3,7 +3,7 @@
  * (words and character trigrams, 1536-d, normalised); dependencies from the transparent heuristic.
  * Their ids ('offline-hashing-v1', 'offline-heuristic-v1') label every result that used them.
  */
-import { detectDependencies, HEURISTIC_DETECTOR_ID } from '../../functions/task-analysis/lib/dependency-heuristic.ts';
+import { detectDependencies, HEURISTIC_DETECTOR_ID } from './dependency-heuristic.ts';
 import { embedText, HASHING_EMBEDDER_DIMENSIONS, HASHING_EMBEDDER_ID } from './hashing-embedder.ts';
 import type { DependencyDetector, EmbeddingProvider } from './types.ts';
 

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { detectDependencies } from '../../functions/task-analysis/lib/dependency-heuristic.ts';
+import { detectDependencies } from '../../shared/providers/dependency-heuristic.ts';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../../local/openai-stand-in.ts';
 import { statusOf } from '../../shared/contract.ts';
 import { embedText, HASHING_EMBEDDER_ID } from '../../shared/providers/hashing-embedder.ts';

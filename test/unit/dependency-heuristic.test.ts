@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectDependencies, HEURISTIC_DETECTOR_ID, type HeuristicTask } from '../../functions/task-analysis/lib/dependency-heuristic.ts';
+import { detectDependencies, HEURISTIC_DETECTOR_ID, type HeuristicTask } from '../../shared/providers/dependency-heuristic.ts';
 
 /** Tasks of one document ('d1' unless given), ids t0, t1, … in order. */
 function tasks(texts: string[], documentId = 'd1', prefix = 't'): HeuristicTask[] {
