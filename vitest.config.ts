@@ -12,6 +12,7 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'],
           // Suites start real servers (PGlite takes several seconds on a loaded machine).
           hookTimeout: 60_000,
+          testTimeout: 30_000,
         },
       },
       {

@@ -15,7 +15,8 @@ import getDocumentContext from './task-analysis/get-document-context.ts';
 import queryTaskGraph from './task-analysis/query-task-graph.ts';
 import semanticSearch from './task-analysis/semantic-search.ts';
 
-export const tools: readonly AnyTool[] = [
+// Not widened to AnyTool[]: each tool keeps its id and schemas in its type, for typed clients (functions/client.ts).
+export const tools = [
   // Documents in
   addDocument,
   replaceDocument,
@@ -31,4 +32,4 @@ export const tools: readonly AnyTool[] = [
   logMood,
   submitHealthForm,
   logTelegramCheckin,
-];
+] as const satisfies readonly AnyTool[];

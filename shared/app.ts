@@ -1,15 +1,17 @@
 /**
  * The HTTP surface. {@link createGateway} serves every tool it is given; {@link createToolWorker}
- * serves one tool alone, for per-tool deploys. Both answer every route with the envelope.
+ * serves one tool alone, for per-tool deploys. Both answer every route with the envelope, except
+ * the OpenAPI document and MCP's JSON-RPC messages (whose tool results carry the envelope).
  */
 import { Hono, type Context } from 'hono';
-import { fail, ok, type Failure, type Meta, type Outcome } from './contract.ts';
+import { fail, metaWithoutExecution, ok, type Outcome } from './contract.ts';
 import type { Env } from './env.ts';
 import { log } from './log.ts';
+import { createMcpHandler, mcpCors } from './mcp.ts';
+import { openAiCatalog } from './openai-export.ts';
+import { createOpenApiDocument, type OpenApiOptions } from './openapi.ts';
 import { respond, runToolCall, unexpected, type PipelineOptions } from './pipeline.ts';
 import type { AnyTool } from './tool.ts';
-
-type App = Hono<{ Bindings: Env }>;
 
 /** One catalog entry: what a model needs to choose and call the tool. */
 export interface CatalogEntry {
@@ -23,37 +25,68 @@ export interface CatalogEntry {
  * A worker serving all `tools`:
  * - `POST /tools/:toolId` runs a tool;
  * - `GET /tools` is the catalog (ids, descriptions, input and output JSON Schemas);
+ *   `GET /tools?format=openai` the same tools as OpenAI function definitions (strict mode);
+ * - `POST /mcp` serves the tools over MCP (Streamable HTTP, stateless);
+ * - `GET /openapi.json` is the OpenAPI 3.1 document of these routes;
  * - `GET /health` answers when the worker is up.
  */
-export function createGateway(tools: readonly AnyTool[], options: PipelineOptions = {}): App {
+export function createGateway(tools: readonly AnyTool[], options: PipelineOptions = {}) {
+  return routes(tools, options, {});
+}
+
+/** The type of a gateway, for typed clients: `hc<Gateway>(url)` (see functions/client.ts). */
+export type Gateway = ReturnType<typeof createGateway>;
+
+/** A worker serving one tool: `POST /` runs it, plus everything {@link createGateway} serves for it. */
+export function createToolWorker(tool: AnyTool, options: PipelineOptions = {}) {
+  return routes([tool], options, { toolPath: () => '/' }).post('/', (c) => runToolCall(tool, c.req.raw, scopeOf(c), options));
+}
+
+/** The routes of a gateway over `tools`, chained so that their types reach `hc<Gateway>`. */
+function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOptions: OpenApiOptions) {
   const byId = new Map(tools.map((tool) => [tool.id, tool]));
   if (byId.size !== tools.length) throw new Error('Two tools share an id; tool ids must be unique.');
   const ids = [...byId.keys()].join(', ');
-  const app: App = new Hono();
+  const mcp = createMcpHandler(tools, options);
+  const openApi = createOpenApiDocument(tools, openApiOptions);
 
-  app.get('/health', () => answer(ok({ status: 'ok', tools: byId.size }, 'The service is up.'), 'health'));
-  app.get('/tools', () =>
-    answer(ok({ tools: tools.map(catalogEntry) }, `${tools.length} tool${tools.length === 1 ? '' : 's'} available: ${ids}.`), 'catalog'),
-  );
-  app.post('/tools/:toolId', (c) => {
-    const toolId = c.req.param('toolId');
-    const tool = byId.get(toolId);
-    if (!tool) {
-      return answer(
-        fail('UNKNOWN_TOOL', `There is no tool '${toolId}'. Available tools: ${ids}.`, {
-          hint: 'List the tools and their input schemas with GET /tools, then call POST /tools/<id>.',
-          details: { available_tools: [...byId.keys()] },
-        }),
-        toolId,
-      );
-    }
-    return runToolCall(tool, c.req.raw, scopeOf(c), options);
-  });
+  const app = new Hono<{ Bindings: Env }>()
+    .get('/health', () => answer(ok({ status: 'ok', tools: byId.size }, 'The service is up.'), 'health'))
+    .get('/tools', (c) => {
+      const format = c.req.query('format');
+      if (format === 'openai') return answer(openAiCatalog(tools), 'catalog');
+      if (format !== undefined) {
+        return answer(
+          fail('VALIDATION_ERROR', `Query parameter 'format' must be 'openai' or absent, but received '${format.slice(0, 60)}'.`, {
+            hint: 'GET /tools for the catalog, GET /tools?format=openai for OpenAI function definitions.',
+          }),
+          'catalog',
+        );
+      }
+      return answer(ok({ tools: tools.map(catalogEntry) }, `${tools.length} tool${tools.length === 1 ? '' : 's'} available: ${ids}.`), 'catalog');
+    })
+    .get('/openapi.json', (c) => c.json(openApi(new URL(c.req.url).origin)))
+    .post('/tools/:toolId', (c) => {
+      const toolId = c.req.param('toolId');
+      const tool = byId.get(toolId);
+      if (!tool) {
+        return answer(
+          fail('UNKNOWN_TOOL', `There is no tool '${toolId}'. Available tools: ${ids}.`, {
+            hint: 'List the tools and their input schemas with GET /tools, then call POST /tools/<id>.',
+            details: { available_tools: [...byId.keys()] },
+          }),
+          toolId,
+        );
+      }
+      return runToolCall(tool, c.req.raw, scopeOf(c), options);
+    })
+    .use('/mcp', mcpCors())
+    .all('/mcp', (c) => mcp(c.req.raw, scopeOf(c)));
 
   app.notFound((c) =>
     answer(
       fail('NOT_FOUND', `There is no route ${c.req.method} ${new URL(c.req.url).pathname}.`, {
-        hint: 'Routes: GET /health, GET /tools, POST /tools/<tool id> with a JSON body.',
+        hint: 'Routes: GET /health, GET /tools, GET /openapi.json, POST /tools/<tool id> with a JSON body, POST /mcp (MCP).',
         details: { entity_type: 'route' },
       }),
       'gateway',
@@ -67,13 +100,6 @@ export function createGateway(tools: readonly AnyTool[], options: PipelineOption
   return app;
 }
 
-/** A worker serving one tool: `POST /` runs it, plus everything {@link createGateway} serves for it. */
-export function createToolWorker(tool: AnyTool, options: PipelineOptions = {}): App {
-  const app = createGateway([tool], options);
-  app.post('/', (c) => runToolCall(tool, c.req.raw, scopeOf(c), options));
-  return app;
-}
-
 function catalogEntry(tool: AnyTool): CatalogEntry {
   const schemas = tool.jsonSchemas();
   return { id: tool.id, description: tool.description, input_schema: schemas.input, output_schema: schemas.output };
@@ -84,7 +110,6 @@ function scopeOf(c: Context<{ Bindings: Env }>) {
 }
 
 /** Answers a route that runs no tool; such answers are not executions, so attempts is 0. */
-function answer(outcome: Outcome<unknown> | Failure, tool: string, traceId: string = crypto.randomUUID()): Response {
-  const meta: Meta = { tool, trace_id: traceId, duration_ms: 0, attempts: 0, queued_ms: 0, performance_warning: false };
-  return respond(outcome, meta);
+function answer(outcome: Outcome<unknown>, tool: string, traceId?: string): Response {
+  return respond(outcome, metaWithoutExecution(tool, traceId));
 }

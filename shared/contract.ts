@@ -164,6 +164,14 @@ export function statusOf(failure: Failure): number {
   return failure.status ?? ERROR_STATUS[failure.error.code];
 }
 
+/**
+ * The meta of an answer that executed nothing: a catalog, or a refusal before any tool was chosen
+ * (an unknown tool, a refused Origin). `tool` names what answered.
+ */
+export function metaWithoutExecution(tool: string, traceId: string = crypto.randomUUID()): Meta {
+  return { tool, trace_id: traceId, duration_ms: 0, attempts: 0, queued_ms: 0, performance_warning: false };
+}
+
 /** Wraps an outcome into the envelope sent to the caller. */
 export function envelope<T>(outcome: Outcome<T>, meta: Meta): ToolResult<T> {
   if (!outcome.ok) {

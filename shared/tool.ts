@@ -30,9 +30,9 @@ export interface ToolContext {
 
 type InputSchema = z.ZodObject<z.ZodRawShape, z.core.$strict>;
 
-export interface ToolDefinition<I extends InputSchema, O extends z.ZodType> {
+export interface ToolDefinition<I extends InputSchema, O extends z.ZodType, Id extends string = string> {
   /** Kebab-case id; also the tool's file name and its route (`POST /tools/<id>`). */
-  id: string;
+  id: Id;
   /** What the tool does and when to use it, written for the model that chooses tools. */
   description: string;
   /** A strict object schema built once at module scope. */
@@ -49,8 +49,8 @@ export interface JsonSchemas {
   output: Record<string, unknown>;
 }
 
-export interface Tool<I extends InputSchema = InputSchema, O extends z.ZodType = z.ZodType>
-  extends ToolDefinition<I, O> {
+export interface Tool<I extends InputSchema = InputSchema, O extends z.ZodType = z.ZodType, Id extends string = string>
+  extends ToolDefinition<I, O, Id> {
   /** Set when the tool cannot run because its configuration is broken; answered as is. */
   unavailable?: Failure;
   /** "Example of a valid call: {...}", shown with every validation error. */
@@ -77,9 +77,9 @@ const TOOL_ID = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
  *   async execute({ text }) { return ok({ text }, `Echoed ${text.length} characters.`); },
  * });
  */
-export function defineTool<I extends InputSchema, O extends z.ZodType>(
-  definition: ToolDefinition<I, O> & { unavailable?: Failure },
-): Tool<I, O> {
+export function defineTool<I extends InputSchema, O extends z.ZodType, const Id extends string>(
+  definition: ToolDefinition<I, O, Id> & { unavailable?: Failure },
+): Tool<I, O, Id> {
   if (!TOOL_ID.test(definition.id)) {
     throw new Error(`Tool id '${definition.id}' must be kebab-case (e.g. 'log-mood').`);
   }

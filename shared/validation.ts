@@ -39,23 +39,39 @@ export async function readJsonObject(
       { hint },
     );
   }
-  const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > limitBytes) return tooLarge(declared, limitBytes);
-
-  const text = await readTextWithin(request, limitBytes);
-  if (text === undefined) return tooLarge(undefined, limitBytes);
-  if (text.trim() === '') {
+  const text = await readBody(request, limitBytes);
+  if (!text.ok) return text;
+  if (text.value.trim() === '') {
     return fail('VALIDATION_ERROR', 'The request body is empty; expected a JSON object with the tool input.', { hint });
   }
 
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(text.value);
   } catch (error) {
     return fail('VALIDATION_ERROR', `The request body is not valid JSON (${(error as Error).message}). Send one JSON object.`, { hint });
   }
+  return screenInput(value, hint);
+}
+
+/**
+ * Reads a request body as text, or answers PAYLOAD_TOO_LARGE as soon as it (or its declared
+ * Content-Length) exceeds `limitBytes`. Never throws.
+ */
+export async function readBody(request: Request, limitBytes = DEFAULT_BODY_LIMIT_BYTES): Promise<Parsed<string>> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > limitBytes) return tooLarge(declared, limitBytes);
+  const text = await readTextWithin(request, limitBytes);
+  return text === undefined ? tooLarge(undefined, limitBytes) : { ok: true, value: text };
+}
+
+/**
+ * Screens an input that is already parsed (a JSON body, or MCP tool arguments): it must be an
+ * object without `__proto__`/`constructor`/`prototype` keys, non-finite numbers or over-deep nesting.
+ */
+export function screenInput(value: unknown, hint: string): Parsed<Record<string, unknown>> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return fail('VALIDATION_ERROR', `The request body must be a JSON object, but received ${kindOf(value)}.`, { hint });
+    return fail('VALIDATION_ERROR', `The input must be a JSON object, but received ${kindOf(value)}.`, { hint });
   }
   const unsafe = findUnsafeValue(value, '', 0);
   if (unsafe) return fail('VALIDATION_ERROR', unsafe.message, { hint, details: { fields: [unsafe] } });
@@ -126,7 +142,7 @@ function findUnsafeValue(value: unknown, path: string, depth: number): FieldErro
  * `fields[]` entry per problem and `hint` as the example of a valid call.
  */
 export function validateInput<S extends z.ZodType>(schema: S, value: unknown, hint: string): Parsed<z.output<S>> {
-  const result = schema.safeParse(value, { reportInput: true });
+  const result = schema.safeParse(nullMeansAbsent(schema, value), { reportInput: true });
   if (result.success) return { ok: true, value: result.data };
   const fields = result.error.issues.flatMap((issue) => describeIssue(schema, issue));
   const message =
@@ -134,6 +150,47 @@ export function validateInput<S extends z.ZodType>(schema: S, value: unknown, hi
       ? fields[0]!.message
       : `The input has ${fields.length} problems: ${fields.map((f) => f.message).join(' ')}`;
   return fail('VALIDATION_ERROR', message, { hint, details: { fields } });
+}
+
+/**
+ * `null` for an optional field means absent, whatever the field's schema: callers that must send
+ * every field (OpenAI strict mode, see shared/openai-export.ts) send null for the ones they leave
+ * out, and the field's default then applies. (A field whose null must mean something else than
+ * absent is required and nullable.) Nested objects follow the same rule; only the objects that
+ * change are copied.
+ */
+function nullMeansAbsent(schema: z.ZodType, value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const inner = unwrap(schema);
+  if (Array.isArray(value)) {
+    if (!(inner instanceof z.ZodArray)) return value;
+    const element = inner.element as z.ZodType;
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const next = nullMeansAbsent(element, item);
+      if (next !== item) (copy ??= [...value])[i] = next;
+    }
+    return copy ?? value;
+  }
+  if (!(inner instanceof z.ZodObject)) return value;
+  let copy: Record<string, unknown> | undefined;
+  // Runs on every call: only nulls and nested objects need the field's schema.
+  for (const key of Object.keys(value)) {
+    const item: unknown = (value as Record<string, unknown>)[key];
+    if (typeof item !== 'object') continue;
+    const field = inner.shape[key] as z.ZodType | undefined;
+    if (!field) continue; // an unknown field: the strict schema names it
+    if (item === null) {
+      if (field._zod.optin === undefined) continue;
+      copy ??= { ...value };
+      delete copy[key];
+      continue;
+    }
+    const next = nullMeansAbsent(field, item);
+    if (next !== item) (copy ??= { ...value })[key] = next;
+  }
+  return copy ?? value;
 }
 
 /** Turns one zod issue into field errors (an unknown-keys issue lists several fields). */

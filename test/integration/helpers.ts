@@ -39,7 +39,8 @@ export async function getJson<T = unknown>(path: string): Promise<Answer<T>> {
   return answerOf<T>(await send(new Request(`http://edge-tools.test${path}`)));
 }
 
-async function send(request: Request, worker?: CallOptions['worker']): Promise<Response> {
+/** Sends a request to the gateway (or to `worker`), waiting for its `waitUntil` work when a worker is given. */
+export async function send(request: Request, worker?: CallOptions['worker']): Promise<Response> {
   if (!worker) return exports.default.fetch(request);
   const { createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test');
   const ctx = createExecutionContext();

@@ -78,6 +78,23 @@ describe('validateInput', () => {
     expect(result.error.hint).toBe(HINT);
   });
 
+  it('reads null for an optional field as absent, at any depth, so that defaults apply', () => {
+    const withDefaults = z.strictObject({
+      limit: z.int().min(1).default(20),
+      note: z.string().optional(),
+      items: z.array(z.strictObject({ key: z.string(), weight: z.number().default(1) })).max(5),
+    });
+    const input = { limit: null, note: null, items: [{ key: 'a', weight: null }] };
+    expect(validateInput(withDefaults, input, HINT)).toEqual({ ok: true, value: { limit: 20, items: [{ key: 'a', weight: 1 }] } });
+    expect(input).toEqual({ limit: null, note: null, items: [{ key: 'a', weight: null }] }); // the caller's input is left as it was
+  });
+
+  it('still refuses null for a required field', () => {
+    const result = validateInput(schema, { count: null, ratio: 0.5, name: 'ab' }, HINT);
+    if (result.ok) throw new Error('expected a failure');
+    expect(result.error.message).toBe("Field 'count' must be an integer, but received null.");
+  });
+
   it('quotes at most a short prefix of a long value', () => {
     const result = validateInput(z.strictObject({ n: z.number() }), { n: 'y'.repeat(10_000) }, HINT);
     if (result.ok) throw new Error('expected a failure');

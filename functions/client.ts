@@ -1,0 +1,61 @@
+/**
+ * A typed client for TypeScript callers of the gateway, on `hono/client`. Types only come from
+ * the registry and the gateway (`import type`): bundling the client pulls in no tool.
+ *
+ * @example
+ * import { createClient } from './functions/client.ts';
+ *
+ * const client = createClient('http://127.0.0.1:8787', { apiKey: process.env.EDGE_TOOLS_KEY! });
+ * const result = await client.callTool('semantic-search', { query: 'hire backend engineers', limit: 5 });
+ * if (result.success) for (const hit of result.data.results) console.log(hit.similarity, hit.text);
+ * else console.error(result.error.code, result.error.message);
+ *
+ * const health = await (await client.api.health.$get()).json();
+ */
+import { hc } from 'hono/client';
+import type { z } from 'zod';
+import type { ToolResult } from '../shared/contract.ts';
+import type { Gateway } from '../shared/app.ts';
+import type { AnyTool } from '../shared/tool.ts';
+import type { tools } from './registry.ts';
+
+/** A registered tool whose id and schemas the type system knows (table tools are built from configurations at run time). */
+type Typed<T> = T extends AnyTool ? (string extends T['id'] ? never : T) : never;
+type TypedTool = Typed<(typeof tools)[number]>;
+
+/** The ids of the tools the client knows the types of. */
+export type ToolId = TypedTool['id'];
+/** What `callTool(id, input)` accepts: the tool's input schema, input side (defaults optional). */
+export type ToolInput<Id extends string> = Id extends ToolId ? z.input<Extract<TypedTool, { id: Id }>['input']> : Record<string, unknown>;
+/** The `data` of a successful call. */
+export type ToolOutput<Id extends string> = Id extends ToolId ? z.output<Extract<TypedTool, { id: Id }>['output']> : unknown;
+
+export interface ClientOptions {
+  /** Your project's API key (`et_...`), sent as `Authorization: Bearer <key>`. */
+  apiKey: string;
+  /** Replaces the global fetch (tests, service bindings). Default: `fetch`. */
+  fetch?: typeof fetch;
+}
+
+export interface EdgeToolsClient {
+  /** Every route of the gateway, typed by `hc<Gateway>`: `api.health.$get()`, `api.tools.$get({ query })`, ... */
+  api: ReturnType<typeof hc<Gateway>>;
+  /** Runs a tool and answers its envelope; never throws for a failed call (only when the network fails). */
+  callTool<Id extends ToolId | (string & {})>(id: Id, input: ToolInput<Id>): Promise<ToolResult<ToolOutput<Id>>>;
+}
+
+/** A client of the gateway at `baseUrl` (e.g. `http://127.0.0.1:8787`). */
+export function createClient(baseUrl: string, { apiKey, fetch = globalThis.fetch }: ClientOptions): EdgeToolsClient {
+  const api = hc<Gateway>(baseUrl, { headers: { authorization: `Bearer ${apiKey}` }, fetch });
+  return {
+    api,
+    async callTool(id: string, input: unknown) {
+      const response = await api.tools[':toolId'].$post(
+        { param: { toolId: id } },
+        { headers: { 'content-type': 'application/json' }, init: { body: JSON.stringify(input) } },
+      );
+      // JSON, typed by the signature from the id (never: assignable to every tool's result).
+      return (await response.json()) as ToolResult<never>;
+    },
+  };
+}

@@ -1,0 +1,245 @@
+/**
+ * MCP (Model Context Protocol) on `POST /mcp`: Streamable HTTP, stateless, served by the official
+ * SDK's `Server` over its Web-standard transport, one pair per request (no session survives a
+ * request, so any isolate can answer any call).
+ *
+ * - `tools/list` advertises each tool's description, its input JSON Schema (the catalog's) and an
+ *   `outputSchema` describing the envelope, which every result carries as `structuredContent`.
+ * - `tools/call` runs the HTTP pipeline (`callTool`: auth, validation, rate limit, slot, retries,
+ *   trace). Every failure, validation included, is a result with `isError: true` and a text the
+ *   model can act on; JSON-RPC errors are left to protocol faults.
+ * - Same API keys as HTTP: `Authorization: Bearer <key>`, checked before the body is read. The key
+ *   is only compared against this server's hashes, never forwarded anywhere (no token passthrough).
+ * - `Origin` is validated against DNS rebinding: see {@link isAllowedOrigin}.
+ *
+ * The low-level `Server` is used rather than `McpServer` on purpose: `McpServer` validates input
+ * with its own zod pass and answers in its own words, while the pipeline must do it.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type RequestId,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import { cors } from 'hono/cors';
+import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome, type ToolResult } from './contract.ts';
+import { toolResultSchema } from './envelope-schema.ts';
+import { authorize, callTool, respond, type PipelineOptions, type RequestScope } from './pipeline.ts';
+import type { AnyTool } from './tool.ts';
+import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from './validation.ts';
+
+/** The variables MCP reads. */
+export interface McpEnv {
+  /**
+   * Browser origins allowed to call `/mcp`, comma-separated (`https://app.example.com,
+   * https://inspector.example.com`), or `*` for any. Requests without an `Origin` header (agents
+   * calling from a server) never need it. Default: none, except loopback pages when the server
+   * itself is addressed on loopback (local development).
+   */
+  MCP_ALLOWED_ORIGINS?: string;
+}
+
+/** How this server names itself to MCP clients and in the OpenAPI document. */
+export const SERVER_INFO = { name: 'edge-tools', version: '0.1.0' };
+
+const INSTRUCTIONS =
+  'Every tool result carries the envelope as structuredContent: { success, message, data, meta } or ' +
+  '{ success: false, message, error: { code, message, hint, retryable, details }, meta }. When a call fails, ' +
+  'error.message says what was wrong and error.hint shows a valid call; repeat a call unchanged only when ' +
+  'error.retryable is true.';
+
+/** Answers an MCP request (any method) for `tools`. */
+export type McpHandler = (request: Request, scope: RequestScope) => Promise<Response>;
+
+/**
+ * The `/mcp` endpoint serving `tools`. Pipeline options (body limit, retries, ...) are those of
+ * the HTTP routes.
+ *
+ * @example
+ * const mcp = createMcpHandler(tools);
+ * app.all('/mcp', (c) => mcp(c.req.raw, { env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }));
+ */
+export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOptions = {}): McpHandler {
+  const byId = new Map(tools.map((tool) => [tool.id, tool]));
+  let listed: McpTool[] | undefined;
+  const listTools = () => (listed ??= tools.map(describeTool));
+  const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+
+  return async (request, scope) => {
+    const { env } = scope;
+    const origin = request.headers.get('origin');
+    if (origin !== null && !isAllowedOrigin(origin, request.url, env)) return refuse(forbiddenOrigin(origin));
+    if (request.method !== 'POST') return refuse(noStream(request.method), { allow: 'POST' });
+
+    const authorization = request.headers.get('authorization');
+    const caller = await authorize(authorization, env);
+    if (!caller.ok) {
+      return refuse(caller, caller.error.code === 'UNAUTHENTICATED' ? { 'www-authenticate': 'Bearer realm="edge-tools"' } : {});
+    }
+    const body = await readBody(request, bodyLimitBytes);
+    if (!body.ok) return refuse(body);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.value);
+    } catch {
+      // The transport answers the protocol's parse error for the same bytes.
+      const unparsed = new Request(request.url, { method: 'POST', headers: request.headers, body: body.value });
+      return serve(unparsed, undefined, new Map());
+    }
+    return serve(request, parsed, rawToolArguments(parsed));
+
+    async function serve(httpRequest: Request, parsedBody: unknown, rawArguments: Map<RequestId, unknown>): Promise<Response> {
+      const server = new Server(SERVER_INFO, {
+        capabilities: { tools: { listChanged: false } },
+        instructions: INSTRUCTIONS,
+        // The default (Ajv) compiles schemas with `new Function`, which Workers forbid.
+        jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+      });
+      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools() }));
+      server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
+        const tool = byId.get(params.name);
+        if (!tool) return toolResult(unknownTool(params.name, [...byId.keys()]), metaWithoutExecution(params.name));
+        const input = rawArguments.has(extra.requestId) ? rawArguments.get(extra.requestId) : params.arguments;
+        const { outcome, meta } = await callTool(
+          tool,
+          {
+            authorization,
+            readInput: async (hint) => screenInput(input ?? {}, hint),
+            signal: AbortSignal.any([request.signal, extra.signal]),
+          },
+          scope,
+          options,
+        );
+        return toolResult(outcome, meta);
+      });
+      // Stateless: no session id, and JSON answers rather than an event stream that would outlive the request.
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+        maxRequestBodySize: bodyLimitBytes,
+      });
+      await server.connect(transport);
+      const response = await transport.handleRequest(httpRequest, { parsedBody });
+      scope.waitUntil(server.close());
+      return response;
+    }
+  };
+}
+
+/**
+ * CORS for `/mcp`, so that browser clients on an allowed origin (see {@link McpEnv}) can call it.
+ * Other origins get no CORS headers, and their requests are refused by the handler.
+ */
+export function mcpCors() {
+  return cors({
+    origin: (origin, c) => (isAllowedOrigin(origin, c.req.url, c.env as McpEnv) ? origin : null),
+    allowMethods: ['POST'],
+    allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
+    exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate'],
+    maxAge: 600,
+  });
+}
+
+/**
+ * May a browser page on `origin` use MCP on the server at `requestUrl`? DNS-rebinding protection,
+ * per the MCP specification's security guidance: only origins listed in `MCP_ALLOWED_ORIGINS` (or
+ * any, with `*`), and, when the server is addressed on loopback (local development), pages that are
+ * on loopback too. A rebinding page is addressed by its own name, never by a loopback one, so it
+ * is refused even locally. Requests without an `Origin` header do not come from a browser page and
+ * are not subject to this check.
+ */
+export function isAllowedOrigin(origin: string, requestUrl: string, env: McpEnv): boolean {
+  const normalized = normalizeOrigin(origin);
+  const allowed = (env.MCP_ALLOWED_ORIGINS ?? '').split(',').map((entry) => entry.trim()).filter(Boolean).map(normalizeOrigin);
+  if (allowed.includes('*') || allowed.includes(normalized)) return true;
+  return URL.canParse(origin) && isLoopback(new URL(origin).hostname) && isLoopback(new URL(requestUrl).hostname);
+}
+
+function normalizeOrigin(origin: string): string {
+  return URL.canParse(origin) ? new URL(origin).origin : origin;
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+}
+
+function describeTool(tool: AnyTool): McpTool {
+  return {
+    name: tool.id,
+    description: tool.description,
+    inputSchema: tool.jsonSchemas().input as McpTool['inputSchema'],
+    outputSchema: toolResultSchema(tool) as McpTool['outputSchema'],
+  };
+}
+
+/**
+ * The `arguments` of each `tools/call` in a JSON-RPC body exactly as sent, by request id. The SDK
+ * re-parses messages with zod, which silently drops `__proto__` keys; screening what was sent keeps
+ * MCP's refusals the same as HTTP's.
+ */
+function rawToolArguments(body: unknown): Map<RequestId, unknown> {
+  const calls = new Map<RequestId, unknown>();
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (typeof message !== 'object' || message === null) continue;
+    const { method, id, params } = message as { method?: unknown; id?: unknown; params?: unknown };
+    if (method !== 'tools/call' || (typeof id !== 'string' && typeof id !== 'number')) continue;
+    calls.set(id, typeof params === 'object' && params !== null ? (params as { arguments?: unknown }).arguments : undefined);
+  }
+  return calls;
+}
+
+/** The envelope as an MCP tool result: `structuredContent`, the same in a few lines of text, and `isError`. */
+function toolResult(outcome: Outcome<unknown>, meta: Meta): CallToolResult {
+  const result = envelope(outcome, meta);
+  return { content: [{ type: 'text', text: renderText(result) }], structuredContent: result, isError: !result.success };
+}
+
+/** What the model reads when its client shows `content` only: the message and the data, or the error and what to do. */
+function renderText(result: ToolResult<unknown>): string {
+  if (result.success) {
+    const lines = [result.message, JSON.stringify(result.data)];
+    for (const link of result.links ?? []) lines.push(`${link.label}: ${link.url}`);
+    const { pagination, truncated } = result.meta;
+    if (pagination) lines.push(`Chunk ${pagination.current_chunk} of ${pagination.total_chunks}.`);
+    if (truncated) lines.push('The result was truncated.');
+    return lines.join('\n');
+  }
+  const { error } = result;
+  const retryAfter = error.details?.retry_after_ms;
+  const lines = [`${error.code}: ${error.message}`];
+  if (error.hint) lines.push(`Hint: ${error.hint}`);
+  lines.push(error.retryable ? `Retryable: yes${typeof retryAfter === 'number' ? `, after ${retryAfter} ms` : ''}.` : 'Retryable: no.');
+  return lines.join('\n');
+}
+
+function unknownTool(name: string, ids: string[]): Failure {
+  return fail('UNKNOWN_TOOL', `There is no tool '${name}'. Available tools: ${ids.join(', ')}.`, {
+    hint: 'Call tools/list for the tools and their input schemas, then call one by its name.',
+    details: { available_tools: ids },
+  });
+}
+
+function forbiddenOrigin(origin: string): Failure {
+  return fail('PERMISSION_DENIED', `Browser pages on the origin '${origin.slice(0, 100)}' may not use this MCP server.`, {
+    hint: 'Agents calling from a server send no Origin header. To allow a browser app, the operator adds its origin to MCP_ALLOWED_ORIGINS (comma-separated).',
+    details: { reason: 'origin_not_allowed' },
+  });
+}
+
+function noStream(method: string): Failure {
+  return fail('NOT_FOUND', `There is no ${method} /mcp: this MCP server is stateless, so it keeps no sessions and offers no server-to-client stream.`, {
+    hint: 'Send every JSON-RPC message with POST /mcp (Content-Type: application/json, Accept: application/json, text/event-stream).',
+    status: 405,
+    details: { entity_type: 'route' },
+  });
+}
+
+function refuse(failure: Failure, headers: Record<string, string> = {}): Response {
+  const response = respond(failure, metaWithoutExecution('mcp'));
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
+}

@@ -1,0 +1,166 @@
+/**
+ * The tools as OpenAI function-calling definitions in strict mode (`GET /tools?format=openai`),
+ * converted from the same input JSON Schemas the catalog advertises:
+ *
+ * - every object lists all its properties in `required` and has `additionalProperties: false`;
+ * - an optional field becomes nullable (`anyOf: [<field>, { type: "null" }]`): strict mode makes
+ *   the model send every field, and the validator reads `null` for an optional field as absent,
+ *   so its default applies (shared/validation.ts);
+ * - only keywords strict mode supports are kept (OpenAI's "Supported schemas": types, `enum`,
+ *   `const`, `anyOf`, `$ref`/`$defs`, `pattern`, `format` among date-time, time, date, duration,
+ *   email, hostname, ipv4, ipv6, uuid, numeric bounds, `minItems`/`maxItems`). What is dropped and
+ *   still matters (`default`, `minLength`/`maxLength`, other formats) is stated in the description,
+ *   and the validator still enforces it with an error the model can act on.
+ *
+ * A schema strict mode cannot express at all (a free-form JSON object, a value of any type) is
+ * exported with `strict: false`, and the catalog's message names the field.
+ */
+import { ok, type Success } from './contract.ts';
+import type { JsonSchema } from './envelope-schema.ts';
+import type { AnyTool } from './tool.ts';
+
+/** One tool, in the Chat Completions `tools` format (for the Responses API, spread `function`). */
+export interface OpenAiFunctionTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: JsonSchema; strict: boolean };
+}
+
+/** A tool's definition, and why it is not strict when it is not. */
+export interface OpenAiExport {
+  definition: OpenAiFunctionTool;
+  /** What strict mode cannot express, by field; empty when `strict` is true. */
+  problems: string[];
+}
+
+/** Copied as they are (`description`, `properties`, `items`, `anyOf`, `$defs`, `$ref` are rebuilt). */
+const KEPT_KEYWORDS: ReadonlySet<string> = new Set([
+  'type', 'enum', 'const',
+  'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems',
+]);
+
+const STRICT_FORMATS: ReadonlySet<string> = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
+
+const cache = new WeakMap<AnyTool, OpenAiExport>();
+
+/** The OpenAI function definition of `tool`, converted once. */
+export function openAiExport(tool: AnyTool): OpenAiExport {
+  let converted = cache.get(tool);
+  if (!converted) {
+    const { schema, problems } = toStrictSchema(tool.jsonSchemas().input);
+    converted = {
+      definition: { type: 'function', function: { name: tool.id, description: tool.description, parameters: schema, strict: problems.length === 0 } },
+      problems,
+    };
+    cache.set(tool, converted);
+  }
+  return converted;
+}
+
+/** The catalog in OpenAI's format: `data.tools` is ready to pass as `tools` to Chat Completions. */
+export function openAiCatalog(tools: readonly AnyTool[]): Success<{ tools: OpenAiFunctionTool[] }> {
+  const converted = tools.map(openAiExport);
+  const loose = converted.filter((entry) => entry.problems.length > 0);
+  const exceptions = loose.map((entry) => `${entry.definition.function.name} (${entry.problems.join('; ')})`).join(', ');
+  return ok(
+    { tools: converted.map((entry) => entry.definition) },
+    `${tools.length} tool${tools.length === 1 ? '' : 's'} as OpenAI function definitions in strict mode${loose.length ? `, except ${exceptions}, which strict mode cannot express` : ''}. Send null for an optional field to leave it out.`,
+  );
+}
+
+interface Conversion {
+  problems: string[];
+  /** `$defs` entries strict mode cannot express, by `$ref`, with the reason. */
+  looseDefinitions: Map<string, string>;
+}
+
+/** Converts an object JSON Schema (a tool's input) to strict mode, listing what it cannot express. */
+export function toStrictSchema(schema: JsonSchema): { schema: JsonSchema; problems: string[] } {
+  const conversion: Conversion = { problems: [], looseDefinitions: new Map() };
+  return { schema: convert(schema, '', conversion), problems: conversion.problems };
+}
+
+function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSchema {
+  const out: JsonSchema = {};
+  const notes: string[] = [];
+  // Definitions first, so that references to loose ones are known when fields use them.
+  if (isRecord(node.$defs)) {
+    const definitions: Record<string, JsonSchema> = {};
+    for (const [name, definition] of Object.entries(node.$defs)) {
+      const inner: Conversion = { problems: [], looseDefinitions: conversion.looseDefinitions };
+      definitions[name] = convert(definition as JsonSchema, '', inner);
+      if (inner.problems[0]) conversion.looseDefinitions.set(`#/$defs/${name}`, inner.problems[0]);
+    }
+    out.$defs = definitions;
+  }
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties' && isRecord(value)) {
+      const required = new Set(Array.isArray(node.required) ? node.required : []);
+      const properties: Record<string, JsonSchema> = {};
+      for (const [name, property] of Object.entries(value as Record<string, JsonSchema>)) {
+        const field = convert(property, path ? `${path}.${name}` : name, conversion);
+        properties[name] = required.has(name) ? field : nullable(field, property.default);
+      }
+      out.properties = properties;
+    } else if (key === 'items' && isRecord(value)) {
+      out.items = convert(value, `${path}[]`, conversion);
+    } else if (key === 'anyOf' && Array.isArray(value)) {
+      out.anyOf = value.map((option: JsonSchema) => convert(option, path, conversion));
+    } else if (key === 'additionalProperties' && value !== false) {
+      report(conversion, path, 'allows objects with any keys');
+      if (isRecord(value)) out.additionalProperties = convert(value, `${path}.*`, conversion);
+    } else if (key === '$ref' && typeof value === 'string') {
+      out.$ref = value;
+      const reason = conversion.looseDefinitions.get(value);
+      if (reason) report(conversion, path, reason);
+    } else if (key === 'format' && typeof value === 'string' && !STRICT_FORMATS.has(value)) {
+      notes.push(`Format: ${value}.`);
+    } else if (key === 'pattern' && typeof node.format === 'string' && STRICT_FORMATS.has(node.format)) {
+      // The format says it, in a form strict mode documents; regex dialects vary.
+    } else if ((key === 'minimum' || key === 'maximum') && typeof value === 'number' && Math.abs(value) >= Number.MAX_SAFE_INTEGER) {
+      // zod's safe-integer range, not a bound anyone chose.
+    } else if (KEPT_KEYWORDS.has(key)) {
+      out[key] = value;
+    }
+  }
+  const length = describeLength(node.minLength, node.maxLength);
+  if (length) notes.push(length);
+  if (node.type === 'object' || 'properties' in node) {
+    out.properties ??= {};
+    out.required = Object.keys(out.properties as JsonSchema);
+    out.additionalProperties ??= false;
+  }
+  if (!['type', 'anyOf', '$ref', 'enum', 'const'].some((keyword) => keyword in out)) report(conversion, path, 'allows any value');
+  const description = [node.description, ...notes].filter(Boolean).join(' ');
+  return description ? { description, ...out } : out;
+}
+
+/** An optional field as strict mode wants it: required, and null when left out. */
+function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
+  const { description, ...schema } = field;
+  const text = typeof description === 'string' ? description : '';
+  const note = fallback === undefined ? 'Send null to leave it out.' : `Send null for the default (${JSON.stringify(fallback)}).`;
+  const accepted = Array.isArray(schema.anyOf) && schema.anyOf.some((option: JsonSchema) => option.type === 'null');
+  return {
+    // Descriptions that already say what null means are left alone.
+    description: /\bnull\b/i.test(text) ? text : [text, note].filter(Boolean).join(' '),
+    ...(accepted ? schema : { anyOf: [schema, { type: 'null' }] }),
+  };
+}
+
+function describeLength(min: unknown, max: unknown): string | undefined {
+  const least = typeof min === 'number' && min > 0 ? min : undefined;
+  const most = typeof max === 'number' ? max : undefined;
+  if (least !== undefined && most !== undefined) return `${least} to ${most} characters.`;
+  if (most !== undefined) return `At most ${most} characters.`;
+  if (least === 1) return 'Must not be empty.';
+  if (least !== undefined) return `At least ${least} characters.`;
+  return undefined;
+}
+
+function report(conversion: Conversion, path: string, reason: string): void {
+  conversion.problems.push(path ? `'${path}' ${reason}` : reason);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

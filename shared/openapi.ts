@@ -1,0 +1,166 @@
+/**
+ * The OpenAPI 3.1 document of a worker (`GET /openapi.json`): every tool route with its input
+ * schema as the request body and the envelope as the response, for the success and for every
+ * error status, plus the catalog and health routes. Generated from the same zod schemas the
+ * validator enforces, through the catalog's JSON Schemas (`tool.jsonSchemas()`).
+ */
+import { ERROR_STATUS } from './contract.ts';
+import { embed, envelopeParts, failureEnvelopeSchema, successEnvelopeSchema, type EnvelopeParts, type JsonSchema } from './envelope-schema.ts';
+import { SERVER_INFO } from './mcp.ts';
+import type { AnyTool } from './tool.ts';
+
+export interface OpenApiOptions {
+  /**
+   * The route that runs `tool` (default: `/tools/<id>`, the gateway's). A tool's own worker
+   * documents `POST /` for it.
+   */
+  toolPath?: (tool: AnyTool) => string;
+}
+
+const COMPONENTS = '#/components/schemas/';
+const refs: EnvelopeParts = { meta: ref('Meta'), error: ref('ToolError'), link: ref('Link') };
+
+/**
+ * Builds the document for `tools` on first use; the returned function adds the server URL the
+ * document was requested from.
+ */
+export function createOpenApiDocument(tools: readonly AnyTool[], options: OpenApiOptions = {}): (serverUrl: string) => JsonSchema {
+  let document: JsonSchema | undefined;
+  return (serverUrl) => {
+    document ??= buildDocument(tools, options);
+    return { ...document, servers: [{ url: serverUrl }] };
+  };
+}
+
+function buildDocument(tools: readonly AnyTool[], { toolPath = (tool) => `/tools/${tool.id}` }: OpenApiOptions): JsonSchema {
+  const parts = envelopeParts();
+  const schemas: Record<string, JsonSchema> = { Meta: parts.meta, Link: parts.link, ToolError: parts.error, Failure: failureEnvelopeSchema(refs) };
+  const paths: Record<string, JsonSchema> = {
+    '/health': { get: operation('health', 'Liveness: answers when the worker is up.', healthData) },
+    '/tools': {
+      get: {
+        ...operation('listTools', 'The catalog: each tool with its input and output JSON Schemas, or, with format=openai, OpenAI function definitions in strict mode.', catalogData, [400]),
+        parameters: [
+          {
+            name: 'format',
+            in: 'query',
+            required: false,
+            description: 'openai: OpenAI function-calling definitions (strict mode) instead of the catalog.',
+            schema: { type: 'string', enum: ['openai'] },
+          },
+        ],
+      },
+    },
+    '/openapi.json': {
+      get: {
+        operationId: 'openApi',
+        description: 'This document.',
+        responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
+      },
+    },
+  };
+  for (const tool of tools) {
+    const { input, output } = tool.jsonSchemas();
+    schemas[`${tool.id}.input`] = embed(input, ref(`${tool.id}.input`).$ref);
+    schemas[`${tool.id}.data`] = embed(output, ref(`${tool.id}.data`).$ref);
+    paths[toolPath(tool)] = {
+      post: {
+        ...operation(tool.id, tool.description, ref(`${tool.id}.data`), errorStatuses()),
+        security: [{ apiKey: [] }],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: ref(`${tool.id}.input`), example: tool.example } },
+        },
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: SERVER_INFO.name,
+      version: SERVER_INFO.version,
+      description:
+        'Validated tools for AI agents. Every answer is the envelope: { success: true, message, data, links?, meta } or ' +
+        '{ success: false, message, error: { code, message, hint?, retryable, details? }, meta }. ' +
+        'The same tools are served over MCP (Streamable HTTP) at POST /mcp.',
+    },
+    paths,
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: "Your project's API key: Authorization: Bearer et_..." },
+      },
+      schemas,
+    },
+  };
+}
+
+/** An operation answering `data` in the success envelope, and the failure envelope on `failures`. */
+function operation(operationId: string, description: string, data: JsonSchema, failures: readonly number[] = []): JsonSchema {
+  const responses: Record<string, JsonSchema> = {
+    200: { description: 'Success: the envelope with the data.', content: { 'application/json': { schema: successEnvelopeSchema(data, refs) } } },
+  };
+  for (const status of failures) {
+    responses[status] = { description: `Failure: ${codesOf(status).join(', ')}.`, content: { 'application/json': { schema: ref('Failure') } } };
+  }
+  return { operationId, description, responses };
+}
+
+/** Every status a tool call can be answered with, other than 200. */
+function errorStatuses(): number[] {
+  return [...new Set([...Object.values(ERROR_STATUS), 503])].sort((a, b) => a - b);
+}
+
+function codesOf(status: number): string[] {
+  const codes: string[] = Object.entries(ERROR_STATUS).filter(([, s]) => s === status).map(([code]) => code);
+  // A transient database failure is answered 503 instead of 500 (shared/db.ts), and is retryable.
+  if (status === 503) codes.push('DATABASE_ERROR (transient)');
+  return codes;
+}
+
+function ref(name: string): { $ref: string } {
+  return { $ref: COMPONENTS + name };
+}
+
+const healthData: JsonSchema = {
+  type: 'object',
+  properties: { status: { type: 'string', const: 'ok' }, tools: { type: 'integer', description: 'How many tools this worker serves.' } },
+  required: ['status', 'tools'],
+};
+
+const catalogData: JsonSchema = {
+  type: 'object',
+  properties: {
+    tools: {
+      type: 'array',
+      items: {
+        anyOf: [
+          {
+            type: 'object',
+            description: 'A catalog entry (default format).',
+            properties: {
+              id: { type: 'string' },
+              description: { type: 'string' },
+              input_schema: { type: 'object', description: 'JSON Schema of the input.' },
+              output_schema: { type: 'object', description: 'JSON Schema of data on success.' },
+            },
+            required: ['id', 'description', 'input_schema', 'output_schema'],
+          },
+          {
+            type: 'object',
+            description: 'An OpenAI function definition (format=openai).',
+            properties: {
+              type: { type: 'string', const: 'function' },
+              function: {
+                type: 'object',
+                properties: { name: { type: 'string' }, description: { type: 'string' }, parameters: { type: 'object' }, strict: { type: 'boolean' } },
+                required: ['name', 'description', 'parameters', 'strict'],
+              },
+            },
+            required: ['type', 'function'],
+          },
+        ],
+      },
+    },
+  },
+  required: ['tools'],
+};

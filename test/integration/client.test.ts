@@ -1,0 +1,28 @@
+/** The typed client (functions/client.ts) against the gateway in workerd. */
+import { describe, expect, it } from 'vitest';
+import { createClient } from '../../functions/client.ts';
+import { send, tenantA, uniqueTimestamp } from './helpers.ts';
+
+const client = createClient('http://edge-tools.test', {
+  apiKey: tenantA.apiKey,
+  fetch: (input, init) => send(new Request(input, init)),
+});
+
+describe('typed client', () => {
+  it('runs a tool and answers its envelope, typed from the registry', async () => {
+    const result = await client.callTool('semantic-search', { query: 'hire backend engineers', limit: 3 });
+    expect(result).toMatchObject({ success: true, meta: { tool: 'semantic-search' } });
+    if (result.success) expect(Array.isArray(result.data.results)).toBe(true);
+  });
+
+  it('answers failures as envelopes rather than throwing', async () => {
+    const result = await client.callTool('log-mood', { user_id: 'user_123', mood: 'excited', energy_level: 7, timestamp: uniqueTimestamp() });
+    expect(result).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
+  });
+
+  it('reaches the other routes through hono/client', async () => {
+    const response = await client.api.health.$get();
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ success: true, data: { status: 'ok' } });
+  });
+});

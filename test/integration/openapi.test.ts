@@ -1,0 +1,128 @@
+/**
+ * The machine-readable descriptions of the HTTP routes, checked against what the worker answers:
+ * the OpenAPI document (`GET /openapi.json`) and the OpenAI export (`GET /tools?format=openai`).
+ */
+import { Validator } from '@cfworker/json-schema';
+import { describe, expect, it } from 'vitest';
+import { tools } from '../../functions/registry.ts';
+import logMood from '../../functions/table-tools/log-mood.ts';
+import { createToolWorker } from '../../shared/app.ts';
+import { ERROR_STATUS } from '../../shared/contract.ts';
+import { embed } from '../../shared/envelope-schema.ts';
+import type { OpenAiFunctionTool } from '../../shared/openai-export.ts';
+import { callTool, getJson, send, uniqueTimestamp } from './helpers.ts';
+
+type Document = Record<string, any>;
+
+async function openApi(worker?: Parameters<typeof send>[1]): Promise<Document> {
+  const response = await send(new Request('http://edge-tools.test/openapi.json'), worker);
+  expect(response.status).toBe(200);
+  return response.json();
+}
+
+/** Validates `value` against the schema at `pointer` inside the document (its `$ref`s resolve in it). */
+function validateAt(document: Document, pointer: string, value: unknown) {
+  const root = { ...structuredClone(document), $ref: pointer };
+  return new Validator(root, '2020-12', false).validate(value);
+}
+
+const encode = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
+const responseSchema = (path: string, status: number) => `#/paths/${encode(path)}/post/responses/${status}/content/application~1json/schema`;
+
+/** Every `$ref` in the document, with whether it resolves. */
+function references(document: Document): { ref: string; resolves: boolean }[] {
+  const found: { ref: string; resolves: boolean }[] = [];
+  const visit = (node: unknown) => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, value] of Object.entries(node)) {
+      if (key === '$ref' && typeof value === 'string') {
+        const target = value.slice(2).split('/').reduce<any>((at, part) => at?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], document);
+        found.push({ ref: value, resolves: target !== undefined });
+      } else visit(value);
+    }
+  };
+  visit(document);
+  return found;
+}
+
+describe('GET /openapi.json', () => {
+  it('is OpenAPI 3.1 with every tool route, the catalog and health, on the server it was asked from', async () => {
+    const document = await openApi();
+    expect(document).toMatchObject({ openapi: '3.1.0', info: { title: 'edge-tools' }, servers: [{ url: 'http://edge-tools.test' }] });
+    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/openapi.json', '/tools', ...tools.map((tool) => `/tools/${tool.id}`)].sort());
+    expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    for (const { ref, resolves } of references(document)) expect(resolves, ref).toBe(true);
+  });
+
+  it.each(tools.map((tool) => [tool.id, tool] as const))('documents %s from its schemas, with every error status', async (id, tool) => {
+    const document = await openApi();
+    const operation = document.paths[`/tools/${id}`].post;
+    expect(operation).toMatchObject({ operationId: id, description: tool.description, security: [{ apiKey: [] }] });
+    expect(operation.requestBody.content['application/json']).toEqual({ schema: { $ref: `#/components/schemas/${id}.input` }, example: tool.example });
+    expect(document.components.schemas[`${id}.input`]).toEqual(embed(tool.jsonSchemas().input, `#/components/schemas/${id}.input`));
+    expect(document.components.schemas[`${id}.data`]).toEqual(embed(tool.jsonSchemas().output, `#/components/schemas/${id}.data`));
+    const statuses = Object.keys(operation.responses).map(Number);
+    expect(statuses).toEqual(expect.arrayContaining([200, ...Object.values(ERROR_STATUS), 503]));
+    expect(operation.responses[400].description).toContain('VALIDATION_ERROR');
+    expect(operation.responses[404].description).toContain('NOT_FOUND');
+  });
+
+  it('describes the answers the worker really gives, success and failure', async () => {
+    const document = await openApi();
+    // Its own user id: other files' uniqueTimestamp() runs over the same instants.
+    const success = await callTool('log-mood', { ...logMood.example, user_id: 'openapi-test', timestamp: uniqueTimestamp() });
+    expect(success.status).toBe(200);
+    expect(validateAt(document, responseSchema('/tools/log-mood', 200), success.body)).toMatchObject({ valid: true });
+
+    const invalid = await callTool('log-mood', { ...logMood.example, energy_level: 15, surprise: 1 });
+    expect(invalid.status).toBe(400);
+    expect(validateAt(document, responseSchema('/tools/log-mood', 400), invalid.body)).toMatchObject({ valid: true });
+    // The success schema does not accept a failure: the envelope's variants are told apart.
+    expect(validateAt(document, responseSchema('/tools/log-mood', 200), invalid.body).valid).toBe(false);
+
+    const unauthenticated = await callTool('log-mood', logMood.example, { key: null });
+    expect(validateAt(document, responseSchema('/tools/log-mood', 401), unauthenticated.body)).toMatchObject({ valid: true });
+
+    const catalog = await getJson('/tools');
+    expect(validateAt(document, '#/paths/~1tools/get/responses/200/content/application~1json/schema', catalog.body)).toMatchObject({ valid: true });
+  });
+
+  it("documents a tool's own worker with POST / for that tool only", async () => {
+    const document = await openApi(createToolWorker(logMood));
+    expect(Object.keys(document.paths).sort()).toEqual(['/', '/health', '/openapi.json', '/tools']);
+    expect(document.paths['/'].post.operationId).toBe('log-mood');
+  });
+});
+
+describe('GET /tools?format=openai', () => {
+  it('lists every tool as an OpenAI function definition, strict unless its schema cannot be', async () => {
+    const { status, body } = await getJson<{ tools: OpenAiFunctionTool[] }>('/tools?format=openai');
+    expect(status).toBe(200);
+    if (!body.success) throw new Error(body.message);
+    expect(body.data.tools.map((definition) => definition.function.name)).toEqual(tools.map((tool) => tool.id));
+    for (const definition of body.data.tools) {
+      expect(definition).toMatchObject({ type: 'function', function: { parameters: { type: 'object', additionalProperties: false } } });
+    }
+    // submit-health-form's `symptoms` is free-form JSON, which strict mode cannot express; the message says so.
+    expect(body.data.tools.filter((definition) => !definition.function.strict).map((definition) => definition.function.name)).toEqual(['submit-health-form']);
+    expect(body.message).toContain("submit-health-form ('symptoms' allows objects with any keys)");
+  });
+
+  it('promises what the validator accepts: a strict call with null for every optional field runs', async () => {
+    const { body } = await getJson<{ tools: OpenAiFunctionTool[] }>('/tools?format=openai');
+    if (!body.success) throw new Error(body.message);
+    const parameters = body.data.tools.find((definition) => definition.function.name === 'semantic-search')!.function.parameters as { required: string[] };
+    const call = Object.fromEntries(parameters.required.map((field) => [field, field === 'query' ? 'hire backend engineers' : null]));
+    expect(Object.keys(call).length).toBeGreaterThan(1);
+    const { status, body: answer } = await callTool('semantic-search', call);
+    expect(answer).toMatchObject({ success: true });
+    expect(status).toBe(200);
+  });
+
+  it('refuses an unknown format with the valid ones', async () => {
+    const { status, body } = await getJson('/tools?format=anthropic');
+    expect(status).toBe(400);
+    expect(body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringContaining("must be 'openai' or absent") } });
+  });
+});

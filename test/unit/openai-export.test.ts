@@ -1,0 +1,146 @@
+/**
+ * The OpenAI export (GET /tools?format=openai) against strict mode's structural rules, checked
+ * here independently of the converter, and against the validator: what the export lets a model
+ * send, the validator accepts.
+ */
+import { describe, expect, it } from 'vitest';
+import { tools } from '../../functions/registry.ts';
+import { openAiExport, toStrictSchema } from '../../shared/openai-export.ts';
+import { validateInput } from '../../shared/validation.ts';
+
+type Schema = Record<string, any>;
+
+// OpenAI's structured outputs, "Supported schemas" (function calling with strict: true).
+const SUPPORTED_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
+const SUPPORTED_KEYWORDS = new Set([
+  'type', 'description', 'properties', 'required', 'additionalProperties', 'items', 'anyOf', 'enum', 'const', '$ref', '$defs',
+  'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems',
+]);
+const SUPPORTED_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
+const MAX_NESTING = 10;
+const MAX_PROPERTIES = 5000;
+const MAX_ENUM_VALUES = 1000;
+
+/** Every way `root` breaks strict mode's rules, as "path: problem". */
+function strictModeViolations(root: Schema): string[] {
+  const violations: string[] = [];
+  let properties = 0;
+  let enumValues = 0;
+  if (root.type !== 'object') violations.push('(root): must be an object');
+  if ('anyOf' in root) violations.push('(root): must not be anyOf');
+  const visit = (node: Schema, path: string, depth: number) => {
+    for (const key of Object.keys(node)) if (!SUPPORTED_KEYWORDS.has(key)) violations.push(`${path}: unsupported keyword '${key}'`);
+    const types: unknown[] = node.type === undefined ? [] : [node.type].flat();
+    for (const type of types) if (!SUPPORTED_TYPES.has(type as string)) violations.push(`${path}: unsupported type '${String(type)}'`);
+    if (!types.length && !['anyOf', '$ref', 'enum', 'const'].some((keyword) => keyword in node)) violations.push(`${path}: no type`);
+    if (node.format !== undefined && !SUPPORTED_FORMATS.has(node.format)) violations.push(`${path}: unsupported format '${node.format}'`);
+    if (typeof node.$ref === 'string' && !node.$ref.startsWith('#/$defs/')) violations.push(`${path}: $ref outside $defs`);
+    if (Array.isArray(node.enum)) enumValues += node.enum.length;
+    if (types.includes('object')) {
+      if (depth > MAX_NESTING) violations.push(`${path}: nested deeper than ${MAX_NESTING} levels`);
+      if (node.additionalProperties !== false) violations.push(`${path}: additionalProperties must be false`);
+      const keys = Object.keys(node.properties ?? {});
+      properties += keys.length;
+      if (JSON.stringify([...(node.required ?? [])].sort()) !== JSON.stringify([...keys].sort())) violations.push(`${path}: required must list every property`);
+      for (const key of keys) visit(node.properties[key], `${path}.${key}`, depth + 1);
+    }
+    if (node.items) visit(node.items, `${path}[]`, depth);
+    for (const [i, option] of (node.anyOf ?? []).entries()) visit(option, `${path}|${i}`, depth);
+    for (const [name, definition] of Object.entries(node.$defs ?? {})) visit(definition as Schema, `$defs.${name}`, 1);
+  };
+  visit(root, '(root)', 1);
+  if (properties > MAX_PROPERTIES) violations.push(`more than ${MAX_PROPERTIES} properties`);
+  if (enumValues > MAX_ENUM_VALUES) violations.push(`more than ${MAX_ENUM_VALUES} enum values`);
+  return violations;
+}
+
+/** Does the input schema take a free-form object somewhere (which no strict schema can express)? */
+function hasFreeFormObject(node: unknown): boolean {
+  if (typeof node !== 'object' || node === null) return false;
+  if (typeof (node as Schema).additionalProperties === 'object') return true;
+  return Object.values(node).some(hasFreeFormObject);
+}
+
+describe.each(tools.map((tool) => [tool.id, tool] as const))('%s as an OpenAI function', (id, tool) => {
+  const { definition, problems } = openAiExport(tool);
+  const parameters = definition.function.parameters as Schema;
+
+  it('is named and described as in the catalog', () => {
+    expect(definition).toMatchObject({ type: 'function', function: { name: id, description: tool.description } });
+    expect(id).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+  });
+
+  it('follows strict mode, or says why it cannot', () => {
+    const violations = strictModeViolations(parameters);
+    if (hasFreeFormObject(tool.jsonSchemas().input)) {
+      expect(definition.function.strict).toBe(false);
+      expect(problems.length).toBeGreaterThan(0);
+      // Free-form objects are the only thing it could not convert.
+      expect(violations.every((violation) => violation.endsWith('additionalProperties must be false'))).toBe(true);
+    } else {
+      expect(violations).toEqual([]);
+      expect(definition.function.strict).toBe(true);
+      expect(problems).toEqual([]);
+    }
+  });
+
+  it('makes every optional field nullable, and the validator reads null as absent', () => {
+    const input = tool.jsonSchemas().input as Schema;
+    const optional = Object.keys(input.properties).filter((field) => !(input.required ?? []).includes(field));
+    for (const field of optional) {
+      expect(parameters.properties[field].anyOf, field).toContainEqual({ type: 'null' });
+    }
+    const example = tool.example as Record<string, unknown>;
+    const withNulls = { ...example, ...Object.fromEntries(optional.map((field) => [field, null])) };
+    const withoutThem = Object.fromEntries(Object.entries(example).filter(([field]) => !optional.includes(field)));
+    const fromNulls = validateInput(tool.input, withNulls, tool.hint);
+    const fromAbsent = validateInput(tool.input, withoutThem, tool.hint);
+    expect(fromNulls).toMatchObject({ ok: true });
+    expect(fromNulls).toEqual(fromAbsent);
+  });
+});
+
+describe('toStrictSchema', () => {
+  const { schema, problems } = toStrictSchema({
+    type: 'object',
+    properties: {
+      name: { type: 'string', minLength: 2, maxLength: 50, description: 'Who.' },
+      when: { type: 'string', format: 'date-time', pattern: '^\\d{4}-.*$' },
+      site: { type: 'string', format: 'uri' },
+      limit: { type: 'integer', minimum: 1, maximum: 9007199254740991, default: 20, description: 'How many.' },
+      tags: { type: 'array', maxItems: 3, uniqueItems: true, items: { type: 'object', properties: { key: { type: 'string' }, note: { type: 'string' } }, required: ['key'] } },
+      extra: { type: 'object', additionalProperties: { type: 'string' } },
+    },
+    required: ['name', 'when', 'site', 'tags'],
+    additionalProperties: false,
+  });
+
+  it('requires every field and makes optional ones nullable, saying what null means', () => {
+    expect(schema.required).toEqual(['name', 'when', 'site', 'limit', 'tags', 'extra']);
+    expect(schema.properties).toMatchObject({
+      limit: { description: 'How many. Send null for the default (20).', anyOf: [{ type: 'integer', minimum: 1 }, { type: 'null' }] },
+    });
+  });
+
+  it('keeps supported keywords, drops the others and states the dropped constraints in words', () => {
+    const properties = schema.properties as Record<string, Schema>;
+    expect(properties.name).toEqual({ description: 'Who. 2 to 50 characters.', type: 'string' });
+    expect(properties.when).toEqual({ type: 'string', format: 'date-time' });
+    expect(properties.site).toEqual({ description: 'Format: uri.', type: 'string' });
+    expect(properties.limit!.anyOf[0]).not.toHaveProperty('maximum');
+    expect(properties.tags).toEqual({
+      type: 'array',
+      maxItems: 3,
+      items: {
+        type: 'object',
+        properties: { key: { type: 'string' }, note: { description: 'Send null to leave it out.', anyOf: [{ type: 'string' }, { type: 'null' }] } },
+        required: ['key', 'note'],
+        additionalProperties: false,
+      },
+    });
+  });
+
+  it('names the fields strict mode cannot express', () => {
+    expect(problems).toEqual(["'extra' allows objects with any keys"]);
+  });
+});
