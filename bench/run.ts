@@ -5,8 +5,10 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { bundlesMarkdown, measureBundles } from './bundles.ts';
+import { runClusteringBench } from './clustering.ts';
 import { pipelineMarkdown, runAdmissionBench, runPipelineBench } from './pipeline.ts';
 import { runSemaphoreBench } from './semaphore.ts';
+import { runTaskAnalysisBench } from './task-analysis.ts';
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const sections: string[] = [
@@ -23,6 +25,12 @@ sections.push('', '## What admission adds to one uncontended call (no-op tool, l
 
 console.log('Semaphore under saturation...');
 sections.push('', await runSemaphoreBench());
+
+console.log('Clustering next to ml-hclust...');
+sections.push('', await runClusteringBench());
+
+console.log('Task-analysis tools against the Neon stand-in (about 9 minutes)...');
+sections.push('', await runTaskAnalysisBench());
 
 console.log('Bundle sizes (dry-run deploys)...');
 sections.push('', '## Bundle sizes (`npm run deploy -- <tool-id> --dry-run`)', '', bundlesMarkdown(measureBundles()));

@@ -3,7 +3,8 @@
  * 1. the Neon stand-in (PGlite + pgvector behind Neon's HTTP protocol), data in .local-data/;
  * 2. redis-server behind the Upstash REST stand-in, when redis-server is installed (otherwise the
  *    worker falls back to its in-process semaphore, and says so);
- * 3. the migrations, and a demo project with its API key (DEV_API_KEY when set);
+ * 3. the migrations, and a demo project with its API key (DEV_API_KEY when set), seeded on first
+ *    start with sample project plans (local/corpus.ts);
  * 4. `wrangler dev` serving the gateway on http://127.0.0.1:8787.
  * Ctrl-C stops everything it started.
  */
@@ -16,7 +17,7 @@ import { apiKeys } from '../drizzle/schema.ts';
 import { hashApiKey } from '../shared/auth.ts';
 import { createDb } from '../shared/db.ts';
 import { createProject, migrateDatabase, type CreatedProject } from './database.ts';
-import { startNeonStandIn } from './neon-http.ts';
+import { openLocalDatabase, seedCorpus } from './seed.ts';
 import { startRedisServer, startUpstashStandIn } from './upstash-rest.ts';
 import { wranglerEnv } from './wrangler-env.ts';
 
@@ -26,7 +27,7 @@ const DEMO_FILE = join(DATA_DIR, 'demo-project.json');
 const PORT = Number(process.env.PORT ?? 8787);
 
 mkdirSync(DATA_DIR, { recursive: true });
-const neon = await startNeonStandIn({ dataDir: join(DATA_DIR, 'postgres') });
+const neon = await openLocalDatabase(join(DATA_DIR, 'postgres'));
 const databaseUrl = neon.connectionString;
 await migrateDatabase(databaseUrl);
 const demo = await demoProject(databaseUrl, process.env.DEV_API_KEY);
@@ -75,6 +76,9 @@ async function demoProject(url: string, wantedKey: string | undefined): Promise<
   if (!saved) {
     const created = await createProject(url, 'Demo project', wantedKey);
     writeFileSync(DEMO_FILE, JSON.stringify(created, null, 2));
+    console.log('Seeding the demo project with sample project plans...');
+    const seeded = await seedCorpus(url, created.projectId);
+    console.log(`Seeded ${seeded.documents} documents with ${seeded.tasks} tasks (embedded offline) in ${(seeded.elapsedMs / 1000).toFixed(1)} s.`);
     return created;
   }
   if (!wantedKey || wantedKey === saved.apiKey) return saved;
