@@ -13,11 +13,11 @@ import { neonConfig } from '@neondatabase/serverless';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 import logMood from '../functions/table-tools/log-mood.ts';
-import { createGateway } from '../shared/app.ts';
-import { hashApiKey } from '../shared/auth.ts';
-import { envelope, ok } from '../shared/contract.ts';
-import { defineTool } from '../shared/tool.ts';
-import { validateInput } from '../shared/validation.ts';
+import { createGateway } from '../shared/http/app.ts';
+import { hashApiKey } from '../shared/runtime/auth.ts';
+import { envelope, ok } from '../shared/core/contract.ts';
+import { defineTool } from '../shared/core/tool.ts';
+import { validateInput } from '../shared/core/validation.ts';
 
 z.config({ jitless: true });
 

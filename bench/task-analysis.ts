@@ -39,10 +39,10 @@ import { CORPUS_THEMES, generateCorpus } from '../local/corpus.ts';
 import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
 import { seedCorpus } from '../local/seed.ts';
-import type { Outcome } from '../shared/contract.ts';
-import { createDb, type Database } from '../shared/db.ts';
+import type { Outcome } from '../shared/core/contract.ts';
+import { createDb, type Database } from '../shared/runtime/db.ts';
 import { offlineDependencyDetector, offlineEmbeddings } from '../shared/providers/offline.ts';
-import type { AnyTool, ToolContext } from '../shared/tool.ts';
+import type { AnyTool, ToolContext } from '../shared/core/tool.ts';
 
 export interface TaskAnalysisBenchOptions {
   /**

@@ -14,9 +14,9 @@
  */
 import { hc } from 'hono/client';
 import type { z } from 'zod';
-import type { ToolResult } from '../shared/contract.ts';
-import type { Gateway } from '../shared/app.ts';
-import type { AnyTool } from '../shared/tool.ts';
+import type { ToolResult } from '../shared/core/contract.ts';
+import type { Gateway } from '../shared/http/app.ts';
+import type { AnyTool } from '../shared/core/tool.ts';
 import type { tools } from './registry.ts';
 
 /** A registered tool whose id and schemas the type system knows (table tools are built from configurations at run time). */

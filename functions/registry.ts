@@ -1,7 +1,7 @@
 /**
  * Every tool, in catalog order. A tool's id is also its file name: functions/<toolset>/<id>.ts.
  */
-import type { AnyTool } from '../shared/tool.ts';
+import type { AnyTool } from '../shared/core/tool.ts';
 import addDocument from './documents/add-document.ts';
 import deleteDocument from './documents/delete-document.ts';
 import embedTasks from './documents/embed-tasks.ts';

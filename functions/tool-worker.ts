@@ -2,7 +2,7 @@
  * The entry of a per-tool worker. `npm run deploy -- <tool-id>` aliases the module
  * 'edge-tools-selected-tool' to that tool's file, so the bundle holds that tool only.
  */
-import { createToolWorker } from '../shared/app.ts';
+import { createToolWorker } from '../shared/http/app.ts';
 import tool from 'edge-tools-selected-tool';
 
 export default createToolWorker(tool);

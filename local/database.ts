@@ -5,8 +5,8 @@
 import { fileURLToPath } from 'node:url';
 import { migrate } from 'drizzle-orm/neon-http/migrator';
 import { apiKeys, projects } from '../drizzle/schema.ts';
-import { generateApiKey, hashApiKey } from '../shared/auth.ts';
-import { createDb } from '../shared/db.ts';
+import { generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
+import { createDb } from '../shared/runtime/db.ts';
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle/migrations', import.meta.url));
 

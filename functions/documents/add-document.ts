@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../../shared/tool.ts';
+import { defineTool } from '../../shared/core/tool.ts';
 import { embedTasks, storeDocument } from './lib/ingest.ts';
 import { documentFields, ingestOutcome, ingestResult } from './lib/schemas.ts';
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { fail, ok } from '../../shared/contract.ts';
-import { defineTool } from '../../shared/tool.ts';
+import { fail, ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
 import { documentId } from './lib/schemas.ts';
 
 /** Deletes a document with its tasks and their relationships. */

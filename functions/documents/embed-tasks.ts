@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { ok } from '../../shared/contract.ts';
-import { defineTool } from '../../shared/tool.ts';
+import { ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
 import { embedTasks } from './lib/ingest.ts';
 import { documentId } from './lib/schemas.ts';
 

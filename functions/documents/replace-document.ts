@@ -1,8 +1,8 @@
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { documents } from '../../drizzle/schema.ts';
-import { fail } from '../../shared/contract.ts';
-import { defineTool } from '../../shared/tool.ts';
+import { fail } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
 import { embedTasks, storeDocument } from './lib/ingest.ts';
 import { documentFields, documentId, ingestOutcome, ingestResult } from './lib/schemas.ts';
 

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { fail, ok } from '../../shared/contract.ts';
-import { defineTool } from '../../shared/tool.ts';
+import { fail, ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
 import { parseVector } from '../documents/lib/ingest.ts';
 import { agglomerativeClustering, CLUSTERING_DEFAULTS } from './lib/clustering.ts';
 import { responseFormat, taskIds, tasksNotFound } from './lib/tasks.ts';
-import { uuidArray } from '../../shared/db.ts';
+import { uuidArray } from '../../shared/runtime/db.ts';
 
 /**
  * Groups tasks by meaning: exact agglomerative clustering of their embeddings (cosine similarity,

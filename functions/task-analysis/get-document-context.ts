@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { fail, ok } from '../../shared/contract.ts';
-import { defineTool } from '../../shared/tool.ts';
+import { fail, ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
 import { paginate, PAGINATION_DEFAULTS } from './lib/pagination.ts';
 import { loadTasks, responseFormat, taskIds } from './lib/tasks.ts';
-import { uuidArray } from '../../shared/db.ts';
+import { uuidArray } from '../../shared/runtime/db.ts';
 
 const { chunkSize: CHUNK_SIZE, overlap: OVERLAP } = PAGINATION_DEFAULTS;
 

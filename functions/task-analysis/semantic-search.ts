@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { ok } from '../../shared/contract.ts';
-import { defineTool } from '../../shared/tool.ts';
+import { ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
 import { vectorLiteral } from '../documents/lib/ingest.ts';
 import { responseFormat } from './lib/tasks.ts';
-import { uuidArray } from '../../shared/db.ts';
+import { uuidArray } from '../../shared/runtime/db.ts';
 
 const result = z.object({
   task_id: z.string(),

@@ -7,8 +7,8 @@
  * refused by the rate limit gives its slot (or its place in the queue) back at once.
  */
 import { Redis } from '@upstash/redis';
-import { fail, type Failure } from '../contract.ts';
-import { log } from '../log.ts';
+import { fail, type Failure } from '../core/contract.ts';
+import { log } from '../observability/log.ts';
 import { MemorySemaphore } from './memory-semaphore.ts';
 import { checkRateLimit, RATE_LIMIT_DEFAULTS } from './rate-limit.ts';
 import { RedisSemaphore, SEMAPHORE_DEFAULTS, SEMAPHORE_REDIS_RETRY, type Permit, type Refused, type Semaphore } from './semaphore.ts';

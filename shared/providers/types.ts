@@ -4,7 +4,7 @@
  * `createProviders` (./index.ts).
  */
 import { EMBEDDING_DIMENSIONS } from '../../drizzle/schema.ts';
-import { fail, type Failure } from '../contract.ts';
+import { fail, type Failure } from '../core/contract.ts';
 
 /** Turns texts into vectors that can be stored in `tasks.embedding` and compared by cosine similarity. */
 export interface EmbeddingProvider {

@@ -9,12 +9,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { apiKeys, projects } from '../../drizzle/schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
-import { createGateway } from '../../shared/app.ts';
-import { hashApiKey } from '../../shared/auth.ts';
-import { ok } from '../../shared/contract.ts';
-import type { Env } from '../../shared/env.ts';
-import type { PipelineOptions } from '../../shared/pipeline.ts';
-import { defineTool, type AnyTool } from '../../shared/tool.ts';
+import { createGateway } from '../../shared/http/app.ts';
+import { hashApiKey } from '../../shared/runtime/auth.ts';
+import { ok } from '../../shared/core/contract.ts';
+import type { Env } from '../../shared/runtime/env.ts';
+import type { PipelineOptions } from '../../shared/runtime/pipeline.ts';
+import { defineTool, type AnyTool } from '../../shared/core/tool.ts';
 import { db, tenantA, uniqueTimestamp } from './helpers.ts';
 
 const services = env.TEST_SERVICES;

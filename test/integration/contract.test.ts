@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
-import { createToolWorker } from '../../shared/app.ts';
+import { createToolWorker } from '../../shared/http/app.ts';
 import { callTool, getJson, tenantA, tenantB, type CallOptions } from './helpers.ts';
 
 const ENVELOPE_META_KEYS = ['attempts', 'duration_ms', 'performance_warning', 'queued_ms', 'tool', 'trace_id'];

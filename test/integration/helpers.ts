@@ -1,7 +1,7 @@
 /** Calls the real worker (inside workerd) the way an agent does, over HTTP. */
 import { env, exports } from 'cloudflare:workers';
-import type { ToolResult } from '../../shared/contract.ts';
-import { createDb } from '../../shared/db.ts';
+import type { ToolResult } from '../../shared/core/contract.ts';
+import { createDb } from '../../shared/runtime/db.ts';
 
 export const tenantA = env.TEST_PROJECTS.tenantA;
 export const tenantB = env.TEST_PROJECTS.tenantB;

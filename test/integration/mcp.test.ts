@@ -10,9 +10,9 @@ import { eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toolExecutions } from '../../drizzle/schema.ts';
 import { tools } from '../../functions/registry.ts';
-import { createGateway, createToolWorker } from '../../shared/app.ts';
-import type { ToolResult } from '../../shared/contract.ts';
-import { embed } from '../../shared/envelope-schema.ts';
+import { createGateway, createToolWorker } from '../../shared/http/app.ts';
+import type { ToolResult } from '../../shared/core/contract.ts';
+import { embed } from '../../shared/http/envelope-schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
 import { db, send, tenantA, uniqueTimestamp, type CallOptions } from './helpers.ts';
 

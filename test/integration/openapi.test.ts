@@ -6,10 +6,10 @@ import { Validator } from '@cfworker/json-schema';
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
-import { createToolWorker } from '../../shared/app.ts';
-import { ERROR_STATUS } from '../../shared/contract.ts';
-import { embed } from '../../shared/envelope-schema.ts';
-import type { OpenAiFunctionTool } from '../../shared/openai-export.ts';
+import { createToolWorker } from '../../shared/http/app.ts';
+import { ERROR_STATUS } from '../../shared/core/contract.ts';
+import { embed } from '../../shared/http/envelope-schema.ts';
+import type { OpenAiFunctionTool } from '../../shared/http/openai-export.ts';
 import { callTool, getJson, send, uniqueTimestamp } from './helpers.ts';
 
 type Document = Record<string, any>;

@@ -8,9 +8,9 @@ import { eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { toolExecutions } from '../../drizzle/schema.ts';
-import { createGateway } from '../../shared/app.ts';
-import { ok } from '../../shared/contract.ts';
-import { defineTool } from '../../shared/tool.ts';
+import { createGateway } from '../../shared/http/app.ts';
+import { ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
 import { db, tenantA } from './helpers.ts';
 
 const input = z.strictObject({ text: z.string().max(100) });

@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { healthForms, moodEntries, telegramCheckins, toolExecutions } from '../../drizzle/schema.ts';
 import { tableTool } from '../../functions/table-tools/lib/table-tool.ts';
 import gateway from '../../functions/gateway.ts';
-import { createGateway } from '../../shared/app.ts';
-import type { FieldError } from '../../shared/contract.ts';
+import { createGateway } from '../../shared/http/app.ts';
+import type { FieldError } from '../../shared/core/contract.ts';
 import { callTool, db, tenantA, tenantB, uniqueTimestamp } from './helpers.ts';
 
 const mood = (overrides: Record<string, unknown> = {}) => ({

@@ -12,7 +12,7 @@ import { parseVector } from '../../functions/documents/lib/ingest.ts';
 import getDocumentContext from '../../functions/task-analysis/get-document-context.ts';
 import { embedText } from '../../shared/providers/hashing-embedder.ts';
 import { createProviders, readProviderConfig } from '../../shared/providers/index.ts';
-import type { ToolContext } from '../../shared/tool.ts';
+import type { ToolContext } from '../../shared/core/tool.ts';
 import { callTool, db, tenantA, tenantB } from './helpers.ts';
 
 type Data = Record<string, any>;
@@ -59,7 +59,7 @@ describe('documents in', () => {
   });
 
   it('records failed embeddings, keeps the document, and embeds them later with embed-tasks', async () => {
-    const { createGateway } = await import('../../shared/app.ts');
+    const { createGateway } = await import('../../shared/http/app.ts');
     const { tools } = await import('../../functions/registry.ts');
     const { createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test');
     // An embeddings provider that cannot be reached: every batch fails, the document is stored.
@@ -230,7 +230,7 @@ describe('get-document-context', () => {
     const outcome = await getDocumentContext.execute(getDocumentContext.input.parse({ task_ids: [taskId(doc, 0)] }), context);
     expect(deleted).toBe(true);
     expect(outcome).toMatchObject({ ok: false, error: { code: 'DOCUMENT_DELETED', retryable: false, message: `Document ${doc.document_id} was deleted during execution.` } });
-    const { isTransient } = await import('../../shared/retry.ts');
+    const { isTransient } = await import('../../shared/runtime/retry.ts');
     if (!outcome.ok) expect(isTransient(outcome)).toBe(false);
   });
 });

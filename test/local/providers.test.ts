@@ -2,14 +2,14 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { detectDependencies } from '../../shared/providers/dependency-heuristic.ts';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../../local/openai-stand-in.ts';
-import { statusOf } from '../../shared/contract.ts';
+import { statusOf } from '../../shared/core/contract.ts';
 import { embedText, HASHING_EMBEDDER_ID } from '../../shared/providers/hashing-embedder.ts';
 import { createProviders, readProviderConfig, type ProviderConfig } from '../../shared/providers/index.ts';
 import type { LlmAnswer } from '../../shared/providers/llm-detection.ts';
 import { createOpenAiDependencyDetector, createOpenAiEmbeddings } from '../../shared/providers/openai.ts';
 import { ProviderError, providerFailure, type DependencyTask, type DetectedRelationship } from '../../shared/providers/types.ts';
 import { createWorkersAiDependencyDetector, createWorkersAiEmbeddings, type AiBinding } from '../../shared/providers/workers-ai.ts';
-import { isTransient, withRetries } from '../../shared/retry.ts';
+import { isTransient, withRetries } from '../../shared/runtime/retry.ts';
 
 const TASKS: DependencyTask[] = [
   { id: 'task-migrate', text: 'Run the database migration', documentId: 'doc-launch', documentTitle: 'Launch plan', position: 0 },

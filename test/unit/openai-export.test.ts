@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
-import { openAiExport, toStrictSchema } from '../../shared/openai-export.ts';
-import { validateInput } from '../../shared/validation.ts';
+import { openAiExport, toStrictSchema } from '../../shared/http/openai-export.ts';
+import { validateInput } from '../../shared/core/validation.ts';
 
 type Schema = Record<string, any>;
 

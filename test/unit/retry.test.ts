@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { fail, ok, type Failure } from '../../shared/contract.ts';
-import { isTransient, withRetries } from '../../shared/retry.ts';
+import { fail, ok, type Failure } from '../../shared/core/contract.ts';
+import { isTransient, withRetries } from '../../shared/runtime/retry.ts';
 
 const transient = fail('DATABASE_ERROR', 'down', { retryable: true, status: 503 });
 const permanent = fail('DATABASE_ERROR', 'constraint', { retryable: false });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { readJsonObject, validateInput } from '../../shared/validation.ts';
+import { readJsonObject, validateInput } from '../../shared/core/validation.ts';
 
 const HINT = 'Example of a valid call: {}';
 

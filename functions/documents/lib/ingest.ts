@@ -7,7 +7,7 @@
  * instead of failing the call, so a retried call never stores the document twice.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { uuidArray, type Database } from '../../../shared/db.ts';
+import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
 import { ProviderError, type EmbeddingProvider } from '../../../shared/providers/types.ts';
 import { extractTasks } from '../../task-analysis/lib/task-extraction.ts';
 

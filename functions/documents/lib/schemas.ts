@@ -1,6 +1,6 @@
 /** Input and output pieces shared by the document tools. */
 import { z } from 'zod';
-import { ok, type Success } from '../../../shared/contract.ts';
+import { ok, type Success } from '../../../shared/core/contract.ts';
 import type { EmbeddingReport, StoredTask } from './ingest.ts';
 
 /** Documents are at most this many characters (about 1 MiB, the request body limit). */

@@ -6,10 +6,10 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
-import { fail, ok, type Failure } from '../../../shared/contract.ts';
-import { databaseFailure, type Database } from '../../../shared/db.ts';
-import { log } from '../../../shared/log.ts';
-import { defineTool, type AnyTool } from '../../../shared/tool.ts';
+import { fail, ok, type Failure } from '../../../shared/core/contract.ts';
+import { databaseFailure, type Database } from '../../../shared/runtime/db.ts';
+import { log } from '../../../shared/observability/log.ts';
+import { defineTool, type AnyTool } from '../../../shared/core/tool.ts';
 import { buildExample, buildInputSchema } from './input-schema.ts';
 import { columnOf, TENANT_COLUMN, tableConfigSchema, type TableConfig, type ValidTableConfig } from './table-config.ts';
 

@@ -4,8 +4,8 @@
  */
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { fail, type Failure } from '../../../shared/contract.ts';
-import { uuidArray, type Database } from '../../../shared/db.ts';
+import { fail, type Failure } from '../../../shared/core/contract.ts';
+import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
 
 export const responseFormat = z
   .enum(['concise', 'detailed'])

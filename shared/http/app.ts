@@ -4,14 +4,14 @@
  * the OpenAPI document and MCP's JSON-RPC messages (whose tool results carry the envelope).
  */
 import { Hono, type Context } from 'hono';
-import { fail, metaWithoutExecution, ok, type Outcome } from './contract.ts';
-import type { Env } from './env.ts';
-import { log } from './log.ts';
+import { fail, metaWithoutExecution, ok, type Outcome } from '../core/contract.ts';
+import type { Env } from '../runtime/env.ts';
+import { log } from '../observability/log.ts';
 import { createMcpHandler, mcpCors } from './mcp.ts';
 import { openAiCatalog } from './openai-export.ts';
 import { createOpenApiDocument, type OpenApiOptions } from './openapi.ts';
-import { respond, runToolCall, unexpected, type PipelineOptions } from './pipeline.ts';
-import type { AnyTool } from './tool.ts';
+import { respond, runToolCall, unexpected, type PipelineOptions } from '../runtime/pipeline.ts';
+import type { AnyTool } from '../core/tool.ts';
 
 /** One catalog entry: what a model needs to choose and call the tool. */
 export interface CatalogEntry {

@@ -1,9 +1,9 @@
 /**
  * The bindings and variables a worker reads. Only the pipeline reads them; tools never see `env`.
  */
-import type { AdmissionEnv } from './concurrency/admission.ts';
-import type { McpEnv } from './mcp.ts';
-import type { AiBinding } from './providers/index.ts';
+import type { AdmissionEnv } from '../concurrency/admission.ts';
+import type { McpEnv } from '../http/mcp.ts';
+import type { AiBinding } from '../providers/index.ts';
 
 export interface Env extends AdmissionEnv, McpEnv {
   /** Postgres connection string: Neon in production, the local stand-in (loopback) in development. */

@@ -26,11 +26,11 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { cors } from 'hono/cors';
-import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome, type ToolResult } from './contract.ts';
+import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome, type ToolResult } from '../core/contract.ts';
 import { toolResultSchema } from './envelope-schema.ts';
-import { authorize, callTool, respond, type PipelineOptions, type RequestScope } from './pipeline.ts';
-import type { AnyTool } from './tool.ts';
-import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from './validation.ts';
+import { authorize, callTool, respond, type PipelineOptions, type RequestScope } from '../runtime/pipeline.ts';
+import type { AnyTool } from '../core/tool.ts';
+import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from '../core/validation.ts';
 
 /** The variables MCP reads. */
 export interface McpEnv {

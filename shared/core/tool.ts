@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import type { Failure, Outcome } from './contract.ts';
-import type { Database } from './db.ts';
-import type { Providers } from './providers/index.ts';
+import type { Database } from '../runtime/db.ts';
+import type { Providers } from '../providers/index.ts';
 
 /** The tenant, resolved from the API key; never from tool input. */
 export interface Project {

@@ -5,7 +5,7 @@
 import { neon, neonConfig } from '@neondatabase/serverless';
 import { DrizzleQueryError, sql, type SQL } from 'drizzle-orm';
 import { drizzle, type NeonHttpDatabase } from 'drizzle-orm/neon-http';
-import { fail, type Failure } from './contract.ts';
+import { fail, type Failure } from '../core/contract.ts';
 
 export type Database = NeonHttpDatabase;
 

@@ -5,7 +5,7 @@
  * - every object lists all its properties in `required` and has `additionalProperties: false`;
  * - an optional field becomes nullable (`anyOf: [<field>, { type: "null" }]`): strict mode makes
  *   the model send every field, and the validator reads `null` for an optional field as absent,
- *   so its default applies (shared/validation.ts);
+ *   so its default applies (shared/core/validation.ts);
  * - only keywords strict mode supports are kept (OpenAI's "Supported schemas": types, `enum`,
  *   `const`, `anyOf`, `$ref`/`$defs`, `pattern`, `format` among date-time, time, date, duration,
  *   email, hostname, ipv4, ipv6, uuid, numeric bounds, `minItems`/`maxItems`). What is dropped and
@@ -15,9 +15,9 @@
  * A schema strict mode cannot express at all (a free-form JSON object, a value of any type) is
  * exported with `strict: false`, and the catalog's message names the field.
  */
-import { ok, type Success } from './contract.ts';
+import { ok, type Success } from '../core/contract.ts';
 import type { JsonSchema } from './envelope-schema.ts';
-import type { AnyTool } from './tool.ts';
+import type { AnyTool } from '../core/tool.ts';
 
 /** One tool, in the Chat Completions `tools` format (for the Responses API, spread `function`). */
 export interface OpenAiFunctionTool {

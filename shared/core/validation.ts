@@ -154,7 +154,7 @@ export function validateInput<S extends z.ZodType>(schema: S, value: unknown, hi
 
 /**
  * `null` for an optional field means absent, whatever the field's schema: callers that must send
- * every field (OpenAI strict mode, see shared/openai-export.ts) send null for the ones they leave
+ * every field (OpenAI strict mode, see shared/http/openai-export.ts) send null for the ones they leave
  * out, and the field's default then applies. (A field whose null must mean something else than
  * absent is required and nullable.) Nested objects follow the same rule; only the objects that
  * change are copied.

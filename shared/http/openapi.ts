@@ -4,10 +4,10 @@
  * error status, plus the catalog and health routes. Generated from the same zod schemas the
  * validator enforces, through the catalog's JSON Schemas (`tool.jsonSchemas()`).
  */
-import { ERROR_STATUS } from './contract.ts';
+import { ERROR_STATUS } from '../core/contract.ts';
 import { embed, envelopeParts, failureEnvelopeSchema, successEnvelopeSchema, type EnvelopeParts, type JsonSchema } from './envelope-schema.ts';
 import { SERVER_INFO } from './mcp.ts';
-import type { AnyTool } from './tool.ts';
+import type { AnyTool } from '../core/tool.ts';
 
 export interface OpenApiOptions {
   /**

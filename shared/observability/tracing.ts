@@ -2,9 +2,9 @@
  * The execution trace: one `tool_executions` row per execution, written after the response is
  * sent (through `waitUntil`), so tracing never delays or fails a call.
  */
-import { toolExecutions } from '../drizzle/schema.ts';
-import type { Outcome } from './contract.ts';
-import type { Database } from './db.ts';
+import { toolExecutions } from '../../drizzle/schema.ts';
+import type { Outcome } from '../core/contract.ts';
+import type { Database } from '../runtime/db.ts';
 import { log } from './log.ts';
 
 export interface ExecutionRecord {

@@ -5,18 +5,18 @@
  *
  * Every path ends in an envelope; nothing a tool throws reaches the caller.
  */
-import { envelope, fail, FailureError, statusOf, type Failure, type Meta, type Outcome } from './contract.ts';
+import { envelope, fail, FailureError, statusOf, type Failure, type Meta, type Outcome } from '../core/contract.ts';
 import { authenticate, type Caller } from './auth.ts';
-import { admissionFromEnv } from './concurrency/admission.ts';
+import { admissionFromEnv } from '../concurrency/admission.ts';
 import { createDb, databaseFailure, type Database } from './db.ts';
 import type { Env } from './env.ts';
-import { log } from './log.ts';
-import { createProviders, readProviderConfig, type Providers } from './providers/index.ts';
-import { ProviderError, providerFailure } from './providers/types.ts';
+import { log } from '../observability/log.ts';
+import { createProviders, readProviderConfig, type Providers } from '../providers/index.ts';
+import { ProviderError, providerFailure } from '../providers/types.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, withRetries } from './retry.ts';
-import type { AnyTool, ToolContext } from './tool.ts';
-import { describeCause, recordExecution } from './tracing.ts';
-import { DEFAULT_BODY_LIMIT_BYTES, readJsonObject, validateInput, type Parsed } from './validation.ts';
+import type { AnyTool, ToolContext } from '../core/tool.ts';
+import { describeCause, recordExecution } from '../observability/tracing.ts';
+import { DEFAULT_BODY_LIMIT_BYTES, readJsonObject, validateInput, type Parsed } from '../core/validation.ts';
 
 export interface PipelineOptions {
   /** Request bodies above this are refused with PAYLOAD_TOO_LARGE. */

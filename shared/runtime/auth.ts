@@ -3,10 +3,10 @@
  * tenant). The project always comes from the key, never from what the model sends.
  */
 import { and, eq, isNull } from 'drizzle-orm';
-import { apiKeys, projects } from '../drizzle/schema.ts';
-import { fail, type Failure } from './contract.ts';
+import { apiKeys, projects } from '../../drizzle/schema.ts';
+import { fail, type Failure } from '../core/contract.ts';
 import type { Database } from './db.ts';
-import type { Project } from './tool.ts';
+import type { Project } from '../core/tool.ts';
 
 export interface AuthOptions {
   /** How long a verified key is trusted without asking the database again. */

@@ -2,7 +2,7 @@
  * The retry policy: transient failures are tried again a fixed number of times after a fixed
  * delay; anything else fails at once. One semaphore slot is held across all attempts of a call.
  */
-import type { ErrorCode, Failure, Outcome } from './contract.ts';
+import type { ErrorCode, Failure, Outcome } from '../core/contract.ts';
 
 export interface RetryOptions {
   /** Extra attempts after the first one. */

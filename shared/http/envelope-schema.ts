@@ -1,12 +1,12 @@
 /**
- * The envelope of shared/contract.ts as JSON Schema, for the interfaces that advertise it: MCP's
+ * The envelope of shared/core/contract.ts as JSON Schema, for the interfaces that advertise it: MCP's
  * `outputSchema` (a tool's `structuredContent` is its envelope) and the OpenAPI document's
  * responses. The parts are written in zod, checked at compile time against the contract's types,
  * and a tool's `data` is its own output schema, as the catalog advertises it.
  */
 import { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode, type Link, type Meta, type ToolError } from './contract.ts';
-import type { AnyTool } from './tool.ts';
+import { ERROR_STATUS, type ErrorCode, type Link, type Meta, type ToolError } from '../core/contract.ts';
+import type { AnyTool } from '../core/tool.ts';
 
 /** A JSON Schema, as zod generates it. */
 export type JsonSchema = Record<string, unknown>;
