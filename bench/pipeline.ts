@@ -72,6 +72,8 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
   await inMemoryNeon(await hashApiKey(API_KEY));
   const benchTool = defineTool({
     id: logMood.id,
+    title: logMood.title,
+    annotations: logMood.annotations,
     description: logMood.description,
     input: logMood.input,
     output: logMood.output,

@@ -6,6 +6,8 @@ import { documentFields, ingestOutcome, ingestResult } from './lib/schemas.ts';
 /** Stores a markdown document, extracts its checkbox tasks and embeds them for search. */
 export default defineTool({
   id: 'add-document',
+  title: 'Add document',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
     'Add a markdown document. Its checkbox items ("- [ ] ...") become tasks that the task-analysis tools can search, cluster and link. Returns the document id and its tasks.',
   input: z.strictObject(documentFields),

@@ -7,6 +7,8 @@ import { documentId } from './lib/schemas.ts';
 /** Deletes a document with its tasks and their relationships. */
 export default defineTool({
   id: 'delete-document',
+  title: 'Delete document',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description: 'Delete a document. Its tasks and every relationship involving them are deleted too.',
   input: z.strictObject({ document_id: documentId }),
   output: z.object({ document_id: z.string(), deleted_task_count: z.int() }),

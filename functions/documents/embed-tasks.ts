@@ -11,6 +11,8 @@ const MAX_TASKS_PER_CALL = 1_000;
 /** Embeds the tasks still pending or whose embedding failed (after a provider outage). */
 export default defineTool({
   id: 'embed-tasks',
+  title: 'Embed tasks',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description: `Embed tasks whose embedding is pending or failed, so semantic-search and cluster-by-similarity can use them. At most ${MAX_TASKS_PER_CALL} per call; call again while remaining_count > 0.`,
   input: z.strictObject({ document_id: documentId.nullish().describe('Only this document\'s tasks. Optional; null means every document.') }),
   output: z.object({ embedded_count: z.int(), failed_count: z.int(), remaining_count: z.int(), embedding_model: z.string() }),

@@ -9,6 +9,8 @@ import { documentFields, documentId, ingestOutcome, ingestResult } from './lib/s
 /** Replaces a document's title and content; its tasks are extracted and embedded anew. */
 export default defineTool({
   id: 'replace-document',
+  title: 'Replace document',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
     "Replace a document's title and markdown. Its tasks are extracted again (new task ids); the old tasks and their relationships are removed.",
   input: z.strictObject({ document_id: documentId, ...documentFields }),

@@ -3,7 +3,8 @@ import { tableTool } from './lib/table-tool.ts';
 /** Records how a user feels: mood, energy and optional notes, once per user and moment. */
 export default tableTool({
   toolId: 'log-mood',
-  displayName: 'mood entry',
+  displayName: 'Log mood',
+  recordName: 'mood entry',
   description:
     "Log a user's mood and energy level at a moment in time. Use when the user reports how they feel. One entry per user and timestamp.",
   tableName: 'mood_entries',

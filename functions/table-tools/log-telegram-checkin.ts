@@ -3,7 +3,8 @@ import { tableTool } from './lib/table-tool.ts';
 /** Records a Telegram user's check-in; shows column mappings (the input says user_id, the table telegram_user_id). */
 export default tableTool({
   toolId: 'log-telegram-checkin',
-  displayName: 'Telegram check-in',
+  displayName: 'Log Telegram check-in',
+  recordName: 'Telegram check-in',
   description: 'Record that a Telegram user checked in, with their status and an optional message.',
   tableName: 'telegram_checkins',
   fields: [

@@ -3,7 +3,8 @@ import { tableTool } from './lib/table-tool.ts';
 /** Records a patient's health form: one field of every data type a table tool supports. */
 export default tableTool({
   toolId: 'submit-health-form',
-  displayName: 'health form',
+  displayName: 'Submit health form',
+  recordName: 'health form',
   description: "Submit a patient's health form (name, age, weight, smoking, blood type, symptoms). Use after collecting the answers from the user.",
   tableName: 'health_forms',
   fields: [

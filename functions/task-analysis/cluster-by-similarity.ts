@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { fail, ok } from '../../shared/core/contract.ts';
-import { defineTool } from '../../shared/core/tool.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { parseVector } from '../documents/lib/ingest.ts';
 import { agglomerativeClustering, CLUSTERING_DEFAULTS } from './lib/clustering.ts';
 import { responseFormat, taskIds, tasksNotFound } from './lib/tasks.ts';
@@ -13,6 +13,8 @@ import { uuidArray } from '../../shared/runtime/db.ts';
  */
 export default defineTool({
   id: 'cluster-by-similarity',
+  title: 'Cluster by similarity',
+  annotations: READ_ONLY,
   description:
     'Group 2 to 1000 tasks into clusters of similar meaning (exact hierarchical clustering of their embeddings). Two groups merge while their similarity is at least the threshold. Use it to find duplicates and themes.',
   input: z.strictObject({

@@ -13,6 +13,8 @@ import { uuidArray } from '../../shared/runtime/db.ts';
  */
 export default defineTool({
   id: 'detect-dependencies',
+  title: 'Detect dependencies',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
     'Detect dependencies among 2 to 50 tasks: which must come first (prerequisite), which block others, which are related. Saves them so query-task-graph can walk them. Circular dependencies are reported as found.',
   input: z.strictObject({

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { fail, ok } from '../../shared/core/contract.ts';
-import { defineTool } from '../../shared/core/tool.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { paginate, PAGINATION_DEFAULTS } from './lib/pagination.ts';
 import { loadTasks, responseFormat, taskIds } from './lib/tasks.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
@@ -21,6 +21,8 @@ const documentTask = z.object({
  */
 export default defineTool({
   id: 'get-document-context',
+  title: 'Get document context',
+  annotations: READ_ONLY,
   description: `Get the documents that contain the given tasks: each document's markdown and ALL its tasks, to understand a task in context. Documents longer than ${CHUNK_SIZE.toLocaleString('en')} characters come in chunks (overlapping by ${OVERLAP}); ask for the next one with chunk_number.`,
   input: z.strictObject({
     task_ids: taskIds(1, 50),

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
-import { defineTool } from '../../shared/core/tool.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { loadTasks, relationshipShape, responseFormat } from './lib/tasks.ts';
 
 /**
@@ -11,6 +11,8 @@ import { loadTasks, relationshipShape, responseFormat } from './lib/tasks.ts';
  */
 export default defineTool({
   id: 'query-task-graph',
+  title: 'Query task graph',
+  annotations: READ_ONLY,
   description:
     'Walk the saved task relationships (from detect-dependencies) starting at one task: what it depends on (outgoing prerequisite edges point to what must come after), what depends on it, transitively up to a depth. Reads the database only.',
   input: z.strictObject({

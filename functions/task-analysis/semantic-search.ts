@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
-import { defineTool } from '../../shared/core/tool.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { vectorLiteral } from '../documents/lib/ingest.ts';
 import { responseFormat } from './lib/tasks.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
@@ -21,6 +21,8 @@ const result = z.object({
  */
 export default defineTool({
   id: 'semantic-search',
+  title: 'Semantic search',
+  annotations: READ_ONLY,
   description:
     'Find tasks by meaning across all documents: returns the most similar tasks to a natural-language query, with their documents and a similarity from 0 to 1. Use it first to get task ids for the other task-analysis tools.',
   input: z.strictObject({

@@ -30,9 +30,31 @@ export interface ToolContext {
 
 type InputSchema = z.ZodObject<z.ZodRawShape, z.core.$strict>;
 
+/**
+ * What calling a tool does to the world, stated truthfully for clients that ask before calling
+ * (MCP tool annotations; the catalog carries the same facts).
+ */
+export interface ToolAnnotations {
+  /** It only reads: calling it changes nothing. */
+  readOnlyHint: boolean;
+  /** It may delete or overwrite what exists (meaningful when not read-only). */
+  destructiveHint: boolean;
+  /** Repeating the same call has no further effect (meaningful when not read-only). */
+  idempotentHint: boolean;
+  /** It reaches beyond the project's own data (the web, third parties). */
+  openWorldHint: boolean;
+}
+
+/** Annotations of a tool that only reads the project's data. */
+export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
 export interface ToolDefinition<I extends InputSchema, O extends z.ZodType, Id extends string = string> {
   /** Kebab-case id; also the tool's file name and its route (`POST /tools/<id>`). */
   id: Id;
+  /** A short human title, e.g. "Semantic search" (MCP `title`, the catalog, OpenAPI `summary`). */
+  title: string;
+  /** What calling it does: read-only, destructive, idempotent, open world. */
+  annotations: ToolAnnotations;
   /** What the tool does and when to use it, written for the model that chooses tools. */
   description: string;
   /** A strict object schema built once at module scope. */
@@ -70,6 +92,8 @@ const TOOL_ID = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
  * @example
  * export default defineTool({
  *   id: 'echo',
+ *   title: 'Echo',
+ *   annotations: READ_ONLY,
  *   description: 'Repeats a text back.',
  *   input: z.strictObject({ text: z.string().max(100) }),
  *   output: z.object({ text: z.string() }),

@@ -11,12 +11,16 @@ import { createMcpHandler, mcpCors } from './mcp.ts';
 import { openAiCatalog } from './openai-export.ts';
 import { createOpenApiDocument, type OpenApiOptions } from './openapi.ts';
 import { respond, runToolCall, unexpected, type PipelineOptions } from '../runtime/pipeline.ts';
-import type { AnyTool } from '../core/tool.ts';
+import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
 
 /** One catalog entry: what a model needs to choose and call the tool. */
 export interface CatalogEntry {
   id: string;
+  /** A short human title. */
+  title: string;
   description: string;
+  /** What calling it does (the same facts as MCP's tool annotations). */
+  annotations: ToolAnnotations;
   input_schema: Record<string, unknown>;
   output_schema: Record<string, unknown>;
 }
@@ -102,7 +106,7 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
 
 function catalogEntry(tool: AnyTool): CatalogEntry {
   const schemas = tool.jsonSchemas();
-  return { id: tool.id, description: tool.description, input_schema: schemas.input, output_schema: schemas.output };
+  return { id: tool.id, title: tool.title, description: tool.description, annotations: tool.annotations, input_schema: schemas.input, output_schema: schemas.output };
 }
 
 function scopeOf(c: Context<{ Bindings: Env }>) {

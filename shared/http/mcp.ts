@@ -170,7 +170,9 @@ function isLoopback(hostname: string): boolean {
 function describeTool(tool: AnyTool): McpTool {
   return {
     name: tool.id,
+    title: tool.title,
     description: tool.description,
+    annotations: { title: tool.title, ...tool.annotations },
     inputSchema: tool.jsonSchemas().input as McpTool['inputSchema'],
     outputSchema: toolResultSchema(tool) as McpTool['outputSchema'],
   };

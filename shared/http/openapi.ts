@@ -66,6 +66,7 @@ function buildDocument(tools: readonly AnyTool[], { toolPath = (tool) => `/tools
     paths[toolPath(tool)] = {
       post: {
         ...operation(tool.id, tool.description, ref(`${tool.id}.data`), errorStatuses()),
+        summary: tool.title,
         security: [{ apiKey: [] }],
         requestBody: {
           required: true,
@@ -139,11 +140,18 @@ const catalogData: JsonSchema = {
             description: 'A catalog entry (default format).',
             properties: {
               id: { type: 'string' },
+              title: { type: 'string', description: 'A short human title.' },
               description: { type: 'string' },
+              annotations: {
+                type: 'object',
+                description: 'What calling the tool does, as MCP tool annotations.',
+                properties: Object.fromEntries(['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'].map((hint) => [hint, { type: 'boolean' }])),
+                required: ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'],
+              },
               input_schema: { type: 'object', description: 'JSON Schema of the input.' },
               output_schema: { type: 'object', description: 'JSON Schema of data on success.' },
             },
-            required: ['id', 'description', 'input_schema', 'output_schema'],
+            required: ['id', 'title', 'description', 'annotations', 'input_schema', 'output_schema'],
           },
           {
             type: 'object',

@@ -14,7 +14,7 @@ import { hashApiKey } from '../../shared/runtime/auth.ts';
 import { ok } from '../../shared/core/contract.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import type { PipelineOptions } from '../../shared/runtime/pipeline.ts';
-import { defineTool, type AnyTool } from '../../shared/core/tool.ts';
+import { defineTool, READ_ONLY, type AnyTool } from '../../shared/core/tool.ts';
 import { db, tenantA, uniqueTimestamp } from './helpers.ts';
 
 const services = env.TEST_SERVICES;
@@ -29,6 +29,8 @@ function holdingTool() {
   const state = { running: 0, maxRunning: 0, started: [] as string[] };
   const tool = defineTool({
     id: 'hold',
+    title: 'Test tool hold',
+    annotations: READ_ONLY,
     description: 'Holds an execution slot for a while.',
     input: z.strictObject({ hold_ms: z.int().min(0).max(5_000) }),
     output: z.object({ held_ms: z.int() }),

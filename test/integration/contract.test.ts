@@ -21,6 +21,20 @@ describe('catalog', () => {
     }
   });
 
+  it('gives every tool a human title and its annotations', async () => {
+    const { body } = await getJson<{ tools: { id: string; title: string; annotations: Record<string, unknown> }[] }>('/tools');
+    if (!body.success) throw new Error(body.message);
+    for (const entry of body.data.tools) {
+      expect(entry.title.trim().length).toBeGreaterThan(0);
+      expect(entry.title).not.toBe(entry.id);
+      expect(Object.keys(entry.annotations).sort()).toEqual(['destructiveHint', 'idempotentHint', 'openWorldHint', 'readOnlyHint']);
+      for (const hint of Object.values(entry.annotations)) expect(typeof hint).toBe('boolean');
+    }
+    const readOnly = body.data.tools.filter((entry) => entry.annotations.readOnlyHint).map((entry) => entry.id);
+    expect(readOnly).toEqual(expect.arrayContaining(['semantic-search', 'get-document-context', 'query-task-graph', 'cluster-by-similarity']));
+    expect(readOnly).not.toContain('add-document');
+  });
+
   it('answers /health', async () => {
     const { status, body } = await getJson('/health');
     expect(status).toBe(200);

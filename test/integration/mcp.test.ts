@@ -93,6 +93,21 @@ describe('MCP: tools/list', () => {
     }
   });
 
+  it('gives every tool a human title and truthful annotations', async () => {
+    const { tools: listed } = await (await connect()).listTools();
+    const byName = new Map(listed.map((entry) => [entry.name, entry]));
+    for (const tool of tools) {
+      const entry = byName.get(tool.id)!;
+      expect(entry.title).toBe(tool.title);
+      expect(entry.annotations).toEqual({ title: tool.title, ...tool.annotations });
+    }
+    // Spot checks of the facts themselves, not of the code that copies them.
+    expect(byName.get('semantic-search')!.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
+    expect(byName.get('delete-document')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
+    expect(byName.get('add-document')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
+    expect(byName.get('log-mood')!.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false });
+  });
+
   it('carries enums, bounds, required fields and descriptions', async () => {
     const { tools: listed } = await (await connect()).listTools();
     const schema = listed.find((entry) => entry.name === 'log-mood')!.inputSchema;

@@ -10,13 +10,15 @@ import { z } from 'zod';
 import { toolExecutions } from '../../drizzle/schema.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { ok } from '../../shared/core/contract.ts';
-import { defineTool } from '../../shared/core/tool.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { db, tenantA } from './helpers.ts';
 
 const input = z.strictObject({ text: z.string().max(100) });
 
 const throwing = defineTool({
   id: 'always-throws',
+  title: 'Test tool always-throws',
+  annotations: READ_ONLY,
   description: 'Throws.',
   input,
   output: z.object({}),
@@ -28,6 +30,8 @@ const throwing = defineTool({
 
 const lying = defineTool({
   id: 'wrong-output',
+  title: 'Test tool wrong-output',
+  annotations: READ_ONLY,
   description: 'Answers outside its output schema.',
   input,
   output: z.object({ count: z.int() }),
@@ -39,6 +43,8 @@ const lying = defineTool({
 
 const echo = defineTool({
   id: 'echo-project',
+  title: 'Test tool echo-project',
+  annotations: READ_ONLY,
   description: 'Answers the calling project.',
   input,
   output: z.object({ project_id: z.string(), text: z.string() }),

@@ -243,7 +243,7 @@ describe('deployment problems', () => {
   const field = { name: 'note', label: 'Note', dataType: 'text', required: true } as const;
 
   it('answers CONFIG_ERROR table_not_found when the table does not exist', async () => {
-    const tool = tableTool({ toolId: 'log-nowhere', displayName: 'x', description: 'x', tableName: 'no_such_table', fields: [field] });
+    const tool = tableTool({ toolId: 'log-nowhere', displayName: 'x', recordName: 'record', description: 'x', tableName: 'no_such_table', fields: [field] });
     const { status, body } = await callWith(tool, { note: 'hi' });
     expect(status).toBe(500);
     expect(body.error).toMatchObject({ code: 'CONFIG_ERROR', retryable: false, details: { reason: 'table_not_found', table: 'no_such_table' } });
@@ -251,7 +251,7 @@ describe('deployment problems', () => {
 
   it('answers CONFIG_ERROR column_not_found when a mapped column does not exist', async () => {
     const tool = tableTool({
-      toolId: 'log-bad-column', displayName: 'x', description: 'x', tableName: 'mood_entries',
+      toolId: 'log-bad-column', displayName: 'x', recordName: 'record', description: 'x', tableName: 'mood_entries',
       fields: [field], columnMappings: { note: 'no_such_column' },
     });
     const { status, body } = await callWith(tool, { note: 'hi' });
@@ -261,7 +261,7 @@ describe('deployment problems', () => {
 
   it('answers CONFIG_ERROR naming the mistake when the configuration itself is broken', async () => {
     const tool = tableTool({
-      toolId: 'log-broken', displayName: 'x', description: 'x', tableName: 'mood_entries',
+      toolId: 'log-broken', displayName: 'x', recordName: 'record', description: 'x', tableName: 'mood_entries',
       fields: [{ name: 'level', label: 'Level', dataType: 'integer', min: 10, max: 1 }],
     });
     const { status, body } = await callWith(tool, { level: 5 });
@@ -271,7 +271,7 @@ describe('deployment problems', () => {
   });
 
   it('answers DATABASE_ERROR, retryable, after 3 attempts when the database cannot be reached', async () => {
-    const tool = tableTool({ toolId: 'log-unreachable', displayName: 'x', description: 'x', tableName: 'unreachable_table', fields: [field] });
+    const tool = tableTool({ toolId: 'log-unreachable', displayName: 'x', recordName: 'record', description: 'x', tableName: 'unreachable_table', fields: [field] });
     await callWith(tool, { note: 'warms the API key cache, so the key is not looked up again' });
     const { status, body } = await callWith(tool, { note: 'hi' }, 'postgres://edge:edge@127.0.0.1:9/edge');
     expect(status).toBe(503);
@@ -282,7 +282,7 @@ describe('deployment problems', () => {
 
   it('answers DATABASE_ERROR with sqlstate and constraint for other constraint violations', async () => {
     const tool = tableTool({
-      toolId: 'log-unchecked-energy', displayName: 'x', description: 'x', tableName: 'mood_entries',
+      toolId: 'log-unchecked-energy', displayName: 'x', recordName: 'record', description: 'x', tableName: 'mood_entries',
       fields: [
         { name: 'user_id', label: 'User', dataType: 'text', required: true },
         { name: 'mood', label: 'Mood', dataType: 'text', required: true },

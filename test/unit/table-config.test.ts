@@ -6,7 +6,7 @@ import { tableTool } from '../../functions/table-tools/lib/table-tool.ts';
 
 const base: TableConfig = {
   toolId: 'log-thing',
-  displayName: 'thing',
+  displayName: 'thing', recordName: 'record',
   description: 'Logs a thing.',
   tableName: 'things',
   fields: [{ name: 'title', label: 'Title', dataType: 'text', required: true }],

@@ -82,7 +82,10 @@ const fieldConfig = z
 export const tableConfigSchema = z
   .strictObject({
     toolId: z.string().regex(/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/, "must be kebab-case, e.g. 'log-mood'"),
+    /** The tool's human title, e.g. "Log mood" (MCP `title`, the catalog). */
     displayName: z.string().min(1).max(100),
+    /** What one row is called in messages, e.g. "mood entry". */
+    recordName: z.string().min(1).max(100),
     description: z.string().min(1).max(2000),
     tableName: identifier,
     fields: z.array(fieldConfig).min(1).max(100),

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { fail, ok, type Failure } from '../../../shared/core/contract.ts';
 import { databaseFailure, type Database } from '../../../shared/runtime/db.ts';
 import { log } from '../../../shared/observability/log.ts';
-import { defineTool, type AnyTool } from '../../../shared/core/tool.ts';
+import { defineTool, READ_ONLY, type AnyTool } from '../../../shared/core/tool.ts';
 import { buildExample, buildInputSchema } from './input-schema.ts';
 import { columnOf, TENANT_COLUMN, tableConfigSchema, type TableConfig, type ValidTableConfig } from './table-config.ts';
 
@@ -45,6 +45,9 @@ export function tableTool(config: TableConfig): AnyTool {
 
   return defineTool({
     id: valid.toolId,
+    title: valid.displayName,
+    // Each call inserts a new row: repeating it (without an idempotency key) records a second one.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     description: valid.description,
     input,
     output: insertResult,
@@ -124,13 +127,13 @@ function conflictInFields(config: ValidTableConfig, failure: Failure): Failure {
   if (fields.length === 0) return failure;
   return fail(
     'CONFLICT',
-    `A ${config.displayName} record with the same ${fields.join(' and ')} already exists. Change ${fields.length > 1 ? 'one of these fields' : 'this field'} to record a new entry.`,
+    `A ${config.recordName} with the same ${fields.join(' and ')} already exists. Change ${fields.length > 1 ? 'one of these fields' : 'this field'} to record a new entry.`,
     { details: { ...failure.error.details, fields: fields.map((field) => ({ field, code: 'conflict', message: `Field '${field}' duplicates an existing record.` })) }, cause: failure.cause },
   );
 }
 
 function successMessage(config: ValidTableConfig, values: Record<string, unknown>): string {
-  if (!config.successMessage) return `Recorded a new ${config.displayName} entry.`;
+  if (!config.successMessage) return `Recorded a new ${config.recordName}.`;
   return config.successMessage.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''));
 }
 
@@ -141,6 +144,8 @@ function unavailableTool(config: TableConfig, problems: string[]): AnyTool {
   log('error', 'invalid_table_config', { tool: id, problems });
   return defineTool({
     id,
+    title: `Unavailable: ${String(config.displayName ?? id).slice(0, 100)}`,
+    annotations: READ_ONLY,
     description: `Unavailable: ${message}`,
     input: z.strictObject({}),
     output: insertResult,
