@@ -41,6 +41,7 @@ import { startNeonStandIn } from '../local/neon-http.ts';
 import { seedCorpus } from '../local/seed.ts';
 import type { Outcome } from '../shared/core/contract.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
+import { nameBasedUuid } from '../shared/runtime/ids.ts';
 import { offlineDependencyDetector, offlineEmbeddings } from '../shared/providers/offline.ts';
 import type { AnyTool, ToolContext } from '../shared/core/tool.ts';
 
@@ -167,6 +168,7 @@ async function benchProject(url: string, timer: DatabaseTimer, name: string): Pr
     providers: { embeddings: offlineEmbeddings, dependencies: offlineDependencyDetector },
     signal: new AbortController().signal,
     traceId: 'bench',
+    idFor: (purpose) => nameBasedUuid(`bench:${purpose}:${crypto.randomUUID()}`),
   };
   let loaded = 0;
   return {

@@ -26,6 +26,12 @@ export interface ToolContext {
   /** Aborted when the call is abandoned (client gone, lease lost): stop work early. */
   signal: AbortSignal;
   traceId: string;
+  /**
+   * An id derived from this call and `purpose` (e.g. 'document', 'row', `task:${n}`): the same on
+   * every attempt of the call, so a write tool retried after its answer was lost writes (and
+   * recognises) the same rows instead of new ones. Different for every other call.
+   */
+  idFor(purpose: string): Promise<string>;
 }
 
 type InputSchema = z.ZodObject<z.ZodRawShape, z.core.$strict>;

@@ -9,6 +9,7 @@ import { envelope, fail, FailureError, statusOf, type Failure, type Meta, type O
 import { authenticate, type Caller } from './auth.ts';
 import { admissionFromEnv } from '../concurrency/admission.ts';
 import { createDb, databaseFailure, type Database } from './db.ts';
+import { nameBasedUuid } from './ids.ts';
 import type { Env } from './env.ts';
 import { log } from '../observability/log.ts';
 import { createProviders, readProviderConfig, type Providers } from '../providers/index.ts';
@@ -127,6 +128,7 @@ export async function callTool(
     },
     signal: AbortSignal.any([call.signal, permit.lost]),
     traceId,
+    idFor: (purpose) => nameBasedUuid(`${caller.project.id}:${tool.id}:${traceId}:${purpose}`),
   };
   const executionStartedAt = performance.now();
   let { outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {

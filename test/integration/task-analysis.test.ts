@@ -13,6 +13,7 @@ import getDocumentContext from '../../functions/task-analysis/get-document-conte
 import { embedText } from '../../shared/providers/hashing-embedder.ts';
 import { createProviders, readProviderConfig } from '../../shared/providers/index.ts';
 import type { ToolContext } from '../../shared/core/tool.ts';
+import { nameBasedUuid } from '../../shared/runtime/ids.ts';
 import { callTool, db, tenantA, tenantB } from './helpers.ts';
 
 type Data = Record<string, any>;
@@ -226,6 +227,7 @@ describe('get-document-context', () => {
       providers: createProviders(config.config),
       signal: new AbortController().signal,
       traceId: 'test',
+      idFor: (purpose) => nameBasedUuid(`test:${purpose}`),
     };
     const outcome = await getDocumentContext.execute(getDocumentContext.input.parse({ task_ids: [taskId(doc, 0)] }), context);
     expect(deleted).toBe(true);
