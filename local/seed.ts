@@ -12,7 +12,7 @@
  *
  * The project is the one with that name (the first created), or a new one; either way a new API
  * key is issued and printed. Documents are added, never replaced: seeding twice doubles them.
- * Embeddings are the offline ones (offline-hashing-v1); with another EMBEDDINGS_PROVIDER, re-embed
+ * Embeddings are the offline ones (offline-hashing-v2); with another EMBEDDINGS_PROVIDER, re-embed
  * the tasks with embed-tasks. Ctrl-C stops after the current batch and closes the database cleanly.
  */
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';

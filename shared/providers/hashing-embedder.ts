@@ -1,76 +1,95 @@
 /**
- * The offline default embedder: deterministic, no network, no model. A text becomes a bag of features
- * — its words and the character trigrams of each word — hashed into a fixed number of dimensions
- * ("feature hashing"), weighted by sublinear term frequency and L2-normalised. Texts that share words,
- * or merely stems ("engineer" / "engineers", "deploy" / "deployment"), get clearly higher cosine
- * similarity than unrelated texts; it knows nothing of synonyms ("hire" / "recruit").
+ * The offline default embedder: deterministic, no network, no model. A text becomes a bag of
+ * features — the Porter2 stems of its content words, and the character trigrams of each stem —
+ * hashed into a fixed number of dimensions ("feature hashing", each feature into several
+ * dimensions), weighted by sublinear term frequency and L2-normalised.
+ *
+ * What it captures: shared words, whatever their inflection ("hiring" / "hired" / "hire") and
+ * whatever their order; words too common to mean anything (stop words) are left out; a misspelt
+ * or unknown word still shares most of its trigrams with the right one. What it cannot capture:
+ * synonyms ("hire" / "recruit") and meaning beyond words. Its similarities are lower than a
+ * neural model's for the same pair of texts (two four-word texts sharing one word score about
+ * 0.25-0.3), which is why it has its own default threshold ({@link HASHING_EMBEDDER_THRESHOLD}).
  */
+import { searchTerms, stemOf, words } from './text.ts';
 
 /** Labels every result that used this embedder. Bump the version whenever the vectors change. */
-export const HASHING_EMBEDDER_ID = 'offline-hashing-v1';
+export const HASHING_EMBEDDER_ID = 'offline-hashing-v2';
 
 /** Default output dimensions (the stored vector size). */
 export const HASHING_EMBEDDER_DIMENSIONS = 1536;
 
-/** A whole word counts this much; each of its trigrams half as much, so shared stems count but words count more. */
-const WORD_WEIGHT = 1;
-const TRIGRAM_WEIGHT = 0.5;
+/**
+ * semantic-search's default threshold with this embedder, measured on the seed corpus by
+ * `bench/retrieval.ts` (bench/RESULTS.md): the highest threshold at which 99 % of the query–task
+ * pairs sharing exactly one content word (a query of at most 4 content words, a task of at most 10)
+ * are still found. Pairs sharing no word (only trigrams of different words, or hash collisions)
+ * reach it about once in 3,000.
+ */
+export const HASHING_EMBEDDER_THRESHOLD = 0.12;
 
-/** Words too common to say what a task is about. They are skipped entirely (word and trigrams). */
-const STOP_WORDS = new Set(
-  ('a an and are as at be by for from has have in into is it its of on or our so that the their then this to was we were will with ' +
-    'all any can do does done get not out up via').split(' '),
-);
-
-const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*/gu;
+/** A stem counts this much; each of its trigrams far less: they are a fallback for words that differ slightly. */
+const STEM_WEIGHT = 1;
+const TRIGRAM_WEIGHT = 0.25;
+/**
+ * Dimensions each feature is spread over. Two texts sharing a feature share all of its dimensions;
+ * two different features that collide share one, so a collision weighs a quarter of a real match.
+ * With one hash per feature, seed-corpus tasks sharing no word with a query reached 0.3 through
+ * collisions alone; with four, 0.17.
+ */
+const HASHES_PER_FEATURE = 4;
 
 /**
  * Embeds `text` into a `dimensions`-long L2-normalised Float32Array (default 1536).
  *
- * Features: each word of the NFKC-normalised, lower-cased text (letters and digits, stop words
- * skipped) and each code-point trigram of the word wrapped in boundary markers ("<engineer>" gives
- * "<en", "eng", …, "er>"). Each feature is hashed with 32-bit FNV-1a to a dimension (hash mod
- * dimensions) and a sign (a bit of the hash's murmur3 finaliser, so collisions cancel on average
- * rather than pile up), weighted by 1 + ln(count) times its kind's weight.
+ * Features, from the words of the text ({@link words}: NFKC, lower case, accents folded):
+ * - each content word (not a stop word) as its Porter2 stem, and each code-point trigram of the stem
+ *   wrapped in boundary markers ("engin" gives "<en", "eng", "ngi", "gin", "in>");
+ * - a text of stop words only ("the", "to do") falls back to those words, and a text without words
+ *   ("???", an emoji) to its characters: every text with a non-space character gets a non-zero vector.
  *
- * A text with no features (empty, whitespace, punctuation, only stop words) gives the all-zero vector:
- * its dot product with any vector, itself included, is 0 — it is similar to nothing.
+ * Each feature is hashed HASHES_PER_FEATURE times (32-bit FNV-1a of the salted feature) to a
+ * dimension (hash mod dimensions) and a sign (a bit of the hash's murmur3 finaliser, so collisions
+ * cancel on average rather than pile up); each share is weighted by 1 + ln(count) times its kind's
+ * weight, over √HASHES_PER_FEATURE. Only a blank text gives the all-zero vector.
  */
 export function embedText(text: string, dimensions: number = HASHING_EMBEDDER_DIMENSIONS): Float32Array {
   if (!Number.isInteger(dimensions) || dimensions < 1) throw new RangeError(`dimensions must be an integer >= 1, got ${dimensions}`);
-  const counts = new Map<number, { count: number; weight: number }>();
-  for (const word of words(text)) {
-    addFeature(counts, `w:${word}`, WORD_WEIGHT);
-    for (const gram of trigrams(word)) addFeature(counts, `g:${gram}`, TRIGRAM_WEIGHT);
+  const counts = new Map<string, { count: number; weight: number }>();
+  const add = (feature: string, weight: number) => {
+    const entry = counts.get(feature);
+    if (entry) entry.count++;
+    else counts.set(feature, { count: 1, weight });
+  };
+  const terms = searchTerms(text);
+  if (terms.length > 0) {
+    for (const term of terms) {
+      add(`w:${term}`, STEM_WEIGHT);
+      for (const gram of trigrams(term)) add(`g:${gram}`, TRIGRAM_WEIGHT);
+    }
+  } else {
+    const fallback = words(text);
+    if (fallback.length > 0) for (const word of fallback) add(`w:${stemOf(word)}`, STEM_WEIGHT);
+    else for (const character of text.replace(/\s+/gu, '')) add(`c:${character}`, STEM_WEIGHT);
   }
   const vector = new Float64Array(dimensions);
-  for (const [hash, { count, weight }] of counts) {
-    const sign = fmix32(hash) & 1 ? -1 : 1;
-    const index = hash % dimensions;
-    vector[index] = vector[index]! + sign * weight * (1 + Math.log(count));
+  for (const [feature, { count, weight }] of counts) {
+    const share = (weight * (1 + Math.log(count))) / Math.sqrt(HASHES_PER_FEATURE);
+    for (let salt = 0; salt < HASHES_PER_FEATURE; salt++) {
+      const hash = fnv1a(`${salt}:${feature}`);
+      const index = hash % dimensions;
+      vector[index] = vector[index]! + (fmix32(hash) & 1 ? -share : share);
+    }
   }
   return normalise(vector);
 }
 
-/** The content words of `text`, in order: NFKC, lower case, stop words removed. */
-function words(text: string): string[] {
-  const found = text.normalize('NFKC').toLowerCase().match(WORD) ?? [];
-  return found.filter((word) => !STOP_WORDS.has(word));
-}
-
-/** Code-point trigrams of `<word>`; a one-letter word gives its single "<x>". */
-function trigrams(word: string): string[] {
-  const points = ['<', ...word, '>'];
+/** Code-point trigrams of `<term>`; a one-letter term gives its single "<x>". */
+function trigrams(term: string): string[] {
+  const points = ['<', ...term, '>'];
   const grams: string[] = [];
   for (let i = 0; i + 3 <= points.length; i++) grams.push(points[i]! + points[i + 1]! + points[i + 2]!);
   return grams;
-}
-
-function addFeature(counts: Map<number, { count: number; weight: number }>, feature: string, weight: number): void {
-  const hash = fnv1a(feature);
-  const entry = counts.get(hash);
-  if (entry) entry.count++;
-  else counts.set(hash, { count: 1, weight });
 }
 
 /** 32-bit FNV-1a over UTF-16 code units, unsigned. */

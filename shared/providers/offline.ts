@@ -1,7 +1,7 @@
 /**
  * The offline defaults: no network, no key, deterministic. Embeddings come from the hashing embedder
- * (words and character trigrams, 1536-d, normalised); dependencies from the transparent heuristic.
- * Their ids ('offline-hashing-v1', 'offline-heuristic-v1') label every result that used them.
+ * (stemmed words and character trigrams, 1536-d, normalised); dependencies from the transparent
+ * heuristic. Their ids ('offline-hashing-v2', 'offline-heuristic-v1') label every result that used them.
  */
 import { detectDependencies, HEURISTIC_DETECTOR_ID } from './dependency-heuristic.ts';
 import { embedText, HASHING_EMBEDDER_DIMENSIONS, HASHING_EMBEDDER_ID } from './hashing-embedder.ts';

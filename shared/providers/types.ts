@@ -9,7 +9,7 @@ import { fail, type Failure } from '../core/contract.ts';
 /** Turns texts into vectors that can be stored in `tasks.embedding` and compared by cosine similarity. */
 export interface EmbeddingProvider {
   /**
-   * Labelled in results and stored next to every vector, e.g. 'offline-hashing-v1',
+   * Labelled in results and stored next to every vector, e.g. 'offline-hashing-v2',
    * 'openai:text-embedding-3-small', 'workers-ai:@cf/baai/bge-base-en-v1.5'.
    */
   id: string;

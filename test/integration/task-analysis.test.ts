@@ -54,7 +54,7 @@ beforeAll(async () => {
 
 describe('documents in', () => {
   it('extracts the checkbox tasks in order and embeds them', () => {
-    expect(hiring).toMatchObject({ task_count: 4, embedded_count: 4, failed_count: 0, embedding_model: 'offline-hashing-v1' });
+    expect(hiring).toMatchObject({ task_count: 4, embedded_count: 4, failed_count: 0, embedding_model: 'offline-hashing-v2' });
     expect(hiring.tasks.map((t: Data) => t.position)).toEqual([0, 1, 2, 3]);
     expect(hiring.tasks[0].text).toBe('Open the senior backend engineer role');
   });
