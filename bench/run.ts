@@ -7,6 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { bundlesMarkdown, measureBundles } from './bundles.ts';
 import { runClusteringBench } from './clustering.ts';
 import { pipelineMarkdown, runAdmissionBench, runPipelineBench } from './pipeline.ts';
+import { runRetrievalBench } from './retrieval.ts';
 import { runSemaphoreBench } from './semaphore.ts';
 import { runTaskAnalysisBench } from './task-analysis.ts';
 
@@ -28,6 +29,9 @@ sections.push('', await runSemaphoreBench());
 
 console.log('Clustering next to ml-hclust...');
 sections.push('', await runClusteringBench());
+
+console.log('Retrieval with the default settings, offline embedder before and after...');
+sections.push('', await runRetrievalBench());
 
 console.log('Task-analysis tools against the Neon stand-in (about 9 minutes)...');
 sections.push('', await runTaskAnalysisBench());
