@@ -10,6 +10,7 @@
  * | OPENAI_API_KEY | a secret (`wrangler secret put OPENAI_API_KEY`) | required for openai |
  * | EMBEDDINGS_MODEL | the provider's model | text-embedding-3-small / @cf/baai/bge-base-en-v1.5 |
  * | EMBEDDINGS_DIMENSIONS | 1..1536: shortens OpenAI vectors; the vector size of an unknown model | the model's own |
+ * | EMBEDDINGS_THRESHOLD | 0..1: semantic-search's default threshold | the provider's own (`defaultThreshold`) |
  * | LLM_MODEL | the provider's chat model | gpt-4o-mini / @cf/meta/llama-3.1-8b-instruct |
  *
  * workers-ai needs the `AI` binding (`[ai] binding = "AI"` in wrangler.toml).
@@ -46,6 +47,8 @@ export interface ProviderConfig {
   openAiApiKey?: string;
   embeddingsModel?: string;
   embeddingsDimensions?: number;
+  /** Overrides the embeddings provider's own default threshold. */
+  embeddingsThreshold?: number;
   llmModel?: string;
 }
 
@@ -90,6 +93,13 @@ export const providerConfigSchema = z
       z.int({ error: `EMBEDDINGS_DIMENSIONS must be a whole number from 1 to ${STORED_DIMENSIONS}.` })
         .min(1, `EMBEDDINGS_DIMENSIONS must be a whole number from 1 to ${STORED_DIMENSIONS}.`)
         .max(STORED_DIMENSIONS, `EMBEDDINGS_DIMENSIONS must be at most ${STORED_DIMENSIONS}: vectors are stored as vector(${STORED_DIMENSIONS}).`)
+        .optional(),
+    ),
+    EMBEDDINGS_THRESHOLD: z.preprocess(
+      (value) => (typeof value === 'string' ? (unsetIfEmpty(value) === undefined ? undefined : Number(value)) : value),
+      z.number({ error: 'EMBEDDINGS_THRESHOLD must be a number from 0 to 1.' })
+        .min(0, 'EMBEDDINGS_THRESHOLD must be a number from 0 to 1.')
+        .max(1, 'EMBEDDINGS_THRESHOLD must be a number from 0 to 1.')
         .optional(),
     ),
     LLM_MODEL: optionalText('LLM_MODEL'),
@@ -140,6 +150,7 @@ export const providerConfigSchema = z
       openAiApiKey: env.OPENAI_API_KEY,
       embeddingsModel: env.EMBEDDINGS_MODEL,
       embeddingsDimensions: env.EMBEDDINGS_DIMENSIONS,
+      embeddingsThreshold: env.EMBEDDINGS_THRESHOLD,
       llmModel: env.LLM_MODEL,
     }),
   );
@@ -172,11 +183,12 @@ export function createProviders(config: ProviderConfig, ai?: AiBinding): Provide
     return ai;
   };
   const embeddingsModel = { model: config.embeddingsModel, dimensions: config.embeddingsDimensions };
+  const embeddings =
+    config.embeddingsProvider === 'openai' ? createOpenAiEmbeddings({ ...openAi, ...embeddingsModel })
+    : config.embeddingsProvider === 'workers-ai' ? createWorkersAiEmbeddings({ ai: binding(), ...embeddingsModel })
+    : offlineEmbeddings;
   return {
-    embeddings:
-      config.embeddingsProvider === 'openai' ? createOpenAiEmbeddings({ ...openAi, ...embeddingsModel })
-      : config.embeddingsProvider === 'workers-ai' ? createWorkersAiEmbeddings({ ai: binding(), ...embeddingsModel })
-      : offlineEmbeddings,
+    embeddings: config.embeddingsThreshold === undefined ? embeddings : { ...embeddings, defaultThreshold: config.embeddingsThreshold },
     dependencies:
       config.llmProvider === 'openai' ? createOpenAiDependencyDetector({ ...openAi, model: config.llmModel })
       : config.llmProvider === 'workers-ai' ? createWorkersAiDependencyDetector({ ai: binding(), model: config.llmModel })

@@ -12,6 +12,7 @@ import {
   ProviderError,
   STORED_DIMENSIONS,
   toStoredVector,
+  UNCALIBRATED_THRESHOLD,
   type DependencyDetector,
   type EmbeddingProvider,
 } from './types.ts';
@@ -31,6 +32,21 @@ export const OPENAI_NATIVE_DIMENSIONS: Readonly<Record<string, number>> = {
   'text-embedding-3-small': 1536,
   'text-embedding-3-large': 3072,
   'text-embedding-ada-002': 1536,
+};
+
+/**
+ * semantic-search's default threshold per model; other models get {@link UNCALIBRATED_THRESHOLD}.
+ * Not measured here (these models cannot be called offline); from published measurements:
+ * - text-embedding-3-small/-large: unrelated texts score about 0.1–0.2 and related short texts
+ *   about 0.4–0.5 (a relevant question against an article 0.44, an irrelevant one 0.08; "apple" /
+ *   "orange" 0.45–0.47, "Jamaica" / "apple" about 0.2): 0.3 sits between them.
+ * - text-embedding-ada-002: its similarities are compressed near 1 (unrelated queries reported at
+ *   0.77–0.79, everyday use around 0.85 for "similar"): the seed's 0.7 let everything through.
+ */
+export const OPENAI_THRESHOLDS: Readonly<Record<string, number>> = {
+  'text-embedding-3-small': 0.3,
+  'text-embedding-3-large': 0.3,
+  'text-embedding-ada-002': 0.8,
 };
 
 export interface OpenAiConnection {
@@ -79,6 +95,7 @@ export function createOpenAiEmbeddings({
   return {
     id,
     dimensions,
+    defaultThreshold: OPENAI_THRESHOLDS[model] ?? UNCALIBRATED_THRESHOLD,
     async embed(texts, signal) {
       const vectors: Float32Array[] = [];
       for (let start = 0; start < texts.length; start += batchSize) {

@@ -15,9 +15,24 @@ export interface EmbeddingProvider {
   id: string;
   /** Native dimensions of this provider's vectors (<= 1536). */
   dimensions: number;
+  /**
+   * semantic-search's threshold when the caller gives none: the least cosine similarity that means
+   * "related" for this model. Models differ widely (a hashing embedder rarely passes 0.5 for related
+   * texts, text-embedding-ada-002 rarely drops below 0.7 for unrelated ones), so each adapter
+   * declares its own and says where the figure comes from; EMBEDDINGS_THRESHOLD overrides it.
+   */
+  defaultThreshold: number;
   /** One L2-normalised vector per text, in input order, zero-padded to 1536 (see {@link toStoredVector}). */
   embed(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
 }
+
+/**
+ * The default threshold of a neural embeddings model nobody here has calibrated: related short
+ * texts score above it and unrelated ones below it for current general-purpose models (e.g. OpenAI's
+ * text-embedding-3 family). A deployment using such a model should measure its own data and set
+ * EMBEDDINGS_THRESHOLD.
+ */
+export const UNCALIBRATED_THRESHOLD = 0.3;
 
 /** A task as the dependency detectors see it. */
 export interface DependencyTask {

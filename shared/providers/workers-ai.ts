@@ -12,6 +12,7 @@ import {
   ProviderError,
   STORED_DIMENSIONS,
   toStoredVector,
+  UNCALIBRATED_THRESHOLD,
   type DependencyDetector,
   type EmbeddingProvider,
 } from './types.ts';
@@ -39,6 +40,21 @@ export const WORKERS_AI_NATIVE_DIMENSIONS: Readonly<Record<string, number>> = {
   '@cf/baai/bge-m3': 1024,
   '@cf/qwen/qwen3-embedding-0.6b': 1024,
   '@cf/google/embeddinggemma-300m': 768,
+};
+
+/**
+ * semantic-search's default threshold per model; other models get {@link UNCALIBRATED_THRESHOLD}.
+ * Not measured here (the AI binding needs Cloudflare); from the models' own cards: BGE models are
+ * trained with a low temperature, so their similarities sit high ("about in the interval [0.6, 1]"
+ * for v1, "alleviated" by v1.5; the card suggests 0.8–0.9 to keep only near-duplicates): 0.6 keeps
+ * related texts. bge-m3's card example scores related pairs about 0.63–0.68 and unrelated ones
+ * about 0.35: 0.5.
+ */
+export const WORKERS_AI_THRESHOLDS: Readonly<Record<string, number>> = {
+  '@cf/baai/bge-small-en-v1.5': 0.6,
+  '@cf/baai/bge-base-en-v1.5': 0.6,
+  '@cf/baai/bge-large-en-v1.5': 0.6,
+  '@cf/baai/bge-m3': 0.5,
 };
 
 export interface WorkersAiEmbeddingsOptions {
@@ -76,6 +92,7 @@ export function createWorkersAiEmbeddings({
   return {
     id,
     dimensions,
+    defaultThreshold: WORKERS_AI_THRESHOLDS[model] ?? UNCALIBRATED_THRESHOLD,
     async embed(texts, signal) {
       const vectors: Float32Array[] = [];
       for (let start = 0; start < texts.length; start += maxBatchSize) {

@@ -15,6 +15,8 @@ export interface Env extends AdmissionEnv, McpEnv {
   OPENAI_API_KEY?: string;
   EMBEDDINGS_MODEL?: string;
   EMBEDDINGS_DIMENSIONS?: string;
+  /** semantic-search's default threshold, 0..1; unset: the embeddings provider's own. */
+  EMBEDDINGS_THRESHOLD?: string;
   LLM_MODEL?: string;
   /** The Workers AI binding, for the workers-ai providers. */
   AI?: AiBinding;

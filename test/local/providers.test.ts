@@ -3,11 +3,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { detectDependencies } from '../../shared/providers/dependency-heuristic.ts';
 import { startOpenAiStandIn, type OpenAiStandIn } from '../../local/openai-stand-in.ts';
 import { statusOf } from '../../shared/core/contract.ts';
-import { embedText, HASHING_EMBEDDER_ID } from '../../shared/providers/hashing-embedder.ts';
+import { embedText, HASHING_EMBEDDER_ID, HASHING_EMBEDDER_THRESHOLD } from '../../shared/providers/hashing-embedder.ts';
 import { createProviders, readProviderConfig, type ProviderConfig } from '../../shared/providers/index.ts';
 import type { LlmAnswer } from '../../shared/providers/llm-detection.ts';
 import { createOpenAiDependencyDetector, createOpenAiEmbeddings } from '../../shared/providers/openai.ts';
-import { ProviderError, providerFailure, type DependencyTask, type DetectedRelationship } from '../../shared/providers/types.ts';
+import { ProviderError, providerFailure, UNCALIBRATED_THRESHOLD, type DependencyTask, type DetectedRelationship } from '../../shared/providers/types.ts';
 import { createWorkersAiDependencyDetector, createWorkersAiEmbeddings, type AiBinding } from '../../shared/providers/workers-ai.ts';
 import { isTransient, withRetries } from '../../shared/runtime/retry.ts';
 
@@ -383,6 +383,25 @@ describe('provider configuration', () => {
 
     const custom = config({ EMBEDDINGS_PROVIDER: 'workers-ai', AI: ai, EMBEDDINGS_MODEL: '@cf/some/new-embedder', EMBEDDINGS_DIMENSIONS: 896 });
     expect(createProviders(custom, ai).embeddings.dimensions).toBe(896);
+  });
+
+  it('gives each embeddings provider its own default threshold, which EMBEDDINGS_THRESHOLD overrides', () => {
+    const openAi = { EMBEDDINGS_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x' };
+    const threshold = (env: Record<string, unknown>) => createProviders(config(env), ai).embeddings.defaultThreshold;
+    expect(threshold({})).toBe(HASHING_EMBEDDER_THRESHOLD);
+    expect(threshold(openAi)).toBe(0.3);
+    expect(threshold({ ...openAi, EMBEDDINGS_MODEL: 'text-embedding-ada-002' })).toBe(0.8);
+    expect(threshold({ ...openAi, EMBEDDINGS_MODEL: 'nomic-embed-text', EMBEDDINGS_DIMENSIONS: '768' })).toBe(UNCALIBRATED_THRESHOLD);
+    expect(threshold({ EMBEDDINGS_PROVIDER: 'workers-ai', AI: ai })).toBe(0.6);
+    expect(threshold({ EMBEDDINGS_PROVIDER: 'workers-ai', AI: ai, EMBEDDINGS_MODEL: '@cf/baai/bge-m3' })).toBe(0.5);
+
+    expect(threshold({ EMBEDDINGS_THRESHOLD: '0.25' })).toBe(0.25);
+    expect(threshold({ ...openAi, EMBEDDINGS_THRESHOLD: '0.42' })).toBe(0.42);
+    expect(threshold({ EMBEDDINGS_THRESHOLD: ' ' })).toBe(HASHING_EMBEDDER_THRESHOLD);
+    // The override keeps the provider itself: its id and its vectors.
+    const overridden = createProviders(config({ EMBEDDINGS_THRESHOLD: '0.25' })).embeddings;
+    expect(overridden).toMatchObject({ id: HASHING_EMBEDDER_ID, dimensions: 1536 });
+    for (const bad of ['high', '1.5', '-0.1']) expect(configError({ EMBEDDINGS_THRESHOLD: bad }).message).toMatch(/EMBEDDINGS_THRESHOLD must be a number from 0 to 1/);
   });
 
   it('names OPENAI_API_KEY when openai is chosen without it', () => {
