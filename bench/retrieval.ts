@@ -14,6 +14,7 @@
  * bench/hashing-embedder-v1.ts, with the old universal default threshold 0.7) and after
  * (offline-hashing-v2, with its own default threshold).
  */
+import { shownSimilarity } from '../functions/task-analysis/lib/similarity.ts';
 import { extractTasks } from '../functions/task-analysis/lib/task-extraction.ts';
 import { CORPUS_DEFAULTS, generateCorpus } from '../local/corpus.ts';
 import { embedText, HASHING_EMBEDDER_ID, HASHING_EMBEDDER_THRESHOLD } from '../shared/providers/hashing-embedder.ts';
@@ -216,7 +217,7 @@ function measure(peer: Peer, tasks: CorpusTask[], queries: Query[]): PeerFigures
   const rankings = queries.map((query): Ranking => {
     const vector = peer.embed(query.text);
     const scored = vectors.map((task, i) => {
-      const similarity = shown(dot(task, vector));
+      const similarity = shownSimilarity(dot(task, vector));
       const shared = [...query.terms].filter((term) => tasks[i]!.terms.has(term)).length;
       if (shared === 0) noWord.push(similarity);
       else if (shared === 1 && query.terms.size <= BENCH.shortQueryTerms && tasks[i]!.terms.size <= BENCH.typicalTaskTerms) oneWord.push(similarity);
@@ -297,11 +298,6 @@ function report(taskCount: number, queries: Query[], figures: PeerFigures[]): st
 }
 
 // ---- helpers ------------------------------------------------------------------------------------
-
-/** The similarity semantic-search shows: 4 decimals, rounded down. */
-function shown(similarity: number): number {
-  return Math.floor(similarity * 10_000) / 10_000;
-}
 
 function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;

@@ -8,28 +8,34 @@ import { documentId } from './lib/schemas.ts';
 /** Tasks embedded per call at most: a large backlog is worked off over several calls. */
 const MAX_TASKS_PER_CALL = 1_000;
 
-/** Embeds the tasks still pending or whose embedding failed (after a provider outage). */
+/**
+ * Embeds the tasks that search cannot use yet: pending, failed (after a provider outage), or
+ * embedded by another model than the configured one (after a change of provider or model, or of
+ * the offline embedder's version): vectors of different models are never compared.
+ */
 export default defineTool({
   id: 'embed-tasks',
   title: 'Embed tasks',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  description: `Embed tasks whose embedding is pending or failed, so semantic-search and cluster-by-similarity can use them. At most ${MAX_TASKS_PER_CALL} per call; call again while remaining_count > 0.`,
+  description: `Embed tasks whose embedding is pending, failed, or was made by another embedding model than the configured one, so semantic-search and cluster-by-similarity can use them. At most ${MAX_TASKS_PER_CALL} per call; call again while remaining_count > 0.`,
   input: z.strictObject({ document_id: documentId.nullish().describe('Only this document\'s tasks. Optional; null means every document.') }),
   output: z.object({ embedded_count: z.int(), failed_count: z.int(), remaining_count: z.int(), embedding_model: z.string() }),
   example: {},
   async execute({ document_id }, { db, project, providers, signal }) {
     const onlyDocument = document_id ? sql`and document_id = ${document_id}` : sql``;
-    const waiting = sql`project_id = ${project.id} and embedding_status in ('pending', 'failed') ${onlyDocument}`;
+    const model = providers.embeddings.id;
+    const waiting = sql`project_id = ${project.id} and (embedding_status in ('pending', 'failed') or embedding_model is distinct from ${model}) ${onlyDocument}`;
     const { rows } = await db.execute(sql`select id, text from tasks where ${waiting} order by document_id, position limit ${MAX_TASKS_PER_CALL}`);
     const tasks = rows as { id: string; text: string }[];
     const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal);
     const { rows: left } = await db.execute(sql`select count(*)::int as remaining from tasks where ${waiting}`);
     const remaining = (left[0] as { remaining: number }).remaining;
     return ok(
-      { embedded_count: report.embedded, failed_count: report.failed, remaining_count: remaining, embedding_model: providers.embeddings.id },
+      { embedded_count: report.embedded, failed_count: report.failed, remaining_count: remaining, embedding_model: model },
       tasks.length === 0
-        ? 'Every task is already embedded.'
-        : `Embedded ${report.embedded} of ${tasks.length} tasks${report.failed ? `; ${report.failed} failed (${report.error})` : ''}.`,
+        ? `Every task is already embedded with ${model}.`
+        : `Embedded ${report.embedded} of ${tasks.length} tasks with ${model}${report.failed ? `; ${report.failed} failed (${report.error})` : ''}` +
+            `${remaining ? `; ${remaining} remain: call embed-tasks again` : ''}.`,
     );
   },
 });

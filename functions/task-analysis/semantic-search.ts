@@ -1,10 +1,14 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { ok } from '../../shared/core/contract.ts';
+import { fail, ok, type Failure, type Success } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { vectorLiteral } from '../documents/lib/ingest.ts';
-import { responseFormat } from './lib/tasks.ts';
+import { HASHING_EMBEDDER_THRESHOLD } from '../../shared/providers/hashing-embedder.ts';
+import { OPENAI_THRESHOLDS } from '../../shared/providers/openai.ts';
+import { searchTerms } from '../../shared/providers/text.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
+import { vectorLiteral } from '../documents/lib/ingest.ts';
+import { shownSimilarity } from './lib/similarity.ts';
+import { responseFormat } from './lib/tasks.ts';
 
 const result = z.object({
   task_id: z.string(),
@@ -15,67 +19,206 @@ const result = z.object({
   position: z.int().optional(),
 });
 
+const output = z.object({
+  results: z.array(result),
+  embedding_model: z.string(),
+  threshold: z.number().describe("The threshold applied: the one asked for, or the embedding model's default."),
+  best_similarity: z.number().optional().describe('When no task reaches the threshold: the highest similarity of any task.'),
+  unembedded_task_count: z
+    .int()
+    .describe('Tasks not searchable yet: their embedding is pending or failed, or was made by another embedding model. embed-tasks embeds them.'),
+  suggestion: z.string().optional(),
+});
+
+type Output = z.output<typeof output>;
+
+const EXAMPLE = { query: 'hire backend engineers', limit: 10 };
+
 /**
  * Finds the tasks most similar in meaning to a query. Exact: cosine similarity against every
- * embedded task of the project (vectors of the configured provider only).
+ * embedded task of the project (vectors of the configured provider only), the best `limit` whose
+ * shown similarity (4 decimals, rounded down) reaches the threshold.
  */
 export default defineTool({
   id: 'semantic-search',
   title: 'Semantic search',
   annotations: READ_ONLY,
   description:
-    'Find tasks by meaning across all documents: returns the most similar tasks to a natural-language query, with their documents and a similarity from 0 to 1. Use it first to get task ids for the other task-analysis tools.',
+    'Find tasks by meaning across all documents: returns the most similar tasks to a natural-language query, with their documents and a similarity from 0 to 1. ' +
+    'Use it first to get task ids for the other task-analysis tools. When nothing reaches the threshold, the answer gives the best similarity found and a threshold that would return results.',
   input: z.strictObject({
     query: z.string().trim().min(1).max(2_000).describe('What to look for, in natural language, e.g. "hire backend engineers".'),
     limit: z.int().min(1).max(50).default(20).describe('Most results to return (default 20, at most 50).'),
-    threshold: z.number().min(0).max(1).default(0.7).describe('Least similarity a result must have, 0 to 1 (default 0.7).'),
+    threshold: z
+      .number()
+      .min(0)
+      .max(1)
+      .optional()
+      .describe(
+        "Least similarity a result must have, 0 to 1, compared with the similarity as shown (4 decimals, rounded down). Default: the embedding model's own " +
+          `calibrated threshold (${HASHING_EMBEDDER_THRESHOLD} for the offline embedder, ${OPENAI_THRESHOLDS['text-embedding-3-small']} for OpenAI text-embedding-3); the answer says which was applied.`,
+      ),
     document_ids: z.array(z.uuid()).min(1).max(100).nullish().describe('Search only these documents. Optional; null means all.'),
     response_format: responseFormat,
   }),
-  output: z.object({
-    results: z.array(result),
-    embedding_model: z.string(),
-    unembedded_task_count: z.int().describe('Tasks not searchable yet (embedding pending or failed).'),
-    suggestion: z.string().optional(),
-  }),
-  example: { query: 'hire backend engineers', limit: 10 },
+  output,
+  example: EXAMPLE,
   async execute({ query, limit, threshold, document_ids, response_format }, { db, project, providers, signal }) {
+    if (searchTerms(query).length === 0) return nothingToSearch(query);
     const { embeddings } = providers;
+    const applied = threshold ?? embeddings.defaultThreshold;
+    // UUIDs are case-insensitive; Postgres answers them in lower case.
+    const documents = document_ids ? [...new Set(document_ids.map((id) => id.toLowerCase()))] : [];
     const [vector] = await embeddings.embed([query], signal);
     const target = sql`${vectorLiteral(vector!)}::vector`;
-    const inDocuments = document_ids ? sql`and t.document_id = any(${uuidArray(document_ids)})` : sql``;
-    const [matches, pending] = await db.batch([
+    const inDocuments = document_ids ? sql`and t.document_id = any(${uuidArray(documents)})` : sql``;
+    // One round trip. The best `limit` tasks whatever the threshold: the ones that reach it are a
+    // prefix, and the first is the best similarity when none does. A zero vector has no direction:
+    // its distance is NaN, which Postgres sorts after every number, and it is dropped below.
+    const [matches, counts, known] = await db.batch([
       db.execute(sql`
         select t.id as task_id, t.text, t.document_id, d.title as document_title, t.position,
                1 - (t.embedding <=> ${target}) as similarity
         from tasks t join documents d on d.id = t.document_id
-        where t.project_id = ${project.id} and t.embedding_status = 'completed' and t.embedding_model = ${embeddings.id}
-          and 1 - (t.embedding <=> ${target}) >= ${threshold} ${inDocuments}
+        where t.project_id = ${project.id} and t.embedding_status = 'completed' and t.embedding_model = ${embeddings.id} ${inDocuments}
         order by t.embedding <=> ${target}, t.id
         limit ${limit}`),
       db.execute(sql`
-        select count(*)::int as count from tasks t
-        where t.project_id = ${project.id} and (t.embedding_status <> 'completed' or t.embedding_model is distinct from ${embeddings.id}) ${inDocuments}`),
+        select count(*)::int as total,
+               (count(*) filter (where t.embedding_status = 'completed' and t.embedding_model = ${embeddings.id}))::int as searchable
+        from tasks t where t.project_id = ${project.id} ${inDocuments}`),
+      // Empty unless document_ids was given.
+      db.execute(sql`select id from documents where project_id = ${project.id} and id = any(${uuidArray(documents)})`),
     ]);
-    const results = (matches.rows as { task_id: string; text: string; document_id: string; document_title: string; position: number; similarity: number }[]).map(
-      (row) => ({
+
+    const found = new Set((known.rows as { id: string }[]).map((row) => row.id));
+    const missing = (document_ids ?? []).filter((id) => !found.has(id.toLowerCase()));
+    if (missing.length > 0) return documentsNotFound(missing);
+
+    const ranked = (matches.rows as unknown as SearchRow[])
+      .map((row) => ({ ...row, similarity: shownSimilarity(Number(row.similarity)) }))
+      .filter((row) => Number.isFinite(row.similarity));
+    const results = ranked
+      .filter((row) => row.similarity >= applied)
+      .map((row) => ({
         task_id: row.task_id,
         text: row.text,
         document_id: row.document_id,
         document_title: row.document_title,
-        similarity: Math.round(Number(row.similarity) * 10_000) / 10_000,
+        similarity: row.similarity,
         ...(response_format === 'detailed' ? { position: row.position } : {}),
-      }),
-    );
-    const unembedded = (pending.rows[0] as { count: number }).count;
-    const data = { results, embedding_model: embeddings.id, unembedded_task_count: unembedded };
-    if (results.length > 0) {
-      return ok(data, `Found ${results.length} task${results.length === 1 ? '' : 's'} with similarity >= ${threshold} for "${query}".`);
-    }
-    const suggestion = `Lower the threshold (e.g. to ${Math.max(0, Math.round((threshold - 0.2) * 100) / 100)}), or rephrase the query with words the tasks would use.`;
-    return ok(
-      { ...data, suggestion },
-      `No task is similar enough to "${query}" (threshold ${threshold})${unembedded ? `; ${unembedded} tasks are not embedded yet` : ''}. ${suggestion}`,
-    );
+      }));
+    const { total, searchable } = counts.rows[0] as { total: number; searchable: number };
+    return answer({
+      query,
+      data: { results, embedding_model: embeddings.id, threshold: applied, unembedded_task_count: total - searchable },
+      thresholdGiven: threshold !== undefined,
+      defaultThreshold: embeddings.defaultThreshold,
+      ranked,
+      total,
+      searchable,
+      documentCount: document_ids ? documents.length : undefined,
+    });
   },
 });
+
+interface SearchRow {
+  task_id: string;
+  text: string;
+  document_id: string;
+  document_title: string;
+  position: number;
+  similarity: number;
+}
+
+interface Answer {
+  query: string;
+  data: Output;
+  thresholdGiven: boolean;
+  /** The embedding model's default threshold: below it, a similarity says little. */
+  defaultThreshold: number;
+  /** The best tasks with a similarity, best first, whatever the threshold. */
+  ranked: SearchRow[];
+  /** Tasks in scope, and those of them embedded by the configured model. */
+  total: number;
+  searchable: number;
+  /** How many documents the search was limited to, if it was. */
+  documentCount?: number;
+}
+
+/** The answer's message (and suggestion, when nothing is found), for each situation. */
+function answer({ query, data, thresholdGiven, defaultThreshold, ranked, total, searchable, documentCount }: Answer): Success<Output> {
+  const where = documentCount === undefined ? 'in this project' : `in the ${count(documentCount, 'document')} asked for`;
+  const applied = `${data.threshold} (${thresholdGiven ? 'as asked' : `the default for ${data.embedding_model}`})`;
+  const waiting = data.unembedded_task_count;
+  const waitingNote = waiting
+    ? ` ${count(waiting, 'task')} ${waiting === 1 ? 'is' : 'are'} not searchable yet (embedding pending, failed, or made by another model): embed-tasks embeds them.`
+    : '';
+
+  if (data.results.length > 0) {
+    return ok(data, `Found ${count(data.results.length, 'task')} ${where} with similarity >= ${applied} for ${quote(query)}.${waitingNote}`);
+  }
+  if (total === 0) {
+    const suggestion = 'Add a document whose checkbox items are tasks ("- [ ] Hire two backend engineers") with add-document, then search again.';
+    return ok({ ...data, suggestion }, `There are no tasks ${where} to search yet. ${suggestion}`);
+  }
+  if (searchable === 0) {
+    const suggestion = 'Call embed-tasks (again while its remaining_count > 0), then search again.';
+    return ok(
+      { ...data, suggestion },
+      `None of the ${count(total, 'task')} ${where} is searchable yet: their embeddings are pending, failed, or were made by another model than ${data.embedding_model}. ${suggestion}`,
+    );
+  }
+  const rephrase = 'rephrase the query with words the tasks would use';
+  const best = ranked[0];
+  if (!best || best.similarity < 0.01) {
+    const suggestion = `Nothing in the tasks resembles the query: ${rephrase}.`;
+    return ok(
+      { ...data, ...(best ? { best_similarity: best.similarity } : {}), suggestion },
+      `No task ${where} is similar to ${quote(query)}${best ? ` (best similarity ${best.similarity})` : ''}. ${suggestion}${waitingNote}`,
+    );
+  }
+  // Two decimals, rounded down: the best task reaches it.
+  const lower = Math.floor(best.similarity * 100) / 100;
+  const reached = ranked.filter((row) => row.similarity >= lower).length;
+  const more = reached === ranked.length && ranked.length < searchable ? 'at least ' : '';
+  const weak =
+    best.similarity < defaultThreshold
+      ? ` That is below the default threshold of ${data.embedding_model} (${defaultThreshold}), so little in common: rephrasing the query with words the tasks use may serve better.`
+      : '';
+  const suggestion = `Retry with threshold ${lower} to get ${more}${count(reached, 'task')}, or ${rephrase}.`;
+  return ok(
+    { ...data, best_similarity: best.similarity, suggestion },
+    `No task ${where} reaches the threshold ${applied} for ${quote(query)}: the closest, ${quote(best.text)}, scores ${best.similarity}, ` +
+      `so threshold ${lower} would return it.${weak}${waitingNote}`,
+  );
+}
+
+/** A query with no word to search by: the embedding would say nothing about it. */
+function nothingToSearch(query: string): Failure {
+  const received = quote(query);
+  const message =
+    `Field 'query' has no words to search by: ${received} holds only stop words (words too common to tell tasks apart, such as "the" or "tasks"), ` +
+    'punctuation, symbols or emoji. Use words the tasks would contain.';
+  return fail('VALIDATION_ERROR', message, {
+    hint: `Example of a valid call: ${JSON.stringify(EXAMPLE)}`,
+    details: { fields: [{ field: 'query', code: 'no_search_terms', message, expected: 'at least one word that is not a stop word', received }] },
+  });
+}
+
+function documentsNotFound(missing: string[]): Failure {
+  return fail('NOT_FOUND', `No document with id ${missing.map((id) => `'${id}'`).join(', ')} exists in this project.`, {
+    hint: 'Leave document_ids out to search every document; document ids come from add-document or from earlier search results.',
+    details: { entity_type: 'document', query: { document_ids: missing } },
+  });
+}
+
+/** `text` in double quotes, cut after 80 characters: messages never echo a long input whole. */
+function quote(text: string): string {
+  const points = [...text];
+  return JSON.stringify(points.length > 80 ? `${points.slice(0, 80).join('')}…` : text);
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}

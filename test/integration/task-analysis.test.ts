@@ -131,8 +131,8 @@ describe('semantic-search', () => {
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, data: { results: [] } });
     if (body.success) {
-      expect(body.data.suggestion).toMatch(/Lower the threshold/);
-      expect(body.message).toMatch(/No task is similar enough/);
+      expect(body.data.suggestion).toMatch(/rephrase the query/);
+      expect(body.message).toMatch(/No task in this project (reaches the threshold 0.95|is similar to)/);
     }
   });
 
