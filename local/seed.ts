@@ -302,7 +302,7 @@ async function main(): Promise<void> {
     console.log(`API key for this project: ${project.apiKey}`);
     console.log(
       `Try it (with \`npm run dev\` running):\n  curl -s http://127.0.0.1:8787/tools/semantic-search -H 'Authorization: Bearer ${project.apiKey}' ` +
-        `-H 'Content-Type: application/json' -d '{"query":"migrate the primary Postgres database","threshold":0.4,"limit":5}'`,
+        `-H 'Content-Type: application/json' -d '{"query":"migrate the primary Postgres database","limit":5}'`,
     );
   } finally {
     await opened?.close();
