@@ -6,15 +6,20 @@ import { sql } from 'drizzle-orm';
 import {
   boolean,
   check,
+  date,
+  doublePrecision,
+  foreignKey,
   index,
   integer,
   jsonb,
   numeric,
   pgTable,
+  primaryKey,
   real,
   text,
   timestamp,
   unique,
+  uniqueIndex,
   uuid,
   varchar,
   vector,
@@ -185,3 +190,231 @@ export const telegramCheckins = pgTable('telegram_checkins', {
   checkedInAt: timestamp('checked_in_at', { withTimezone: true }).notNull(),
   createdAt: createdAt(),
 });
+
+// ---------------------------------------------------------------------------------------------
+// The study planner (functions/study): plans and their items, quiz topics and attempts, flashcards
+// with their FSRS scheduling state, and conversation memory.
+//
+// Ids are integers numbered per project (plan 1, 2, 3 … in every project), allocated from
+// `study_counters`: the primary key is (project_id, id), and every reference carries project_id
+// too, so a row can only ever point at rows of its own project. Rows created by a tool carry the
+// call's `request_id` (unique per project): a retried attempt of the same call finds its own row
+// instead of writing a second one.
+
+/** Statuses of a study plan. */
+export const PLAN_STATUSES = ['active', 'paused', 'completed', 'archived'] as const;
+/** Statuses of a plan item. */
+export const ITEM_STATUSES = ['pending', 'in_progress', 'completed', 'skipped'] as const;
+/** Authors of a conversation message. */
+export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'tool'] as const;
+/** FSRS card states (ts-fsrs `State`, lower-cased). */
+export const CARD_STATES = ['new', 'learning', 'review', 'relearning'] as const;
+/** What changed a card's schedule: a graded review (ts-fsrs `Rating`), or explicit overrides. */
+export const REVIEW_RATINGS = ['again', 'hard', 'good', 'easy', 'manual'] as const;
+/** The kinds of study record numbered per project. */
+export const STUDY_ENTITIES = ['plan', 'plan_item', 'topic', 'quiz_attempt', 'flashcard', 'message'] as const;
+
+const inList = (column: unknown, values: readonly string[]) => sql.join([sql`${column} in (`, sql.join(values.map((v) => sql.raw(`'${v}'`)), sql`, `), sql`)`]);
+const localId = () => integer('id').notNull();
+const requestId = () => uuid('request_id');
+const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().defaultNow();
+
+/** The last id handed out per project and kind of record. */
+export const studyCounters = pgTable(
+  'study_counters',
+  {
+    projectId: projectId(),
+    entity: text('entity', { enum: STUDY_ENTITIES }).notNull(),
+    lastId: integer('last_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.entity] }), check('study_counters_entity_check', inList(t.entity, STUDY_ENTITIES))],
+);
+
+export const studyPlans = pgTable(
+  'study_plans',
+  {
+    projectId: projectId(),
+    id: localId(),
+    title: text('title').notNull(),
+    status: text('status', { enum: PLAN_STATUSES }).notNull().default('active'),
+    requestId: requestId(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.id] }),
+    unique('study_plans_request_unique').on(t.projectId, t.requestId),
+    // Title lookups are exact and case-insensitive.
+    index('study_plans_title_idx').on(t.projectId, sql`lower(${t.title})`),
+    check('study_plans_status_check', inList(t.status, PLAN_STATUSES)),
+  ],
+);
+
+export const studyPlanItems = pgTable(
+  'study_plan_items',
+  {
+    projectId: projectId(),
+    id: localId(),
+    planId: integer('plan_id').notNull(),
+    /** Order within the plan: write-plan's order, then appended items. */
+    position: integer('position').notNull(),
+    title: text('title').notNull(),
+    status: text('status', { enum: ITEM_STATUSES }).notNull().default('pending'),
+    dueDate: date('due_date'),
+    notes: text('notes'),
+    requestId: requestId(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.id] }),
+    foreignKey({ columns: [t.projectId, t.planId], foreignColumns: [studyPlans.projectId, studyPlans.id] }).onDelete('cascade'),
+    unique('study_plan_items_request_unique').on(t.projectId, t.requestId),
+    index('study_plan_items_plan_idx').on(t.projectId, t.planId, t.position),
+    index('study_plan_items_title_idx').on(t.projectId, sql`lower(${t.title})`),
+    check('study_plan_items_status_check', inList(t.status, ITEM_STATUSES)),
+  ],
+);
+
+/** Quiz topics; names are unique per project, case-insensitively. */
+export const studyTopics = pgTable(
+  'study_topics',
+  {
+    projectId: projectId(),
+    id: localId(),
+    name: text('name').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.id] }), uniqueIndex('study_topics_name_unique').on(t.projectId, sql`lower(${t.name})`)],
+);
+
+export const quizAttempts = pgTable(
+  'quiz_attempts',
+  {
+    projectId: projectId(),
+    id: localId(),
+    topicId: integer('topic_id'),
+    question: text('question').notNull(),
+    userAnswer: text('user_answer'),
+    /** 0 to 1; null when the attempt was not graded. Below the pass mark (functions/study/lib/quiz.ts) it is wrong. */
+    score: doublePrecision('score'),
+    feedback: text('feedback'),
+    requestId: requestId(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.id] }),
+    foreignKey({ columns: [t.projectId, t.topicId], foreignColumns: [studyTopics.projectId, studyTopics.id] }),
+    unique('quiz_attempts_request_unique').on(t.projectId, t.requestId),
+    index('quiz_attempts_topic_idx').on(t.projectId, t.topicId, t.id),
+    check('quiz_attempts_score_check', sql`${t.score} between 0 and 1`),
+  ],
+);
+
+/**
+ * Which call deleted which quiz attempt: a deleting call retried after its answer was lost finds
+ * here what it deleted, and answers the same. Holds ids only, nothing of the deleted attempt.
+ */
+export const quizAttemptDeletions = pgTable(
+  'quiz_attempt_deletions',
+  {
+    projectId: projectId(),
+    requestId: uuid('request_id').notNull(),
+    attemptId: integer('attempt_id').notNull(),
+    deletedAt: timestamp('deleted_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.requestId, t.attemptId] })],
+);
+
+/** Flashcards with their full FSRS state (ts-fsrs `Card`), so scheduling is exactly the library's. */
+export const flashcards = pgTable(
+  'flashcards',
+  {
+    projectId: projectId(),
+    id: localId(),
+    topicId: integer('topic_id'),
+    front: text('front').notNull(),
+    back: text('back').notNull(),
+    due: timestamp('due', { withTimezone: true }).notNull(),
+    stability: doublePrecision('stability').notNull(),
+    difficulty: doublePrecision('difficulty').notNull(),
+    elapsedDays: integer('elapsed_days').notNull(),
+    scheduledDays: integer('scheduled_days').notNull(),
+    learningSteps: integer('learning_steps').notNull(),
+    reps: integer('reps').notNull(),
+    lapses: integer('lapses').notNull(),
+    state: text('state', { enum: CARD_STATES }).notNull(),
+    lastReview: timestamp('last_review', { withTimezone: true }),
+    /** Bumped by every change of schedule: a review computed from a stale state is refused. */
+    revision: integer('revision').notNull().default(0),
+    requestId: requestId(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.id] }),
+    foreignKey({ columns: [t.projectId, t.topicId], foreignColumns: [studyTopics.projectId, studyTopics.id] }),
+    unique('flashcards_request_unique').on(t.projectId, t.requestId),
+    index('flashcards_due_idx').on(t.projectId, t.due, t.id),
+    check('flashcards_state_check', inList(t.state, CARD_STATES)),
+  ],
+);
+
+/** Every change of a card's schedule, with the state it left the card in; one per call. */
+export const flashcardReviews = pgTable(
+  'flashcard_reviews',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    projectId: projectId(),
+    cardId: integer('card_id').notNull(),
+    requestId: uuid('request_id').notNull(),
+    rating: text('rating', { enum: REVIEW_RATINGS }).notNull(),
+    reviewedAt: timestamp('reviewed_at', { withTimezone: true }).notNull(),
+    due: timestamp('due', { withTimezone: true }).notNull(),
+    stability: doublePrecision('stability').notNull(),
+    difficulty: doublePrecision('difficulty').notNull(),
+    scheduledDays: integer('scheduled_days').notNull(),
+    reps: integer('reps').notNull(),
+    lapses: integer('lapses').notNull(),
+    state: text('state', { enum: CARD_STATES }).notNull(),
+    /** The ease factor an override asked for, as the card's FSRS difficulty now gives it. */
+    easeFactor: doublePrecision('ease_factor'),
+  },
+  (t) => [
+    foreignKey({ columns: [t.projectId, t.cardId], foreignColumns: [flashcards.projectId, flashcards.id] }).onDelete('cascade'),
+    unique('flashcard_reviews_request_unique').on(t.projectId, t.requestId),
+    index('flashcard_reviews_card_idx').on(t.projectId, t.cardId),
+    check('flashcard_reviews_rating_check', inList(t.rating, REVIEW_RATINGS)),
+  ],
+);
+
+/** Conversations, named by the caller's `session_id`. */
+export const chatSessions = pgTable(
+  'chat_sessions',
+  {
+    projectId: projectId(),
+    sessionId: text('session_id').notNull(),
+    createdAt: createdAt(),
+    lastMessageAt: timestamp('last_message_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.sessionId] })],
+);
+
+export const chatMessages = pgTable(
+  'chat_messages',
+  {
+    projectId: projectId(),
+    id: localId(),
+    sessionId: text('session_id').notNull(),
+    role: text('role', { enum: MESSAGE_ROLES }).notNull(),
+    content: text('content').notNull(),
+    requestId: requestId(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.id] }),
+    foreignKey({ columns: [t.projectId, t.sessionId], foreignColumns: [chatSessions.projectId, chatSessions.sessionId] }).onDelete('cascade'),
+    unique('chat_messages_request_unique').on(t.projectId, t.requestId),
+    index('chat_messages_session_idx').on(t.projectId, t.sessionId, t.id),
+    check('chat_messages_role_check', inList(t.role, MESSAGE_ROLES)),
+  ],
+);
