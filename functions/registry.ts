@@ -6,6 +6,12 @@ import addDocument from './documents/add-document.ts';
 import deleteDocument from './documents/delete-document.ts';
 import embedTasks from './documents/embed-tasks.ts';
 import replaceDocument from './documents/replace-document.ts';
+import addPlanItem from './study/add-plan-item.ts';
+import listPlanItems from './study/list-plan-items.ts';
+import listPlans from './study/list-plans.ts';
+import updateItemStatus from './study/update-item-status.ts';
+import updatePlanStatus from './study/update-plan-status.ts';
+import writePlan from './study/write-plan.ts';
 import logMood from './table-tools/log-mood.ts';
 import logTelegramCheckin from './table-tools/log-telegram-checkin.ts';
 import submitHealthForm from './table-tools/submit-health-form.ts';
@@ -32,4 +38,11 @@ export const tools = [
   logMood,
   submitHealthForm,
   logTelegramCheckin,
+  // Study planner: plans
+  listPlans,
+  listPlanItems,
+  writePlan,
+  addPlanItem,
+  updateItemStatus,
+  updatePlanStatus,
 ] as const satisfies readonly AnyTool[];

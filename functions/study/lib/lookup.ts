@@ -1,0 +1,112 @@
+/**
+ * Finding study records the way an agent names them (by id, by "latest", by title or name), and
+ * the failures every study tool answers the same way: NOT_FOUND saying what was looked for, and
+ * CONFLICT listing the candidates when a title names several records.
+ *
+ * Every query filters by the caller's project: another project's id is simply not found.
+ */
+import { sql } from 'drizzle-orm';
+import type { PLAN_STATUSES } from '../../../drizzle/schema.ts';
+import { fail, type Failure } from '../../../shared/core/contract.ts';
+import type { Database } from '../../../shared/runtime/db.ts';
+import type { PlanRef } from './fields.ts';
+import { isoTime } from './sql.ts';
+
+/** Most candidates listed in an ambiguity CONFLICT. */
+const MAX_CANDIDATES = 20;
+
+/**
+ * NOT_FOUND for a study record: `entity_type` and `query` (exactly what was looked for) in the
+ * details, and a message ending with what to do next (ask the user, or list what exists).
+ */
+export function notFound(entityType: string, query: Record<string, unknown>, message: string, next: string): Failure {
+  return fail('NOT_FOUND', `${message} ${next}`, { hint: next, details: { entity_type: entityType, query } });
+}
+
+/**
+ * CONFLICT for a title that names several records: the candidates (id and title at least) are
+ * listed so the agent can ask the user which one they mean, then call again by id.
+ */
+export function ambiguous<C extends object>(
+  entityType: string,
+  query: Record<string, unknown>,
+  candidates: C[],
+  describe: { idField: keyof C & string; label: (candidate: C) => string; what: string },
+): Failure {
+  const shown = candidates.slice(0, MAX_CANDIDATES);
+  const more = candidates.length > MAX_CANDIDATES ? ` and ${candidates.length - MAX_CANDIDATES} more` : '';
+  const ids = shown.map((candidate) => String(candidate[describe.idField]));
+  return fail(
+    'CONFLICT',
+    `${candidates.length} ${describe.what} match ${quoteQuery(query)}: ${shown.map(describe.label).join('; ')}${more}. Ask the user which one they mean, then call again with ${describe.idField}.`,
+    {
+      hint: `Call again with ${describe.idField} set to one of: ${ids.join(', ')}.`,
+      details: { entity_type: entityType, query, candidates: shown },
+    },
+  );
+}
+
+function quoteQuery(query: Record<string, unknown>): string {
+  return Object.entries(query)
+    .map(([field, value]) => `${field} ${JSON.stringify(value)}`)
+    .join(' and ');
+}
+
+export interface Plan {
+  plan_id: number;
+  title: string;
+  status: (typeof PLAN_STATUSES)[number];
+  created_at: string;
+}
+
+const LIST_PLANS = 'Ask the user which plan they mean, or call list-plans to see the plans that exist.';
+
+const planColumns = sql`id as plan_id, title, status, ${isoTime(sql`created_at`)} as created_at`;
+
+/**
+ * The plan named by `plan_id` (an id, or "latest": the most recently created plan) or by
+ * `plan_title` (exact, ignoring case). NOT_FOUND when none matches, CONFLICT listing the
+ * candidates when a title matches several.
+ */
+export async function findPlan(db: Database, projectId: string, ref: PlanRef): Promise<Plan | Failure> {
+  if (ref.plan_title !== undefined) {
+    const { rows } = await db.execute(sql`select ${planColumns} from study_plans
+      where project_id = ${projectId} and lower(title) = lower(${ref.plan_title})
+      order by id desc limit ${MAX_CANDIDATES + 1}`);
+    const plans = rows as unknown as Plan[];
+    const query = { plan_title: ref.plan_title };
+    if (plans.length === 0) {
+      return notFound('plan', query, `No plan is titled "${ref.plan_title}" in this project (titles match exactly, ignoring case).`, LIST_PLANS);
+    }
+    if (plans.length > 1) {
+      return ambiguous('plan', query, plans, { idField: 'plan_id', what: 'plans', label: (p) => `plan ${p.plan_id} "${p.title}" (${p.status}, created ${p.created_at})` });
+    }
+    return plans[0]!;
+  }
+  if (ref.plan_id === 'latest') {
+    const { rows } = await db.execute(sql`select ${planColumns} from study_plans where project_id = ${projectId} order by id desc limit 1`);
+    if (rows.length === 0) return notFound('plan', { plan_id: 'latest' }, 'This project has no plans yet, so there is no latest plan.', 'Create one with write-plan.');
+    return rows[0] as unknown as Plan;
+  }
+  const { rows } = await db.execute(sql`select ${planColumns} from study_plans where project_id = ${projectId} and id = ${ref.plan_id}`);
+  if (rows.length === 0) return notFound('plan', { plan_id: ref.plan_id }, `No plan with id ${ref.plan_id} exists in this project.`, LIST_PLANS);
+  return rows[0] as unknown as Plan;
+}
+
+export interface Topic {
+  topic_id: number;
+  topic_name: string;
+}
+
+/** The topic named by `topic_id` or `topic_name` (names are unique per project, ignoring case). NOT_FOUND otherwise. */
+export async function findTopic(db: Database, projectId: string, ref: { topic_id?: number | undefined; topic_name?: string | undefined }): Promise<Topic | Failure> {
+  const where = ref.topic_name !== undefined ? sql`lower(name) = lower(${ref.topic_name})` : sql`id = ${ref.topic_id}`;
+  const { rows } = await db.execute(sql`select id as topic_id, name as topic_name from study_topics where project_id = ${projectId} and ${where}`);
+  if (rows.length > 0) return rows[0] as unknown as Topic;
+  const query = ref.topic_name !== undefined ? { topic_name: ref.topic_name } : { topic_id: ref.topic_id };
+  const what = ref.topic_name !== undefined ? `No topic is named "${ref.topic_name}"` : `No topic with id ${ref.topic_id} exists`;
+  return notFound('topic', query, `${what} in this project.`, TOPIC_NEXT);
+}
+
+/** What to do about an unknown topic. */
+export const TOPIC_NEXT = 'Ask the user which topic they mean; get-weak-topics lists the topics that have attempts, and quiz-pre-fetch creates a topic by name.';

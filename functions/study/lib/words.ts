@@ -1,0 +1,16 @@
+/** The few sentences every study tool phrases the same way. */
+
+/** "1 plan", "3 plans". */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : plural}`;
+}
+
+/**
+ * What setting a status did: "Marked plan 3 "Biology" completed (it was active)." or, when it had
+ * that status already, "Plan 3 "Biology" is already completed; nothing changed."
+ */
+export function statusSentence(name: string, status: string, previous: string): string {
+  return status === previous
+    ? `${name.charAt(0).toUpperCase()}${name.slice(1)} is already ${status}; nothing changed.`
+    : `Marked ${name} ${status} (it was ${previous}).`;
+}

@@ -1,0 +1,88 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { ok } from '../../shared/core/contract.ts';
+import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
+import { exactlyOne, itemStatus, limitField, planIdField, planStatus, planTitleField } from './lib/fields.ts';
+import { findPlan, type Plan } from './lib/lookup.ts';
+import { moreNote, pageOf } from './lib/page.ts';
+import { count } from './lib/words.ts';
+
+const position = z.strictObject({ after_plan: z.int().min(1), after_position: z.int(), after_item: z.int().min(1) });
+
+const item = z.object({
+  item_id: z.int(),
+  title: z.string(),
+  status: itemStatus,
+  due_date: z.string().nullable(),
+  notes: z.string().nullable(),
+});
+
+const planItems = z.object({ plan_id: z.int(), title: z.string(), status: planStatus, items: z.array(item) });
+
+interface ItemRow extends z.output<typeof item> {
+  plan_id: number;
+  plan_title: string;
+  plan_status: Plan['status'];
+  position: number;
+}
+
+/** The items of one plan (by id, "latest" or title), or of every plan, grouped by plan. */
+export default defineTool({
+  id: 'list-plan-items',
+  title: 'List plan items',
+  annotations: READ_ONLY,
+  description:
+    'List the items of a study plan, in plan order: each item\'s id, title, status, due date and notes, grouped by plan id. Name the plan with plan_id (or "latest" for the newest plan) or plan_title; omit both to list the items of every plan, newest plan first.',
+  input: z
+    .strictObject({
+      plan_id: planIdField.optional(),
+      plan_title: planTitleField.optional(),
+      status: itemStatus.optional().describe('Only items with this status. Optional; omit (or null) for all.'),
+      limit: limitField('items', 50, 200),
+      cursor: cursorField.optional(),
+    })
+    .superRefine(exactlyOne('plan_id', 'plan_title', { what: 'plan', required: false })),
+  output: z.object({ plans: z.array(planItems), next_cursor: nextCursorField }),
+  example: { plan_title: 'Spanish B1 exam' },
+  async execute({ plan_id, plan_title, status, limit, cursor }, { db, project }) {
+    let after: z.output<typeof position> | undefined;
+    if (cursor !== undefined) {
+      const decoded = decodeCursor(position, cursor);
+      if (!decoded.ok) return decoded;
+      after = decoded.value;
+    }
+    let plan: Plan | undefined;
+    if (plan_id !== undefined || plan_title !== undefined) {
+      const found = await findPlan(db, project.id, { plan_id, plan_title });
+      if ('ok' in found) return found;
+      plan = found;
+    }
+    const { rows } = await db.execute(sql`
+      select i.plan_id, p.title as plan_title, p.status as plan_status, i.id as item_id, i.title, i.status,
+             i.due_date::text as due_date, i.notes, i.position
+      from study_plan_items i join study_plans p on p.project_id = i.project_id and p.id = i.plan_id
+      where i.project_id = ${project.id}
+        ${plan ? sql`and i.plan_id = ${plan.plan_id}` : sql``}
+        ${status === undefined ? sql`` : sql`and i.status = ${status}`}
+        ${after ? sql`and (i.plan_id < ${after.after_plan} or (i.plan_id = ${after.after_plan} and (i.position, i.id) > (${after.after_position}, ${after.after_item})))` : sql``}
+      order by i.plan_id desc, i.position, i.id
+      limit ${limit + 1}`);
+    const page = pageOf(rows as unknown as ItemRow[], limit, (last) => ({ after_plan: last.plan_id, after_position: last.position, after_item: last.item_id }));
+
+    const plans: z.output<typeof planItems>[] = [];
+    if (plan && after === undefined) plans.push({ plan_id: plan.plan_id, title: plan.title, status: plan.status, items: [] });
+    for (const row of page.rows) {
+      let group = plans[plans.length - 1];
+      if (group?.plan_id !== row.plan_id) plans.push((group = { plan_id: row.plan_id, title: row.plan_title, status: row.plan_status, items: [] }));
+      group.items.push({ item_id: row.item_id, title: row.title, status: row.status, due_date: row.due_date, notes: row.notes });
+    }
+    const filter = status === undefined ? '' : ` with status ${status}`;
+    const where = plan ? `plan ${plan.plan_id} "${plan.title}"` : count(plans.length, 'plan');
+    const message =
+      page.rows.length === 0
+        ? `${after ? 'No more items' : `No items${filter}`} in ${plan ? where : 'any plan of this project'}.${plan || after ? '' : ' Create a plan with write-plan.'}`
+        : `${count(page.rows.length, 'item')}${filter} from ${where}, in plan order.${moreNote(page, 'items')}`;
+    return ok({ plans, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+  },
+});

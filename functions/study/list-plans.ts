@@ -1,0 +1,69 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { ITEM_STATUSES } from '../../drizzle/schema.ts';
+import { ok } from '../../shared/core/contract.ts';
+import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
+import { limitField, planStatus } from './lib/fields.ts';
+import { moreNote, pageOf } from './lib/page.ts';
+import { count } from './lib/words.ts';
+import { isoTime } from './lib/sql.ts';
+
+const position = z.strictObject({ plans_before: z.int().min(1) });
+
+const itemCounts = z.record(z.enum(['total', ...ITEM_STATUSES]), z.int());
+
+const plan = z.object({
+  plan_id: z.int(),
+  title: z.string(),
+  status: planStatus,
+  created_at: z.string(),
+  item_counts: itemCounts.describe('How many items the plan has, in total and by status.'),
+});
+
+/** The project's study plans, newest first, with how many items each has by status. */
+export default defineTool({
+  id: 'list-plans',
+  title: 'List study plans',
+  annotations: READ_ONLY,
+  description:
+    "List the project's study plans, newest first, with each plan's id, title, status, creation time and item counts by status. Use it to find a plan's id, or to show the user what plans exist.",
+  input: z.strictObject({
+    status: planStatus.optional().describe('Only plans with this status. Optional; omit (or null) for all.'),
+    limit: limitField('plans', 20, 100),
+    cursor: cursorField.optional(),
+  }),
+  output: z.object({ plans: z.array(plan), next_cursor: nextCursorField }),
+  example: { limit: 10 },
+  async execute({ status, limit, cursor }, { db, project }) {
+    let before: number | undefined;
+    if (cursor !== undefined) {
+      const decoded = decodeCursor(position, cursor);
+      if (!decoded.ok) return decoded;
+      before = decoded.value.plans_before;
+    }
+    const counts = sql.join(
+      ITEM_STATUSES.map((itemStatus) => sql`${itemStatus}::text, count(*) filter (where i.status = ${itemStatus})::int`),
+      sql`, `,
+    );
+    const { rows } = await db.execute(sql`
+      select p.id as plan_id, p.title, p.status, ${isoTime(sql`p.created_at`)} as created_at,
+             (select json_build_object('total', count(*)::int, ${counts}) from study_plan_items i
+              where i.project_id = p.project_id and i.plan_id = p.id) as item_counts
+      from study_plans p
+      where p.project_id = ${project.id}
+        ${status === undefined ? sql`` : sql`and p.status = ${status}`}
+        ${before === undefined ? sql`` : sql`and p.id < ${before}`}
+      order by p.id desc
+      limit ${limit + 1}`);
+    const page = pageOf(rows as unknown as z.output<typeof plan>[], limit, (last) => ({ plans_before: last.plan_id }));
+    const filter = status === undefined ? '' : ` with status ${status}`;
+    const message =
+      page.rows.length === 0
+        ? before === undefined
+          ? `This project has no plans${filter}.${status === undefined ? ' Create one with write-plan.' : ''}`
+          : 'No more plans.'
+        : `${count(page.rows.length, 'plan')}${filter}, newest first.${moreNote(page, 'plans')}`;
+    return ok({ plans: page.rows, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+  },
+});

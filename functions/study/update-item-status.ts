@@ -1,0 +1,91 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import type { ITEM_STATUSES } from '../../drizzle/schema.ts';
+import { ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
+import { exactlyOne, itemStatus, planIdField, planTitleField, recordId } from './lib/fields.ts';
+import { ambiguous, findPlan, notFound, type Plan } from './lib/lookup.ts';
+import { statusSentence } from './lib/words.ts';
+
+interface ItemRow {
+  item_id: number;
+  title: string;
+  status: (typeof ITEM_STATUSES)[number];
+  plan_id: number;
+  plan_title: string;
+}
+
+/** Most items a title lookup reads: enough to list the candidates of an ambiguous title. */
+const MAX_MATCHES = 21;
+
+/** Sets the status of one plan item, named by id or by title (optionally within a plan). */
+export default defineTool({
+  id: 'update-item-status',
+  title: 'Update a plan item status',
+  // Setting a status the item already has changes nothing: repeating the call is harmless.
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  description:
+    'Set the status of a plan item (pending, in_progress, completed, skipped). Name the item with item_id, or with item_title (exact, ignoring case), narrowed to one plan with plan_id (or "latest") or plan_title when several plans have items of that title. Setting the status an item already has succeeds and says nothing changed.',
+  input: z
+    .strictObject({
+      status: itemStatus,
+      item_id: recordId('item').optional(),
+      item_title: z.string().trim().min(1).max(300).optional().describe('The item title, matched exactly but ignoring case.'),
+      plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest". Optional.'),
+      plan_title: planTitleField.optional().describe('Only look in the plan with this title. Optional.'),
+    })
+    .superRefine(exactlyOne('item_id', 'item_title', { what: 'item', required: true }))
+    .superRefine(exactlyOne('plan_id', 'plan_title', { what: 'plan', required: false })),
+  output: z.object({
+    item_id: z.int(),
+    title: z.string(),
+    plan_id: z.int(),
+    status: itemStatus,
+    previous_status: itemStatus,
+    changed: z.boolean().describe('False when the item already had this status.'),
+  }),
+  example: { plan_title: 'Spanish B1 exam', item_title: 'Review the subjunctive', status: 'completed' },
+  async execute({ status, item_id, item_title, plan_id, plan_title }, { db, project }) {
+    let plan: Plan | undefined;
+    if (plan_id !== undefined || plan_title !== undefined) {
+      const found = await findPlan(db, project.id, { plan_id, plan_title });
+      if ('ok' in found) return found;
+      plan = found;
+    }
+    const { rows } = await db.execute(sql`
+      select i.id as item_id, i.title, i.status, i.plan_id, p.title as plan_title
+      from study_plan_items i join study_plans p on p.project_id = i.project_id and p.id = i.plan_id
+      where i.project_id = ${project.id}
+        and ${item_title !== undefined ? sql`lower(i.title) = lower(${item_title})` : sql`i.id = ${item_id}`}
+        ${plan ? sql`and i.plan_id = ${plan.plan_id}` : sql``}
+      order by i.plan_id desc, i.position, i.id
+      limit ${MAX_MATCHES}`);
+    const items = rows as unknown as ItemRow[];
+    const query = {
+      ...(item_title !== undefined ? { item_title } : { item_id }),
+      ...(plan_id !== undefined ? { plan_id } : {}),
+      ...(plan_title !== undefined ? { plan_title } : {}),
+    };
+    const within = plan ? ` in plan ${plan.plan_id} "${plan.title}"` : ' in this project';
+    if (items.length === 0) {
+      const what = item_title !== undefined ? `No item is titled "${item_title}"` : `No item with id ${item_id} exists`;
+      return notFound('item', query, `${what}${within}.`, 'Ask the user which item they mean, or call list-plan-items to see the items that exist.');
+    }
+    if (items.length > 1) {
+      return ambiguous('item', query, items, {
+        idField: 'item_id',
+        what: 'items',
+        label: (i) => `item ${i.item_id} "${i.title}" (${i.status}) in plan ${i.plan_id} "${i.plan_title}"`,
+      });
+    }
+    const item = items[0]!;
+    const changed = item.status !== status;
+    if (changed) {
+      await db.execute(sql`update study_plan_items set status = ${status}, updated_at = now() where project_id = ${project.id} and id = ${item.item_id}`);
+    }
+    return ok(
+      { item_id: item.item_id, title: item.title, plan_id: item.plan_id, status, previous_status: item.status, changed },
+      statusSentence(`item ${item.item_id} "${item.title}"`, status, item.status),
+    );
+  },
+});

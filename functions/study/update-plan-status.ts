@@ -1,0 +1,44 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
+import { exactlyOne, planIdField, planStatus, planTitleField } from './lib/fields.ts';
+import { findPlan } from './lib/lookup.ts';
+import { statusSentence } from './lib/words.ts';
+
+/** Sets the status of a plan, named by id, "latest" or title. */
+export default defineTool({
+  id: 'update-plan-status',
+  title: 'Update a study plan status',
+  // Setting a status the plan already has changes nothing: repeating the call is harmless.
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  description:
+    'Set the status of a study plan (active, paused, completed, archived). Name the plan with plan_id (or "latest" for the most recently created plan) or plan_title (exact, ignoring case). Its items keep their own statuses. Setting the status a plan already has succeeds and says nothing changed.',
+  input: z
+    .strictObject({
+      status: planStatus,
+      plan_id: planIdField.optional(),
+      plan_title: planTitleField.optional(),
+    })
+    .superRefine(exactlyOne('plan_id', 'plan_title', { what: 'plan', required: true })),
+  output: z.object({
+    plan_id: z.int(),
+    title: z.string(),
+    status: planStatus,
+    previous_status: planStatus,
+    changed: z.boolean().describe('False when the plan already had this status.'),
+  }),
+  example: { plan_title: 'Spanish B1 exam', status: 'active' },
+  async execute({ status, plan_id, plan_title }, { db, project }) {
+    const plan = await findPlan(db, project.id, { plan_id, plan_title });
+    if ('ok' in plan) return plan;
+    const changed = plan.status !== status;
+    if (changed) {
+      await db.execute(sql`update study_plans set status = ${status}, updated_at = now() where project_id = ${project.id} and id = ${plan.plan_id}`);
+    }
+    return ok(
+      { plan_id: plan.plan_id, title: plan.title, status, previous_status: plan.status, changed },
+      statusSentence(`plan ${plan.plan_id} "${plan.title}"`, status, plan.status),
+    );
+  },
+});
