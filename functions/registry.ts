@@ -7,8 +7,14 @@ import deleteDocument from './documents/delete-document.ts';
 import embedTasks from './documents/embed-tasks.ts';
 import replaceDocument from './documents/replace-document.ts';
 import addPlanItem from './study/add-plan-item.ts';
+import deleteQuizAttempt from './study/delete-quiz-attempt.ts';
+import getWeakTopics from './study/get-weak-topics.ts';
+import getWrongQuestions from './study/get-wrong-questions.ts';
 import listPlanItems from './study/list-plan-items.ts';
 import listPlans from './study/list-plans.ts';
+import quizPostSave from './study/quiz-post-save.ts';
+import quizPreFetch from './study/quiz-pre-fetch.ts';
+import saveQuizAttempt from './study/save-quiz-attempt.ts';
 import updateItemStatus from './study/update-item-status.ts';
 import updatePlanStatus from './study/update-plan-status.ts';
 import writePlan from './study/write-plan.ts';
@@ -45,4 +51,11 @@ export const tools = [
   addPlanItem,
   updateItemStatus,
   updatePlanStatus,
+  // Study planner: quizzes
+  saveQuizAttempt,
+  getWrongQuestions,
+  deleteQuizAttempt,
+  getWeakTopics,
+  quizPreFetch,
+  quizPostSave,
 ] as const satisfies readonly AnyTool[];

@@ -37,6 +37,11 @@ export function uuidArray(ids: readonly string[]): SQL {
   return sql`${sql.param(ids)}::uuid[]`;
 }
 
+/** A list of integers as one `int[]` parameter, for `= any(...)` (see {@link uuidArray}). */
+export function integerArray(ids: readonly number[]): SQL {
+  return sql`${sql.param(ids)}::int[]`;
+}
+
 /** The Postgres error behind a drizzle or Neon error, if any. */
 export interface PostgresErrorFields {
   message: string;

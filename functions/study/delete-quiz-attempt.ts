@@ -1,0 +1,37 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
+import { recordId } from './lib/fields.ts';
+import { notFound } from './lib/lookup.ts';
+
+/** Deletes one quiz attempt. */
+export default defineTool({
+  id: 'delete-quiz-attempt',
+  title: 'Delete a quiz attempt',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  description: 'Delete one quiz attempt for good, e.g. one saved by mistake. To clear questions the user now answers correctly, quiz-post-save does it as part of saving a round.',
+  input: z.strictObject({ attempt_id: recordId('quiz attempt') }),
+  output: z.object({ deleted_attempt_id: z.int() }),
+  example: { attempt_id: 6 },
+  async execute({ attempt_id }, { db, project, idFor }) {
+    const requestId = await idFor('delete');
+    // The receipt lets a retried attempt of this call recognise the deletion its first attempt made.
+    const [, receipts] = await db.batch([
+      db.execute(sql`
+        with gone as (delete from quiz_attempts where project_id = ${project.id} and id = ${attempt_id} returning id)
+        insert into quiz_attempt_deletions (project_id, request_id, attempt_id)
+        select ${project.id}::uuid, ${requestId}::uuid, id from gone`),
+      db.execute(sql`select attempt_id from quiz_attempt_deletions where project_id = ${project.id} and request_id = ${requestId}`),
+    ]);
+    if (receipts.rows.length === 0) {
+      return notFound(
+        'quiz_attempt',
+        { attempt_id },
+        `No quiz attempt with id ${attempt_id} exists in this project; nothing was deleted.`,
+        'Ask the user which attempt they mean; get-wrong-questions lists the wrong attempts of a topic with their ids.',
+      );
+    }
+    return ok({ deleted_attempt_id: attempt_id }, `Deleted quiz attempt ${attempt_id}.`);
+  },
+});

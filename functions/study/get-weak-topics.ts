@@ -1,0 +1,59 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { ok } from '../../shared/core/contract.ts';
+import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
+import { limitField } from './lib/fields.ts';
+import { moreNote, pageOf } from './lib/page.ts';
+import { PASS_MARK } from './lib/quiz.ts';
+import { count } from './lib/words.ts';
+
+const position = z.strictObject({ weak_offset: z.int().min(1) });
+
+const topic = z.object({
+  topic_id: z.int(),
+  topic_name: z.string(),
+  attempt_count: z.int().describe('Attempts in the topic, graded or not.'),
+  graded_count: z.int().describe('Attempts with a score.'),
+  wrong_count: z.int().describe(`Attempts scoring below ${PASS_MARK}.`),
+  mean_score: z.number().describe('Mean score of the graded attempts, 0 to 1.'),
+});
+
+/** Topics ranked weakest first by mean score. */
+export default defineTool({
+  id: 'get-weak-topics',
+  title: 'Get weak quiz topics',
+  annotations: READ_ONLY,
+  description: `Rank the quiz topics weakest first: lowest mean score of the graded attempts, then most wrong answers (below ${PASS_MARK}). Topics without graded attempts are not ranked. Use it to choose what to practise next.`,
+  input: z.strictObject({
+    limit: limitField('topics', 5, 50),
+    cursor: cursorField.optional(),
+  }),
+  output: z.object({ topics: z.array(topic), pass_mark: z.number(), next_cursor: nextCursorField }),
+  example: { limit: 5 },
+  async execute({ limit, cursor }, { db, project }) {
+    let offset = 0;
+    if (cursor !== undefined) {
+      const decoded = decodeCursor(position, cursor);
+      if (!decoded.ok) return decoded;
+      offset = decoded.value.weak_offset;
+    }
+    const { rows } = await db.execute(sql`
+      select t.id as topic_id, t.name as topic_name, count(*)::int as attempt_count, count(a.score)::int as graded_count,
+             count(*) filter (where a.score < ${PASS_MARK})::int as wrong_count, round(avg(a.score)::numeric, 4)::float8 as mean_score
+      from study_topics t join quiz_attempts a on a.project_id = t.project_id and a.topic_id = t.id
+      where t.project_id = ${project.id}
+      group by t.project_id, t.id
+      having count(a.score) > 0
+      order by avg(a.score), count(*) filter (where a.score < ${PASS_MARK}) desc, t.id
+      limit ${limit + 1} offset ${offset}`);
+    const page = pageOf(rows as unknown as z.output<typeof topic>[], limit, () => ({ weak_offset: offset + limit }));
+    const message =
+      page.rows.length === 0
+        ? offset === 0
+          ? 'No topic has graded quiz attempts yet, so none can be ranked. Save attempts with a score (save-quiz-attempt or quiz-post-save) first.'
+          : 'No more ranked topics.'
+        : `${count(page.rows.length, 'topic')}, weakest first: ${page.rows.map((t) => `"${t.topic_name}" (mean ${t.mean_score}, ${t.wrong_count} wrong)`).join(', ')}.${moreNote(page, 'topics')}`;
+    return ok({ topics: page.rows, pass_mark: PASS_MARK, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+  },
+});

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { ok } from '../../shared/core/contract.ts';
+import { cursorField, nextCursorField } from '../../shared/core/cursor.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
+import { exactlyOne, limitField, recordId, topicNameField } from './lib/fields.ts';
+import { findTopic } from './lib/lookup.ts';
+import { moreNote } from './lib/page.ts';
+import { attempt, PASS_MARK, wrongAnswers } from './lib/quiz.ts';
+import { count } from './lib/words.ts';
+
+/** The wrong answers of one topic, newest first. */
+export default defineTool({
+  id: 'get-wrong-questions',
+  title: 'Get wrong quiz questions',
+  annotations: READ_ONLY,
+  description: `List the questions of a topic the user answered wrongly (score below ${PASS_MARK}), newest first, with their answers and feedback, to practise them again. Name the topic with topic_id or topic_name (case-insensitive).`,
+  input: z
+    .strictObject({
+      topic_id: recordId('topic').optional(),
+      topic_name: topicNameField.optional(),
+      limit: limitField('questions', 20, 100),
+      cursor: cursorField.optional(),
+    })
+    .superRefine(exactlyOne('topic_id', 'topic_name', { what: 'topic', required: true })),
+  output: z.object({
+    topic_id: z.int(),
+    topic_name: z.string(),
+    pass_mark: z.number(),
+    wrong_questions: z.array(attempt),
+    next_cursor: nextCursorField,
+  }),
+  example: { topic_name: 'Spanish grammar', limit: 10 },
+  async execute({ topic_id, topic_name, limit, cursor }, { db, project }) {
+    const topic = await findTopic(db, project.id, { topic_id, topic_name });
+    if ('ok' in topic) return topic;
+    const page = await wrongAnswers(db, project.id, topic.topic_id, limit, cursor);
+    if ('ok' in page) return page;
+    const message =
+      page.rows.length === 0
+        ? `No ${cursor === undefined ? '' : 'more '}wrong answers in topic ${topic.topic_id} "${topic.topic_name}".`
+        : `${count(page.rows.length, 'wrong answer')} in topic ${topic.topic_id} "${topic.topic_name}", newest first.${moreNote(page, 'wrong answers')}`;
+    return ok(
+      { ...topic, pass_mark: PASS_MARK, wrong_questions: page.rows, next_cursor: page.next_cursor },
+      message,
+      { truncated: page.truncated },
+    );
+  },
+});

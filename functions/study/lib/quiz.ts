@@ -1,0 +1,49 @@
+/** What the quiz tools share: the pass mark, the shape of an attempt, and the wrong answers of a topic. */
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { decodeCursor } from '../../../shared/core/cursor.ts';
+import type { Failure } from '../../../shared/core/contract.ts';
+import type { Database } from '../../../shared/runtime/db.ts';
+import { pageOf, type Page } from './page.ts';
+import { isoTime } from './sql.ts';
+
+/** An attempt scoring below this (0 to 1) is wrong; an attempt without a score is not graded, so neither. */
+export const PASS_MARK = 0.7;
+
+export const questionField = z.string().trim().min(1).max(2_000).describe('The question as it was asked.');
+export const userAnswerField = z.string().max(5_000).describe("The user's answer.");
+export const feedbackField = z.string().max(5_000).describe('Feedback on the answer: what was right or wrong.');
+
+export const attempt = z.object({
+  attempt_id: z.int(),
+  topic_id: z.int().nullable(),
+  question: z.string(),
+  user_answer: z.string().nullable(),
+  score: z.number().nullable(),
+  feedback: z.string().nullable(),
+  created_at: z.string(),
+});
+export type Attempt = z.output<typeof attempt>;
+
+/** The columns of {@link attempt}, from `quiz_attempts a`. */
+export const attemptColumns = sql`a.id as attempt_id, a.topic_id, a.question, a.user_answer, a.score, a.feedback, ${isoTime(sql`a.created_at`)} as created_at`;
+
+/** Where a page of wrong answers continues (shared by get-wrong-questions and quiz-pre-fetch). */
+export const wrongAnswersPosition = z.strictObject({ wrong_before: z.int().min(1) });
+
+/** Reads a page of the topic's wrong answers, newest first, from the position a cursor holds. */
+export async function wrongAnswers(db: Database, projectId: string, topicId: number, limit: number, cursor?: string): Promise<Page<Attempt> | Failure> {
+  let before: number | undefined;
+  if (cursor !== undefined) {
+    const decoded = decodeCursor(wrongAnswersPosition, cursor);
+    if (!decoded.ok) return decoded;
+    before = decoded.value.wrong_before;
+  }
+  const { rows } = await db.execute(sql`
+    select ${attemptColumns} from quiz_attempts a
+    where a.project_id = ${projectId} and a.topic_id = ${topicId} and a.score < ${PASS_MARK}
+      ${before === undefined ? sql`` : sql`and a.id < ${before}`}
+    order by a.id desc
+    limit ${limit + 1}`);
+  return pageOf(rows as unknown as Attempt[], limit, (last) => ({ wrong_before: last.attempt_id }));
+}

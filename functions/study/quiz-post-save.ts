@@ -1,0 +1,116 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
+import { integerArray, uuidArray } from '../../shared/runtime/db.ts';
+import { recordId } from './lib/fields.ts';
+import { notFound, TOPIC_NEXT } from './lib/lookup.ts';
+import { feedbackField, questionField, userAnswerField } from './lib/quiz.ts';
+import { reserveIds } from './lib/sql.ts';
+import { count } from './lib/words.ts';
+
+const MAX_WRONG = 50;
+const MAX_RETRIES = 100;
+
+const wrongAnswer = z.strictObject({
+  question: questionField,
+  user_answer: userAnswerField,
+  feedback: feedbackField.nullish().describe('Feedback on the answer. Optional; null for none.'),
+});
+
+/** After a quiz round: saves the wrong answers and clears the earlier wrong ones now answered right, in one transaction. */
+export default defineTool({
+  id: 'quiz-post-save',
+  title: 'Save a quiz round',
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  description: `End a quiz round on a topic, all in one transaction: saves the questions answered wrongly now (score 0) and deletes the earlier wrong attempts the user has now answered correctly (correct_retries: their attempt ids, from quiz-pre-fetch). Either everything is saved or nothing is. Every id in correct_retries must be an attempt of this topic.`,
+  input: z
+    .strictObject({
+      topic_id: recordId('topic'),
+      wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]).describe(`Questions answered wrongly in this round, up to ${MAX_WRONG} (default none).`),
+      correct_retries: z
+        .array(recordId('quiz attempt'))
+        .max(MAX_RETRIES)
+        .refine((ids) => new Set(ids).size === ids.length, { message: 'must not repeat an attempt id' })
+        .default([])
+        .describe(`Ids of earlier wrong attempts answered correctly now, up to ${MAX_RETRIES} (default none): they are deleted.`),
+    })
+    .superRefine((value, ctx) => {
+      if (value.wrong_answers.length === 0 && value.correct_retries.length === 0) {
+        ctx.addIssue({ code: 'custom', path: ['wrong_answers'], message: 'the round has nothing to save: give wrong_answers, correct_retries, or both' });
+      }
+    }),
+  output: z.object({
+    topic_id: z.int(),
+    saved_wrong: z.int().describe('How many wrong answers were saved.'),
+    deleted_correct: z.int().describe('How many earlier wrong attempts were deleted.'),
+    saved_attempt_ids: z.array(z.int()),
+    deleted_attempt_ids: z.array(z.int()),
+  }),
+  example: {
+    topic_id: 1,
+    wrong_answers: [{ question: 'What is the yo form of "hacer" in the preterite?', user_answer: 'hací', feedback: 'It is "hice".' }],
+    correct_retries: [3],
+  },
+  async execute({ topic_id, wrong_answers, correct_retries }, { db, project, idFor }) {
+    const answerIds = await Promise.all(wrong_answers.map((_, i) => idFor(`wrong:${i}`)));
+    const deletionId = await idFor('correct');
+    const checked = await db.execute(sql`
+      select (select name from study_topics where project_id = ${project.id} and id = ${topic_id}) as topic_name,
+             (select coalesce(json_agg(id), '[]') from quiz_attempts
+              where project_id = ${project.id} and topic_id = ${topic_id} and id = any(${integerArray(correct_retries)})) as present,
+             (select coalesce(json_agg(attempt_id), '[]') from quiz_attempt_deletions
+              where project_id = ${project.id} and request_id = ${deletionId}) as deleted_before`);
+    const { topic_name, present, deleted_before } = checked.rows[0] as { topic_name: string | null; present: number[]; deleted_before: number[] };
+    const nothingSaved = 'nothing was saved or deleted';
+    if (topic_name === null) return notFound('topic', { topic_id }, `No topic with id ${topic_id} exists in this project; ${nothingSaved}.`, TOPIC_NEXT);
+    // A retried attempt finds the attempts its first attempt deleted among its receipts.
+    const known = new Set([...present, ...deleted_before]);
+    const missing = correct_retries.filter((id) => !known.has(id));
+    if (missing.length > 0) {
+      return notFound(
+        'quiz_attempt',
+        { topic_id, correct_retries: missing },
+        `No attempt ${missing.join(', ')} exists in topic ${topic_id} "${topic_name}"; ${nothingSaved}.`,
+        'Use the attempt ids quiz-pre-fetch or get-wrong-questions returned for this topic, or ask the user which questions they answered correctly.',
+      );
+    }
+
+    const rows = JSON.stringify(wrong_answers.map((answer, i) => ({ i, request_id: answerIds[i], question: answer.question, user_answer: answer.user_answer, feedback: answer.feedback ?? null })));
+    const writes = [];
+    if (wrong_answers.length > 0) {
+      writes.push(db.execute(sql`
+        with ids as (${reserveIds(project.id, 'quiz_attempt', wrong_answers.length)})
+        insert into quiz_attempts (project_id, id, topic_id, question, user_answer, score, feedback, request_id)
+        select ${project.id}::uuid, ids.last_id - ${wrong_answers.length}::int + 1 + r.i, ${topic_id}::int, r.question, r.user_answer, 0, r.feedback, r.request_id
+        from ids, jsonb_to_recordset(${rows}::jsonb) as r(i int, request_id uuid, question text, user_answer text, feedback text)
+        on conflict (project_id, request_id) do nothing`));
+    }
+    if (correct_retries.length > 0) {
+      writes.push(db.execute(sql`
+        with gone as (
+          delete from quiz_attempts where project_id = ${project.id} and topic_id = ${topic_id} and id = any(${integerArray(correct_retries)})
+          returning id)
+        insert into quiz_attempt_deletions (project_id, request_id, attempt_id)
+        select ${project.id}::uuid, ${deletionId}::uuid, id from gone`));
+    }
+    // Read back what this call saved and deleted: a retried attempt answers what its first attempt did.
+    const readBack = db.execute(sql`
+      select (select coalesce(json_agg(id order by id), '[]') from quiz_attempts
+              where project_id = ${project.id} and request_id = any(${uuidArray(answerIds)})) as saved,
+             (select coalesce(json_agg(attempt_id order by attempt_id), '[]') from quiz_attempt_deletions
+              where project_id = ${project.id} and request_id = ${deletionId}) as deleted`);
+    // One transaction: the wrong answers and the deletions are saved together, or not at all.
+    const statements = [...writes, readBack];
+    const results = await db.batch(statements as [(typeof statements)[number], ...typeof statements]);
+    const { saved, deleted } = results[writes.length]!.rows[0] as { saved: number[]; deleted: number[] };
+    const parts = [
+      saved.length > 0 ? `saved ${count(saved.length, 'wrong answer')}` : '',
+      deleted.length > 0 ? `cleared ${count(deleted.length, 'earlier wrong attempt')} now answered correctly` : '',
+    ].filter(Boolean);
+    return ok(
+      { topic_id, saved_wrong: saved.length, deleted_correct: deleted.length, saved_attempt_ids: saved, deleted_attempt_ids: deleted },
+      `Topic ${topic_id} "${topic_name}": ${parts.join(' and ')}.`,
+    );
+  },
+});

@@ -1,0 +1,54 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { ok } from '../../shared/core/contract.ts';
+import { nextCursorField } from '../../shared/core/cursor.ts';
+import { defineTool } from '../../shared/core/tool.ts';
+import { limitField, topicNameField } from './lib/fields.ts';
+import { moreNote } from './lib/page.ts';
+import { attempt, PASS_MARK, wrongAnswers } from './lib/quiz.ts';
+import { reserveIds } from './lib/sql.ts';
+import { count } from './lib/words.ts';
+
+/** Before a quiz round: the topic by name (created when new) and what the user got wrong in it before. */
+export default defineTool({
+  id: 'quiz-pre-fetch',
+  title: 'Prepare a quiz round',
+  // Creates the topic the first time a name is used; repeating the call creates nothing more.
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  description: `Start a quiz round on a topic: finds the topic by name (case-insensitive) and returns its id with the questions the user answered wrongly before (score below ${PASS_MARK}), newest first, to ask them again. A topic that does not exist yet is created (created: true) with no wrong questions, so a new subject needs no separate step. After the round, save it with quiz-post-save.`,
+  input: z.strictObject({
+    topic_name: topicNameField,
+    limit: limitField('wrong questions', 20, 100),
+  }),
+  output: z.object({
+    topic_id: z.int(),
+    topic_name: z.string(),
+    created: z.boolean().describe('True when this call created the topic.'),
+    pass_mark: z.number(),
+    wrong_questions: z.array(attempt),
+    next_cursor: nextCursorField.describe('When there are more wrong questions: pass it as cursor to get-wrong-questions with this topic_id.'),
+  }),
+  example: { topic_name: 'Spanish grammar' },
+  async execute({ topic_name, limit }, { db, project }) {
+    const sameName = sql`project_id = ${project.id} and lower(name) = lower(${topic_name})`;
+    const [inserted, found] = await db.batch([
+      db.execute(sql`
+        with ids as (${reserveIds(project.id, 'topic', 1, sql`where not exists (select 1 from study_topics where ${sameName})`)})
+        insert into study_topics (project_id, id, name) select ${project.id}::uuid, last_id, ${topic_name}::text from ids
+        on conflict (project_id, lower(name)) do nothing
+        returning id`),
+      db.execute(sql`select id as topic_id, name as topic_name from study_topics where ${sameName}`),
+    ]);
+    const topic = found.rows[0] as { topic_id: number; topic_name: string };
+    const created = inserted.rows.length > 0;
+    const page = await wrongAnswers(db, project.id, topic.topic_id, limit);
+    if ('ok' in page) return page;
+    const name = `topic ${topic.topic_id} "${topic.topic_name}"`;
+    const message = created
+      ? `Created ${name}: there are no earlier wrong answers to revisit. Ask new questions, then save the round with quiz-post-save.`
+      : page.rows.length === 0
+        ? `No earlier wrong answers in ${name}. Ask new questions, then save the round with quiz-post-save.`
+        : `${count(page.rows.length, 'earlier wrong answer')} in ${name} to ask again, newest first.${moreNote(page, 'wrong answers', `get them with get-wrong-questions, topic_id ${topic.topic_id} and cursor set to next_cursor`)} Save the round with quiz-post-save.`;
+    return ok({ ...topic, created, pass_mark: PASS_MARK, wrong_questions: page.rows, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+  },
+});

@@ -1,0 +1,45 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
+import { recordId } from './lib/fields.ts';
+import { notFound, TOPIC_NEXT } from './lib/lookup.ts';
+import { attempt, attemptColumns, feedbackField, PASS_MARK, questionField, userAnswerField, type Attempt } from './lib/quiz.ts';
+import { reserveIds } from './lib/sql.ts';
+
+/** Records one answered quiz question. */
+export default defineTool({
+  id: 'save-quiz-attempt',
+  title: 'Save a quiz attempt',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  description: `Record one answered quiz question: the question, the user's answer, a score from 0 to 1 and feedback, optionally under a topic (topic ids come from quiz-pre-fetch or get-weak-topics). A score below ${PASS_MARK} counts as wrong: get-wrong-questions and quiz-pre-fetch bring it back for practice. To save a whole round at once, use quiz-post-save.`,
+  input: z.strictObject({
+    topic_id: recordId('topic').optional().describe('The topic the question belongs to. Optional.'),
+    question: questionField,
+    user_answer: userAnswerField.optional().describe("The user's answer. Optional."),
+    score: z.number().min(0).max(1).optional().describe(`How right the answer was, 0 to 1 (below ${PASS_MARK} is wrong). Optional: without it the attempt is ungraded.`),
+    feedback: feedbackField.optional().describe('Feedback on the answer. Optional.'),
+  }),
+  output: attempt.extend({ wrong: z.boolean().nullable().describe(`True when the score is below ${PASS_MARK}; null when ungraded.`) }),
+  example: { question: 'What is the yo form of "tener" in the present subjunctive?', user_answer: 'tenga', score: 1, feedback: 'Correct.' },
+  async execute({ topic_id, question, user_answer, score, feedback }, { db, project, idFor }) {
+    const requestId = await idFor('attempt');
+    // No id is reserved, and nothing inserted, when the topic does not exist in this project.
+    const topicExists = topic_id === undefined ? sql`` : sql`where exists (select 1 from study_topics where project_id = ${project.id} and id = ${topic_id})`;
+    const [, saved] = await db.batch([
+      db.execute(sql`
+        with ids as (${reserveIds(project.id, 'quiz_attempt', 1, topicExists)})
+        insert into quiz_attempts (project_id, id, topic_id, question, user_answer, score, feedback, request_id)
+        select ${project.id}::uuid, ids.last_id, ${topic_id ?? null}::int, ${question}::text, ${user_answer ?? null}::text,
+               ${score ?? null}::float8, ${feedback ?? null}::text, ${requestId}::uuid
+        from ids
+        on conflict (project_id, request_id) do nothing`),
+      db.execute(sql`select ${attemptColumns} from quiz_attempts a where a.project_id = ${project.id} and a.request_id = ${requestId}`),
+    ]);
+    const row = saved.rows[0] as Attempt | undefined;
+    if (!row) return notFound('topic', { topic_id }, `No topic with id ${topic_id} exists in this project, so the attempt was not saved.`, TOPIC_NEXT);
+    const wrong = row.score === null ? null : row.score < PASS_MARK;
+    const verdict = wrong === null ? 'ungraded' : wrong ? `wrong, score ${row.score}` : `right, score ${row.score}`;
+    return ok({ ...row, wrong }, `Saved attempt ${row.attempt_id} (${verdict})${row.topic_id === null ? '' : ` under topic ${row.topic_id}`}.`);
+  },
+});
