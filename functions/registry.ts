@@ -7,7 +7,9 @@ import deleteDocument from './documents/delete-document.ts';
 import embedTasks from './documents/embed-tasks.ts';
 import replaceDocument from './documents/replace-document.ts';
 import addPlanItem from './study/add-plan-item.ts';
+import createFlashcard from './study/create-flashcard.ts';
 import deleteQuizAttempt from './study/delete-quiz-attempt.ts';
+import getDueFlashcards from './study/get-due-flashcards.ts';
 import getWeakTopics from './study/get-weak-topics.ts';
 import getWrongQuestions from './study/get-wrong-questions.ts';
 import listPlanItems from './study/list-plan-items.ts';
@@ -15,6 +17,7 @@ import listPlans from './study/list-plans.ts';
 import quizPostSave from './study/quiz-post-save.ts';
 import quizPreFetch from './study/quiz-pre-fetch.ts';
 import saveQuizAttempt from './study/save-quiz-attempt.ts';
+import updateFlashcardReview from './study/update-flashcard-review.ts';
 import updateItemStatus from './study/update-item-status.ts';
 import updatePlanStatus from './study/update-plan-status.ts';
 import writePlan from './study/write-plan.ts';
@@ -58,4 +61,8 @@ export const tools = [
   getWeakTopics,
   quizPreFetch,
   quizPostSave,
+  // Study planner: flashcards
+  createFlashcard,
+  getDueFlashcards,
+  updateFlashcardReview,
 ] as const satisfies readonly AnyTool[];

@@ -1,0 +1,72 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { CARD_STATES } from '../../drizzle/schema.ts';
+import { ok } from '../../shared/core/contract.ts';
+import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
+import { limitField, recordId } from './lib/fields.ts';
+import { moreNote, pageOf } from './lib/page.ts';
+import { isoTime } from './lib/sql.ts';
+import { count } from './lib/words.ts';
+
+const position = z.strictObject({ due_after: z.iso.datetime(), card_after: z.int().min(1) });
+
+const dueCard = z.object({
+  card_id: z.int(),
+  topic_id: z.int().nullable(),
+  front: z.string(),
+  back: z.string(),
+  due: z.string(),
+  state: z.enum(CARD_STATES),
+  reps: z.int().describe('Reviews so far.'),
+  lapses: z.int().describe('Times forgotten after being learned.'),
+});
+
+/** The cards due now, most overdue first. */
+export default defineTool({
+  id: 'get-due-flashcards',
+  title: 'Get due flashcards',
+  annotations: READ_ONLY,
+  description:
+    'List the flashcards due for review now, most overdue first, with front, back and FSRS state. Show the front, let the user answer, then record how it went with update-flashcard-review: a reviewed card leaves this list until it is due again.',
+  input: z.strictObject({
+    limit: limitField('cards', 20, 100),
+    topic_id: recordId('topic').optional().describe('Only cards of this topic. Optional.'),
+    cursor: cursorField.optional(),
+  }),
+  output: z.object({
+    cards: z.array(dueCard),
+    next_due_at: z.string().nullable().describe('When the next card not yet due becomes due; null when none is waiting.'),
+    next_cursor: nextCursorField,
+  }),
+  example: { limit: 10 },
+  async execute({ limit, topic_id, cursor }, { db, project }) {
+    let after: z.output<typeof position> | undefined;
+    if (cursor !== undefined) {
+      const decoded = decodeCursor(position, cursor);
+      if (!decoded.ok) return decoded;
+      after = decoded.value;
+    }
+    const now = new Date().toISOString();
+    const inTopic = topic_id === undefined ? sql`` : sql`and c.topic_id = ${topic_id}`;
+    const [due, upcoming] = await db.batch([
+      db.execute(sql`
+        select c.id as card_id, c.topic_id, c.front, c.back, ${isoTime(sql`c.due`)} as due, c.state, c.reps, c.lapses
+        from flashcards c
+        where c.project_id = ${project.id} and c.due <= ${now}::timestamptz ${inTopic}
+          ${after ? sql`and (c.due, c.id) > (${after.due_after}::timestamptz, ${after.card_after})` : sql``}
+        order by c.due, c.id
+        limit ${limit + 1}`),
+      db.execute(sql`select ${isoTime(sql`min(c.due)`)} as next_due_at from flashcards c
+        where c.project_id = ${project.id} and c.due > ${now}::timestamptz ${inTopic}`),
+    ]);
+    const page = pageOf(due.rows as unknown as z.output<typeof dueCard>[], limit, (last) => ({ due_after: last.due, card_after: last.card_id }));
+    const nextDueAt = (upcoming.rows[0] as { next_due_at: string | null }).next_due_at;
+    const scope = topic_id === undefined ? '' : ` in topic ${topic_id}`;
+    const message =
+      page.rows.length === 0
+        ? `No ${after ? 'more ' : ''}flashcards are due now${scope}.${nextDueAt ? ` The next is due at ${nextDueAt}.` : ''}`
+        : `${count(page.rows.length, 'flashcard')} due now${scope}, most overdue first. After each, record the review with update-flashcard-review.${moreNote(page, 'due flashcards')}`;
+    return ok({ cards: page.rows, next_due_at: nextDueAt, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+  },
+});

@@ -1,0 +1,121 @@
+import { sql } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Card } from 'ts-fsrs';
+import { CARD_STATES, REVIEW_RATINGS } from '../../drizzle/schema.ts';
+import { fail, ok } from '../../shared/core/contract.ts';
+import { defineTool } from '../../shared/core/tool.ts';
+import { recordId } from './lib/fields.ts';
+import { cardStateColumns, cardStateNames, cardStateValues, difficultyForEase, easeOf, GRADES, RATING_OF, scheduler, stateName, toCard, type CardStateRow } from './lib/fsrs.ts';
+import { notFound } from './lib/lookup.ts';
+import { isoTime } from './lib/sql.ts';
+
+const DAY_MS = 86_400_000;
+
+const reviewed = z.object({
+  card_id: z.int(),
+  review: z.enum(REVIEW_RATINGS).describe('The grade given, or "manual" for explicit overrides.'),
+  reviewed_at: z.string(),
+  next_review_at: z.string().describe('When the card is due next.'),
+  scheduled_days: z.int().describe('Whole days until then (0 while learning, when steps are minutes).'),
+  state: z.enum(CARD_STATES),
+  stability: z.number().describe('FSRS stability: days until recall probability falls to 90 %.'),
+  difficulty: z.number().describe('FSRS difficulty, 1 (easy) to 10 (hard).'),
+  reps: z.int(),
+  lapses: z.int(),
+  ease_factor: z.number().nullable().describe('With an ease_factor override: the ease the card now has under FSRS (the one asked for, unless clipped).'),
+});
+type Reviewed = z.output<typeof reviewed>;
+
+const reviewColumns = sql`r.card_id, r.rating as review, ${isoTime(sql`r.reviewed_at`)} as reviewed_at, ${isoTime(sql`r.due`)} as next_review_at,
+  r.scheduled_days, r.state, r.stability, r.difficulty, r.reps, r.lapses, r.ease_factor`;
+
+/** Records a review of a flashcard and schedules the next one with FSRS (ts-fsrs), or applies explicit overrides. */
+export default defineTool({
+  id: 'update-flashcard-review',
+  title: 'Review a flashcard',
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  description: `Record how a flashcard review went and schedule the next review. Normally give grade: again (forgotten), hard, good or easy; the server schedules the next review with FSRS (the ts-fsrs library) from the card's stored memory state. Instead of a grade you may override the schedule: next_review_at sets when the card is due next (its memory state is unchanged); ease_factor (SM-2 style, 1.3 to 5: how much a successful review should grow the interval) sets the card's FSRS difficulty so that a "good" review grows its stability by that factor, and needs a card reviewed at least once.`,
+  input: z
+    .strictObject({
+      card_id: recordId('flashcard'),
+      grade: z.enum(GRADES).optional().describe('How the recall went: again, hard, good or easy.'),
+      ease_factor: z.number().min(1.3).max(5).optional().describe('Override instead of a grade: the SM-2 style ease factor, 1.3 to 5.'),
+      next_review_at: z.iso.datetime({ offset: true }).optional().describe('Override instead of a grade: when the card is due next (ISO 8601 with a time zone).'),
+    })
+    .superRefine((value, ctx) => {
+      const overrides = value.ease_factor !== undefined || value.next_review_at !== undefined;
+      if (value.grade !== undefined && overrides) {
+        ctx.addIssue({ code: 'custom', path: ['grade'], input: value.grade, message: 'give either a grade or the overrides (ease_factor, next_review_at), not both' });
+      } else if (value.grade === undefined && !overrides) {
+        ctx.addIssue({ code: 'custom', path: ['grade'], message: 'give the review grade (again, hard, good or easy): ask the user how the recall went' });
+      }
+    }),
+  output: reviewed,
+  example: { card_id: 1, grade: 'good' },
+  async execute({ card_id, grade, ease_factor, next_review_at }, { db, project, idFor }) {
+    const requestId = await idFor('review');
+    const reviewOfThisCall = sql`select ${reviewColumns} from flashcard_reviews r where r.project_id = ${project.id} and r.request_id = ${requestId}`;
+    const { rows } = await db.execute(sql`
+      select ${cardStateColumns}, c.revision, (select row_to_json(done) from (${reviewOfThisCall}) done) as done
+      from flashcards c where c.project_id = ${project.id} and c.id = ${card_id}`);
+    const row = rows[0] as (CardStateRow & { revision: number; done: Reviewed | null }) | undefined;
+    if (!row) {
+      return notFound('flashcard', { card_id }, `No flashcard with id ${card_id} exists in this project.`, 'Ask the user which card they mean; get-due-flashcards lists the cards due now with their ids.');
+    }
+    // A retried attempt of a call whose review was recorded answers with that review.
+    if (row.done) return answer(row.done);
+
+    const now = new Date();
+    const current = toCard(row);
+    let next: Card;
+    let easeFactor: number | null = null;
+    if (grade !== undefined) {
+      next = scheduler.next(current, now, RATING_OF[grade]).card;
+    } else {
+      next = { ...current };
+      if (ease_factor !== undefined) {
+        if (current.stability <= 0) {
+          return fail('CONFLICT', `Flashcard ${card_id} has never been reviewed, so FSRS has no memory state to apply an ease factor to. Review it with a grade first; next_review_at alone can still reschedule it.`, {
+            hint: `{"card_id": ${card_id}, "grade": "good"}`,
+            details: { entity_type: 'flashcard', query: { card_id }, state: row.state },
+          });
+        }
+        next.difficulty = difficultyForEase(ease_factor, current.stability);
+        easeFactor = Math.round(easeOf(next.difficulty, current.stability) * 10_000) / 10_000;
+      }
+      if (next_review_at !== undefined) {
+        next.due = new Date(next_review_at);
+        next.scheduled_days = Math.max(0, Math.round((next.due.getTime() - now.getTime()) / DAY_MS));
+      }
+    }
+
+    // The card changes only if nobody else changed it since it was read (its revision), and only
+    // together with the review record that makes a retried attempt recognise this one.
+    const [, recorded] = await db.batch([
+      db.execute(sql`
+        with card as (
+          update flashcards set (${cardStateNames}) = (${cardStateValues(next)}), revision = revision + 1
+          where project_id = ${project.id} and id = ${card_id} and revision = ${row.revision}
+          returning id)
+        insert into flashcard_reviews (project_id, card_id, request_id, rating, reviewed_at, due, stability, difficulty, scheduled_days, reps, lapses, state, ease_factor)
+        select ${project.id}::uuid, card.id, ${requestId}::uuid, ${grade ?? 'manual'}::text, ${now.toISOString()}::timestamptz, ${next.due.toISOString()}::timestamptz,
+               ${next.stability}::float8, ${next.difficulty}::float8, ${next.scheduled_days}::int, ${next.reps}::int, ${next.lapses}::int,
+               ${stateName(next)}::text, ${easeFactor}::float8
+        from card`),
+      db.execute(reviewOfThisCall),
+    ]);
+    const review = recorded.rows[0] as Reviewed | undefined;
+    if (!review) {
+      return fail('CONFLICT', `Flashcard ${card_id} was changed by another call while this review was being scheduled, so it was not recorded. Repeat the same call: it will schedule from the card's new state.`, {
+        retryable: true,
+        details: { entity_type: 'flashcard', query: { card_id } },
+      });
+    }
+    return answer(review);
+  },
+});
+
+function answer(review: Reviewed) {
+  const what = review.review === 'manual' ? 'Rescheduled' : `Recorded a "${review.review}" review of`;
+  return ok(review, `${what} flashcard ${review.card_id}: next review at ${review.next_review_at} (${review.state}).`);
+}
