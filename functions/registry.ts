@@ -10,12 +10,14 @@ import addPlanItem from './study/add-plan-item.ts';
 import createFlashcard from './study/create-flashcard.ts';
 import deleteQuizAttempt from './study/delete-quiz-attempt.ts';
 import getDueFlashcards from './study/get-due-flashcards.ts';
+import getMessages from './study/get-messages.ts';
 import getWeakTopics from './study/get-weak-topics.ts';
 import getWrongQuestions from './study/get-wrong-questions.ts';
 import listPlanItems from './study/list-plan-items.ts';
 import listPlans from './study/list-plans.ts';
 import quizPostSave from './study/quiz-post-save.ts';
 import quizPreFetch from './study/quiz-pre-fetch.ts';
+import saveMessage from './study/save-message.ts';
 import saveQuizAttempt from './study/save-quiz-attempt.ts';
 import updateFlashcardReview from './study/update-flashcard-review.ts';
 import updateItemStatus from './study/update-item-status.ts';
@@ -65,4 +67,7 @@ export const tools = [
   createFlashcard,
   getDueFlashcards,
   updateFlashcardReview,
+  // Study planner: conversation memory
+  saveMessage,
+  getMessages,
 ] as const satisfies readonly AnyTool[];

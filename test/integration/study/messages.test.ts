@@ -1,0 +1,86 @@
+/**
+ * The study planner's conversation memory in workerd: a conversation saved and read back in
+ * order, page by page, retried saves, unknown sessions and tenant isolation.
+ */
+import { sql } from 'drizzle-orm';
+import { beforeAll, describe, expect, it } from 'vitest';
+import saveMessage from '../../../functions/study/save-message.ts';
+import { data, failure, newTenant, oneCall, rowCount, type Data, type Tenant } from './helpers.ts';
+
+const CONVERSATION = [
+  ['system', 'You are a patient study coach.'],
+  ['user', 'Help me revise photosynthesis.'],
+  ['assistant', 'Sure. What are its two stages?'],
+  ['user', 'Light reactions and the Calvin cycle.'],
+  ['assistant', 'Right.'],
+] as const;
+
+describe('a conversation', () => {
+  let tenant: Tenant;
+  beforeAll(async () => {
+    tenant = await newTenant('Messages');
+    for (const [role, content] of CONVERSATION) await data(tenant, 'save-message', { session_id: 'biology/2026-11-02', role, content });
+    await data(tenant, 'save-message', { session_id: 'another session', role: 'user', content: 'Elsewhere.' });
+  });
+
+  it('is read back in the order it was saved', async () => {
+    const read = await data(tenant, 'get-messages', { session_id: 'biology/2026-11-02' });
+    expect(read.messages.map((m: Data) => [m.message_id, m.role, m.content])).toEqual(CONVERSATION.map(([role, content], i) => [i + 1, role, content]));
+    expect(read.messages[0].created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(read.next_cursor).toBeNull();
+  });
+
+  it('is read a page at a time, oldest or newest first', async () => {
+    const pages = async (order: string) => {
+      const seen: number[] = [];
+      let cursor: string | null | undefined;
+      do {
+        const page = await data(tenant, 'get-messages', { session_id: 'biology/2026-11-02', order, limit: 2, cursor });
+        seen.push(...page.messages.map((m: Data) => m.message_id));
+        cursor = page.next_cursor;
+      } while (cursor);
+      return seen;
+    };
+    expect(await pages('oldest_first')).toEqual([1, 2, 3, 4, 5]);
+    expect(await pages('newest_first')).toEqual([5, 4, 3, 2, 1]);
+  });
+
+  it('answers an unknown session with NOT_FOUND, saying a new conversation has no history yet', async () => {
+    const error = await failure(tenant, 'get-messages', { session_id: 'never used' }, 404, 'NOT_FOUND');
+    expect(error.details).toEqual({ entity_type: 'message', query: { session_id: 'never used' } });
+    expect(error.message).toContain('If the conversation is new, there is no history yet');
+  });
+
+  it.each([
+    ['an unknown role', { session_id: 's', role: 'bot', content: 'Hi' }, 'role', 'invalid_value'],
+    ['empty content', { session_id: 's', role: 'user', content: '' }, 'content', 'too_small'],
+    ['content over 20,000 characters', { session_id: 's', role: 'user', content: 'x'.repeat(20_001) }, 'content', 'too_big'],
+    ['no session', { role: 'user', content: 'Hi' }, 'session_id', 'required'],
+  ])('refuses %s, naming the field', async (_case, input, field, code) => {
+    const error = await failure(tenant, 'save-message', input, 400, 'VALIDATION_ERROR');
+    expect(error.details.fields).toMatchObject([{ field, code }]);
+  });
+
+  it('saves a message once when a call is retried after its answer was lost', async () => {
+    const context = oneCall(tenant);
+    const input = saveMessage.input.parse({ session_id: 'retried', role: 'user', content: 'Only once.' });
+    const first = await saveMessage.execute(input, context);
+    expect(await saveMessage.execute(input, context)).toEqual(first);
+    expect(await rowCount('chat_messages', tenant.projectId, sql`session_id = 'retried'`)).toBe(1);
+  });
+});
+
+describe('tenant isolation', () => {
+  it("never shows another project's conversation, and keeps sessions of the same name apart", async () => {
+    const owner = await newTenant('Messages: owner');
+    const other = await newTenant('Messages: other');
+    await data(owner, 'save-message', { session_id: 'shared name', role: 'user', content: 'Owner secret.' });
+    await data(owner, 'save-message', { session_id: 'owner only', role: 'user', content: 'Owner only.' });
+    await failure(other, 'get-messages', { session_id: 'owner only' }, 404, 'NOT_FOUND');
+    await failure(other, 'get-messages', { session_id: 'shared name' }, 404, 'NOT_FOUND');
+    await data(other, 'save-message', { session_id: 'shared name', role: 'user', content: 'Other text.' });
+    expect((await data(other, 'get-messages', { session_id: 'shared name' })).messages.map((m: Data) => m.content)).toEqual(['Other text.']);
+    expect((await data(owner, 'get-messages', { session_id: 'shared name' })).messages.map((m: Data) => m.content)).toEqual(['Owner secret.']);
+    expect(await rowCount('chat_messages', owner.projectId)).toBe(2);
+  });
+});
