@@ -4,7 +4,8 @@
  * 2. redis-server behind the Upstash REST stand-in, when redis-server is installed (otherwise the
  *    worker falls back to its in-process semaphore, and says so);
  * 3. the migrations, and a demo project with its API key (DEV_API_KEY when set), seeded on first
- *    start with sample project plans (local/corpus.ts);
+ *    start with sample project plans (local/corpus.ts), and with the study planner's demo data
+ *    whenever it has none (local/study-seed.ts);
  * 4. `wrangler dev` serving the gateway on http://127.0.0.1:8787.
  * Ctrl-C stops everything it started.
  */
@@ -18,6 +19,7 @@ import { hashApiKey } from '../shared/runtime/auth.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import { createProject, migrateDatabase, type CreatedProject } from './database.ts';
 import { openLocalDatabase, seedCorpus } from './seed.ts';
+import { hasStudyData, seedStudy } from './study-seed.ts';
 import { startRedisServer, startUpstashStandIn } from './upstash-rest.ts';
 import { wranglerEnv } from './wrangler-env.ts';
 
@@ -31,6 +33,10 @@ const neon = await openLocalDatabase(join(DATA_DIR, 'postgres'));
 const databaseUrl = neon.connectionString;
 await migrateDatabase(databaseUrl);
 const demo = await demoProject(databaseUrl, process.env.DEV_API_KEY);
+if (!(await hasStudyData(databaseUrl, demo.projectId))) {
+  await seedStudy(databaseUrl, demo.projectId);
+  console.log('Seeded the study planner: plans, quiz topics and attempts, due flashcards and a conversation.');
+}
 
 const redis = await startRedisServer();
 const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() }) : undefined;

@@ -1,12 +1,13 @@
 /**
  * Starts the local stand-ins for the workers under test: the Neon stand-in (in memory, migrated,
- * with two tenants), a fault-injecting proxy in front of it, and, when redis-server is installed,
+ * with two tenants, each with the study planner's demo data), a fault-injecting proxy in front of it, and, when redis-server is installed,
  * a real Redis behind the Upstash REST stand-in. Hands their URLs and keys to the workers.
  */
 import type { TestProject } from 'vitest/node';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
 import { startFaultProxy } from '../../local/fault-proxy.ts';
 import { startNeonStandIn } from '../../local/neon-http.ts';
+import { seedStudy } from '../../local/study-seed.ts';
 import { startRedisServer, startUpstashStandIn } from '../../local/upstash-rest.ts';
 
 // Types, not interfaces: miniflare bindings accept only JSON-shaped types.
@@ -39,6 +40,8 @@ export default async function setup(project: TestProject) {
     tenantA: await createProject(neon.connectionString, 'Tenant A'),
     tenantB: await createProject(neon.connectionString, 'Tenant B'),
   };
+  // Both tenants get the study planner's demo data, with the same ids: the study tools' examples name them.
+  for (const tenant of Object.values(projects)) await seedStudy(neon.connectionString, tenant.projectId);
   const proxy = await startFaultProxy(`http://127.0.0.1:${neon.port}`);
   const redis = await startRedisServer();
   const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: 'test-token' }) : undefined;
