@@ -291,6 +291,7 @@ function describeBounds(root: z.ZodType, issue: z.core.$ZodIssueTooBig | z.core.
 function fieldSchemaAt(root: z.ZodType, path: readonly PropertyKey[]): z.ZodType | undefined {
   let schema: z.ZodType | undefined = unwrap(root);
   for (const key of path) {
+    schema = objectOption(schema);
     if (schema instanceof z.ZodObject) schema = schema.shape[String(key)] as z.ZodType | undefined;
     else if (schema instanceof z.ZodArray) schema = schema.element as z.ZodType;
     else return undefined;
@@ -299,8 +300,15 @@ function fieldSchemaAt(root: z.ZodType, path: readonly PropertyKey[]): z.ZodType
   return schema;
 }
 
+/** The object option of a union of a value and an object (a title, or { title, notes }); otherwise `schema`. */
+function objectOption(schema: z.ZodType | undefined): z.ZodType | undefined {
+  if (!(schema instanceof z.ZodUnion)) return schema;
+  const objects = (schema.options as z.ZodType[]).map(unwrap).filter((option) => option instanceof z.ZodObject);
+  return objects.length === 1 ? objects[0] : schema;
+}
+
 function objectShapeAt(root: z.ZodType, path: readonly PropertyKey[]): Record<string, unknown> {
-  const schema = fieldSchemaAt(root, path);
+  const schema = objectOption(fieldSchemaAt(root, path));
   return schema instanceof z.ZodObject ? schema.shape : {};
 }
 

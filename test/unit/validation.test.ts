@@ -78,6 +78,15 @@ describe('validateInput', () => {
     expect(result.error.hint).toBe(HINT);
   });
 
+  it('lists the allowed fields of an object that a union accepts next to a plain value', () => {
+    const items = z.strictObject({ items: z.array(z.union([z.string(), z.strictObject({ title: z.string(), notes: z.string().optional() })])) });
+    const result = validateInput(items, { items: ['plain', { title: 'x', note: 'typo' }] }, HINT);
+    if (result.ok) throw new Error('expected a failure');
+    expect(result.error.details?.fields).toEqual([
+      { field: 'items.1.note', code: 'unknown_field', message: "Unknown field 'items.1.note'; allowed fields: title, notes.", expected: 'one of: title, notes', received: 'note' },
+    ]);
+  });
+
   it('reads null for an optional field as absent, at any depth, so that defaults apply', () => {
     const withDefaults = z.strictObject({
       limit: z.int().min(1).default(20),
