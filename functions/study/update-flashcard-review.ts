@@ -33,7 +33,8 @@ const reviewColumns = sql`r.card_id, r.rating as review, ${isoTime(sql`r.reviewe
 export default defineTool({
   id: 'update-flashcard-review',
   title: 'Review a flashcard',
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  // It overwrites the card's schedule, and each review moves it on: repeating a review is another review.
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description: `Record how a flashcard review went and schedule the next review. Normally give grade: again (forgotten), hard, good or easy; the server schedules the next review with FSRS (the ts-fsrs library) from the card's stored memory state. Instead of a grade you may override the schedule: next_review_at sets when the card is due next (its memory state is unchanged); ease_factor (SM-2 style, 1.3 to 5: how much a successful review should grow the interval) sets the card's FSRS difficulty so that a "good" review grows its stability by that factor, and needs a card reviewed at least once.`,
   input: z
     .strictObject({

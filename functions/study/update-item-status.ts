@@ -4,7 +4,7 @@ import type { ITEM_STATUSES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { exactlyOne, itemStatus, planIdField, planTitleField, recordId } from './lib/fields.ts';
-import { ambiguous, findPlan, notFound, type Plan } from './lib/lookup.ts';
+import { ambiguous, CANDIDATES_READ, findPlan, notFound, type Plan } from './lib/lookup.ts';
 import { statusSentence } from './lib/words.ts';
 
 interface ItemRow {
@@ -15,15 +15,12 @@ interface ItemRow {
   plan_title: string;
 }
 
-/** Most items a title lookup reads: enough to list the candidates of an ambiguous title. */
-const MAX_MATCHES = 21;
-
 /** Sets the status of one plan item, named by id or by title (optionally within a plan). */
 export default defineTool({
   id: 'update-item-status',
   title: 'Update a plan item status',
-  // Setting a status the item already has changes nothing: repeating the call is harmless.
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  // It overwrites the item's status; setting the one it already has changes nothing, so repeating the call is harmless.
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:
     'Set the status of a plan item (pending, in_progress, completed, skipped). Name the item with item_id, or with item_title (exact, ignoring case), narrowed to one plan with plan_id (or "latest") or plan_title when several plans have items of that title. Setting the status an item already has succeeds and says nothing changed.',
   input: z
@@ -59,7 +56,7 @@ export default defineTool({
         and ${item_title !== undefined ? sql`lower(i.title) = lower(${item_title})` : sql`i.id = ${item_id}`}
         ${plan ? sql`and i.plan_id = ${plan.plan_id}` : sql``}
       order by i.plan_id desc, i.position, i.id
-      limit ${MAX_MATCHES}`);
+      limit ${CANDIDATES_READ}`);
     const items = rows as unknown as ItemRow[];
     const query = {
       ...(item_title !== undefined ? { item_title } : { item_id }),

@@ -10,8 +10,8 @@ import { statusSentence } from './lib/words.ts';
 export default defineTool({
   id: 'update-plan-status',
   title: 'Update a study plan status',
-  // Setting a status the plan already has changes nothing: repeating the call is harmless.
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  // It overwrites the plan's status; setting the one it already has changes nothing, so repeating the call is harmless.
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:
     'Set the status of a study plan (active, paused, completed, archived). Name the plan with plan_id (or "latest" for the most recently created plan) or plan_title (exact, ignoring case). Its items keep their own statuses. Setting the status a plan already has succeeds and says nothing changed.',
   input: z

@@ -23,9 +23,13 @@ export function notFound(entityType: string, query: Record<string, unknown>, mes
   return fail('NOT_FOUND', `${message} ${next}`, { hint: next, details: { entity_type: entityType, query } });
 }
 
+/** Most candidates a title lookup reads: one more than it lists, to know whether there are more. */
+export const CANDIDATES_READ = MAX_CANDIDATES + 1;
+
 /**
- * CONFLICT for a title that names several records: the candidates (id and title at least) are
- * listed so the agent can ask the user which one they mean, then call again by id.
+ * CONFLICT for a title that names several records: the candidates (id and title at least; up to
+ * 20, from a query reading {@link CANDIDATES_READ}) are listed so the agent can ask the user which
+ * one they mean, then call again by id.
  */
 export function ambiguous<C extends object>(
   entityType: string,
@@ -34,11 +38,11 @@ export function ambiguous<C extends object>(
   describe: { idField: keyof C & string; label: (candidate: C) => string; what: string },
 ): Failure {
   const shown = candidates.slice(0, MAX_CANDIDATES);
-  const more = candidates.length > MAX_CANDIDATES ? ` and ${candidates.length - MAX_CANDIDATES} more` : '';
+  const many = candidates.length > MAX_CANDIDATES;
   const ids = shown.map((candidate) => String(candidate[describe.idField]));
   return fail(
     'CONFLICT',
-    `${candidates.length} ${describe.what} match ${quoteQuery(query)}: ${shown.map(describe.label).join('; ')}${more}. Ask the user which one they mean, then call again with ${describe.idField}.`,
+    `${many ? `More than ${MAX_CANDIDATES}` : candidates.length} ${describe.what} match ${quoteQuery(query)}: ${shown.map(describe.label).join('; ')}${many ? '; …' : ''}. Ask the user which one they mean, then call again with ${describe.idField}.`,
     {
       hint: `Call again with ${describe.idField} set to one of: ${ids.join(', ')}.`,
       details: { entity_type: entityType, query, candidates: shown },
@@ -72,7 +76,7 @@ export async function findPlan(db: Database, projectId: string, ref: PlanRef): P
   if (ref.plan_title !== undefined) {
     const { rows } = await db.execute(sql`select ${planColumns} from study_plans
       where project_id = ${projectId} and lower(title) = lower(${ref.plan_title})
-      order by id desc limit ${MAX_CANDIDATES + 1}`);
+      order by id desc limit ${CANDIDATES_READ}`);
     const plans = rows as unknown as Plan[];
     const query = { plan_title: ref.plan_title };
     if (plans.length === 0) {
