@@ -226,6 +226,23 @@ describe('update-flashcard-review overrides', () => {
   });
 });
 
+describe('concurrent reviews of one card', () => {
+  it('applies each review whole, on the state before it, or refuses it with a retryable CONFLICT', async () => {
+    const tenant = await newTenant('Flashcards: concurrent');
+    await data(tenant, 'create-flashcard', { front: 'contested', back: 'x' });
+    const answers = await Promise.all(Array.from({ length: 5 }, () => call(tenant, 'update-flashcard-review', { card_id: 1, grade: 'good' })));
+    const applied = answers.filter((answer) => answer.body.success);
+    for (const refused of answers.filter((answer) => !answer.body.success)) {
+      expect(refused).toMatchObject({ status: 409, body: { error: { code: 'CONFLICT', retryable: true } } });
+    }
+    expect(applied.length).toBeGreaterThanOrEqual(1);
+    // No review was lost or computed from a state another one had already changed.
+    expect(applied.map((answer) => (answer.body as Data).data.reps).sort()).toEqual(applied.map((_, i) => i + 1));
+    expect(await storedCard(tenant, 1)).toMatchObject({ reps: applied.length });
+    expect(await rowCount('flashcard_reviews', tenant.projectId)).toBe(applied.length);
+  });
+});
+
 describe('tenant isolation', () => {
   it("never shows or changes another project's cards", async () => {
     const owner = await newTenant('Flashcards: owner');
