@@ -110,7 +110,7 @@ export default defineTool({
     ].filter(Boolean);
     return ok(
       { topic_id, saved_wrong: saved.length, deleted_correct: deleted.length, saved_attempt_ids: saved, deleted_attempt_ids: deleted },
-      `Topic ${topic_id} "${topic_name}": ${parts.join(' and ')}.`,
+      `Topic ${topic_id} "${topic_name}": ${parts.join(' and ') || 'nothing left to save or clear (the attempts were deleted meanwhile)'}.`,
     );
   },
 });
