@@ -1,7 +1,19 @@
 /**
- * A fault-injecting HTTP proxy for tests: forwards every request to `target`, except the next N,
- * which fail the way a real deployment's infrastructure fails. Tests running inside workerd script
- * it over HTTP: `POST /__faults {"count": 2, "fault": "serialization_failure"}`.
+ * A fault-injecting HTTP proxy for tests: forwards every request to `target`, except those a test
+ * scripted to fail the way a real deployment's infrastructure fails. Tests running inside workerd
+ * script it over HTTP:
+ *
+ * - `POST /__faults {"count": 2, "fault": "serialization_failure"}`: the next 2 queries fail
+ *   before reaching the database (nothing is written).
+ * - `POST /__faults {"count": 1, "fault": "connection_reset", "when": "after", "match": "insert into documents"}`:
+ *   the next query whose SQL contains `insert into documents` (case-insensitive) is forwarded, the
+ *   database runs and commits it, and then its answer is lost: the client sees a transient failure
+ *   for work that was done.
+ *
+ * Scripts are kept per database name (the last segment of the connection string,
+ * `postgres://u:p@host:port/<database>`; `database` in the script, default `edge`), so that test
+ * files running in parallel each script their own connection string without disturbing the others.
+ * The Neon stand-in behind it ignores the database name.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,9 +26,27 @@ export const FAULTS = {
   unavailable: { status: 503, body: { message: 'service unavailable' } },
   /** A permission error: not transient, attempted once. */
   permission_denied: { status: 400, body: postgresError('42501', 'permission denied for table mood_entries') },
+  /** The connection drops without an answer (the socket is destroyed): a network error, transient. */
+  connection_reset: 'reset',
 } as const;
 
 export type FaultName = keyof typeof FAULTS;
+
+/** One scripted fault, as a test posts it to `/__faults`. */
+export interface FaultScript {
+  /** How many matching queries fail; 0 clears the script. */
+  count: number;
+  fault: FaultName;
+  /** `before` (default): the query never reaches the database. `after`: it runs (and commits), then its answer is lost. */
+  when?: 'before' | 'after';
+  /** Only queries whose SQL contains this text (case-insensitive) fail; default: every query. */
+  match?: string;
+  /** The database name of the connection string the script applies to (default `edge`). */
+  database?: string;
+}
+
+/** The database name of `faultyDatabaseUrl`-style connection strings, when a script names none. */
+export const DEFAULT_FAULT_DATABASE = 'edge';
 
 export interface FaultProxy {
   url: string;
@@ -26,35 +56,81 @@ export interface FaultProxy {
 
 /** Starts the proxy on 127.0.0.1 (random port). */
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
-  let pending: { count: number; fault: FaultName } = { count: 0, fault: 'unavailable' };
+  const scripts = new Map<string, FaultScript>();
   const server = createServer(async (request, response) => {
     const body = await readBody(request);
     if (request.url === '/__faults') {
-      const wanted = JSON.parse(body) as { count: number; fault: FaultName };
-      if (!(wanted.fault in FAULTS)) return send(response, 400, { error: `unknown fault; one of ${Object.keys(FAULTS).join(', ')}` });
-      pending = wanted;
+      const script = parseScript(body);
+      if (typeof script === 'string') return send(response, 400, { error: script });
+      scripts.set(script.database ?? DEFAULT_FAULT_DATABASE, script);
       return send(response, 200, { ok: true });
     }
-    if (pending.count > 0) {
-      pending.count--;
-      const fault = FAULTS[pending.fault];
-      return send(response, fault.status, fault.body);
-    }
+    const script = scripts.get(databaseOf(request));
+    const faulty = script !== undefined && script.count > 0 && matches(script, body);
+    if (faulty) script.count--;
+    if (faulty && script.when !== 'after') return inject(response, script.fault);
+
     const forwarded = await fetch(new URL(request.url ?? '/', target), {
       method: request.method,
       headers: Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'host' && name !== 'content-length')) as Record<string, string>,
       body: request.method === 'GET' || request.method === 'HEAD' ? undefined : body,
     });
+    const answer = await forwarded.text();
+    if (faulty) return inject(response, script.fault); // the database has done the work; the answer is lost
     response.writeHead(forwarded.status, { 'content-type': forwarded.headers.get('content-type') ?? 'application/json' });
-    response.end(await forwarded.text());
+    response.end(answer);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     port,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
+}
+
+function parseScript(body: string): FaultScript | string {
+  let script: FaultScript;
+  try {
+    script = JSON.parse(body) as FaultScript;
+  } catch {
+    return 'the body must be a JSON fault script';
+  }
+  if (!(script.fault in FAULTS)) return `unknown fault; one of ${Object.keys(FAULTS).join(', ')}`;
+  if (script.when !== undefined && script.when !== 'before' && script.when !== 'after') return "when must be 'before' or 'after'";
+  return script;
+}
+
+function matches(script: FaultScript, body: string): boolean {
+  if (script.match === undefined) return true;
+  let sql = body;
+  try {
+    const parsed = JSON.parse(body) as { query?: string; queries?: { query: string }[] };
+    sql = parsed.queries ? parsed.queries.map((q) => q.query).join('\n') : (parsed.query ?? body);
+  } catch {
+    // not a SQL request: match against the raw body
+  }
+  return sql.toLowerCase().replace(/\s+/g, ' ').includes(script.match.toLowerCase());
+}
+
+/** The database name of the connection string the Neon driver sends with every query. */
+function databaseOf(request: IncomingMessage): string {
+  const connectionString = request.headers['neon-connection-string'];
+  if (typeof connectionString !== 'string' || !URL.canParse(connectionString)) return DEFAULT_FAULT_DATABASE;
+  return new URL(connectionString).pathname.slice(1) || DEFAULT_FAULT_DATABASE;
+}
+
+function inject(response: ServerResponse, name: FaultName): void {
+  const fault = FAULTS[name];
+  if (fault === 'reset') {
+    response.socket?.destroy();
+    return;
+  }
+  send(response, fault.status, fault.body);
 }
 
 function postgresError(code: string, message: string) {
