@@ -122,6 +122,24 @@ export const taskRelationships = pgTable(
   ],
 );
 
+/**
+ * What a write that leaves no row behind (a delete) did, written in the same statement as the write
+ * under an id derived from the call (`context.idFor`): a retry whose write finds nothing left to do
+ * recognises its own earlier attempt by its receipt and answers what that attempt did. Receipts
+ * older than a day are purged (shared/runtime/idempotency.ts).
+ */
+export const writeReceipts = pgTable(
+  'write_receipts',
+  {
+    id: uuid('id').primaryKey(),
+    projectId: projectId(),
+    /** What the write's answer needs, e.g. `{ deleted_task_count }`. */
+    result: jsonb('result').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('write_receipts_created_idx').on(t.createdAt)],
+);
+
 /** The trace: one row per execution, written off the response's critical path. */
 export const toolExecutions = pgTable(
   'tool_executions',

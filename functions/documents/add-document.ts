@@ -13,8 +13,8 @@ export default defineTool({
   input: z.strictObject(documentFields),
   output: ingestResult,
   example: { title: 'Q3 hiring plan', content: '# Hiring\n- [ ] Open the senior backend engineer role\n- [ ] Interview candidates after the role is open' },
-  async execute({ title, content }, { db, project, providers, signal }) {
-    const { documentId, tasks } = await storeDocument(db, project.id, { title, content });
+  async execute({ title, content }, { db, project, providers, signal, idFor }) {
+    const { documentId, tasks } = await storeDocument(db, project.id, { title, content }, { idFor });
     const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal);
     return ingestOutcome('Added', { documentId, title, tasks }, report, providers.embeddings.id);
   },

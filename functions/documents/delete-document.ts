@@ -13,18 +13,30 @@ export default defineTool({
   input: z.strictObject({ document_id: documentId }),
   output: z.object({ document_id: z.string(), deleted_task_count: z.int() }),
   example: { document_id: '3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f' },
-  async execute({ document_id }, { db, project }) {
-    // One statement: the count sees the tasks as they were just before the cascade removed them.
+  async execute({ document_id }, { db, project, idFor }) {
+    const receiptId = await idFor('receipt');
+    // One statement: the count sees the tasks as they were just before the cascade removed them, and
+    // the receipt is written with the delete. A retry whose first attempt committed (its answer lost)
+    // deletes nothing but finds its own receipt, which the statement reads as it was before.
     const { rows } = await db.execute(sql`
-      with gone as (delete from documents where id = ${document_id} and project_id = ${project.id} returning id)
-      select (select count(*) from gone)::int as deleted,
-             (select count(*) from tasks where document_id in (select id from gone))::int as task_count`);
-    const { deleted, task_count } = rows[0] as { deleted: number; task_count: number };
-    if (deleted === 0) {
+      with gone as (delete from documents where id = ${document_id} and project_id = ${project.id} returning id),
+      counted as (
+        select (select count(*) from gone)::int as deleted,
+               (select count(*) from tasks where document_id in (select id from gone))::int as task_count),
+      receipt as (
+        insert into write_receipts (id, project_id, result)
+        select ${receiptId}, ${project.id}, jsonb_build_object('deleted_task_count', task_count) from counted where deleted > 0
+        on conflict (id) do update set result = excluded.result, created_at = now())
+      select deleted, task_count,
+             (select (result->>'deleted_task_count')::int from write_receipts where id = ${receiptId} and project_id = ${project.id}) as earlier_task_count
+      from counted`);
+    const { deleted, task_count, earlier_task_count } = rows[0] as { deleted: number; task_count: number; earlier_task_count: number | null };
+    const deletedTaskCount = deleted > 0 ? task_count : earlier_task_count;
+    if (deletedTaskCount === null) {
       return fail('NOT_FOUND', `No document with id '${document_id}' exists in this project.`, {
         details: { entity_type: 'document', query: { document_id } },
       });
     }
-    return ok({ document_id, deleted_task_count: task_count }, `Deleted document ${document_id} with its ${task_count} tasks and their relationships.`);
+    return ok({ document_id, deleted_task_count: deletedTaskCount }, `Deleted document ${document_id} with its ${deletedTaskCount} tasks and their relationships.`);
   },
 });

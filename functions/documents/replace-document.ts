@@ -16,7 +16,7 @@ export default defineTool({
   input: z.strictObject({ document_id: documentId, ...documentFields }),
   output: ingestResult,
   example: { document_id: '3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f', title: 'Q3 hiring plan', content: '- [ ] Open the role' },
-  async execute({ document_id, title, content }, { db, project, providers, signal }) {
+  async execute({ document_id, title, content }, { db, project, providers, signal, idFor }) {
     const [existing] = await db
       .select({ id: documents.id })
       .from(documents)
@@ -27,7 +27,7 @@ export default defineTool({
         details: { entity_type: 'document', query: { document_id } },
       });
     }
-    const { tasks } = await storeDocument(db, project.id, { title, content }, document_id);
+    const { tasks } = await storeDocument(db, project.id, { title, content }, { idFor, replaceId: document_id });
     const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal);
     return ingestOutcome('Replaced', { documentId: document_id, title, tasks }, report, providers.embeddings.id);
   },

@@ -104,6 +104,13 @@ export function databaseFailure(error: unknown): Failure | undefined {
       cause: error,
     });
   }
+  if (pg.code === '42P10') {
+    return fail('CONFIG_ERROR', 'A unique constraint this tool relies on (to recognise rows it already wrote) is missing from the database; the deployment is misconfigured.', {
+      hint: "Apply the migrations (npm run db:migrate), or give the table's id column a primary key.",
+      details: { ...details, reason: 'unique_constraint_missing' },
+      cause: error,
+    });
+  }
   if (isTransientDatabaseError(pg)) {
     return fail('DATABASE_ERROR', 'The database is temporarily unavailable. Try the same call again in a few seconds.', {
       retryable: true,

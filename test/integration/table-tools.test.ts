@@ -4,7 +4,7 @@
  * connection errors, missing tables, error formats and edge cases).
  */
 import { env } from 'cloudflare:workers';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { healthForms, moodEntries, telegramCheckins, toolExecutions } from '../../drizzle/schema.ts';
 import { tableTool } from '../../functions/table-tools/lib/table-tool.ts';
@@ -257,6 +257,22 @@ describe('deployment problems', () => {
     const { status, body } = await callWith(tool, { note: 'hi' });
     expect(status).toBe(500);
     expect(body.error).toMatchObject({ code: 'CONFIG_ERROR', details: { reason: 'column_not_found', missing_columns: ['no_such_column'] } });
+  });
+
+  it('answers CONFIG_ERROR when the table has no id uuid column, or no unique constraint on it, and writes nothing', async () => {
+    await db.execute(sql`create table if not exists notes_without_id (note text not null)`);
+    await db.execute(sql`create table if not exists notes_without_key (id uuid not null, note text not null)`);
+    const toolFor = (tableName: string) =>
+      tableTool({ toolId: 'log-note', displayName: 'x', recordName: 'note', description: 'x', tableName, fields: [field] });
+
+    const noId = await callWith(toolFor('notes_without_id'), { note: 'hi' });
+    expect(noId.status).toBe(500);
+    expect(noId.body.error).toMatchObject({ code: 'CONFIG_ERROR', details: { reason: 'id_column_missing', table: 'notes_without_id' } });
+    const noKey = await callWith(toolFor('notes_without_key'), { note: 'hi' });
+    expect(noKey.status).toBe(500);
+    expect(noKey.body.error).toMatchObject({ code: 'CONFIG_ERROR', details: { reason: 'unique_constraint_missing' } });
+    const { rows } = await db.execute(sql`select (select count(*) from notes_without_id)::int + (select count(*) from notes_without_key)::int as n`);
+    expect(rows[0]).toEqual({ n: 0 });
   });
 
   it('answers CONFIG_ERROR naming the mistake when the configuration itself is broken', async () => {

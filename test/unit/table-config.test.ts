@@ -32,6 +32,8 @@ describe('TableConfig validation', () => {
     ['scale above precision', { fields: [{ name: 'n', label: 'N', dataType: 'numeric', precision: 2, scale: 3 }] }, "'scale' (3) is greater than 'precision' (2)"],
     ['an unknown data type', { fields: [{ name: 'n', label: 'N', dataType: 'money' as 'text' }] }, 'fields.0.dataType'],
     ['a project_id field', { fields: [{ name: 'project_id', label: 'P', dataType: 'text' }] }, "'project_id' is filled from the API key"],
+    ['a field writing the id column', { fields: [{ name: 'id', label: 'Id', dataType: 'text' }] }, "a field writes the column 'id', which is derived from the call"],
+    ['a mapping to the id column', { columnMappings: { title: 'id' } }, "a field writes the column 'id'"],
     ['a mapping of an unknown field', { columnMappings: { nope: 'col' } }, "columnMappings names 'nope', which is not a field"],
     ['a default that breaks the field', { fields: [{ name: 'n', label: 'N', dataType: 'integer', max: 3, default: 9 }] }, 'fields.n.default: 9 is not a valid value'],
     ['an unknown placeholder', { successMessage: 'Saved {nothing}' }, 'successMessage uses {nothing}'],

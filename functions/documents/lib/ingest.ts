@@ -4,7 +4,8 @@
  *
  * A document and its tasks are written in one transaction. Embedding happens after, batch by
  * batch: a provider failure marks that batch `failed` with the error (retry with `embed-tasks`)
- * instead of failing the call, so a retried call never stores the document twice.
+ * instead of failing the call. Ids derive from the call, so a retried call never stores the
+ * document twice.
  */
 import { sql, type SQL } from 'drizzle-orm';
 import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
@@ -27,24 +28,41 @@ export interface EmbeddingReport {
   error?: string;
 }
 
+/** Where the ids of new rows come from: `context.idFor` in a tool, so that a retry writes the same rows. */
+export type IdSource = (purpose: string) => Promise<string>;
+
+/** Fresh random ids, for callers that are not tools (the seed, benchmarks). */
+export const randomIds: IdSource = async () => crypto.randomUUID();
+
 /**
  * Writes a document and its tasks (pending embedding) in one transaction. With `replaceId`, the
  * document keeps its id and its old tasks (and their relationships) are replaced.
+ *
+ * Safe to repeat: ids come from `idFor` (`document`, `task:<position>`), and rows already written
+ * under them are recognised, not written again. A retry of a call whose first attempt committed
+ * (its answer lost on the way back) therefore changes nothing, and keeps the tasks' embeddings and
+ * relationships.
  */
 export async function storeDocument(
   db: Database,
   projectId: string,
   document: { title: string; content: string },
-  replaceId?: string,
+  { idFor = randomIds, replaceId }: { idFor?: IdSource; replaceId?: string } = {},
 ): Promise<{ documentId: string; tasks: StoredTask[] }> {
-  const documentId = replaceId ?? crypto.randomUUID();
-  const tasks = extractTasks(document.content).map((task) => ({ id: crypto.randomUUID(), text: task.text, position: task.position }));
+  const documentId = replaceId ?? (await idFor('document'));
+  const extracted = extractTasks(document.content);
+  const ids = await Promise.all(extracted.map((task) => idFor(`task:${task.position}`)));
+  const tasks = extracted.map((task, i) => ({ id: ids[i]!, text: task.text, position: task.position }));
   const writeDocument = replaceId
     ? db.execute(sql`update documents set title = ${document.title}, content = ${document.content}, updated_at = now()
         where id = ${documentId} and project_id = ${projectId}`)
-    : db.execute(sql`insert into documents (id, project_id, title, content) values (${documentId}, ${projectId}, ${document.title}, ${document.content})`);
+    : db.execute(sql`insert into documents (id, project_id, title, content) values (${documentId}, ${projectId}, ${document.title}, ${document.content})
+        on conflict (id) do nothing`);
   const statements = [writeDocument];
-  if (replaceId) statements.push(db.execute(sql`delete from tasks where document_id = ${documentId} and project_id = ${projectId}`));
+  if (replaceId) {
+    // The old tasks go, except those this call wrote already (an earlier attempt that committed).
+    statements.push(db.execute(sql`delete from tasks where document_id = ${documentId} and project_id = ${projectId} and id <> all(${uuidArray(ids)})`));
+  }
   if (tasks.length > 0) statements.push(db.execute(insertTasks(projectId, documentId, tasks)));
   await db.batch(statements as [(typeof statements)[number], ...typeof statements]);
   return { documentId, tasks };
@@ -54,7 +72,8 @@ function insertTasks(projectId: string, documentId: string, tasks: StoredTask[])
   const rows = JSON.stringify(tasks.map((t) => ({ id: t.id, text: t.text, position: t.position })));
   return sql`insert into tasks (id, project_id, document_id, text, position)
     select r.id, ${projectId}::uuid, ${documentId}::uuid, r.text, r.position
-    from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, text text, position int)`;
+    from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, text text, position int)
+    on conflict (id) do nothing`;
 }
 
 /**

@@ -13,6 +13,12 @@ export const DEFAULT_TEXT_MAX_LENGTH = 10_000;
 /** The column every tenant-owned table carries; filled from the API key, never from input. */
 export const TENANT_COLUMN = 'project_id';
 
+/**
+ * The `id uuid` column every target table carries; filled with an id derived from the call, so a
+ * retried call recognises the row it already wrote. Never from input.
+ */
+export const ROW_ID_COLUMN = 'id';
+
 const identifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier (letters, digits, _)');
 const isoDateTime = z.iso.datetime({ offset: true });
 
@@ -106,6 +112,7 @@ export const tableConfigSchema = z
     const columns = config.fields.map((f) => config.columnMappings[f.name] ?? f.name);
     const sharedColumns = columns.filter((column, i) => columns.indexOf(column) !== i);
     if (sharedColumns.length) problem(`several fields write the same column: ${[...new Set(sharedColumns)].join(', ')}`);
+    if (columns.includes(ROW_ID_COLUMN)) problem(`a field writes the column '${ROW_ID_COLUMN}', which is derived from the call (so a retried call recognises its row)`);
     for (const placeholder of config.successMessage?.matchAll(/\{(\w+)\}/g) ?? []) {
       if (!names.includes(placeholder[1]!)) problem(`successMessage uses {${placeholder[1]}}, which is not a field`);
     }

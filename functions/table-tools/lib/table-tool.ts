@@ -3,6 +3,11 @@
  * input-schema.ts, and an execute that maps fields to columns and inserts one row with parameters
  * only. Table and column identifiers come from the validated configuration, checked against the
  * live table, never from input.
+ *
+ * Safe to retry: the row's `id` is derived from the call (`context.idFor('row')`) and the insert
+ * yields to a row that already has it, so a retry after a committed insert whose answer was lost
+ * recognises its own row: no second row, and no false CONFLICT from the table's other unique
+ * constraints (the `id` conflict is checked first and ends the insert).
  */
 import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
@@ -11,13 +16,13 @@ import { databaseFailure, type Database } from '../../../shared/runtime/db.ts';
 import { log } from '../../../shared/observability/log.ts';
 import { defineTool, READ_ONLY, type AnyTool } from '../../../shared/core/tool.ts';
 import { buildExample, buildInputSchema } from './input-schema.ts';
-import { columnOf, TENANT_COLUMN, tableConfigSchema, type TableConfig, type ValidTableConfig } from './table-config.ts';
+import { columnOf, ROW_ID_COLUMN, TENANT_COLUMN, tableConfigSchema, type TableConfig, type ValidTableConfig } from './table-config.ts';
 
 /** How long a table's verified column list is trusted before it is read again. */
 const COLUMN_CACHE_TTL_MS = 5 * 60_000;
 
 const insertResult = z.object({
-  id: z.string().nullable().describe('The id of the inserted row, when the table has an id column.'),
+  id: z.string().describe('The id of the inserted row.'),
   row_count: z.int().describe('How many rows were inserted (1).'),
   message: z.string().describe('What was recorded, in words.'),
 });
@@ -52,12 +57,13 @@ export function tableTool(config: TableConfig): AnyTool {
     input,
     output: insertResult,
     example,
-    async execute(values, { db, project }) {
+    async execute(values, { db, project, idFor }) {
       const columns = await liveColumns(db, valid.tableName);
       const mismatch = checkColumns(valid, columns);
       if (mismatch) return mismatch;
 
-      const row: [column: string, value: unknown][] = [];
+      const id = await idFor('row');
+      const row: [column: string, value: unknown][] = [[ROW_ID_COLUMN, id]];
       for (const field of valid.fields) {
         const value = values[field.name] ?? field.default;
         if (value === undefined || value === null) continue; // absent: the column's default applies
@@ -65,50 +71,58 @@ export function tableTool(config: TableConfig): AnyTool {
       }
       if (columns!.has(TENANT_COLUMN)) row.push([TENANT_COLUMN, project.id]);
 
-      let result;
       try {
-        result = await db.execute(insertStatement(valid.tableName, row, columns!.has('id')));
+        // A row with this id exists only if an earlier attempt of this call wrote it: then nothing happens.
+        await db.execute(insertStatement(valid.tableName, row));
       } catch (error) {
         const failure = databaseFailure(error);
         if (failure?.error.code === 'CONFLICT') return conflictInFields(valid, failure);
         throw error;
       }
       const message = successMessage(valid, values);
-      const id = (result.rows[0] as { id?: unknown } | undefined)?.id;
-      return ok({ id: id === undefined ? null : String(id), row_count: result.rowCount ?? 0, message }, message);
+      return ok({ id, row_count: 1, message }, message);
     },
   });
 }
 
-function insertStatement(table: string, row: [string, unknown][], returnId: boolean): SQL {
-  const returning = returnId ? sql` returning ${sql.identifier('id')}` : sql``;
-  if (row.length === 0) return sql`insert into ${sql.identifier(table)} default values${returning}`;
+function insertStatement(table: string, row: [string, unknown][]): SQL {
   const columns = sql.join(row.map(([column]) => sql.identifier(column)), sql`, `);
   const values = sql.join(row.map(([, value]) => sql`${value}`), sql`, `);
-  return sql`insert into ${sql.identifier(table)} (${columns}) values (${values})${returning}`;
+  return sql`insert into ${sql.identifier(table)} (${columns}) values (${values}) on conflict (${sql.identifier(ROW_ID_COLUMN)}) do nothing`;
 }
 
-const columnCache = new Map<string, { columns: Set<string>; expiresAt: number }>();
+/** A table's columns: name -> Postgres data type (`uuid`, `text`, ...). */
+type Columns = Map<string, string>;
+
+const columnCache = new Map<string, { columns: Columns; expiresAt: number }>();
 
 /** The live table's columns (cached per isolate), or undefined when the table does not exist. */
-async function liveColumns(db: Database, table: string): Promise<Set<string> | undefined> {
+async function liveColumns(db: Database, table: string): Promise<Columns | undefined> {
   const cached = columnCache.get(table);
   if (cached && cached.expiresAt > Date.now()) return cached.columns;
   const result = await db.execute(
-    sql`select column_name from information_schema.columns where table_schema = current_schema() and table_name = ${table}`,
+    sql`select column_name, data_type from information_schema.columns where table_schema = current_schema() and table_name = ${table}`,
   );
   if (result.rows.length === 0) return undefined; // not cached: creating the table fixes it at once
-  const columns = new Set(result.rows.map((row) => String((row as { column_name: unknown }).column_name)));
+  const columns: Columns = new Map(
+    (result.rows as { column_name: unknown; data_type: unknown }[]).map((row) => [String(row.column_name), String(row.data_type)]),
+  );
   columnCache.set(table, { columns, expiresAt: Date.now() + COLUMN_CACHE_TTL_MS });
   return columns;
 }
 
-function checkColumns(config: ValidTableConfig, columns: Set<string> | undefined): Failure | undefined {
+function checkColumns(config: ValidTableConfig, columns: Columns | undefined): Failure | undefined {
   const hint = 'This is a deployment problem, not a problem with your input: report it to the operator; retrying will not help.';
   if (!columns) {
     return fail('CONFIG_ERROR', `Tool '${config.toolId}' is misconfigured: its table '${config.tableName}' does not exist in the database.`, {
       hint,
       details: { reason: 'table_not_found', table: config.tableName },
+    });
+  }
+  if (columns.get(ROW_ID_COLUMN) !== 'uuid') {
+    return fail('CONFIG_ERROR', `Tool '${config.toolId}' is misconfigured: table '${config.tableName}' needs a primary key column '${ROW_ID_COLUMN} uuid' (the row id derived from each call, so that a retried call recognises its row).`, {
+      hint,
+      details: { reason: 'id_column_missing', table: config.tableName },
     });
   }
   const missing = config.fields.map((field) => columnOf(config, field)).filter((column) => !columns.has(column));
