@@ -140,6 +140,37 @@ export const writeReceipts = pgTable(
   (t) => [index('write_receipts_created_idx').on(t.createdAt)],
 );
 
+/**
+ * Idempotency-Key records (shared/runtime/idempotency.ts): the first call with a key claims it,
+ * runs, and stores its answer; the same key and input replay that answer until `expires_at`.
+ * Scoped to the project and the tool.
+ */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    projectId: projectId(),
+    tool: text('tool').notNull(),
+    key: text('key').notNull(),
+    /** SHA-256 of the validated input (canonical JSON): the same key with another input is refused. */
+    fingerprint: text('fingerprint').notNull(),
+    /** `running` while the claiming call executes (until `locked_until`), then `completed`. */
+    status: text('status', { enum: ['running', 'completed'] }).notNull(),
+    /** The call holding the claim, then the call whose answer is stored: its trace id. */
+    traceId: uuid('trace_id').notNull(),
+    /** A running claim not completed by then was abandoned (the worker died): another call may take it over. */
+    lockedUntil: timestamp('locked_until', { withTimezone: true }),
+    /** The stored answer: the outcome (data and message, or the error), never the cause. */
+    response: jsonb('response'),
+    createdAt: createdAt(),
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'idempotency_keys_pkey', columns: [t.projectId, t.tool, t.key] }),
+    index('idempotency_keys_expires_idx').on(t.expiresAt),
+    check('idempotency_keys_status_check', sql`${t.status} in ('running', 'completed')`),
+  ],
+);
+
 /** The trace: one row per execution, written off the response's critical path. */
 export const toolExecutions = pgTable(
   'tool_executions',

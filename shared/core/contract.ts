@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   UNKNOWN_TOOL: 404,
   CONFLICT: 409,
+  IDEMPOTENCY_MISMATCH: 422,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
   BUSY: 503,
@@ -72,6 +73,8 @@ export interface Meta {
   performance_warning: boolean;
   pagination?: Pagination;
   truncated?: boolean;
+  /** True when the answer is the stored answer of an earlier call with the same idempotency key. */
+  replayed?: boolean;
 }
 
 export interface Link {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { Failure, Outcome } from './contract.ts';
 import type { Database } from '../runtime/db.ts';
 import type { Providers } from '../providers/index.ts';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY } from '../runtime/idempotency.ts';
 
 /** The tenant, resolved from the API key; never from tool input. */
 export interface Project {
@@ -81,6 +82,11 @@ export interface Tool<I extends InputSchema = InputSchema, O extends z.ZodType =
   extends ToolDefinition<I, O, Id> {
   /** Set when the tool cannot run because its configuration is broken; answered as is. */
   unavailable?: Failure;
+  /**
+   * Whether the tool honours an idempotency key: every tool that is not read-only. Its description
+   * says so (a sentence is appended to the definition's), and so does the catalog.
+   */
+  readonly acceptsIdempotencyKey: boolean;
   /** "Example of a valid call: {...}", shown with every validation error. */
   readonly hint: string;
   /** Input and output JSON Schemas, generated from the zod schemas on first use. */
@@ -91,6 +97,11 @@ export interface Tool<I extends InputSchema = InputSchema, O extends z.ZodType =
 export type AnyTool = Tool<any, any>;
 
 const TOOL_ID = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+
+/** Appended to the description of every tool that accepts an idempotency key. */
+export const IDEMPOTENCY_NOTE =
+  `To make a retry safe, send an idempotency key (HTTP header ${IDEMPOTENCY_HEADER}; MCP: _meta "${IDEMPOTENCY_META_KEY}"): ` +
+  'repeating the call with the same key and input within 24 h returns the first answer instead of running again.';
 
 /**
  * Defines a tool.
@@ -114,8 +125,11 @@ export function defineTool<I extends InputSchema, O extends z.ZodType, const Id 
     throw new Error(`Tool id '${definition.id}' must be kebab-case (e.g. 'log-mood').`);
   }
   let schemas: JsonSchemas | undefined;
+  const acceptsIdempotencyKey = !definition.annotations.readOnlyHint;
   return {
     ...definition,
+    description: acceptsIdempotencyKey ? `${definition.description} ${IDEMPOTENCY_NOTE}` : definition.description,
+    acceptsIdempotencyKey,
     hint: `Example of a valid call: ${JSON.stringify(definition.example)}`,
     jsonSchemas() {
       schemas ??= {

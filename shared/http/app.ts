@@ -21,6 +21,8 @@ export interface CatalogEntry {
   description: string;
   /** What calling it does (the same facts as MCP's tool annotations). */
   annotations: ToolAnnotations;
+  /** Whether an idempotency key makes repeating a call safe (every tool that writes). */
+  accepts_idempotency_key: boolean;
   input_schema: Record<string, unknown>;
   output_schema: Record<string, unknown>;
 }
@@ -106,7 +108,15 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
 
 function catalogEntry(tool: AnyTool): CatalogEntry {
   const schemas = tool.jsonSchemas();
-  return { id: tool.id, title: tool.title, description: tool.description, annotations: tool.annotations, input_schema: schemas.input, output_schema: schemas.output };
+  return {
+    id: tool.id,
+    title: tool.title,
+    description: tool.description,
+    annotations: tool.annotations,
+    accepts_idempotency_key: tool.acceptsIdempotencyKey,
+    input_schema: schemas.input,
+    output_schema: schemas.output,
+  };
 }
 
 function scopeOf(c: Context<{ Bindings: Env }>) {

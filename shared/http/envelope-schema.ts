@@ -46,6 +46,7 @@ const metaSchema = z.object({
   performance_warning: z.boolean().describe('True when the execution took over 5 s.'),
   pagination: paginationSchema.optional(),
   truncated: z.boolean().optional(),
+  replayed: z.boolean().optional().describe('True when this is the stored answer of an earlier call with the same idempotency key: nothing ran again.'),
 });
 
 const linkSchema = z.object({ label: z.string(), url: z.string() });

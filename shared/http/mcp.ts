@@ -6,7 +6,7 @@
  * - `tools/list` advertises each tool's description, its input JSON Schema (the catalog's) and an
  *   `outputSchema` describing the envelope, which every result carries as `structuredContent`.
  * - `tools/call` runs the HTTP pipeline (`callTool`: auth, validation, rate limit, slot, retries,
- *   trace). Every failure, validation included, is a result with `isError: true` and a text the
+ *   trace). An idempotency key travels in the request's `_meta["edge-tools/idempotency-key"]`. Every failure, validation included, is a result with `isError: true` and a text the
  *   model can act on; JSON-RPC errors are left to protocol faults.
  * - Same API keys as HTTP: `Authorization: Bearer <key>`, checked before the body is read. The key
  *   is only compared against this server's hashes, never forwarded anywhere (no token passthrough).
@@ -31,6 +31,7 @@ import { toolResultSchema } from './envelope-schema.ts';
 import { authorize, callTool, respond, type PipelineOptions, type RequestScope } from '../runtime/pipeline.ts';
 import type { AnyTool } from '../core/tool.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from '../core/validation.ts';
+import { keyFromMeta } from '../runtime/idempotency.ts';
 
 /** The variables MCP reads. */
 export interface McpEnv {
@@ -110,6 +111,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
             authorization,
             readInput: async (hint) => screenInput(input ?? {}, hint),
             signal: AbortSignal.any([request.signal, extra.signal]),
+            idempotencyKey: keyFromMeta(params._meta),
           },
           scope,
           options,

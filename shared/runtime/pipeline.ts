@@ -10,6 +10,7 @@ import { authenticate, type Caller } from './auth.ts';
 import { admissionFromEnv } from '../concurrency/admission.ts';
 import { createDb, databaseFailure, type Database } from './db.ts';
 import { nameBasedUuid } from './ids.ts';
+import { claimIdempotencyKey, keyFromHeader } from './idempotency.ts';
 import type { Env } from './env.ts';
 import { log } from '../observability/log.ts';
 import { createProviders, readProviderConfig, type Providers } from '../providers/index.ts';
@@ -45,6 +46,8 @@ export interface ToolCall {
   readInput(hint: string): Promise<Parsed<Record<string, unknown>>>;
   /** Aborts when the caller goes away. */
   signal: AbortSignal;
+  /** The idempotency key the call was sent with, as the transport read it (shared/runtime/idempotency.ts). */
+  idempotencyKey?: Parsed<string>;
 }
 
 /** The outcome of a call and the meta of its envelope. */
@@ -62,6 +65,7 @@ export async function runToolCall(tool: AnyTool, request: Request, scope: Reques
       authorization: request.headers.get('authorization'),
       readInput: (hint) => readJsonObject(request, hint, bodyLimitBytes),
       signal: request.signal,
+      idempotencyKey: keyFromHeader(request.headers.get('idempotency-key')),
     },
     scope,
     options,
@@ -95,11 +99,20 @@ export async function callTool(
   const caller = await authorize(call.authorization, scope.env, traceId);
   if (!caller.ok) return refuse(caller);
   const db = caller.db;
+  // Read-only tools ignore the key: repeating them changes nothing.
+  const key = tool.acceptsIdempotencyKey ? call.idempotencyKey : undefined;
+  if (key && !key.ok) return refuse(key);
 
   const raw = await call.readInput(tool.hint);
   if (!raw.ok) return refuse(raw);
   const input = validateInput(tool.input, raw.value, tool.hint);
   if (!input.ok) return refuse(input);
+
+  // With an idempotency key: the stored answer is replayed, or the key is claimed for this call.
+  const claim =
+    key && (await claimIdempotencyKey(db, { projectId: caller.project.id, toolId: tool.id, key: key.value, input: input.value, traceId }, scope.waitUntil));
+  if (claim && !claim.ok) return refuse(claim);
+  if (claim?.replay) return { outcome: claim.replay.outcome, meta: { ...meta(), trace_id: claim.replay.traceId, replayed: true } };
 
   let queued = false;
   const admitted = await admission.admit({
@@ -112,7 +125,10 @@ export async function callTool(
       log('info', 'queued', { tool: tool.id, trace_id: traceId, queue_depth: queueDepth });
     },
   });
-  if (!admitted.ok) return refuse(admitted);
+  if (!admitted.ok) {
+    if (claim) scope.waitUntil(claim.release());
+    return refuse(admitted);
+  }
   if (queued) log('info', 'dequeued', { tool: tool.id, trace_id: traceId, queued_ms: round(admitted.queuedMs) });
 
   const { permit } = admitted;
@@ -128,7 +144,7 @@ export async function callTool(
     },
     signal: AbortSignal.any([call.signal, permit.lost]),
     traceId,
-    idFor: (purpose) => nameBasedUuid(`${caller.project.id}:${tool.id}:${traceId}:${purpose}`),
+    idFor: claim ? claim.idFor : (purpose) => nameBasedUuid(`${caller.project.id}:${tool.id}:${traceId}:${purpose}`),
   };
   const executionStartedAt = performance.now();
   let { outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {
@@ -141,6 +157,7 @@ export async function callTool(
   const executionMs = performance.now() - executionStartedAt;
   scope.waitUntil(permit.release());
   if (permit.lost.aborted) outcome = leaseLost(outcome);
+  if (claim) await claim.settle(outcome);
 
   const answerMeta = meta(attempts, admitted.queuedMs, executionMs);
   if (answerMeta.performance_warning) {
@@ -244,9 +261,11 @@ export function unexpected(error: unknown, traceId: string): Failure {
   });
 }
 
-/** Serialises an outcome into the envelope response. */
+/** Serialises an outcome into the envelope response; a failure that says when to retry sets `Retry-After` too. */
 export function respond(outcome: Outcome<unknown>, meta: Meta): Response {
-  return Response.json(envelope(outcome, meta), { status: outcome.ok ? 200 : statusOf(outcome) });
+  const retryAfterMs = outcome.ok ? undefined : outcome.error.details?.retry_after_ms;
+  const headers: Record<string, string> = typeof retryAfterMs === 'number' ? { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } : {};
+  return Response.json(envelope(outcome, meta), { status: outcome.ok ? 200 : statusOf(outcome), headers });
 }
 
 function round(ms: number): number {

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toolExecutions } from '../../drizzle/schema.ts';
 import { tools } from '../../functions/registry.ts';
@@ -233,5 +233,71 @@ describe('MCP: authentication and Origin', () => {
     await expect(connect({ url: 'http://edge-tools.test/mcp', headers })).rejects.toMatchObject({ code: 403 });
     // A rebinding page is addressed by its own name, even when that name resolves to loopback.
     await expect(connect({ url: 'http://rebound.example:8787/mcp', headers: { origin: 'http://rebound.example:8787' } })).rejects.toMatchObject({ code: 403 });
+  });
+});
+
+describe('MCP: idempotency key in _meta', () => {
+  const IDEMPOTENCY = 'edge-tools/idempotency-key';
+  const moodCall = (userId: string, key: unknown, overrides: Record<string, unknown> = {}) => ({
+    name: 'log-mood',
+    arguments: { user_id: userId, mood: 'happy', energy_level: 5, timestamp: timestampOf(userId), ...overrides },
+    _meta: { [IDEMPOTENCY]: key },
+  });
+  const timestamps = new Map<string, string>();
+  const timestampOf = (userId: string) => timestamps.get(userId) ?? timestamps.set(userId, uniqueTimestamp()).get(userId)!;
+  const rows = async (userId: string) =>
+    (await db.execute(sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = ${userId}`)).rows[0];
+
+  it('replays the first answer for the same key and arguments, marked replayed, writing nothing', async () => {
+    const client = await connect();
+    const userId = `mcp_idem_${crypto.randomUUID().slice(0, 8)}`;
+    const key = crypto.randomUUID();
+    const first = envelopeOf(await client.callTool(moodCall(userId, key)));
+    const again = envelopeOf(await client.callTool(moodCall(userId, key)));
+    expect(first.success).toBe(true);
+    expect(again).toMatchObject({ success: true, data: first.success ? first.data : {}, meta: { replayed: true, trace_id: first.meta.trace_id } });
+    expect(await rows(userId)).toEqual({ n: 1 });
+  });
+
+  it('shares the key with HTTP: the same call sent once over each is one execution', async () => {
+    const userId = `mcp_idem_${crypto.randomUUID().slice(0, 8)}`;
+    const key = crypto.randomUUID();
+    const call = moodCall(userId, key);
+    const http = await send(
+      new Request('http://edge-tools.test/tools/log-mood', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json', 'idempotency-key': `"${key}"` },
+        body: JSON.stringify(call.arguments),
+      }),
+    );
+    expect(http.status).toBe(200);
+    const mcp = envelopeOf(await (await connect()).callTool(call));
+    expect(mcp.meta.replayed).toBe(true);
+    expect(await rows(userId)).toEqual({ n: 1 });
+  });
+
+  it('refuses the same key with other arguments: IDEMPOTENCY_MISMATCH', async () => {
+    const client = await connect();
+    const userId = `mcp_idem_${crypto.randomUUID().slice(0, 8)}`;
+    const key = crypto.randomUUID();
+    await client.callTool(moodCall(userId, key));
+    const result = await client.callTool(moodCall(userId, key, { energy_level: 9 }));
+    expect(result.isError).toBe(true);
+    expect(envelopeOf(result)).toMatchObject({ success: false, error: { code: 'IDEMPOTENCY_MISMATCH', retryable: false } });
+    expect(textOf(result)).toContain('IDEMPOTENCY_MISMATCH');
+    expect(await rows(userId)).toEqual({ n: 1 });
+  });
+
+  it('refuses a key that is not a string of 1 to 255 printable ASCII characters', async () => {
+    const client = await connect();
+    for (const key of [42, '', 'k'.repeat(256)]) {
+      const userId = `mcp_idem_${crypto.randomUUID().slice(0, 8)}`;
+      const result = await client.callTool(moodCall(userId, key));
+      expect(envelopeOf(result)).toMatchObject({
+        success: false,
+        error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: `_meta.${IDEMPOTENCY}`, code: 'invalid_idempotency_key' }] } },
+      });
+      expect(await rows(userId)).toEqual({ n: 0 });
+    }
   });
 });
