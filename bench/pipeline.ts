@@ -25,7 +25,7 @@ const API_KEY = 'et_bench_key';
 const PROJECT_ID = '00000000-0000-4000-8000-000000000001';
 const VALID = { user_id: 'user_123', mood: 'happy', energy_level: 7, timestamp: '2025-10-05T14:30:00Z', notes: 'Slept well' };
 const INVALID = { user_id: 'user_123', mood: 'excited', energy_level: 15, timestamp: '2025-10-05T14:30:00Z' };
-const RESULT = { id: null, row_count: 1, message: 'Logged mood entry' };
+const RESULT = { id: '0b6e4c2e-8d1f-4a6b-9c3e-5f7a2b1d4e60', row_count: 1, message: 'Logged mood entry' };
 
 export interface Figures {
   name: string;

@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { bundlesMarkdown, measureBundles } from './bundles.ts';
 import { runClusteringBench } from './clustering.ts';
+import { runIdempotencyBench } from './idempotency.ts';
 import { pipelineMarkdown, runAdmissionBench, runPipelineBench } from './pipeline.ts';
 import { runRetrievalBench } from './retrieval.ts';
 import { runSemaphoreBench } from './semaphore.ts';
@@ -23,6 +24,9 @@ sections.push('', '## Pipeline overhead without I/O (log-mood schema, no-op exec
 
 console.log('Admission cost per call...');
 sections.push('', '## What admission adds to one uncontended call (no-op tool, loopback Redis)', '', await runAdmissionBench());
+
+console.log('What an idempotency key costs a write call...');
+sections.push('', await runIdempotencyBench());
 
 console.log('Semaphore under saturation...');
 sections.push('', await runSemaphoreBench());

@@ -126,9 +126,11 @@ export function defineTool<I extends InputSchema, O extends z.ZodType, const Id 
   }
   let schemas: JsonSchemas | undefined;
   const acceptsIdempotencyKey = !definition.annotations.readOnlyHint;
+  // Once only, when a tool is defined again from another's definition.
+  const noted = !acceptsIdempotencyKey || definition.description.endsWith(IDEMPOTENCY_NOTE);
   return {
     ...definition,
-    description: acceptsIdempotencyKey ? `${definition.description} ${IDEMPOTENCY_NOTE}` : definition.description,
+    description: noted ? definition.description : `${definition.description} ${IDEMPOTENCY_NOTE}`,
     acceptsIdempotencyKey,
     hint: `Example of a valid call: ${JSON.stringify(definition.example)}`,
     jsonSchemas() {

@@ -135,20 +135,21 @@ export interface ClaimRequest {
   /** The validated input, fingerprinted. */
   input: unknown;
   traceId: string;
+  /** Runs work after the answer is sent (the purge of expired records). */
+  defer(work: () => Promise<unknown>): void;
 }
 
 /**
  * Claims `key` for one call, in one database round trip: a new key, an expired record or an
  * abandoned claim with the same input is claimed; otherwise the record decides (replay, mismatch,
- * still running). Never throws. `defer` runs the purge of expired records after the answer.
+ * still running). Never throws.
  */
 export async function claimIdempotencyKey(
   db: Database,
   request: ClaimRequest,
-  defer: (work: Promise<unknown>) => void,
   { ttlMs = DEFAULT_KEY_TTL_MS, leaseMs = DEFAULT_CLAIM_LEASE_MS }: IdempotencyOptions = {},
 ): Promise<Claim> {
-  const { projectId, toolId, key, traceId } = request;
+  const { projectId, toolId, key, traceId, defer } = request;
   const fingerprint = await sha256(canonicalJson(request.input));
   let row: ClaimRow;
   try {
@@ -189,7 +190,7 @@ export async function claimIdempotencyKey(
         await db
           .execute(sql`update idempotency_keys set status = 'completed', locked_until = null, response = ${JSON.stringify(storable(outcome))}::jsonb where ${where}`)
           .catch(logged('idempotency_store_failed'));
-        defer(purgeExpired(db));
+        defer(() => purgeExpired(db));
       },
     };
   }

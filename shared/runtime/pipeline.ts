@@ -110,7 +110,15 @@ export async function callTool(
 
   // With an idempotency key: the stored answer is replayed, or the key is claimed for this call.
   const claim =
-    key && (await claimIdempotencyKey(db, { projectId: caller.project.id, toolId: tool.id, key: key.value, input: input.value, traceId }, scope.waitUntil));
+    key &&
+    (await claimIdempotencyKey(db, {
+      projectId: caller.project.id,
+      toolId: tool.id,
+      key: key.value,
+      input: input.value,
+      traceId,
+      defer: (work) => scope.waitUntil(afterResponse(work)),
+    }));
   if (claim && !claim.ok) return refuse(claim);
   if (claim?.replay) return { outcome: claim.replay.outcome, meta: { ...meta(), trace_id: claim.replay.traceId, replayed: true } };
 
@@ -220,7 +228,7 @@ function leaseLost(outcome: Outcome<unknown>): Failure {
   });
 }
 
-function afterResponse(work: () => Promise<void>): Promise<void> {
+function afterResponse(work: () => Promise<unknown>): Promise<unknown> {
   return new Promise((resolve) => setTimeout(resolve, 0)).then(work);
 }
 
