@@ -37,11 +37,20 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
+export interface CallOptions {
+  /**
+   * Names this call, so that repeating it (same key, same input, within 24 h) returns its first
+   * answer instead of running again: generate one per logical call (e.g. `crypto.randomUUID()`)
+   * and reuse it only to repeat that call. Write tools only; read-only tools ignore it.
+   */
+  idempotencyKey?: string;
+}
+
 export interface EdgeToolsClient {
   /** Every route of the gateway, typed by `hc<Gateway>`: `api.health.$get()`, `api.tools.$get({ query })`, ... */
   api: ReturnType<typeof hc<Gateway>>;
   /** Runs a tool and answers its envelope; never throws for a failed call (only when the network fails). */
-  callTool<Id extends ToolId | (string & {})>(id: Id, input: ToolInput<Id>): Promise<ToolResult<ToolOutput<Id>>>;
+  callTool<Id extends ToolId | (string & {})>(id: Id, input: ToolInput<Id>, options?: CallOptions): Promise<ToolResult<ToolOutput<Id>>>;
 }
 
 /** A client of the gateway at `baseUrl` (e.g. `http://127.0.0.1:8787`). */
@@ -49,11 +58,11 @@ export function createClient(baseUrl: string, { apiKey, fetch = globalThis.fetch
   const api = hc<Gateway>(baseUrl, { headers: { authorization: `Bearer ${apiKey}` }, fetch });
   return {
     api,
-    async callTool(id: string, input: unknown) {
-      const response = await api.tools[':toolId'].$post(
-        { param: { toolId: id } },
-        { headers: { 'content-type': 'application/json' }, init: { body: JSON.stringify(input) } },
-      );
+    async callTool(id: string, input: unknown, { idempotencyKey }: CallOptions = {}) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      // As an RFC 8941 string, the form the Idempotency-Key draft specifies.
+      if (idempotencyKey !== undefined) headers['idempotency-key'] = `"${idempotencyKey.replace(/[\\"]/g, '\\$&')}"`;
+      const response = await api.tools[':toolId'].$post({ param: { toolId: id } }, { headers, init: { body: JSON.stringify(input) } });
       // JSON, typed by the signature from the id (never: assignable to every tool's result).
       return (await response.json()) as ToolResult<never>;
     },

@@ -20,6 +20,15 @@ describe('typed client', () => {
     expect(result).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
   });
 
+  it('sends an idempotency key: the repeated call is a replay of the first', async () => {
+    const input = { user_id: `client_${crypto.randomUUID().slice(0, 8)}`, mood: 'happy', energy_level: 7, timestamp: uniqueTimestamp() } as const;
+    const idempotencyKey = `a "quoted" \\ key ${crypto.randomUUID()}`;
+    const first = await client.callTool('log-mood', input, { idempotencyKey });
+    const again = await client.callTool('log-mood', input, { idempotencyKey });
+    expect(first.success).toBe(true);
+    expect(again).toMatchObject({ success: true, data: first.success ? first.data : {}, meta: { replayed: true, trace_id: first.meta.trace_id } });
+  });
+
   it('reaches the other routes through hono/client', async () => {
     const response = await client.api.health.$get();
     expect(response.status).toBe(200);
