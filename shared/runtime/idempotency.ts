@@ -114,7 +114,7 @@ function invalidKey(field: string, expected: string, received: string): Failure 
   const shown = received.length > 60 ? `${received.slice(0, 60)}… (${received.length} characters)` : received;
   const message = `The idempotency key (${field}) must be ${expected}, but received ${JSON.stringify(shown)}.`;
   return fail('VALIDATION_ERROR', message, {
-    hint: `Send a fresh random key per logical call, e.g. ${IDEMPOTENCY_HEADER}: "${crypto.randomUUID()}", and the same key when repeating that call.`,
+    hint: `Send a fresh random key per logical call, e.g. ${IDEMPOTENCY_HEADER}: "8e03978e-40d5-43e8-bc93-6894a57f9324", and the same key only when repeating that call.`,
     details: { fields: [{ field, code: 'invalid_idempotency_key', expected, received: JSON.stringify(shown), message }] },
   });
 }
@@ -205,7 +205,7 @@ export async function claimIdempotencyKey(
     return { ok: true, replay: { outcome: row.response, traceId: row.trace_id! } };
   }
   // Running (or claimed by a concurrent call a moment ago, not yet visible here).
-  const retryAfterMs = Math.min(Math.max(row.lease_left_ms ?? 1_000, 1_000), 5_000);
+  const retryAfterMs = Math.min(Math.max(row.lease_left_ms ?? 1_000, 1_000), 2_000);
   return fail('CONFLICT', `A call with the idempotency key ${quoted} is still running for '${toolId}'. Repeat the same call in a moment: it will receive that call's answer.`, {
     retryable: true,
     hint: `Wait ${Math.ceil(retryAfterMs / 1000)} s, then send the same call with the same key.`,
