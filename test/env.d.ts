@@ -7,8 +7,8 @@ interface TestProject {
 declare namespace Cloudflare {
   interface Env {
     DATABASE_URL?: string;
-    /** Two tenants created by the test setup. */
-    TEST_PROJECTS: { tenantA: TestProject; tenantB: TestProject };
+    /** Tenants created by the test setup (test/setup/global-setup.ts). */
+    TEST_PROJECTS: { tenantA: TestProject; tenantB: TestProject; tenantC: TestProject };
     UPSTASH_REDIS_REST_URL?: string;
     UPSTASH_REDIS_REST_TOKEN?: string;
     /** The fault proxy and Redis stand-in of the test setup (test/setup/global-setup.ts). */

@@ -5,6 +5,7 @@ import { createDb } from '../../shared/runtime/db.ts';
 
 export const tenantA = env.TEST_PROJECTS.tenantA;
 export const tenantB = env.TEST_PROJECTS.tenantB;
+export const tenantC = env.TEST_PROJECTS.tenantC;
 
 export interface CallOptions {
   key?: string | null;

@@ -14,7 +14,7 @@ import { ok } from '../../shared/core/contract.ts';
 import { defineTool, IDEMPOTENCY_NOTE, type AnyTool } from '../../shared/core/tool.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { db, getJson, tenantA, tenantB, uniqueTimestamp } from './helpers.ts';
+import { db, getJson, tenantC, tenantB, uniqueTimestamp } from './helpers.ts';
 
 type Data = Record<string, any>;
 interface Answer {
@@ -39,7 +39,7 @@ interface CallOptions {
   env?: Partial<Env>;
 }
 
-async function call(toolId: string, input: unknown, { key = tenantA.apiKey, idempotencyKey, gateway = registryGateway, env: vars = {} }: CallOptions = {}): Promise<Answer> {
+async function call(toolId: string, input: unknown, { key = tenantC.apiKey, idempotencyKey, gateway = registryGateway, env: vars = {} }: CallOptions = {}): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
   const ctx = createExecutionContext();
@@ -56,7 +56,7 @@ async function count(query: ReturnType<typeof sql>): Promise<number> {
   return ((await db.execute(query)).rows[0] as { n: number }).n;
 }
 
-const moodRows = (userId: string, projectId = tenantA.projectId) =>
+const moodRows = (userId: string, projectId = tenantC.projectId) =>
   count(sql`select count(*)::int as n from mood_entries where project_id = ${projectId} and user_id = ${userId}`);
 const records = (key: string) => count(sql`select count(*)::int as n from idempotency_keys where key = ${key}`);
 const mood = (userId: string, overrides: Data = {}) => ({ user_id: userId, mood: 'happy', energy_level: 6, timestamp: uniqueTimestamp(), ...overrides });
@@ -234,7 +234,7 @@ describe('Idempotency-Key over HTTP', () => {
     await db.execute(sql`update idempotency_keys set expires_at = now() - interval '1 second' where key = ${stale}`);
     const receiptId = crypto.randomUUID();
     await db.execute(sql`insert into write_receipts (id, project_id, result, created_at)
-      values (${receiptId}, ${tenantA.projectId}, '{}'::jsonb, now() - interval '25 hours')`);
+      values (${receiptId}, ${tenantC.projectId}, '{}'::jsonb, now() - interval '25 hours')`);
     const fresh = newKey();
     await call('log-mood', mood(`idem_${crypto.randomUUID().slice(0, 8)}`), { idempotencyKey: fresh });
 
@@ -252,7 +252,7 @@ describe('Idempotency-Key over HTTP', () => {
     expect(b.status).toBe(200);
     expect(b.body.meta.replayed).toBeUndefined();
     expect(b.body.data.id).not.toBe(a.body.data.id);
-    expect(await moodRows(userId, tenantA.projectId)).toBe(1);
+    expect(await moodRows(userId, tenantC.projectId)).toBe(1);
     expect(await moodRows(userId, tenantB.projectId)).toBe(1);
 
     const otherTool = await call('log-telegram-checkin', { user_id: userId, status: 'ok', checked_in_at: uniqueTimestamp() }, { idempotencyKey: key });

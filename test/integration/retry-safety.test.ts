@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { storeDocument } from '../../functions/documents/lib/ingest.ts';
 import { tools } from '../../functions/registry.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { callTool, db, tenantA, tenantB, uniqueTimestamp } from './helpers.ts';
+import { callTool, db, tenantC, tenantB, uniqueTimestamp } from './helpers.ts';
 
 type Data = Record<string, any>;
 
@@ -38,7 +38,7 @@ async function fault(script: FaultScript): Promise<void> {
 const loseAnswerOf = (match: string, how: FaultScript['fault'] = 'connection_reset') => fault({ count: 1, fault: how, when: 'after', match });
 
 /** Calls a tool through the gateway, its database behind the fault proxy. */
-async function call(toolId: string, input: unknown, key = tenantA.apiKey): Promise<{ status: number; body: Data }> {
+async function call(toolId: string, input: unknown, key = tenantC.apiKey): Promise<{ status: number; body: Data }> {
   const ctx = createExecutionContext();
   const response = await gateway.fetch(
     new Request(`http://edge-tools.test/tools/${toolId}`, {
@@ -93,7 +93,7 @@ describe('a write retried after its answer was lost writes once', () => {
     expect(status).toBe(200);
     expect(body.meta.attempts).toBe(2);
     expect(await count(sql`select count(*)::int as n from documents where title = ${title}`)).toBe(1);
-    expect(await count(sql`select count(*)::int as n from documents where id = ${body.data.document_id} and project_id = ${tenantA.projectId}`)).toBe(1);
+    expect(await count(sql`select count(*)::int as n from documents where id = ${body.data.document_id} and project_id = ${tenantC.projectId}`)).toBe(1);
     const { rows } = await db.execute(sql`select id, embedding_status from tasks where document_id = ${body.data.document_id} order by position`);
     expect(rows.map((row) => (row as Data).id)).toEqual(body.data.tasks.map((task: Data) => task.task_id));
     expect(rows.every((row) => (row as Data).embedding_status === 'completed')).toBe(true);
@@ -144,7 +144,7 @@ describe('a write retried after its answer was lost writes once', () => {
   });
 
   it('embed-tasks: every task embedded once, the call succeeds', async () => {
-    const { documentId } = await storeDocument(db, tenantA.projectId, { title: 'Pending', content: '- [ ] Embed me\n- [ ] Embed me too' });
+    const { documentId } = await storeDocument(db, tenantC.projectId, { title: 'Pending', content: '- [ ] Embed me\n- [ ] Embed me too' });
     await loseAnswerOf('update tasks as t set embedding');
     const { status, body } = await call('embed-tasks', { document_id: documentId });
 
@@ -175,7 +175,7 @@ describe('a write retried after its answer was lost writes once', () => {
 
     expect(status).toBe(200);
     expect(body.meta.attempts).toBe(2);
-    const { rows } = await db.execute(sql`select id from mood_entries where project_id = ${tenantA.projectId} and user_id = 'retry_user' and timestamp = ${tenantBTimestamp}`);
+    const { rows } = await db.execute(sql`select id from mood_entries where project_id = ${tenantC.projectId} and user_id = 'retry_user' and timestamp = ${tenantBTimestamp}`);
     expect(rows).toEqual([{ id: body.data.id }]);
     await ensureTenantBUnchanged();
   });

@@ -14,6 +14,8 @@ import { startRedisServer, startUpstashStandIn } from '../../local/upstash-rest.
 export type TestProjects = {
   tenantA: CreatedProject;
   tenantB: CreatedProject;
+  /** For suites that add documents and rows in bulk, so that tenant A's exact answers (search over every task) stay its own suites'. */
+  tenantC: CreatedProject;
 };
 
 export type TestServices = {
@@ -39,6 +41,7 @@ export default async function setup(project: TestProject) {
   const projects: TestProjects = {
     tenantA: await createProject(neon.connectionString, 'Tenant A'),
     tenantB: await createProject(neon.connectionString, 'Tenant B'),
+    tenantC: await createProject(neon.connectionString, 'Tenant C'),
   };
   // Both tenants get the study planner's demo data, with the same ids: the study tools' examples name them.
   for (const tenant of Object.values(projects)) await seedStudy(neon.connectionString, tenant.projectId);
