@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Failure, Outcome } from './contract.ts';
 import type { Database } from '../runtime/db.ts';
 import type { Providers } from '../providers/index.ts';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY } from '../runtime/idempotency.ts';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY, KEY_TTL_HOURS } from '../runtime/idempotency.ts';
 
 /** The tenant, resolved from the API key; never from tool input. */
 export interface Project {
@@ -101,7 +101,7 @@ const TOOL_ID = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 /** Appended to the description of every tool that accepts an idempotency key. */
 export const IDEMPOTENCY_NOTE =
   `To make a retry safe, send an idempotency key (HTTP header ${IDEMPOTENCY_HEADER}; MCP: _meta "${IDEMPOTENCY_META_KEY}"): ` +
-  'repeating the call with the same key and input within 24 h returns the first answer instead of running again.';
+  `repeating the call with the same key and input within ${KEY_TTL_HOURS} h returns the first answer instead of running again.`;
 
 /**
  * Defines a tool.

@@ -7,7 +7,7 @@
 import { ERROR_STATUS } from '../core/contract.ts';
 import { embed, envelopeParts, failureEnvelopeSchema, successEnvelopeSchema, type EnvelopeParts, type JsonSchema } from './envelope-schema.ts';
 import { SERVER_INFO } from './mcp.ts';
-import { IDEMPOTENCY_HEADER, MAX_KEY_LENGTH } from '../runtime/idempotency.ts';
+import { IDEMPOTENCY_HEADER, KEY_TTL_HOURS, MAX_KEY_LENGTH } from '../runtime/idempotency.ts';
 import type { AnyTool } from '../core/tool.ts';
 
 export interface OpenApiOptions {
@@ -126,7 +126,7 @@ const idempotencyKeyParameter: JsonSchema = {
   required: false,
   description:
     `A key naming this call (1 to ${MAX_KEY_LENGTH} printable ASCII characters, e.g. a UUID; quoted as an RFC 8941 string or bare). ` +
-    'Repeating the call with the same key and input within 24 h returns the stored answer (meta.replayed: true) instead of running again; ' +
+    `Repeating the call with the same key and input within ${KEY_TTL_HOURS} h returns the stored answer (meta.replayed: true) instead of running again; ` +
     'the same key with another input is refused (422 IDEMPOTENCY_MISMATCH); while the first call runs, 409 CONFLICT (retryable).',
   schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_LENGTH + 2 },
   example: '"8e03978e-40d5-43e8-bc93-6894a57f9324"',

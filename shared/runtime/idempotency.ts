@@ -17,7 +17,7 @@
  * - With a key, the call's ids (`context.idFor`) derive from the key and the input instead of the
  *   trace id, so a call run again after an earlier one died half-way (an abandoned claim taken
  *   over, a retryable failure, an expired record) recognises the rows that one wrote.
- * - Records expire after 24 h (`DEFAULT_KEY_TTL_MS`); expired records and old write receipts are
+ * - Records expire after 24 h (`KEY_TTL_HOURS`); expired records and old write receipts are
  *   purged after keyed calls, off the response's critical path ({@link purgeExpired}).
  */
 import { sql } from 'drizzle-orm';
@@ -32,29 +32,26 @@ import { log } from '../observability/log.ts';
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 /** Where an MCP `tools/call` request carries the key: `params._meta["edge-tools/idempotency-key"]`. */
 export const IDEMPOTENCY_META_KEY = 'edge-tools/idempotency-key';
+/** The longest key accepted, in characters (printable ASCII, so bytes too). */
 export const MAX_KEY_LENGTH = 255;
 
-/** How long a key's record (and its stored answer) is kept. */
-export const DEFAULT_KEY_TTL_MS = 24 * 60 * 60_000;
+/** How long a key's record (and its stored answer) is kept, from the key's first call. */
+export const KEY_TTL_HOURS = 24;
+const KEY_TTL_MS = KEY_TTL_HOURS * 3_600_000;
 /**
  * How long a claim holds while its call runs (queue wait included). A claim still running past it
  * is treated as abandoned (its worker died) and the next call with the same key and input takes
  * it over; a call that really runs longer is then repeated, safely, since its ids derive from the key.
  */
-export const DEFAULT_CLAIM_LEASE_MS = 60_000;
-/** Write receipts (see drizzle/schema.ts) are kept this long. */
-export const RECEIPT_TTL_MS = DEFAULT_KEY_TTL_MS;
+const CLAIM_LEASE_MS = 60_000;
+/** Write receipts (see drizzle/schema.ts) are kept as long as keys: a keyed call run again within its key's life finds them. */
+const RECEIPT_TTL_MS = KEY_TTL_MS;
 /** Rows deleted per table by one purge, so that a purge stays a small statement. */
 const PURGE_BATCH = 500;
 
 const KEY_CHARACTERS = /^[\x20-\x7e]+$/;
 /** A bare (unquoted) header value: visible ASCII without quotes, backslashes, commas or semicolons. */
 const BARE_KEY = /^[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]+$/;
-
-export interface IdempotencyOptions {
-  ttlMs?: number;
-  leaseMs?: number;
-}
 
 /**
  * The key of an HTTP request, from its `Idempotency-Key` header: an RFC 8941 string
@@ -147,7 +144,6 @@ export interface ClaimRequest {
 export async function claimIdempotencyKey(
   db: Database,
   request: ClaimRequest,
-  { ttlMs = DEFAULT_KEY_TTL_MS, leaseMs = DEFAULT_CLAIM_LEASE_MS }: IdempotencyOptions = {},
 ): Promise<Claim> {
   const { projectId, toolId, key, traceId, defer } = request;
   const fingerprint = await sha256(canonicalJson(request.input));
@@ -157,7 +153,7 @@ export async function claimIdempotencyKey(
       with claimed as (
         insert into idempotency_keys as k (project_id, tool, key, fingerprint, status, trace_id, locked_until, expires_at)
         values (${projectId}, ${toolId}, ${key}, ${fingerprint}, 'running', ${traceId},
-                now() + ${leaseMs}::int * interval '1 millisecond', now() + ${ttlMs}::bigint * interval '1 millisecond')
+                now() + ${CLAIM_LEASE_MS}::int * interval '1 millisecond', now() + ${KEY_TTL_MS}::bigint * interval '1 millisecond')
         on conflict (project_id, tool, key) do update
           set fingerprint = excluded.fingerprint, status = 'running', trace_id = excluded.trace_id, response = null,
               locked_until = excluded.locked_until, created_at = now(), expires_at = excluded.expires_at
