@@ -1,6 +1,9 @@
 /** Calls the real worker (inside workerd) the way an agent does, over HTTP. */
 import { env, exports } from 'cloudflare:workers';
-import type { ToolResult } from '../../shared/core/contract.ts';
+import { z } from 'zod';
+import { ok, type ToolResult } from '../../shared/core/contract.ts';
+import { defineTool, type AnyTool } from '../../shared/core/tool.ts';
+import { createGateway } from '../../shared/http/app.ts';
 import { createDb } from '../../shared/runtime/db.ts';
 
 export const tenantA = env.TEST_PROJECTS.tenantA;
@@ -63,4 +66,31 @@ let clock = Date.UTC(2030, 0, 1);
 export function uniqueTimestamp(): string {
   clock += 60_000;
   return new Date(clock).toISOString().replace('.000Z', 'Z');
+}
+
+/**
+ * A write tool ('gated-write') that runs until the test opens its gate, with a gateway serving it:
+ * a call stays in flight as long as the test wants. `started(n)` resolves once n executions began.
+ */
+export function gatedTool() {
+  const state = { started: 0, gates: [] as (() => void)[] };
+  const tool = defineTool({
+    id: 'gated-write',
+    title: 'Gated write',
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    description: 'Waits for the test, then answers which execution it was.',
+    input: z.strictObject({ value: z.int() }),
+    output: z.object({ execution: z.int() }),
+    example: { value: 1 },
+    async execute() {
+      const execution = ++state.started;
+      await new Promise<void>((resolve) => state.gates.push(resolve));
+      return ok({ execution }, `Execution ${execution}.`);
+    },
+  });
+  const gateway = createGateway([tool as AnyTool], { retryDelayMs: 10 });
+  const started = async (n: number) => {
+    while (state.started < n) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+  return { gateway, state, started, open: () => state.gates.splice(0).forEach((open) => open()) };
 }

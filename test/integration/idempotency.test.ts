@@ -8,13 +8,11 @@ import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { tools } from '../../functions/registry.ts';
-import { ok } from '../../shared/core/contract.ts';
-import { defineTool, IDEMPOTENCY_NOTE, type AnyTool } from '../../shared/core/tool.ts';
+import { IDEMPOTENCY_NOTE } from '../../shared/core/tool.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { db, getJson, tenantC, tenantB, uniqueTimestamp } from './helpers.ts';
+import { db, gatedTool, getJson, tenantB, tenantC, uniqueTimestamp } from './helpers.ts';
 
 type Data = Record<string, any>;
 interface Answer {
@@ -60,31 +58,6 @@ const moodRows = (userId: string, projectId = tenantC.projectId) =>
   count(sql`select count(*)::int as n from mood_entries where project_id = ${projectId} and user_id = ${userId}`);
 const records = (key: string) => count(sql`select count(*)::int as n from idempotency_keys where key = ${key}`);
 const mood = (userId: string, overrides: Data = {}) => ({ user_id: userId, mood: 'happy', energy_level: 6, timestamp: uniqueTimestamp(), ...overrides });
-
-/** A write tool that runs until the test opens its gate, counting its executions. */
-function gatedTool() {
-  const state = { started: 0, gates: [] as (() => void)[] };
-  const tool = defineTool({
-    id: 'gated-write',
-    title: 'Gated write',
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    description: 'Waits for the test, then answers which execution it was.',
-    input: z.strictObject({ value: z.int() }),
-    output: z.object({ execution: z.int() }),
-    example: { value: 1 },
-    async execute() {
-      const execution = ++state.started;
-      await new Promise<void>((resolve) => state.gates.push(resolve));
-      return ok({ execution }, `Execution ${execution}.`);
-    },
-  });
-  const gateway = createGateway([tool as AnyTool], { retryDelayMs: 10 });
-  /** Resolves once `n` executions have started. */
-  const started = async (n: number) => {
-    while (state.started < n) await new Promise((resolve) => setTimeout(resolve, 5));
-  };
-  return { gateway, state, started, open: () => state.gates.splice(0).forEach((open) => open()) };
-}
 
 describe('Idempotency-Key over HTTP', () => {
   it('replays the stored answer for the same key and input: nothing runs, nothing is written', async () => {

@@ -14,7 +14,7 @@ import { createGateway, createToolWorker } from '../../shared/http/app.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
 import { embed } from '../../shared/http/envelope-schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
-import { db, send, tenantA, uniqueTimestamp, type CallOptions } from './helpers.ts';
+import { db, gatedTool, send, tenantA, tenantB, uniqueTimestamp, type CallOptions } from './helpers.ts';
 
 type Worker = NonNullable<CallOptions['worker']>;
 
@@ -286,6 +286,32 @@ describe('MCP: idempotency key in _meta', () => {
     expect(envelopeOf(result)).toMatchObject({ success: false, error: { code: 'IDEMPOTENCY_MISMATCH', retryable: false } });
     expect(textOf(result)).toContain('IDEMPOTENCY_MISMATCH');
     expect(await rows(userId)).toEqual({ n: 1 });
+  });
+
+  it('answers CONFLICT, retryable, while the first call with the key still runs', async () => {
+    const { gateway, started, open } = gatedTool();
+    const client = await connect({ worker: gateway });
+    const call = { name: 'gated-write', arguments: { value: 1 }, _meta: { [IDEMPOTENCY]: crypto.randomUUID() } };
+    const first = client.callTool(call);
+    await started(1);
+    const concurrent = await client.callTool(call);
+    expect(envelopeOf(concurrent)).toMatchObject({ success: false, error: { code: 'CONFLICT', retryable: true, details: { reason: 'idempotency_key_in_use' } } });
+    expect(textOf(concurrent)).toMatch(/Retryable: yes, after \d+ ms/);
+    open();
+    expect(envelopeOf(await first).success).toBe(true);
+    expect(envelopeOf(await client.callTool(call)).meta.replayed).toBe(true);
+  });
+
+  it("keeps each project's keys apart: tenant B's same key and arguments is another call", async () => {
+    const userId = `mcp_idem_${crypto.randomUUID().slice(0, 8)}`;
+    const key = crypto.randomUUID();
+    const a = envelopeOf(await (await connect()).callTool(moodCall(userId, key)));
+    const b = envelopeOf(await (await connect({ key: tenantB.apiKey })).callTool(moodCall(userId, key)));
+    expect(a.success && b.success).toBe(true);
+    expect(b.meta.replayed).toBeUndefined();
+    expect(await rows(userId)).toEqual({ n: 1 });
+    const { rows: inB } = await db.execute(sql`select count(*)::int as n from mood_entries where project_id = ${tenantB.projectId} and user_id = ${userId}`);
+    expect(inB[0]).toEqual({ n: 1 });
   });
 
   it('refuses a key that is not a string of 1 to 255 printable ASCII characters', async () => {
