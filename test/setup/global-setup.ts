@@ -38,13 +38,13 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const neon = await startNeonStandIn();
   await migrateDatabase(neon.connectionString);
-  const projects: TestProjects = {
+  const tenants = {
     tenantA: await createProject(neon.connectionString, 'Tenant A'),
     tenantB: await createProject(neon.connectionString, 'Tenant B'),
-    tenantC: await createProject(neon.connectionString, 'Tenant C'),
   };
   // Both tenants get the study planner's demo data, with the same ids: the study tools' examples name them.
-  for (const tenant of Object.values(projects)) await seedStudy(neon.connectionString, tenant.projectId);
+  for (const tenant of Object.values(tenants)) await seedStudy(neon.connectionString, tenant.projectId);
+  const projects: TestProjects = { ...tenants, tenantC: await createProject(neon.connectionString, 'Tenant C') };
   const proxy = await startFaultProxy(`http://127.0.0.1:${neon.port}`);
   const redis = await startRedisServer();
   const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: 'test-token' }) : undefined;
