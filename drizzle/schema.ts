@@ -189,9 +189,46 @@ export const toolExecutions = pgTable(
     attempts: integer('attempts').notNull(),
     queuedMs: real('queued_ms').notNull(),
     performanceWarning: boolean('performance_warning').notNull(),
+    /** When the call arrived (the execution's time in listings, metrics and retention). */
+    createdAt: createdAt(),
+    /** The actor: the API key that made the call (its id, never the key). */
+    apiKeyId: uuid('api_key_id').references(() => apiKeys.id, { onDelete: 'set null' }),
+    /** Each failed attempt that was retried: `{ attempt, code, message, cause }`, stack included. */
+    retryErrors: jsonb('retry_errors'),
+    /** W3C trace context: the trace (the caller's, or this execution's own), this span, the caller's span. */
+    otelTraceId: text('otel_trace_id'),
+    otelSpanId: text('otel_span_id'),
+    otelParentSpanId: text('otel_parent_span_id'),
+  },
+  (t) => [
+    // Newest first, per project (GET /executions, GET /metrics over a window).
+    index('tool_executions_project_created_idx').on(t.projectId, t.createdAt, t.id),
+    index('tool_executions_project_tool_created_idx').on(t.projectId, t.tool, t.createdAt, t.id),
+    // Failures are few among many successes: the dashboard's recent failures read this one.
+    index('tool_executions_project_failures_idx').on(t.projectId, t.createdAt, t.id).where(sql`${t.status} = 'error'`),
+    index('tool_executions_project_otel_trace_idx').on(t.projectId, t.otelTraceId),
+    // Retention deletes the oldest rows of every project.
+    index('tool_executions_created_idx').on(t.createdAt),
+  ],
+);
+
+/**
+ * Calls refused after authentication without executing (validation, payload too large, rate
+ * limit, no slot): not executions, but counted by GET /metrics. Written off the critical path.
+ */
+export const toolRefusals = pgTable(
+  'tool_refusals',
+  {
+    /** The trace id returned to the caller in `meta.trace_id`. */
+    id: uuid('id').primaryKey(),
+    projectId: projectId(),
+    apiKeyId: uuid('api_key_id').references(() => apiKeys.id, { onDelete: 'set null' }),
+    tool: text('tool').notNull(),
+    /** VALIDATION_ERROR, PAYLOAD_TOO_LARGE, RATE_LIMITED or BUSY. */
+    code: text('code').notNull(),
     createdAt: createdAt(),
   },
-  (t) => [index('tool_executions_project_created_idx').on(t.projectId, t.createdAt)],
+  (t) => [index('tool_refusals_project_created_idx').on(t.projectId, t.createdAt), index('tool_refusals_created_idx').on(t.createdAt)],
 );
 
 // ---------------------------------------------------------------------------------------------
