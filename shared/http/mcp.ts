@@ -6,7 +6,9 @@
  * - `tools/list` advertises each tool's description, its input JSON Schema (the catalog's) and an
  *   `outputSchema` describing the envelope, which every result carries as `structuredContent`.
  * - `tools/call` runs the HTTP pipeline (`callTool`: auth, validation, rate limit, slot, retries,
- *   trace). An idempotency key travels in the request's `_meta["edge-tools/idempotency-key"]`. Every failure, validation included, is a result with `isError: true` and a text the
+ *   trace). An idempotency key travels in the request's `_meta["edge-tools/idempotency-key"]`, a W3C
+ *   `traceparent` in `params._meta.traceparent` (or the HTTP header) makes the execution a span of
+ *   the caller's trace. Every failure, validation included, is a result with `isError: true` and a text the
  *   model can act on; JSON-RPC errors are left to protocol faults.
  * - Same API keys as HTTP: `Authorization: Bearer <key>`, checked before the body is read. The key
  *   is only compared against this server's hashes, never forwarded anywhere (no token passthrough).
@@ -112,6 +114,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
             readInput: async (hint) => screenInput(input ?? {}, hint),
             signal: AbortSignal.any([request.signal, extra.signal]),
             idempotencyKey: keyFromMeta(params._meta),
+            traceparent: traceparentOf(params._meta) ?? request.headers.get('traceparent'),
           },
           scope,
           options,
@@ -194,6 +197,12 @@ function rawToolArguments(body: unknown): Map<RequestId, unknown> {
     calls.set(id, typeof params === 'object' && params !== null ? (params as { arguments?: unknown }).arguments : undefined);
   }
   return calls;
+}
+
+/** The W3C `traceparent` an MCP client may put in a call's `_meta` (it wins over the HTTP header). */
+function traceparentOf(meta: unknown): string | undefined {
+  const value = typeof meta === 'object' && meta !== null ? (meta as { traceparent?: unknown }).traceparent : undefined;
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** The envelope as an MCP tool result: `structuredContent`, the same in a few lines of text, and `isError`. */

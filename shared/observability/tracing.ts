@@ -6,6 +6,7 @@ import { toolExecutions } from '../../drizzle/schema.ts';
 import type { Outcome } from '../core/contract.ts';
 import type { Database } from '../runtime/db.ts';
 import { log } from './log.ts';
+import type { SpanContext } from './trace-context.ts';
 
 export interface ExecutionRecord {
   traceId: string;
@@ -17,6 +18,25 @@ export interface ExecutionRecord {
   attempts: number;
   queuedMs: number;
   performanceWarning: boolean;
+  /** When the call arrived. */
+  startedAt: Date;
+  /** The API key that made the call: the actor. */
+  apiKeyId: string;
+  /** Each failed attempt that was retried, in order. */
+  retryErrors: readonly RetryError[];
+  span: SpanContext;
+}
+
+/** A failed attempt that was tried again, as the trace keeps it. */
+export interface RetryError {
+  /** The attempt that failed (1 for the first). */
+  attempt: number;
+  code: string;
+  message: string;
+  /** Unix milliseconds. */
+  timeMs: number;
+  /** The error behind it, stack included. */
+  cause: unknown;
 }
 
 /** Writes one execution to the trace. Never rejects: a failed write is logged instead. */
@@ -36,6 +56,12 @@ export async function recordExecution(db: Database, record: ExecutionRecord): Pr
       attempts: record.attempts,
       queuedMs: record.queuedMs,
       performanceWarning: record.performanceWarning,
+      createdAt: record.startedAt,
+      apiKeyId: record.apiKeyId,
+      retryErrors: record.retryErrors.length ? record.retryErrors : null,
+      otelTraceId: record.span.traceId,
+      otelSpanId: record.span.spanId,
+      otelParentSpanId: record.span.parentSpanId ?? null,
     });
   } catch (error) {
     log('error', 'trace_write_failed', { trace_id: record.traceId, tool: record.tool, error: describeCause(error) });

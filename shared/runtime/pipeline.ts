@@ -17,7 +17,10 @@ import { createProviders, readProviderConfig, type Providers } from '../provider
 import { ProviderError, providerFailure } from '../providers/types.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, withRetries } from './retry.ts';
 import type { AnyTool, ToolContext } from '../core/tool.ts';
-import { describeCause, recordExecution } from '../observability/tracing.ts';
+import { describeCause, recordExecution, type RetryError } from '../observability/tracing.ts';
+import { exportSpan, otlpConfigFromEnv } from '../observability/otlp.ts';
+import { recordRefusal } from '../observability/refusals.ts';
+import { startSpan } from '../observability/trace-context.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readJsonObject, validateInput, type Parsed } from '../core/validation.ts';
 
 export interface PipelineOptions {
@@ -48,6 +51,8 @@ export interface ToolCall {
   signal: AbortSignal;
   /** The idempotency key the call was sent with, as the transport read it (shared/runtime/idempotency.ts). */
   idempotencyKey?: Parsed<string>;
+  /** The caller's W3C `traceparent`, if any: the execution becomes a span of the caller's trace. */
+  traceparent?: string | null;
 }
 
 /** The outcome of a call and the meta of its envelope. */
@@ -66,6 +71,7 @@ export async function runToolCall(tool: AnyTool, request: Request, scope: Reques
       readInput: (hint) => readJsonObject(request, hint, bodyLimitBytes),
       signal: request.signal,
       idempotencyKey: keyFromHeader(request.headers.get('idempotency-key')),
+      traceparent: request.headers.get('traceparent'),
     },
     scope,
     options,
@@ -82,6 +88,7 @@ export async function callTool(
 ): Promise<CallResult> {
   const traceId = crypto.randomUUID();
   const startedAt = performance.now();
+  const arrivedAt = new Date();
   const meta = (attempts = 0, queuedMs = 0, executionMs = 0): Meta => ({
     tool: tool.id,
     trace_id: traceId,
@@ -99,14 +106,20 @@ export async function callTool(
   const caller = await authorize(call.authorization, scope.env, traceId);
   if (!caller.ok) return refuse(caller);
   const db = caller.db;
+  // The project is known from here on: refusals are counted for its metrics.
+  const refuseCounted = (failure: Failure): CallResult => {
+    const record = { traceId, projectId: caller.project.id, apiKeyId: caller.keyId, tool: tool.id, code: failure.error.code, startedAt: arrivedAt };
+    scope.waitUntil(afterResponse(() => recordRefusal(db, record)));
+    return refuse(failure);
+  };
   // Read-only tools ignore the key: repeating them changes nothing.
   const key = tool.acceptsIdempotencyKey ? call.idempotencyKey : undefined;
-  if (key && !key.ok) return refuse(key);
+  if (key && !key.ok) return refuseCounted(key);
 
   const raw = await call.readInput(tool.hint);
-  if (!raw.ok) return refuse(raw);
+  if (!raw.ok) return refuseCounted(raw);
   const input = validateInput(tool.input, raw.value, tool.hint);
-  if (!input.ok) return refuse(input);
+  if (!input.ok) return refuseCounted(input);
 
   // With an idempotency key: the stored answer is replayed, or the key is claimed for this call.
   const claim =
@@ -135,7 +148,7 @@ export async function callTool(
   });
   if (!admitted.ok) {
     if (claim) scope.waitUntil(claim.release());
-    return refuse(admitted);
+    return refuseCounted(admitted);
   }
   if (queued) log('info', 'dequeued', { tool: tool.id, trace_id: traceId, queued_ms: round(admitted.queuedMs) });
 
@@ -155,12 +168,16 @@ export async function callTool(
     idFor: claim ? claim.idFor : (purpose) => nameBasedUuid(`${caller.project.id}:${tool.id}:${traceId}:${purpose}`),
   };
   const executionStartedAt = performance.now();
+  const retryErrors: RetryError[] = [];
   let { outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {
     retries,
     delayMs: retryDelayMs,
     signal: context.signal,
-    onRetry: (attempt, failure) =>
-      log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: describeCause(failure.cause) }),
+    onRetry: (attempt, failure) => {
+      const cause = describeCause(failure.cause);
+      retryErrors.push({ attempt: attempt - 1, code: failure.error.code, message: failure.error.message, timeMs: Date.now(), cause });
+      log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: cause });
+    },
   });
   const executionMs = performance.now() - executionStartedAt;
   scope.waitUntil(permit.release());
@@ -171,21 +188,45 @@ export async function callTool(
   if (answerMeta.performance_warning) {
     log('warn', 'slow_execution', { tool: tool.id, trace_id: traceId, execution_ms: round(executionMs), threshold_ms: slowCallMs });
   }
+  const span = startSpan(traceId, call.traceparent);
+  const otlp = otlpConfigFromEnv(scope.env);
   // Deferred to a later task, so building and sending the record happens after the response is out.
   scope.waitUntil(
-    afterResponse(() =>
-      recordExecution(db, {
-        traceId,
-        tool: tool.id,
-        projectId: caller.project.id,
-        input: input.value,
-        outcome,
-        durationMs: answerMeta.duration_ms,
-        attempts,
-        queuedMs: answerMeta.queued_ms,
-        performanceWarning: answerMeta.performance_warning,
-      }),
-    ),
+    afterResponse(async () => {
+      await Promise.all([
+        recordExecution(db, {
+          traceId,
+          tool: tool.id,
+          projectId: caller.project.id,
+          input: input.value,
+          outcome,
+          durationMs: answerMeta.duration_ms,
+          attempts,
+          queuedMs: answerMeta.queued_ms,
+          performanceWarning: answerMeta.performance_warning,
+          startedAt: arrivedAt,
+          apiKeyId: caller.keyId,
+          retryErrors,
+          span,
+        }),
+        otlp &&
+          exportSpan(otlp, {
+            context: span,
+            tool: tool.id,
+            toolDescription: tool.description,
+            executionId: traceId,
+            projectId: caller.project.id,
+            startTimeMs: arrivedAt.getTime(),
+            durationMs: answerMeta.duration_ms,
+            errorCode: outcome.ok ? undefined : outcome.error.code,
+            errorMessage: outcome.ok ? undefined : outcome.error.message,
+            attempts,
+            queuedMs: answerMeta.queued_ms,
+            performanceWarning: answerMeta.performance_warning,
+            retries: retryErrors,
+          }),
+      ]);
+    }),
   );
   return { outcome, meta: answerMeta };
 }

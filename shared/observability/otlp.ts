@@ -1,0 +1,199 @@
+/**
+ * OpenTelemetry export: every execution becomes one span, sent as OTLP/HTTP JSON after the
+ * response (through `waitUntil`), following the GenAI semantic conventions for tool execution
+ * (span `execute_tool {tool}`, kind INTERNAL, `gen_ai.operation.name`, `gen_ai.tool.*`, `error.type`).
+ *
+ * One span per request needs no SDK: no context propagation inside the worker, no batching
+ * processor outliving the request. The payload is the OTLP JSON encoding of
+ * `ExportTraceServiceRequest` (ids in hex, times in Unix nanoseconds as strings). An exporter
+ * failure is logged and never affects the call.
+ */
+import { log } from './log.ts';
+import type { SpanContext } from './trace-context.ts';
+
+/** The variables of the exporter: the standard OpenTelemetry ones. */
+export interface OtlpEnv {
+  /** Base URL of an OTLP/HTTP receiver; spans go to `<base>/v1/traces`. Unset: no export. */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  /** The full URL for spans, used as is (wins over OTEL_EXPORTER_OTLP_ENDPOINT). */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+  /** Headers sent with every export: `key1=value1,key2=value2`, values URL-encoded. */
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
+  /** Milliseconds before an export is abandoned (default 10000). */
+  OTEL_EXPORTER_OTLP_TIMEOUT?: string;
+  /** `service.name` of the exported spans (default `edge-tools`). */
+  OTEL_SERVICE_NAME?: string;
+}
+
+/** Where and how spans are sent. */
+export interface OtlpConfig {
+  url: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  serviceName: string;
+}
+
+export const OTLP_DEFAULTS = { timeoutMs: 10_000, serviceName: 'edge-tools' } as const;
+
+/** A retried attempt, as the span reports it (one event each). */
+export interface SpanRetry {
+  /** The attempt that failed. */
+  attempt: number;
+  code: string;
+  /** Unix milliseconds. */
+  timeMs: number;
+}
+
+/** One execution, as exported. */
+export interface ExecutionSpan {
+  context: SpanContext;
+  tool: string;
+  toolDescription: string;
+  /** The execution's trace UUID (`meta.trace_id`): the span's `gen_ai.tool.call.id`. */
+  executionId: string;
+  projectId: string;
+  /** Unix milliseconds. */
+  startTimeMs: number;
+  durationMs: number;
+  /** The error code on failure, absent on success. */
+  errorCode?: string;
+  errorMessage?: string;
+  attempts: number;
+  queuedMs: number;
+  performanceWarning: boolean;
+  retries: readonly SpanRetry[];
+}
+
+/** OTLP's `SPAN_KIND_INTERNAL` and `STATUS_CODE_ERROR`. */
+const SPAN_KIND_INTERNAL = 1;
+const STATUS_CODE_ERROR = 2;
+
+const warned = new Set<string>();
+
+/**
+ * The exporter's configuration, or undefined when no endpoint is set. A malformed endpoint is
+ * logged (once per isolate) and disables the export rather than failing calls.
+ */
+export function otlpConfigFromEnv(env: OtlpEnv): OtlpConfig | undefined {
+  const tracesEndpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (!tracesEndpoint && !base) return undefined;
+  const url = tracesEndpoint || `${base!.replace(/\/+$/, '')}/v1/traces`;
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+    warnOnce('otlp_invalid_endpoint', { message: `The OTLP endpoint '${url.slice(0, 200)}' is not an http(s) URL; spans are not exported.` });
+    return undefined;
+  }
+  const timeout = Number(env.OTEL_EXPORTER_OTLP_TIMEOUT);
+  return {
+    url,
+    headers: parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS ?? ''),
+    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : OTLP_DEFAULTS.timeoutMs,
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || OTLP_DEFAULTS.serviceName,
+  };
+}
+
+/**
+ * Parses `OTEL_EXPORTER_OTLP_HEADERS`: comma-separated `key=value` pairs, keys and values
+ * trimmed, values URL-decoded. Malformed pairs are skipped.
+ *
+ * @example
+ * parseOtlpHeaders('x-api-key=abc,authorization=Bearer%20t') // { 'x-api-key': 'abc', authorization: 'Bearer t' }
+ */
+export function parseOtlpHeaders(value: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of value.split(',')) {
+    const separator = pair.indexOf('=');
+    if (separator <= 0) continue;
+    const key = pair.slice(0, separator).trim().toLowerCase();
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(pair.slice(separator + 1).trim());
+    } catch {
+      continue;
+    }
+    if (key) headers[key] = decoded;
+  }
+  return headers;
+}
+
+/** The OTLP/HTTP JSON body (`ExportTraceServiceRequest`) carrying one execution's span. */
+export function otlpTraceRequest(span: ExecutionSpan, serviceName: string = OTLP_DEFAULTS.serviceName): Record<string, unknown> {
+  const attributes: Record<string, AttributeValue> = {
+    'gen_ai.operation.name': text('execute_tool'),
+    'gen_ai.tool.name': text(span.tool),
+    'gen_ai.tool.call.id': text(span.executionId),
+    'gen_ai.tool.type': text('function'),
+    'gen_ai.tool.description': text(span.toolDescription),
+    'edge_tools.project.id': text(span.projectId),
+    'edge_tools.attempts': integer(span.attempts),
+    'edge_tools.queued_ms': { doubleValue: span.queuedMs },
+    'edge_tools.performance_warning': { boolValue: span.performanceWarning },
+  };
+  if (span.errorCode) attributes['error.type'] = text(span.errorCode);
+  const otlpSpan: Record<string, unknown> = {
+    traceId: span.context.traceId,
+    spanId: span.context.spanId,
+    name: `execute_tool ${span.tool}`,
+    kind: SPAN_KIND_INTERNAL,
+    startTimeUnixNano: unixNanos(span.startTimeMs),
+    endTimeUnixNano: unixNanos(span.startTimeMs + span.durationMs),
+    attributes: keyValues(attributes),
+    events: span.retries.map((retry) => ({
+      name: 'edge_tools.retry',
+      timeUnixNano: unixNanos(retry.timeMs),
+      attributes: keyValues({ 'edge_tools.attempt': integer(retry.attempt), 'error.type': text(retry.code) }),
+    })),
+    status: span.errorCode ? { code: STATUS_CODE_ERROR, message: span.errorMessage ?? span.errorCode } : {},
+  };
+  if (span.context.parentSpanId) otlpSpan.parentSpanId = span.context.parentSpanId;
+  return {
+    resourceSpans: [
+      {
+        resource: { attributes: keyValues({ 'service.name': text(serviceName) }) },
+        scopeSpans: [{ scope: { name: 'edge-tools' }, spans: [otlpSpan] }],
+      },
+    ],
+  };
+}
+
+/**
+ * Sends one execution's span. Never rejects: a receiver that is down, slow (past the timeout) or
+ * answers an error is logged as a warning, and the call it describes is long answered anyway.
+ * Spans of traces the caller does not sample (`traceparent` flag 00) are not sent.
+ */
+export async function exportSpan(config: OtlpConfig, span: ExecutionSpan): Promise<void> {
+  if (!span.context.sampled) return;
+  try {
+    const response = await fetch(config.url, {
+      method: 'POST',
+      headers: { ...config.headers, 'content-type': 'application/json' },
+      body: JSON.stringify(otlpTraceRequest(span, config.serviceName)),
+      signal: AbortSignal.timeout(config.timeoutMs),
+    });
+    await response.body?.cancel();
+    if (!response.ok) log('warn', 'otlp_export_failed', { trace_id: span.executionId, status: response.status });
+  } catch (error) {
+    log('warn', 'otlp_export_failed', { trace_id: span.executionId, error: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+/** An OTLP `AnyValue`, in the JSON encoding (64-bit integers as decimal strings). */
+type AttributeValue = { stringValue: string } | { boolValue: boolean } | { intValue: string } | { doubleValue: number };
+
+const text = (value: string): AttributeValue => ({ stringValue: value });
+const integer = (value: number): AttributeValue => ({ intValue: String(Math.trunc(value)) });
+
+function keyValues(attributes: Record<string, AttributeValue>): { key: string; value: AttributeValue }[] {
+  return Object.entries(attributes).map(([key, value]) => ({ key, value }));
+}
+
+/** Unix milliseconds (possibly fractional) as OTLP's nanoseconds, a decimal string. */
+function unixNanos(ms: number): string {
+  return (BigInt(Math.floor(ms)) * 1_000_000n + BigInt(Math.round((ms % 1) * 1_000_000))).toString();
+}
+
+function warnOnce(event: string, fields: Record<string, unknown>): void {
+  if (warned.has(event)) return;
+  warned.add(event);
+  log('warn', event, fields);
+}
