@@ -1,5 +1,6 @@
-/** The gateway worker: every registered tool at POST /tools/:toolId. */
+/** The gateway worker: every registered tool at POST /tools/:toolId, and retention on its Cron Trigger. */
 import { createGateway } from '../shared/http/app.ts';
+import { workerModule } from '../shared/runtime/worker.ts';
 import { tools } from './registry.ts';
 
-export default createGateway(tools);
+export default workerModule(createGateway(tools));

@@ -3,6 +3,7 @@
  * 'edge-tools-selected-tool' to that tool's file, so the bundle holds that tool only.
  */
 import { createToolWorker } from '../shared/http/app.ts';
+import { workerModule } from '../shared/runtime/worker.ts';
 import tool from 'edge-tools-selected-tool';
 
-export default createToolWorker(tool);
+export default workerModule(createToolWorker(tool));

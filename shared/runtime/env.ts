@@ -4,9 +4,10 @@
 import type { AdmissionEnv } from '../concurrency/admission.ts';
 import type { McpEnv } from '../http/mcp.ts';
 import type { OtlpEnv } from '../observability/otlp.ts';
+import type { RetentionEnv } from '../observability/retention.ts';
 import type { AiBinding } from '../providers/index.ts';
 
-export interface Env extends AdmissionEnv, McpEnv, OtlpEnv {
+export interface Env extends AdmissionEnv, McpEnv, OtlpEnv, RetentionEnv {
   /** Postgres connection string: Neon in production, the local stand-in (loopback) in development. */
   DATABASE_URL?: string;
   /** Provider choice: 'offline' (default), 'openai' or 'workers-ai' (see shared/providers). */

@@ -1,0 +1,31 @@
+/**
+ * A worker's module: its HTTP routes, and the `scheduled` handler its Cron Trigger runs
+ * (`crons` in wrangler.toml): retention of the trace (shared/observability/retention.ts).
+ */
+import { log } from '../observability/log.ts';
+import { runRetention } from '../observability/retention.ts';
+import { createDb } from './db.ts';
+import type { Env } from './env.ts';
+
+type FetchHandler = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>;
+
+/**
+ * The module a worker exports: `app`'s `fetch`, and a `scheduled` handler that deletes expired
+ * executions and refusals. Every deployed worker (the gateway, a tool's own worker) has both, so
+ * retention runs whichever of them are deployed; runs overlapping are harmless.
+ *
+ * @example
+ * export default workerModule(createGateway(tools));
+ */
+export function workerModule<F extends FetchHandler>(app: { fetch: F }) {
+  return {
+    fetch: app.fetch,
+    async scheduled(_controller: ScheduledController, env: Env, ctx: ExecutionContext): Promise<void> {
+      if (!env.DATABASE_URL) {
+        log('error', 'retention_skipped', { reason: 'The deployment has no DATABASE_URL configured.' });
+        return;
+      }
+      ctx.waitUntil(runRetention(createDb(env.DATABASE_URL), env));
+    },
+  } satisfies ExportedHandler<Env>;
+}
