@@ -9,6 +9,7 @@ import type { Env } from '../runtime/env.ts';
 import { log } from '../observability/log.ts';
 import { createMcpHandler, mcpCors } from './mcp.ts';
 import { openAiCatalog } from './openai-export.ts';
+import { observabilityRoutes } from './observability.ts';
 import { createOpenApiDocument, type OpenApiOptions } from './openapi.ts';
 import { respond, runToolCall, unexpected, type PipelineOptions } from '../runtime/pipeline.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
@@ -34,7 +35,9 @@ export interface CatalogEntry {
  *   `GET /tools?format=openai` the same tools as OpenAI function definitions (strict mode);
  * - `POST /mcp` serves the tools over MCP (Streamable HTTP, stateless);
  * - `GET /openapi.json` is the OpenAPI 3.1 document of these routes;
- * - `GET /health` answers when the worker is up.
+ * - `GET /health` answers when the worker is up;
+ * - `GET /executions`, `GET /executions/:trace_id`, `GET /metrics` and `GET /dashboard` read the
+ *   caller's trace and metrics (shared/http/observability.ts).
  */
 export function createGateway(tools: readonly AnyTool[], options: PipelineOptions = {}) {
   return routes(tools, options, {});
@@ -87,12 +90,13 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
       return runToolCall(tool, c.req.raw, scopeOf(c), options);
     })
     .use('/mcp', mcpCors())
-    .all('/mcp', (c) => mcp(c.req.raw, scopeOf(c)));
+    .all('/mcp', (c) => mcp(c.req.raw, scopeOf(c)))
+    .route('/', observabilityRoutes());
 
   app.notFound((c) =>
     answer(
       fail('NOT_FOUND', `There is no route ${c.req.method} ${new URL(c.req.url).pathname}.`, {
-        hint: 'Routes: GET /health, GET /tools, GET /openapi.json, POST /tools/<tool id> with a JSON body, POST /mcp (MCP).',
+        hint: 'Routes: GET /health, GET /tools, GET /openapi.json, POST /tools/<tool id> with a JSON body, POST /mcp (MCP), GET /executions, GET /executions/<trace id>, GET /metrics, GET /dashboard.',
         details: { entity_type: 'route' },
       }),
       'gateway',

@@ -1,7 +1,8 @@
 /**
  * Starts the local stand-ins for the workers under test: the Neon stand-in (in memory, migrated,
- * with two tenants, each with the study planner's demo data), a fault-injecting proxy in front of it, and, when redis-server is installed,
- * a real Redis behind the Upstash REST stand-in. Hands their URLs and keys to the workers.
+ * with two tenants, each with the study planner's demo data), a fault-injecting proxy in front of
+ * it, when redis-server is installed a real Redis behind the Upstash REST stand-in, and an OTLP
+ * receiver that records the spans it gets. Hands their URLs and keys to the workers.
  */
 import type { TestProject } from 'vitest/node';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
@@ -9,6 +10,7 @@ import { startFaultProxy } from '../../local/fault-proxy.ts';
 import { startNeonStandIn } from '../../local/neon-http.ts';
 import { seedStudy } from '../../local/study-seed.ts';
 import { startRedisServer, startUpstashStandIn } from '../../local/upstash-rest.ts';
+import { startOtlpReceiver } from './otlp-receiver.ts';
 
 // Types, not interfaces: miniflare bindings accept only JSON-shaped types.
 export type TestProjects = {
@@ -25,6 +27,8 @@ export type TestServices = {
   /** Empty when redis-server is not installed (the suites that need it are skipped, loudly). */
   redisUrl: string;
   redisToken: string;
+  /** The OTLP receiver: export to it, read what it got with `GET {otlpUrl}/__received`. */
+  otlpUrl: string;
 };
 
 declare module 'vitest' {
@@ -48,6 +52,7 @@ export default async function setup(project: TestProject) {
   const proxy = await startFaultProxy(`http://127.0.0.1:${neon.port}`);
   const redis = await startRedisServer();
   const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: 'test-token' }) : undefined;
+  const otlp = await startOtlpReceiver();
   if (!redis) {
     console.warn('\n!!! redis-server is not installed: the Redis semaphore and rate-limit suites are SKIPPED. Install it (apt-get install redis-server).\n');
   }
@@ -59,8 +64,10 @@ export default async function setup(project: TestProject) {
     faultControlUrl: `${proxy.url}/__faults`,
     redisUrl: upstash?.url ?? '',
     redisToken: upstash?.token ?? '',
+    otlpUrl: otlp.url,
   });
   return async () => {
+    await otlp.close();
     await upstash?.close();
     await redis?.stop();
     await proxy.close();

@@ -1,0 +1,258 @@
+/**
+ * Metrics per tool over a time window (`GET /metrics`), computed in SQL from the trace: calls,
+ * successes, failures by error code, success rate, duration avg / p50 / p95 / p99 / max
+ * (`percentile_cont`), queue wait p50 / p95, retried calls, performance warnings, and the calls
+ * refused before executing (from `tool_refusals`), plus a time series in buckets for charts.
+ * Four statements, sent in one round trip; indexes on (project_id, created_at) keep them to the
+ * window's rows.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import { z } from 'zod';
+import { fail, ok, type Failure, type Outcome } from '../core/contract.ts';
+import type { Database } from '../runtime/db.ts';
+
+const datetime = z.iso.datetime({ offset: true });
+const WINDOW = /^([1-9]\d{0,5})([mhd])$/;
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+export const METRICS_DEFAULTS = { windowMs: 86_400_000, maxWindowMs: 400 * 86_400_000, maxBuckets: 60 } as const;
+
+/** Bucket widths the time series may use, in seconds: the narrowest that gives at most 60 buckets wins. */
+const BUCKET_SECONDS = [60, 300, 900, 1_800, 3_600, 10_800, 21_600, 43_200, 86_400, 604_800] as const;
+
+/** The query of `GET /metrics`. */
+export const metricsQuery = z.strictObject({
+  window: z
+    .string()
+    .regex(WINDOW, 'must be a number followed by m, h or d, e.g. 15m, 24h or 7d')
+    .optional()
+    .describe('The last N minutes, hours or days before until: 15m, 24h, 7d (default 24h). Not together with since.'),
+  since: datetime.optional().describe('Start of the window (ISO 8601 with a time zone), inclusive. Not together with window.'),
+  until: datetime.optional().describe('End of the window, exclusive (default: now).'),
+  tool: z.string().min(1).max(100).optional().describe('Only this tool (its id).'),
+  format: z
+    .enum(['json', 'prometheus'])
+    .default('json')
+    .describe('json: the envelope. prometheus: the same figures in the Prometheus text exposition format (for scraping).'),
+});
+
+export type MetricsQuery = z.output<typeof metricsQuery>;
+
+const ms = z.number().nullable();
+const figures = {
+  calls: z.int().describe('Executions (refused calls are not executions; they are counted below).'),
+  successes: z.int(),
+  failures: z.int(),
+  success_rate: z.number().nullable().describe('successes / calls, from 0 to 1; null without calls.'),
+  failures_by_code: z.record(z.string(), z.int()).describe('Failed executions by error code.'),
+  duration_ms: z.object({ avg: ms, p50: ms, p95: ms, p99: ms, max: ms }).describe('Execution duration (queue wait included); null without calls.'),
+  queued_ms: z.object({ avg: ms, p50: ms, p95: ms }).describe('Wait for an execution slot.'),
+  retried_calls: z.int().describe('Executions that needed more than one attempt.'),
+  performance_warnings: z.int().describe('Executions over the slow-call threshold (5 s).'),
+  validation_refusals: z.int().describe('Calls refused for their input (VALIDATION_ERROR, PAYLOAD_TOO_LARGE).'),
+  rate_limit_refusals: z.int().describe('Calls refused by the per-key rate limit (RATE_LIMITED).'),
+  busy_refusals: z.int().describe('Calls that got no execution slot in time (BUSY).'),
+};
+
+/** The figures of one tool (or of all, in `totals`). */
+export const toolMetrics = z.object({ tool: z.string(), ...figures });
+
+/** The data of `GET /metrics`. */
+export const metricsData = z.object({
+  window: z.object({
+    since: z.string(),
+    until: z.string(),
+    bucket_seconds: z.int().describe('Width of each point of the series.'),
+  }),
+  totals: z.object(figures),
+  tools: z.array(toolMetrics).describe('Tools with executions or refusals in the window, most called first.'),
+  series: z
+    .array(
+      z.object({
+        start: z.string(),
+        calls: z.int(),
+        failures: z.int(),
+        duration_ms_p50: ms,
+        duration_ms_p95: ms,
+      }),
+    )
+    .describe('Every bucket of the window, oldest first (empty ones included, with null percentiles).'),
+});
+
+export type ToolMetrics = z.output<typeof toolMetrics>;
+export type Metrics = z.output<typeof metricsData>;
+type Figures = Omit<ToolMetrics, 'tool'>;
+
+/** A resolved window: where it starts and ends, and the width of the series' buckets. */
+export interface MetricsWindow {
+  since: Date;
+  until: Date;
+  bucketSeconds: number;
+}
+
+const HINT = 'Example of a valid call: GET /metrics?window=24h (or ?since=2025-10-05T00:00:00Z&until=2025-10-06T00:00:00Z)';
+
+/** The window a query asks for (default: the 24 hours before now), or VALIDATION_ERROR. */
+export function resolveWindow(query: Pick<MetricsQuery, 'window' | 'since' | 'until'>, now: Date = new Date()): MetricsWindow | Failure {
+  if (query.window !== undefined && query.since !== undefined) {
+    return invalid('window', "Pass either 'window' or 'since', not both.", 'window or since', 'both');
+  }
+  const until = query.until ? new Date(query.until) : now;
+  const match = query.window ? WINDOW.exec(query.window) : null;
+  const span = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : METRICS_DEFAULTS.windowMs;
+  const since = query.since ? new Date(query.since) : new Date(until.getTime() - span);
+  const length = until.getTime() - since.getTime();
+  if (length <= 0) return invalid('since', "The window must end after it starts: 'since' must be before 'until'.", `before ${until.toISOString()}`, since.toISOString());
+  if (length > METRICS_DEFAULTS.maxWindowMs) {
+    return invalid(query.window ? 'window' : 'since', 'The window may span at most 400 days.', 'at most 400 days', `${Math.round(length / 86_400_000)} days`);
+  }
+  const bucketSeconds = BUCKET_SECONDS.find((width) => length / (width * 1000) <= METRICS_DEFAULTS.maxBuckets) ?? BUCKET_SECONDS.at(-1)!;
+  return { since, until, bucketSeconds };
+}
+
+/** Reads the project's metrics over `window`, in one round trip. */
+export async function readMetrics(db: Database, projectId: string, window: MetricsWindow, tool?: string): Promise<Outcome<Metrics>> {
+  const statements = metricsStatements(projectId, window, tool);
+  const [aggregates, failures, refusals, series] = await db.batch([
+    db.execute(statements[0]),
+    db.execute(statements[1]),
+    db.execute(statements[2]),
+    db.execute(statements[3]),
+  ]);
+  const byTool = new Map<string | null, Figures>();
+  for (const row of aggregates.rows as AggregateRow[]) byTool.set(row.is_total ? null : row.tool, figuresOf(row));
+  const figuresFor = (name: string | null) => {
+    let found = byTool.get(name);
+    if (!found) byTool.set(name, (found = figuresOf(undefined)));
+    return found;
+  };
+  for (const row of failures.rows as { tool: string; code: string; count: number }[]) {
+    for (const target of [figuresFor(row.tool), figuresFor(null)]) target.failures_by_code[row.code] = (target.failures_by_code[row.code] ?? 0) + row.count;
+  }
+  for (const row of refusals.rows as { tool: string; code: string; count: number }[]) {
+    const counter = REFUSAL_COUNTERS[row.code];
+    if (!counter) continue;
+    for (const target of [figuresFor(row.tool), figuresFor(null)]) target[counter] += row.count;
+  }
+
+  const totals = figuresFor(null);
+  const tools: ToolMetrics[] = [];
+  for (const [name, f] of byTool) if (name !== null) tools.push({ tool: name, ...f });
+  tools.sort((a, b) => b.calls - a.calls || a.tool.localeCompare(b.tool));
+
+  const points = new Map((series.rows as SeriesRow[]).map((row) => [row.start, row]));
+  const buckets: Metrics['series'] = [];
+  const width = window.bucketSeconds * 1000;
+  for (let start = window.since.getTime(); start < window.until.getTime(); start += width) {
+    const key = new Date(start).toISOString();
+    const point = points.get(key);
+    buckets.push({
+      start: key,
+      calls: point?.calls ?? 0,
+      failures: point?.failures ?? 0,
+      duration_ms_p50: round(point?.p50),
+      duration_ms_p95: round(point?.p95),
+    });
+  }
+
+  const data: Metrics = {
+    window: { since: window.since.toISOString(), until: window.until.toISOString(), bucket_seconds: window.bucketSeconds },
+    totals,
+    tools,
+    series: buckets,
+  };
+  const rate = totals.success_rate === null ? '' : ` (${(totals.success_rate * 100).toFixed(1)} % succeeded)`;
+  return ok(data, `${totals.calls} execution${totals.calls === 1 ? '' : 's'} of ${tools.length} tool${tools.length === 1 ? '' : 's'} between ${data.window.since} and ${data.window.until}${rate}.`);
+}
+
+/**
+ * The four statements behind {@link readMetrics}: aggregates per tool and for all tools (ROLLUP),
+ * failures by code, refusals by code, and the series. Exported for the benchmark's query plans.
+ */
+export function metricsStatements(projectId: string, { since, until, bucketSeconds }: MetricsWindow, tool?: string): [SQL, SQL, SQL, SQL] {
+  const inWindow = sql`project_id = ${projectId} and created_at >= ${since.toISOString()}::timestamptz and created_at < ${until.toISOString()}::timestamptz${
+    tool === undefined ? sql`` : sql` and tool = ${tool}`
+  }`;
+  return [
+    sql`select tool, grouping(tool) = 1 as is_total, count(*)::int as calls,
+        (count(*) filter (where status = 'success'))::int as successes,
+        avg(duration_ms) as duration_avg,
+        percentile_cont(0.5) within group (order by duration_ms) as duration_p50,
+        percentile_cont(0.95) within group (order by duration_ms) as duration_p95,
+        percentile_cont(0.99) within group (order by duration_ms) as duration_p99,
+        max(duration_ms) as duration_max,
+        avg(queued_ms) as queued_avg,
+        percentile_cont(0.5) within group (order by queued_ms) as queued_p50,
+        percentile_cont(0.95) within group (order by queued_ms) as queued_p95,
+        (count(*) filter (where attempts > 1))::int as retried,
+        (count(*) filter (where performance_warning))::int as warnings
+      from tool_executions where ${inWindow}
+      group by rollup (tool)`,
+    sql`select tool, error_code as code, count(*)::int as count
+      from tool_executions where ${inWindow} and status = 'error'
+      group by tool, error_code`,
+    sql`select tool, code, count(*)::int as count
+      from tool_refusals where ${inWindow}
+      group by tool, code`,
+    sql`select to_char(date_bin(make_interval(secs => ${bucketSeconds}), created_at, ${since.toISOString()}::timestamptz) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as start,
+        count(*)::int as calls,
+        (count(*) filter (where status = 'error'))::int as failures,
+        percentile_cont(0.5) within group (order by duration_ms) as p50,
+        percentile_cont(0.95) within group (order by duration_ms) as p95
+      from tool_executions where ${inWindow}
+      group by 1 order by 1`,
+  ];
+}
+
+type AggregateRow = {
+  tool: string | null;
+  is_total: boolean;
+  calls: number;
+  successes: number;
+  duration_avg: number | null;
+  duration_p50: number | null;
+  duration_p95: number | null;
+  duration_p99: number | null;
+  duration_max: number | null;
+  queued_avg: number | null;
+  queued_p50: number | null;
+  queued_p95: number | null;
+  retried: number;
+  warnings: number;
+};
+
+type SeriesRow = { start: string; calls: number; failures: number; p50: number | null; p95: number | null };
+
+const REFUSAL_COUNTERS: Record<string, 'validation_refusals' | 'rate_limit_refusals' | 'busy_refusals'> = {
+  VALIDATION_ERROR: 'validation_refusals',
+  PAYLOAD_TOO_LARGE: 'validation_refusals',
+  RATE_LIMITED: 'rate_limit_refusals',
+  BUSY: 'busy_refusals',
+};
+
+function figuresOf(row: AggregateRow | undefined): Figures {
+  const calls = row?.calls ?? 0;
+  const successes = row?.successes ?? 0;
+  return {
+    calls,
+    successes,
+    failures: calls - successes,
+    success_rate: calls === 0 ? null : Math.round((successes / calls) * 10_000) / 10_000,
+    failures_by_code: {},
+    duration_ms: { avg: round(row?.duration_avg), p50: round(row?.duration_p50), p95: round(row?.duration_p95), p99: round(row?.duration_p99), max: round(row?.duration_max) },
+    queued_ms: { avg: round(row?.queued_avg), p50: round(row?.queued_p50), p95: round(row?.queued_p95) },
+    retried_calls: row?.retried ?? 0,
+    performance_warnings: row?.warnings ?? 0,
+    validation_refusals: 0,
+    rate_limit_refusals: 0,
+    busy_refusals: 0,
+  };
+}
+
+function round(value: number | null | undefined): number | null {
+  return value === null || value === undefined ? null : Math.round(Number(value) * 100) / 100;
+}
+
+function invalid(field: string, message: string, expected: string, received: string): Failure {
+  return fail('VALIDATION_ERROR', message, { hint: HINT, details: { fields: [{ field, code: 'invalid_window', message, expected, received }] } });
+}

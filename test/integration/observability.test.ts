@@ -1,0 +1,638 @@
+/**
+ * Observability through the real worker in workerd, against the Neon stand-in and the OTLP
+ * receiver of the test setup: the executions and metrics APIs read back known calls of fresh
+ * tenants (so every count is exact), another tenant sees none of them, spans reach the receiver
+ * with the GenAI conventions and the caller's parent span, and retention deletes old rows only.
+ */
+import { env } from 'cloudflare:workers';
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
+import { eq, inArray, sql } from 'drizzle-orm';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { apiKeys, projects, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
+import { fail, ok } from '../../shared/core/contract.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
+import { createGateway } from '../../shared/http/app.ts';
+import type { ExecutionDetail, ExecutionsPage } from '../../shared/observability/executions.ts';
+import type { Metrics } from '../../shared/observability/metrics.ts';
+import { deleteExpired } from '../../shared/observability/retention.ts';
+import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import type { Env } from '../../shared/runtime/env.ts';
+import { workerModule } from '../../shared/runtime/worker.ts';
+import { db } from './helpers.ts';
+
+const services = env.TEST_SERVICES;
+const hasRedis = services.redisUrl !== '';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const text = z.strictObject({ text: z.string().max(100) });
+
+const echo = defineTool({
+  id: 'echo',
+  title: 'Echo',
+  annotations: READ_ONLY,
+  description: 'Echoes a text.',
+  input: text,
+  output: z.object({ text: z.string() }),
+  example: { text: 'hi' },
+  async execute({ text }) {
+    return ok({ text }, 'Echoed.');
+  },
+});
+
+const missing = defineTool({
+  id: 'find-nothing',
+  title: 'Find nothing',
+  annotations: READ_ONLY,
+  description: 'Never finds what it is asked for.',
+  input: text,
+  output: z.object({}),
+  example: { text: 'x' },
+  async execute({ text }) {
+    return fail('NOT_FOUND', `Nothing called '${text}' exists.`, { details: { entity_type: 'thing' } });
+  },
+});
+
+/** Fails its first attempt the way a lost database connection does, then succeeds. */
+const attemptsByCall = new Map<string, number>();
+const flaky = defineTool({
+  id: 'flaky',
+  title: 'Flaky',
+  annotations: READ_ONLY,
+  description: 'Fails transiently once.',
+  input: text,
+  output: z.object({ attempt: z.int() }),
+  example: { text: 'x' },
+  async execute(_input, { traceId }) {
+    const attempt = (attemptsByCall.get(traceId) ?? 0) + 1;
+    attemptsByCall.set(traceId, attempt);
+    if (attempt === 1) {
+      return fail('DATABASE_ERROR', 'The database is temporarily unavailable.', { retryable: true, status: 503, cause: new Error('connection reset by peer') });
+    }
+    return ok({ attempt }, `Succeeded on attempt ${attempt}.`);
+  },
+});
+
+const slow = defineTool({
+  id: 'slow',
+  title: 'Slow',
+  annotations: READ_ONLY,
+  description: 'Takes a while.',
+  input: text,
+  output: z.object({}),
+  example: { text: 'x' },
+  async execute() {
+    await sleep(80);
+    return ok({}, 'Done, slowly.');
+  },
+});
+
+const throwing = defineTool({
+  id: 'throws',
+  title: 'Throws',
+  annotations: READ_ONLY,
+  description: 'Throws.',
+  input: text,
+  output: z.object({}),
+  example: { text: 'x' },
+  async execute() {
+    throw new Error('kaboom in the tool');
+  },
+});
+
+const worker = workerModule(createGateway([echo, missing, flaky, slow, throwing], { retryDelayMs: 5, slowCallMs: 50 }));
+
+interface Tenant {
+  projectId: string;
+  apiKey: string;
+  keyId: string;
+}
+
+/** A project of its own, so that every count in this file is exact whatever other files run. */
+async function newTenant(name: string): Promise<Tenant> {
+  const apiKey = generateApiKey();
+  const [project] = await db.insert(projects).values({ name }).returning({ id: projects.id });
+  const [key] = await db
+    .insert(apiKeys)
+    .values({ projectId: project!.id, keyHash: await hashApiKey(apiKey), keyPrefix: apiKey.slice(0, 8), name: `${name} key` })
+    .returning({ id: apiKeys.id });
+  return { projectId: project!.id, apiKey, keyId: key!.id };
+}
+
+async function send(request: Request, callEnv: Env = env) {
+  const ctx = createExecutionContext();
+  const response = await worker.fetch(request, callEnv, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+async function call(tenant: Tenant, tool: string, body: unknown, { headers = {}, callEnv }: { headers?: Record<string, string>; callEnv?: Env } = {}) {
+  const response = await send(
+    new Request(`http://edge-tools.test/tools/${tool}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    }),
+    callEnv,
+  );
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+async function get<T = any>(tenant: Tenant | null, path: string) {
+  const response = await send(new Request(`http://edge-tools.test${path}`, { headers: tenant ? { authorization: `Bearer ${tenant.apiKey}` } : {} }));
+  return { status: response.status, headers: response.headers, body: (await response.json()) as { success: boolean; data: T; message: string; error: any; meta: any } };
+}
+
+/** Linear interpolation between closest ranks: what Postgres' percentile_cont computes, written independently. */
+function percentile(values: number[], fraction: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = fraction * (sorted.length - 1);
+  const low = Math.floor(rank);
+  return sorted[low]! + (sorted[Math.ceil(rank)]! - sorted[low]!) * (rank - low);
+}
+
+const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+
+describe('executions and metrics of known calls', () => {
+  let tenant: Tenant;
+  let other: Tenant;
+  const ids: Record<string, string[]> = {};
+  const remember = (name: string, traceId: string) => (ids[name] ??= []).push(traceId);
+
+  beforeAll(async () => {
+    [tenant, other] = await Promise.all([newTenant('Observed'), newTenant('Other')]);
+    for (let i = 0; i < 4; i++) {
+      const headers: Record<string, string> = i === 0 ? { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } : {};
+      remember('echo', (await call(tenant, 'echo', { text: `hello ${i}` }, { headers })).body.meta.trace_id);
+    }
+    for (let i = 0; i < 2; i++) remember('missing', (await call(tenant, 'find-nothing', { text: `thing ${i}` })).body.meta.trace_id);
+    remember('flaky', (await call(tenant, 'flaky', { text: 'x' })).body.meta.trace_id);
+    remember('slow', (await call(tenant, 'slow', { text: 'x' })).body.meta.trace_id);
+    remember('throws', (await call(tenant, 'throws', { text: 'x' })).body.meta.trace_id);
+    remember('refused', (await call(tenant, 'echo', { text: 'x', surprise: true })).body.meta.trace_id);
+    remember('refused', (await call(tenant, 'echo', { text: 42 })).body.meta.trace_id);
+    remember('refused', (await call(tenant, 'find-nothing', {})).body.meta.trace_id);
+    remember('other', (await call(other, 'echo', { text: 'the other tenant' })).body.meta.trace_id);
+  }, 60_000);
+
+  const executed = () => ['echo', 'missing', 'flaky', 'slow', 'throws'].flatMap((name) => ids[name]!);
+
+  it('GET /executions lists exactly the executions of the key\'s project, newest first, refusals excluded', async () => {
+    const { status, body } = await get<ExecutionsPage>(tenant, '/executions?limit=100');
+    expect(status).toBe(200);
+    expect(body.success).toBe(true);
+    const listed = body.data.executions;
+    expect(listed.map((e) => e.trace_id).sort()).toEqual(executed().sort());
+    expect(body.data.next_cursor).toBeNull();
+    // Newest first, ties broken by id: the order the cursor relies on.
+    const order = listed.map((e) => [e.started_at, e.trace_id].join(' '));
+    expect(order).toEqual([...order].sort().reverse());
+    const flakyRow = listed.find((e) => e.trace_id === ids.flaky![0])!;
+    expect(flakyRow).toMatchObject({ tool: 'flaky', status: 'success', error_code: null, attempts: 2, performance_warning: false });
+    expect(flakyRow).not.toHaveProperty('input');
+    expect(listed.find((e) => e.trace_id === ids.slow![0])).toMatchObject({ performance_warning: true });
+    expect(listed.find((e) => e.trace_id === ids.throws![0])).toMatchObject({ status: 'failure', error_code: 'UNKNOWN_ERROR', attempts: 1 });
+  });
+
+  it('filters by tool, status, error code, duration and time range', async () => {
+    const idsOf = async (query: string) => (await get<ExecutionsPage>(tenant, `/executions?${query}`)).body.data.executions.map((e) => e.trace_id).sort();
+    expect(await idsOf('tool=echo')).toEqual([...ids.echo!].sort());
+    expect(await idsOf('status=failure')).toEqual([...ids.missing!, ...ids.throws!].sort());
+    expect(await idsOf('status=success&tool=find-nothing')).toEqual([]);
+    expect(await idsOf('error_code=NOT_FOUND')).toEqual([...ids.missing!].sort());
+    expect(await idsOf('min_duration_ms=75')).toEqual(ids.slow);
+    expect(await idsOf('since=2000-01-01T00:00:00Z&until=2001-01-01T00:00:00Z')).toEqual([]);
+    expect(await idsOf(`since=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`)).toEqual(executed().sort());
+    expect(await idsOf(`otel_trace_id=${CALLER_TRACE.toUpperCase()}`)).toEqual([ids.echo![0]]);
+  });
+
+  it('pages with an opaque cursor: every execution once, truncated until the last page', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const { body }: { body: { success: boolean; data: ExecutionsPage; meta: { truncated?: boolean } } } = await get<ExecutionsPage>(tenant, `/executions?limit=4${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(body.success).toBe(true);
+      seen.push(...body.data.executions.map((e) => e.trace_id));
+      cursor = body.data.next_cursor;
+      expect(body.meta.truncated === true).toBe(cursor !== null);
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toHaveLength(9);
+    expect([...seen].sort()).toEqual(executed().sort());
+
+    const forged = await get(tenant, '/executions?cursor=bm90LWEtY3Vyc29y');
+    expect(forged.status).toBe(400);
+    expect(forged.body.error.details.fields[0].field).toBe('cursor');
+  });
+
+  it('detailed listings carry input and output or error', async () => {
+    const { body } = await get<ExecutionsPage>(tenant, '/executions?tool=find-nothing&response_format=detailed');
+    expect(body.data.executions).toHaveLength(2);
+    for (const execution of body.data.executions) {
+      expect(execution.input).toMatchObject({ text: expect.stringMatching(/^thing \d$/) });
+      expect(execution.output).toBeNull();
+      expect(execution.error).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('Nothing called') });
+    }
+    const echoes = await get<ExecutionsPage>(tenant, '/executions?tool=echo&response_format=detailed&limit=1');
+    expect(echoes.body.data.executions[0]).toMatchObject({ input: { text: 'hello 3' }, output: { text: 'hello 3' }, error: null });
+  });
+
+  it('refuses bad queries with the field at fault, and unknown parameters by name', async () => {
+    const cases: [string, string][] = [
+      ['status=broken', 'status'],
+      ['limit=0', 'limit'],
+      ['limit=ten', 'limit'],
+      ['since=yesterday', 'since'],
+      ['error_code=OOPS', 'error_code'],
+      ['colour=blue', 'colour'],
+      ['tool=a&tool=b', 'tool'],
+    ];
+    for (const [query, field] of cases) {
+      const { status, body } = await get(tenant, `/executions?${query}`);
+      expect(status, query).toBe(400);
+      expect(body.error.code).toBe('VALIDATION_ERROR');
+      expect(body.error.details.fields.map((f: { field: string }) => f.field), query).toContain(field);
+      expect(body.error.hint).toContain('GET /executions');
+    }
+  });
+
+  it('GET /executions/:trace_id gives one execution whole: input, error with stack, retries, actor, trace context', async () => {
+    const thrown = await get<ExecutionDetail>(tenant, `/executions/${ids.throws![0]}`);
+    expect(thrown.status).toBe(200);
+    expect(thrown.body.data).toMatchObject({
+      trace_id: ids.throws![0],
+      tool: 'throws',
+      status: 'failure',
+      error_code: 'UNKNOWN_ERROR',
+      input: { text: 'x' },
+      output: null,
+      attempts: 1,
+      retry_errors: [],
+      actor: { api_key_id: tenant.keyId, api_key_name: 'Observed key' },
+    });
+    expect(thrown.body.data.error).toMatchObject({ code: 'UNKNOWN_ERROR', cause: { message: 'kaboom in the tool', stack: expect.stringContaining('kaboom in the tool') } });
+
+    const retried = await get<ExecutionDetail>(tenant, `/executions/${ids.flaky![0]}`);
+    expect(retried.body.data).toMatchObject({ status: 'success', attempts: 2, output: { attempt: 2 }, error: null });
+    expect(retried.body.data.retry_errors).toEqual([
+      { attempt: 1, code: 'DATABASE_ERROR', message: 'The database is temporarily unavailable.', time_ms: expect.any(Number), cause: expect.objectContaining({ message: 'connection reset by peer' }) },
+    ]);
+
+    // Without a traceparent the execution starts its own trace, named after its trace id.
+    const own = await get<ExecutionDetail>(tenant, `/executions/${ids.echo![1]}`);
+    expect(own.body.data.otel).toEqual({ trace_id: ids.echo![1]!.replace(/-/g, ''), span_id: expect.stringMatching(/^[0-9a-f]{16}$/), parent_span_id: null });
+    // With one, it is a child of the caller's span; both spellings of the id find it.
+    const child = await get<ExecutionDetail>(tenant, `/executions/${ids.echo![0]!.toUpperCase()}`);
+    expect(child.body.data.otel).toEqual({ trace_id: CALLER_TRACE, span_id: expect.stringMatching(/^[0-9a-f]{16}$/), parent_span_id: CALLER_SPAN });
+    expect((await get(tenant, `/executions/${ids.echo![0]!.replace(/-/g, '')}`)).body.data.trace_id).toBe(ids.echo![0]);
+  });
+
+  it('answers NOT_FOUND for unknown ids, refused calls and other tenants, and VALIDATION_ERROR for malformed ids', async () => {
+    const refused = await get(tenant, `/executions/${ids.refused![0]}`);
+    expect(refused.status).toBe(404);
+    expect(refused.body.error).toMatchObject({ code: 'NOT_FOUND', details: { entity_type: 'execution', refused_with: 'VALIDATION_ERROR' } });
+    expect(refused.body.error.message).toContain('refused with VALIDATION_ERROR before executing');
+
+    const unknown = await get(tenant, `/executions/${crypto.randomUUID()}`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.hint).toContain('GET /executions');
+
+    const malformed = await get(tenant, '/executions/not-a-trace-id');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.details.fields[0].field).toBe('trace_id');
+  });
+
+  it("isolates tenants: the other key sees its own execution and nothing of this project's", async () => {
+    const listing = await get<ExecutionsPage>(other, '/executions?limit=100');
+    expect(listing.body.data.executions.map((e) => e.trace_id)).toEqual(ids.other);
+    for (const traceId of [...executed(), ...ids.refused!]) {
+      const { status, body } = await get(other, `/executions/${traceId}`);
+      expect(status).toBe(404);
+      expect(JSON.stringify(body)).not.toContain('hello');
+    }
+    const metrics = await get<Metrics>(other, '/metrics');
+    expect(metrics.body.data.totals).toMatchObject({ calls: 1, successes: 1, validation_refusals: 0 });
+    expect(metrics.body.data.tools.map((t) => t.tool)).toEqual(['echo']);
+    // And this project's rows are still all there.
+    const [{ count }] = (await db.select({ count: sql<number>`count(*)::int` }).from(toolExecutions).where(eq(toolExecutions.projectId, tenant.projectId))) as [{ count: number }];
+    expect(count).toBe(9);
+  });
+
+  it('requires a key on every read route', async () => {
+    for (const path of ['/executions', `/executions/${ids.echo![0]}`, '/metrics', '/metrics?format=prometheus']) {
+      const { status, body } = await get(null, path);
+      expect(status, path).toBe(401);
+      expect(body.error.code).toBe('UNAUTHENTICATED');
+    }
+  });
+
+  it('GET /metrics counts the calls per tool, their failures by code, retries, warnings and refusals', async () => {
+    const { status, body } = await get<Metrics>(tenant, '/metrics');
+    expect(status).toBe(200);
+    const { totals, tools, window } = body.data;
+    expect(Date.parse(window.until) - Date.parse(window.since)).toBe(86_400_000);
+    expect(totals).toMatchObject({
+      calls: 9,
+      successes: 6,
+      failures: 3,
+      success_rate: Math.round((6 / 9) * 10_000) / 10_000,
+      failures_by_code: { NOT_FOUND: 2, UNKNOWN_ERROR: 1 },
+      retried_calls: 1,
+      performance_warnings: 1,
+      validation_refusals: 3,
+      rate_limit_refusals: 0,
+      busy_refusals: 0,
+    });
+    const byTool = Object.fromEntries(tools.map((tool) => [tool.tool, tool]));
+    expect(Object.keys(byTool).sort()).toEqual(['echo', 'find-nothing', 'flaky', 'slow', 'throws']);
+    expect(tools[0]!.tool).toBe('echo');
+    expect(byTool.echo).toMatchObject({ calls: 4, successes: 4, failures: 0, success_rate: 1, validation_refusals: 2 });
+    expect(byTool['find-nothing']).toMatchObject({ calls: 2, successes: 0, success_rate: 0, failures_by_code: { NOT_FOUND: 2 }, validation_refusals: 1 });
+    expect(byTool.flaky).toMatchObject({ calls: 1, retried_calls: 1 });
+    expect(byTool.slow).toMatchObject({ performance_warnings: 1 });
+    expect(byTool.slow!.duration_ms.p50).toBeGreaterThanOrEqual(80);
+
+    // The percentiles agree with an independent computation over the durations the trace holds.
+    const rows = await db.select({ tool: toolExecutions.tool, duration: toolExecutions.durationMs, queued: toolExecutions.queuedMs }).from(toolExecutions).where(eq(toolExecutions.projectId, tenant.projectId));
+    const durations = rows.map((row) => row.duration);
+    for (const [key, fraction] of [['p50', 0.5], ['p95', 0.95], ['p99', 0.99]] as const) {
+      expect(totals.duration_ms[key]).toBeCloseTo(percentile(durations, fraction), 1);
+    }
+    expect(totals.duration_ms.max).toBeCloseTo(Math.max(...durations), 1);
+    expect(totals.duration_ms.avg).toBeCloseTo(durations.reduce((a, b) => a + b, 0) / durations.length, 1);
+    const echoDurations = rows.filter((row) => row.tool === 'echo').map((row) => row.duration);
+    expect(byTool.echo!.duration_ms.p95).toBeCloseTo(percentile(echoDurations, 0.95), 1);
+    expect(totals.queued_ms.p95).toBeCloseTo(percentile(rows.map((row) => row.queued), 0.95), 1);
+  });
+
+  it('GET /metrics has a series covering the window, and honours tool and window', async () => {
+    const { body } = await get<Metrics>(tenant, '/metrics?window=1h');
+    const { series, window } = body.data;
+    expect(window.bucket_seconds).toBe(60);
+    expect(series).toHaveLength(60);
+    expect(series[0]!.start).toBe(window.since);
+    expect(series.reduce((sum, point) => sum + point.calls, 0)).toBe(9);
+    expect(series.reduce((sum, point) => sum + point.failures, 0)).toBe(3);
+    expect(series.filter((point) => point.calls === 0).every((point) => point.duration_ms_p50 === null)).toBe(true);
+
+    const one = await get<Metrics>(tenant, '/metrics?tool=find-nothing&window=7d');
+    expect(one.body.data.tools.map((t) => t.tool)).toEqual(['find-nothing']);
+    expect(one.body.data.totals).toMatchObject({ calls: 2, failures: 2, validation_refusals: 1 });
+    expect(one.body.data.window.bucket_seconds).toBe(10_800);
+
+    const past = await get<Metrics>(tenant, '/metrics?since=2020-01-01T00:00:00Z&until=2020-01-02T00:00:00Z');
+    expect(past.body.data.totals).toMatchObject({ calls: 0, success_rate: null, duration_ms: { p50: null } });
+    expect(past.body.data.tools).toEqual([]);
+  });
+
+  it('refuses a contradictory or unreadable window', async () => {
+    for (const [query, field] of [
+      ['window=24h&since=2025-01-01T00:00:00Z', 'window'],
+      ['window=5x', 'window'],
+      ['since=2025-01-02T00:00:00Z&until=2025-01-01T00:00:00Z', 'since'],
+      ['window=999d', 'window'],
+      ['format=xml', 'format'],
+    ] as const) {
+      const { status, body } = await get(tenant, `/metrics?${query}`);
+      expect(status, query).toBe(400);
+      expect(body.error.details.fields[0].field, query).toBe(field);
+    }
+  });
+
+  it('GET /metrics?format=prometheus exposes the same figures as text', async () => {
+    const response = await send(new Request('http://edge-tools.test/metrics?format=prometheus', { headers: { authorization: `Bearer ${tenant.apiKey}` } }));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const exposition = await response.text();
+    expect(exposition).toContain('edge_tools_executions{tool="echo",status="success"} 4\n');
+    expect(exposition).toContain('edge_tools_execution_failures{tool="find-nothing",code="NOT_FOUND"} 2\n');
+    expect(exposition).toContain('edge_tools_refusals{tool="echo",reason="validation"} 2\n');
+    expect(exposition).toContain('edge_tools_retried_executions{tool="flaky"} 1\n');
+    expect(exposition).toContain('edge_tools_execution_duration_seconds_count{tool="echo"} 4\n');
+    expect(exposition).toMatch(/edge_tools_execution_duration_seconds\{tool="slow",quantile="0\.5"\} 0\.0[89]\d*\n/);
+  });
+});
+
+describe.skipIf(!hasRedis)('rate-limit refusals in the metrics', () => {
+  it('counts calls refused by the rate limit, which are not executions', async () => {
+    const tenant = await newTenant('Rate limited');
+    const callEnv: Env = { ...env, RATE_LIMIT_PER_MINUTE: '2', CONCURRENCY_NAMESPACE: `metrics-${crypto.randomUUID()}` };
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) statuses.push((await call(tenant, 'echo', { text: `${i}` }, { callEnv })).status);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(3);
+    const { body } = await get<Metrics>(tenant, '/metrics');
+    expect(body.data.totals).toMatchObject({ calls: 2, rate_limit_refusals: 3, validation_refusals: 0 });
+  });
+});
+
+describe('OpenTelemetry export', () => {
+  const received = async () => (await (await fetch(`${services.otlpUrl}/__received`)).json()) as { path: string; headers: Record<string, string>; body: any }[];
+  /** The spans the receiver got for one execution (by gen_ai.tool.call.id), with the export they came in. */
+  async function spansOf(traceId: string) {
+    const found: { span: any; resource: any; exported: { path: string; headers: Record<string, string> } }[] = [];
+    for (const exported of await received()) {
+      for (const resourceSpans of exported.body.resourceSpans ?? []) {
+        for (const scopeSpans of resourceSpans.scopeSpans) {
+          for (const span of scopeSpans.spans) {
+            const attributes = attributesOf(span);
+            if (attributes['gen_ai.tool.call.id'] === traceId) found.push({ span: { ...span, attributes }, resource: resourceSpans.resource, exported });
+          }
+        }
+      }
+    }
+    return found;
+  }
+  async function onlySpanOf(traceId: string) {
+    const found = await spansOf(traceId);
+    expect(found).toHaveLength(1);
+    return found[0]!;
+  }
+  const attributesOf = (node: { attributes: { key: string; value: Record<string, unknown> }[] }) =>
+    Object.fromEntries(node.attributes.map(({ key, value }) => [key, Object.values(value)[0]]));
+
+  let tenant: Tenant;
+  const exportingEnv = (overrides: Partial<Env> = {}): Env => ({
+    ...env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: services.otlpUrl,
+    OTEL_EXPORTER_OTLP_HEADERS: 'x-receiver-token=s3cret%20value, x-team = tools',
+    OTEL_SERVICE_NAME: 'edge-tools-test',
+    ...overrides,
+  });
+  beforeAll(async () => {
+    tenant = await newTenant('Exported');
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it('exports a successful execution as execute_tool {tool}, a child of the caller\'s traceparent', async () => {
+    const { body } = await call(tenant, 'flaky', { text: 'x' }, { callEnv: exportingEnv(), headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
+    const [found, ...more] = await spansOf(body.meta.trace_id);
+    expect(more).toEqual([]);
+    expect(found!.exported.path).toBe('/v1/traces');
+    expect(found!.exported.headers).toMatchObject({ 'x-receiver-token': 's3cret value', 'x-team': 'tools', 'content-type': 'application/json' });
+    expect(attributesOf(found!.resource)).toMatchObject({ 'service.name': 'edge-tools-test' });
+    const { span } = found!;
+    expect(span).toMatchObject({ name: 'execute_tool flaky', kind: 1, traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN, spanId: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(span.attributes).toMatchObject({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'flaky',
+      'gen_ai.tool.call.id': body.meta.trace_id,
+      'gen_ai.tool.type': 'function',
+      'edge_tools.project.id': tenant.projectId,
+      'edge_tools.attempts': '2',
+      'edge_tools.performance_warning': false,
+    });
+    expect(span.attributes).not.toHaveProperty('error.type');
+    expect(span.status).toEqual({});
+    expect(span.events).toMatchObject([{ name: 'edge_tools.retry', attributes: [{ key: 'edge_tools.attempt', value: { intValue: '1' } }, { key: 'error.type', value: { stringValue: 'DATABASE_ERROR' } }] }]);
+    expect(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)).toBeGreaterThanOrEqual(0n);
+    // The span id is the one stored with the execution.
+    const [row] = await db.select({ spanId: toolExecutions.otelSpanId }).from(toolExecutions).where(eq(toolExecutions.id, body.meta.trace_id));
+    expect(row!.spanId).toBe(span.spanId);
+  });
+
+  it('exports a failure with error.type and an error status; without traceparent the trace is the execution\'s own', async () => {
+    const { body } = await call(tenant, 'find-nothing', { text: 'gone' }, { callEnv: exportingEnv() });
+    const { span } = await onlySpanOf(body.meta.trace_id);
+    expect(span.traceId).toBe(body.meta.trace_id.replace(/-/g, ''));
+    expect(span).not.toHaveProperty('parentSpanId');
+    expect(span.attributes['error.type']).toBe('NOT_FOUND');
+    expect(span.status).toEqual({ code: 2, message: body.error.message });
+  });
+
+  it('takes the traceparent of an MCP call from params._meta', async () => {
+    const parentSpan = 'b7ad6b7169203331';
+    const response = await send(
+      new Request('http://edge-tools.test/mcp', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { text: 'over mcp' }, _meta: { traceparent: `00-${CALLER_TRACE}-${parentSpan}-01` } },
+        }),
+      }),
+      exportingEnv(),
+    );
+    const message = (await response.json()) as { result: { structuredContent: { meta: { trace_id: string } } } };
+    const traceId = message.result.structuredContent.meta.trace_id;
+    const { span } = await onlySpanOf(traceId);
+    expect(span).toMatchObject({ name: 'execute_tool echo', traceId: CALLER_TRACE, parentSpanId: parentSpan });
+  });
+
+  it('ignores a malformed traceparent and does not export spans the caller does not sample', async () => {
+    const malformed = await call(tenant, 'echo', { text: 'x' }, { callEnv: exportingEnv(), headers: { traceparent: `00-${'0'.repeat(32)}-${CALLER_SPAN}-01` } });
+    const { span } = await onlySpanOf(malformed.body.meta.trace_id);
+    expect(span.traceId).toBe(malformed.body.meta.trace_id.replace(/-/g, ''));
+
+    const unsampled = await call(tenant, 'echo', { text: 'x' }, { callEnv: exportingEnv(), headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` } });
+    expect(unsampled.status).toBe(200);
+    expect(await spansOf(unsampled.body.meta.trace_id)).toEqual([]);
+    // Still traced in the database, as a child of the caller.
+    const [row] = await db.select({ parent: toolExecutions.otelParentSpanId }).from(toolExecutions).where(eq(toolExecutions.id, unsampled.body.meta.trace_id));
+    expect(row!.parent).toBe(CALLER_SPAN);
+  });
+
+  it('never lets an exporter failure touch the call: an error answer or an unreachable receiver', async () => {
+    const warnings: string[] = [];
+    vi.spyOn(console, 'warn').mockImplementation((line: string) => void warnings.push(line));
+    const failing = await call(tenant, 'echo', { text: 'x' }, { callEnv: exportingEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: `${services.otlpUrl}/failing` }) });
+    expect(failing).toMatchObject({ status: 200, body: { success: true } });
+    expect((await spansOf(failing.body.meta.trace_id))[0]!.exported.path).toBe('/failing/v1/traces');
+
+    const unreachable = await call(tenant, 'echo', { text: 'y' }, { callEnv: exportingEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }) });
+    expect(unreachable).toMatchObject({ status: 200, body: { success: true } });
+
+    const events = warnings.map((line) => JSON.parse(line)).filter((entry) => entry.event === 'otlp_export_failed');
+    expect(events.map((entry) => entry.trace_id)).toEqual([failing.body.meta.trace_id, unreachable.body.meta.trace_id]);
+    expect(events[0]).toMatchObject({ status: 503 });
+    // Both executions are traced all the same.
+    const rows = await db.select({ id: toolExecutions.id }).from(toolExecutions).where(inArray(toolExecutions.id, [failing.body.meta.trace_id, unreachable.body.meta.trace_id]));
+    expect(rows).toHaveLength(2);
+  });
+});
+
+describe('retention (Cron Trigger)', () => {
+  const DAY = 86_400_000;
+  async function seed(tenant: Tenant, ageDays: number, count: number) {
+    const createdAt = new Date(Date.now() - ageDays * DAY);
+    const rows = Array.from({ length: count }, () => ({
+      id: crypto.randomUUID(),
+      projectId: tenant.projectId,
+      tool: 'echo',
+      status: 'success' as const,
+      durationMs: 1,
+      attempts: 1,
+      queuedMs: 0,
+      performanceWarning: false,
+      createdAt,
+    }));
+    await db.insert(toolExecutions).values(rows);
+    await db.insert(toolRefusals).values(rows.map(() => ({ id: crypto.randomUUID(), projectId: tenant.projectId, tool: 'echo', code: 'VALIDATION_ERROR', createdAt })));
+    return rows.map((row) => row.id);
+  }
+  const remaining = async (table: typeof toolExecutions | typeof toolRefusals, projectId: string) =>
+    ((await db.select({ count: sql<number>`count(*)::int` }).from(table).where(eq(table.projectId, projectId))) as [{ count: number }])[0].count;
+
+  it('the scheduled handler deletes executions and refusals older than TRACE_RETENTION_DAYS, and nothing newer', async () => {
+    const tenant = await newTenant('Retained');
+    const old = await seed(tenant, 45, 3);
+    const kept = await seed(tenant, 10, 2);
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController({ cron: '17 * * * *' }), { ...env, TRACE_RETENTION_DAYS: '30' }, ctx);
+    await waitOnExecutionContext(ctx);
+    const left = await db.select({ id: toolExecutions.id }).from(toolExecutions).where(eq(toolExecutions.projectId, tenant.projectId));
+    expect(left.map((row) => row.id).sort()).toEqual([...kept].sort());
+    expect(old.every((id) => !left.some((row) => row.id === id))).toBe(true);
+    expect(await remaining(toolRefusals, tenant.projectId)).toBe(2);
+
+    // A shorter period takes the rest.
+    const ctx2 = createExecutionContext();
+    await worker.scheduled(createScheduledController(), { ...env, TRACE_RETENTION_DAYS: '7' }, ctx2);
+    await waitOnExecutionContext(ctx2);
+    expect(await remaining(toolExecutions, tenant.projectId)).toBe(0);
+  });
+
+  it('deletes in bounded batches: a run stops at its limit, the next one finishes', async () => {
+    const tenant = await newTenant('Batched');
+    await seed(tenant, 400, 5);
+    const now = new Date(Date.now() - 300 * DAY); // only this file's 400-day-old rows are older than 30 days before then
+    const first = await deleteExpired(db, { days: 30, batchSize: 2, maxBatches: 2, now });
+    expect(first).toMatchObject({ executions: 4, refusals: 4, complete: false });
+    expect(await remaining(toolExecutions, tenant.projectId)).toBe(1);
+    const second = await deleteExpired(db, { days: 30, batchSize: 2, maxBatches: 2, now });
+    expect(second).toMatchObject({ executions: 1, refusals: 1, complete: true });
+    expect(await remaining(toolExecutions, tenant.projectId)).toBe(0);
+  });
+
+  it('a bad TRACE_RETENTION_DAYS deletes nothing and says why', async () => {
+    const tenant = await newTenant('Misconfigured');
+    await seed(tenant, 90, 1);
+    const errors: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((line: string) => void errors.push(line));
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController(), { ...env, TRACE_RETENTION_DAYS: 'forever' }, ctx);
+    await waitOnExecutionContext(ctx);
+    vi.restoreAllMocks();
+    expect(await remaining(toolExecutions, tenant.projectId)).toBe(1);
+    expect(errors.map((line) => JSON.parse(line))).toContainEqual(expect.objectContaining({ event: 'retention_skipped', reason: expect.stringContaining('TRACE_RETENTION_DAYS') }));
+  });
+});
+
+describe('GET /dashboard', () => {
+  it('serves the page without a key, with no data in it and a CSP that allows nothing from elsewhere', async () => {
+    const response = await send(new Request('http://edge-tools.test/dashboard'));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = response.headers.get('content-security-policy')!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("connect-src 'self'");
+    const nonce = /script-src 'nonce-([^']+)'/.exec(csp)![1]!;
+    const page = await response.text();
+    expect(page).toContain(`<script nonce="${nonce}">`);
+    expect(page).toContain('sessionStorage');
+    expect(page).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
+  });
+});
