@@ -11,12 +11,17 @@
  * else console.error(result.error.code, result.error.message);
  *
  * const health = await (await client.api.health.$get()).json();
+ *
+ * const failures = await client.executions({ status: 'failure', limit: 10 });
+ * const metrics = await client.metrics({ window: '24h' });
  */
 import { hc } from 'hono/client';
 import type { z } from 'zod';
 import type { ToolResult } from '../shared/core/contract.ts';
 import type { Gateway } from '../shared/http/app.ts';
 import type { AnyTool } from '../shared/core/tool.ts';
+import type { ExecutionDetail, ExecutionsPage, executionsQuery } from '../shared/observability/executions.ts';
+import type { Metrics, metricsQuery } from '../shared/observability/metrics.ts';
 import type { tools } from './registry.ts';
 
 /** A registered tool whose id and schemas the type system knows (table tools are built from configurations at run time). */
@@ -29,6 +34,11 @@ export type ToolId = TypedTool['id'];
 export type ToolInput<Id extends string> = Id extends ToolId ? z.input<Extract<TypedTool, { id: Id }>['input']> : Record<string, unknown>;
 /** The `data` of a successful call. */
 export type ToolOutput<Id extends string> = Id extends ToolId ? z.output<Extract<TypedTool, { id: Id }>['output']> : unknown;
+
+/** The filters of `executions()`: those of `GET /executions`. */
+export type ExecutionsQuery = z.input<typeof executionsQuery>;
+/** The window of `metrics()`: that of `GET /metrics` (JSON only; Prometheus scrapers call the route). */
+export type MetricsQuery = Omit<z.input<typeof metricsQuery>, 'format'>;
 
 export interface ClientOptions {
   /** Your project's API key (`et_...`), sent as `Authorization: Bearer <key>`. */
@@ -51,11 +61,23 @@ export interface EdgeToolsClient {
   api: ReturnType<typeof hc<Gateway>>;
   /** Runs a tool and answers its envelope; never throws for a failed call (only when the network fails). */
   callTool<Id extends ToolId | (string & {})>(id: Id, input: ToolInput<Id>, options?: CallOptions): Promise<ToolResult<ToolOutput<Id>>>;
+  /** The project's executions, newest first (`GET /executions`); pass `next_cursor` back as `cursor` for more. */
+  executions(query?: ExecutionsQuery): Promise<ToolResult<ExecutionsPage>>;
+  /** One execution whole, by the `meta.trace_id` of its answer (`GET /executions/:trace_id`). */
+  execution(traceId: string): Promise<ToolResult<ExecutionDetail>>;
+  /** Metrics per tool over a window (`GET /metrics`), default the last 24 hours. */
+  metrics(query?: MetricsQuery): Promise<ToolResult<Metrics>>;
 }
 
 /** A client of the gateway at `baseUrl` (e.g. `http://127.0.0.1:8787`). */
 export function createClient(baseUrl: string, { apiKey, fetch = globalThis.fetch }: ClientOptions): EdgeToolsClient {
   const api = hc<Gateway>(baseUrl, { headers: { authorization: `Bearer ${apiKey}` }, fetch });
+  const read = async (path: string, query: Record<string, string | number | undefined> = {}) => {
+    const url = new URL(baseUrl.replace(/\/+$/, '') + path);
+    for (const [name, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(name, String(value));
+    const response = await fetch(url, { headers: { authorization: `Bearer ${apiKey}` } });
+    return (await response.json()) as ToolResult<never>;
+  };
   return {
     api,
     async callTool(id: string, input: unknown, { idempotencyKey }: CallOptions = {}) {
@@ -66,5 +88,8 @@ export function createClient(baseUrl: string, { apiKey, fetch = globalThis.fetch
       // JSON, typed by the signature from the id (never: assignable to every tool's result).
       return (await response.json()) as ToolResult<never>;
     },
+    executions: (query) => read('/executions', query),
+    execution: (traceId) => read(`/executions/${encodeURIComponent(traceId)}`),
+    metrics: (query) => read('/metrics', query),
   };
 }

@@ -1,10 +1,13 @@
 /**
  * The OpenAPI 3.1 document of a worker (`GET /openapi.json`): every tool route with its input
  * schema as the request body and the envelope as the response, for the success and for every
- * error status, plus the catalog and health routes. Generated from the same zod schemas the
- * validator enforces, through the catalog's JSON Schemas (`tool.jsonSchemas()`).
+ * error status, plus the catalog, health and observability routes. Generated from the same zod
+ * schemas the validator enforces, through the catalog's JSON Schemas (`tool.jsonSchemas()`).
  */
+import { z } from 'zod';
 import { ERROR_STATUS } from '../core/contract.ts';
+import { executionDetail, executionsPage, executionsQuery } from '../observability/executions.ts';
+import { metricsData, metricsQuery } from '../observability/metrics.ts';
 import { embed, envelopeParts, failureEnvelopeSchema, successEnvelopeSchema, type EnvelopeParts, type JsonSchema } from './envelope-schema.ts';
 import { SERVER_INFO } from './mcp.ts';
 import { IDEMPOTENCY_HEADER, KEY_TTL_HOURS, MAX_KEY_LENGTH } from '../runtime/idempotency.ts';
@@ -59,6 +62,7 @@ function buildDocument(tools: readonly AnyTool[], { toolPath = (tool) => `/tools
         responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
       },
     },
+    ...observabilityPaths(),
   };
   for (const tool of tools) {
     const { input, output } = tool.jsonSchemas();
@@ -95,6 +99,66 @@ function buildDocument(tools: readonly AnyTool[], { toolPath = (tool) => `/tools
       schemas,
     },
   };
+}
+
+/** The read routes of the trace and the metrics, and the dashboard page. */
+function observabilityPaths(): Record<string, JsonSchema> {
+  const readFailures = [400, 401, 500, 503];
+  const read = (operationId: string, description: string, data: z.ZodType, failures: number[], parameters: JsonSchema[]) => ({
+    ...(operation(operationId, description, outputSchema(data), failures) as { responses: Record<number, { description: string; content: Record<string, unknown> }> }),
+    security: [{ apiKey: [] }],
+    parameters,
+  });
+  const metrics = read(
+    'getMetrics',
+    'Metrics per tool over a window (default the last 24 hours): calls, successes, failures by error code, success rate, duration avg/p50/p95/p99/max, queue wait, retried calls, performance warnings, refused calls, and a time series. format=prometheus answers the same figures in the Prometheus text exposition format.',
+    metricsData,
+    readFailures,
+    queryParameters(metricsQuery),
+  );
+  metrics.responses[200]!.description = 'The envelope with the metrics; with format=prometheus, the Prometheus text exposition format (version 0.0.4).';
+  metrics.responses[200]!.content['text/plain'] = { schema: { type: 'string' } };
+  return {
+    '/executions': {
+      get: read(
+        'listExecutions',
+        "The project's executions, newest first, filtered by tool, status, error code, time range, minimum duration or W3C trace id; paginated with an opaque cursor. Refused calls are not executions (see /metrics).",
+        executionsPage,
+        readFailures,
+        queryParameters(executionsQuery),
+      ),
+    },
+    '/executions/{trace_id}': {
+      get: read(
+        'getExecution',
+        'One execution whole: input, output or error (stack included), duration, queue wait, attempts and each retried error, the API key id as actor, and its W3C trace context.',
+        executionDetail,
+        [400, 401, 404, 500, 503],
+        [{ name: 'trace_id', in: 'path', required: true, description: 'The meta.trace_id of an answer (a UUID), or the same 32 hex digits.', schema: { type: 'string' } }],
+      ),
+    },
+    '/metrics': { get: metrics },
+    '/dashboard': {
+      get: {
+        operationId: 'dashboard',
+        description: 'A page showing the metrics and recent failures of the project whose API key is entered (kept in the tab only).',
+        responses: { 200: { description: 'The dashboard page.', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+  };
+}
+
+/** Query parameters described by a strict zod object, one per property. */
+function queryParameters(schema: z.ZodObject): JsonSchema[] {
+  const json = z.toJSONSchema(schema, { io: 'input' }) as { properties: Record<string, JsonSchema>; required?: string[] };
+  return Object.entries(json.properties).map(([name, property]) => {
+    const { description, ...rest } = property;
+    return { name, in: 'query', required: json.required?.includes(name) ?? false, description, schema: rest };
+  });
+}
+
+function outputSchema(schema: z.ZodType): JsonSchema {
+  return embed(z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }), '#');
 }
 
 /** An operation answering `data` in the success envelope, and the failure envelope on `failures`. */

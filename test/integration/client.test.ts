@@ -1,5 +1,5 @@
 /** The typed client (functions/client.ts) against the gateway in workerd. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createClient } from '../../functions/client.ts';
 import { send, tenantA, uniqueTimestamp } from './helpers.ts';
 
@@ -27,6 +27,24 @@ describe('typed client', () => {
     const again = await client.callTool('log-mood', input, { idempotencyKey });
     expect(first.success).toBe(true);
     expect(again).toMatchObject({ success: true, data: first.success ? first.data : {}, meta: { replayed: true, trace_id: first.meta.trace_id } });
+  });
+
+  it('reads back executions and metrics, typed', async () => {
+    const call = await client.callTool('log-mood', { user_id: 'client-observability', mood: 'sad', energy_level: 3, timestamp: uniqueTimestamp() });
+    const traceId = call.meta.trace_id;
+    // The trace is written after the answer: wait until it is readable.
+    const one = await vi.waitFor(async () => {
+      const found = await client.execution(traceId);
+      if (!found.success) throw new Error(found.message);
+      return found;
+    });
+    expect(one).toMatchObject({ success: true, data: { trace_id: traceId, tool: 'log-mood', input: { user_id: 'client-observability' } } });
+    const page = await client.executions({ tool: 'log-mood', limit: 100 });
+    if (!page.success) throw new Error(page.message);
+    expect(page.data.executions.map((execution) => execution.trace_id)).toContain(traceId);
+    const metrics = await client.metrics({ window: '1h', tool: 'log-mood' });
+    if (!metrics.success) throw new Error(metrics.message);
+    expect(metrics.data.tools[0]?.calls).toBeGreaterThanOrEqual(1);
   });
 
   it('reaches the other routes through hono/client', async () => {

@@ -39,8 +39,9 @@ export async function callTool<T = Record<string, unknown>>(toolId: string, body
   return answerOf<T>(await send(request, options.worker));
 }
 
-export async function getJson<T = unknown>(path: string): Promise<Answer<T>> {
-  return answerOf<T>(await send(new Request(`http://edge-tools.test${path}`)));
+/** GETs a route (with `key` as the bearer token, when given) and returns the status and the parsed envelope. */
+export async function getJson<T = unknown>(path: string, key?: string): Promise<Answer<T>> {
+  return answerOf<T>(await send(new Request(`http://edge-tools.test${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} })));
 }
 
 /** Sends a request to the gateway (or to `worker`), waiting for its `waitUntil` work when a worker is given. */

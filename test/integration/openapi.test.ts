@@ -3,14 +3,14 @@
  * the OpenAPI document (`GET /openapi.json`) and the OpenAI export (`GET /tools?format=openai`).
  */
 import { Validator } from '@cfworker/json-schema';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { tools } from '../../functions/registry.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
 import { createToolWorker } from '../../shared/http/app.ts';
 import { ERROR_STATUS } from '../../shared/core/contract.ts';
 import { embed } from '../../shared/http/envelope-schema.ts';
 import type { OpenAiFunctionTool } from '../../shared/http/openai-export.ts';
-import { callTool, getJson, send, uniqueTimestamp } from './helpers.ts';
+import { callTool, getJson, send, tenantA, uniqueTimestamp } from './helpers.ts';
 
 type Document = Record<string, any>;
 
@@ -50,7 +50,8 @@ describe('GET /openapi.json', () => {
   it('is OpenAPI 3.1 with every tool route, the catalog and health, on the server it was asked from', async () => {
     const document = await openApi();
     expect(document).toMatchObject({ openapi: '3.1.0', info: { title: 'edge-tools' }, servers: [{ url: 'http://edge-tools.test' }] });
-    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/openapi.json', '/tools', ...tools.map((tool) => `/tools/${tool.id}`)].sort());
+    const observability = ['/dashboard', '/executions', '/executions/{trace_id}', '/metrics'];
+    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/openapi.json', '/tools', ...observability, ...tools.map((tool) => `/tools/${tool.id}`)].sort());
     expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const { ref, resolves } of references(document)) expect(resolves, ref).toBe(true);
   });
@@ -88,9 +89,39 @@ describe('GET /openapi.json', () => {
     expect(validateAt(document, '#/paths/~1tools/get/responses/200/content/application~1json/schema', catalog.body)).toMatchObject({ valid: true });
   });
 
+  it('describes the observability routes and their real answers', async () => {
+    const document = await openApi();
+    const schemaOf = (path: string, status: number) => `#/paths/${encode(path)}/get/responses/${status}/content/application~1json/schema`;
+    const call = await callTool('log-mood', { ...logMood.example, user_id: 'openapi-observability', timestamp: uniqueTimestamp() });
+    const traceId = call.body.meta.trace_id;
+
+    // The trace is written after the answer: wait until it is readable.
+    const one = await vi.waitFor(async () => {
+      const found = await getJson(`/executions/${traceId}`, tenantA.apiKey);
+      expect(found.status).toBe(200);
+      return found;
+    });
+    const listing = await getJson(`/executions?tool=log-mood&response_format=detailed&limit=5`, tenantA.apiKey);
+    expect(listing.status).toBe(200);
+    expect(validateAt(document, schemaOf('/executions', 200), listing.body)).toMatchObject({ valid: true });
+    expect(validateAt(document, schemaOf('/executions/{trace_id}', 200), one.body)).toMatchObject({ valid: true });
+    const missing = await getJson(`/executions/${crypto.randomUUID()}`, tenantA.apiKey);
+    expect(validateAt(document, schemaOf('/executions/{trace_id}', 404), missing.body)).toMatchObject({ valid: true });
+    const metrics = await getJson('/metrics?window=1h', tenantA.apiKey);
+    expect(validateAt(document, schemaOf('/metrics', 200), metrics.body)).toMatchObject({ valid: true });
+    const invalid = await getJson('/metrics?window=soon', tenantA.apiKey);
+    expect(validateAt(document, schemaOf('/metrics', 400), invalid.body)).toMatchObject({ valid: true });
+
+    const parameters = (path: string) => document.paths[path].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`);
+    expect(parameters('/executions')).toEqual(expect.arrayContaining(['query:tool', 'query:status', 'query:error_code', 'query:since', 'query:until', 'query:min_duration_ms', 'query:cursor', 'query:limit', 'query:response_format']));
+    expect(parameters('/metrics')).toEqual(expect.arrayContaining(['query:window', 'query:since', 'query:until', 'query:tool', 'query:format']));
+    expect(parameters('/executions/{trace_id}')).toEqual(['path:trace_id']);
+    expect(Object.keys(document.paths['/metrics'].get.responses[200].content).sort()).toEqual(['application/json', 'text/plain']);
+  });
+
   it("documents a tool's own worker with POST / for that tool only", async () => {
     const document = await openApi(createToolWorker(logMood));
-    expect(Object.keys(document.paths).sort()).toEqual(['/', '/health', '/openapi.json', '/tools']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/', '/dashboard', '/executions', '/executions/{trace_id}', '/health', '/metrics', '/openapi.json', '/tools']);
     expect(document.paths['/'].post.operationId).toBe('log-mood');
   });
 });
