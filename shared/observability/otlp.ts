@@ -67,6 +67,10 @@ export interface ExecutionSpan {
 /** OTLP's `SPAN_KIND_INTERNAL` and `STATUS_CODE_ERROR`. */
 const SPAN_KIND_INTERNAL = 1;
 const STATUS_CODE_ERROR = 2;
+/** Span flags: the W3C sampled flag in the low byte; whether the parent is remote is known (and, with a parent, it is: the caller). */
+const FLAG_SAMPLED = 0x1;
+const FLAG_HAS_IS_REMOTE = 0x100;
+const FLAG_IS_REMOTE = 0x200;
 
 const warned = new Set<string>();
 
@@ -144,6 +148,7 @@ export function otlpTraceRequest(span: ExecutionSpan, serviceName: string = OTLP
       attributes: keyValues({ 'edge_tools.attempt': integer(retry.attempt), 'error.type': text(retry.code) }),
     })),
     status: span.errorCode ? { code: STATUS_CODE_ERROR, message: span.errorMessage ?? span.errorCode } : {},
+    flags: (span.context.sampled ? FLAG_SAMPLED : 0) | FLAG_HAS_IS_REMOTE | (span.context.parentSpanId ? FLAG_IS_REMOTE : 0),
   };
   if (span.context.parentSpanId) otlpSpan.parentSpanId = span.context.parentSpanId;
   return {
