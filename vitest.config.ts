@@ -16,6 +16,16 @@ export default defineConfig({
         },
       },
       {
+        // The dashboard in Debian's Chromium, against the worker under `wrangler dev` (Node drives both).
+        test: {
+          name: 'browser',
+          environment: 'node',
+          include: ['test/browser/**/*.test.ts'],
+          hookTimeout: 120_000,
+          testTimeout: 60_000,
+        },
+      },
+      {
         // The real worker inside workerd, against the local stand-ins started by the global setup.
         plugins: [
           cloudflareTest(({ inject }) => {

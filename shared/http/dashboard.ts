@@ -101,6 +101,7 @@ const STYLE = `
 :root { color-scheme: light dark; --fg: #1d2330; --muted: #5d6675; --bg: #f6f7f9; --card: #fff; --line: #d9dde3; --accent: #2f6fdb; --bad: #c8372d; --good: #1f8a4c; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6e8ec; --muted: #9aa3b2; --bg: #14171c; --card: #1d2128; --line: #343a44; --accent: #6ea0ff; --bad: #ff6b60; --good: #4cc383; } }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
 header, main, #message { max-width: 1200px; margin: 0 auto; padding: 12px 16px; }
 h1 { font-size: 1.3rem; margin: 4px 0 10px; } h1 span { color: var(--muted); font-weight: 400; }
@@ -119,9 +120,9 @@ button.secondary, #close-trace { background: var(--card); color: var(--fg); bord
 .scroll { overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { text-align: right; padding: 7px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; }
-th:first-child, td:first-child, #failures td:nth-child(2), #failures td:nth-child(3), #tools td:nth-child(8) { text-align: left; }
+th:first-child, td:first-child, #failures :is(th, td):is(:nth-child(2), :nth-child(3)), #tools :is(th, td):nth-child(8) { text-align: left; }
 thead th { color: var(--muted); font-weight: 600; font-size: .82rem; }
-tbody tr:last-child td { border-bottom: 0; }
+tbody tr:last-child > * { border-bottom: 0; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap: 12px; margin-top: 18px; }
 figure { margin: 0; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 10px; }
 figcaption { font-size: .85rem; color: var(--muted); margin-bottom: 6px; }
