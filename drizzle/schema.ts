@@ -11,6 +11,7 @@ import {
   foreignKey,
   index,
   integer,
+  json,
   jsonb,
   numeric,
   pgTable,
@@ -193,8 +194,11 @@ export const toolExecutions = pgTable(
     createdAt: createdAt(),
     /** The actor: the API key that made the call (its id, never the key). */
     apiKeyId: uuid('api_key_id').references(() => apiKeys.id, { onDelete: 'set null' }),
-    /** Each failed attempt that was retried: `{ attempt, code, message, cause }`, stack included. */
-    retryErrors: jsonb('retry_errors'),
+    /**
+     * Each failed attempt that was retried: `{ attempt, code, message, timeMs, cause }`, stack
+     * included. `json`, not `jsonb`: an error message may quote text `jsonb` refuses (a NUL).
+     */
+    retryErrors: json('retry_errors'),
     /** W3C trace context: the trace (the caller's, or this execution's own), this span, the caller's span. */
     otelTraceId: text('otel_trace_id'),
     otelSpanId: text('otel_span_id'),

@@ -9,7 +9,7 @@ CREATE TABLE "tool_refusals" (
 --> statement-breakpoint
 DROP INDEX "tool_executions_project_created_idx";--> statement-breakpoint
 ALTER TABLE "tool_executions" ADD COLUMN "api_key_id" uuid;--> statement-breakpoint
-ALTER TABLE "tool_executions" ADD COLUMN "retry_errors" jsonb;--> statement-breakpoint
+ALTER TABLE "tool_executions" ADD COLUMN "retry_errors" json;--> statement-breakpoint
 ALTER TABLE "tool_executions" ADD COLUMN "otel_trace_id" text;--> statement-breakpoint
 ALTER TABLE "tool_executions" ADD COLUMN "otel_span_id" text;--> statement-breakpoint
 ALTER TABLE "tool_executions" ADD COLUMN "otel_parent_span_id" text;--> statement-breakpoint

@@ -122,7 +122,8 @@ export async function listExecutions(db: Database, projectId: string, query: Exe
   const conditions: SQL[] = [eq(toolExecutions.projectId, projectId)];
   if (query.tool) conditions.push(eq(toolExecutions.tool, query.tool));
   if (query.status) conditions.push(eq(toolExecutions.status, query.status === 'success' ? 'success' : 'error'));
-  if (query.error_code) conditions.push(eq(toolExecutions.errorCode, query.error_code));
+  // Only failures have a code: saying so lets Postgres read the failures' own index.
+  if (query.error_code) conditions.push(eq(toolExecutions.status, 'error'), eq(toolExecutions.errorCode, query.error_code));
   if (query.since) conditions.push(gte(toolExecutions.createdAt, new Date(query.since)));
   if (query.until) conditions.push(lt(toolExecutions.createdAt, new Date(query.until)));
   if (query.min_duration_ms !== undefined) conditions.push(gte(toolExecutions.durationMs, query.min_duration_ms));

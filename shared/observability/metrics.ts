@@ -150,8 +150,8 @@ export async function readMetrics(db: Database, projectId: string, window: Metri
       start: key,
       calls: point?.calls ?? 0,
       failures: point?.failures ?? 0,
-      duration_ms_p50: round(point?.p50),
-      duration_ms_p95: round(point?.p95),
+      duration_ms_p50: round(point?.percentiles?.[0]),
+      duration_ms_p95: round(point?.percentiles?.[1]),
     });
   }
 
@@ -177,13 +177,10 @@ export function metricsStatements(projectId: string, { since, until, bucketSecon
     sql`select tool, grouping(tool) = 1 as is_total, count(*)::int as calls,
         (count(*) filter (where status = 'success'))::int as successes,
         avg(duration_ms) as duration_avg,
-        percentile_cont(0.5) within group (order by duration_ms) as duration_p50,
-        percentile_cont(0.95) within group (order by duration_ms) as duration_p95,
-        percentile_cont(0.99) within group (order by duration_ms) as duration_p99,
+        percentile_cont(array[0.5, 0.95, 0.99]) within group (order by duration_ms) as duration_percentiles,
         max(duration_ms) as duration_max,
         avg(queued_ms) as queued_avg,
-        percentile_cont(0.5) within group (order by queued_ms) as queued_p50,
-        percentile_cont(0.95) within group (order by queued_ms) as queued_p95,
+        percentile_cont(array[0.5, 0.95]) within group (order by queued_ms) as queued_percentiles,
         (count(*) filter (where attempts > 1))::int as retried,
         (count(*) filter (where performance_warning))::int as warnings
       from tool_executions where ${inWindow}
@@ -197,8 +194,7 @@ export function metricsStatements(projectId: string, { since, until, bucketSecon
     sql`select to_char(date_bin(make_interval(secs => ${bucketSeconds}), created_at, ${since.toISOString()}::timestamptz) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as start,
         count(*)::int as calls,
         (count(*) filter (where status = 'error'))::int as failures,
-        percentile_cont(0.5) within group (order by duration_ms) as p50,
-        percentile_cont(0.95) within group (order by duration_ms) as p95
+        percentile_cont(array[0.5, 0.95]) within group (order by duration_ms) as percentiles
       from tool_executions where ${inWindow}
       group by 1 order by 1`,
   ];
@@ -210,18 +206,16 @@ type AggregateRow = {
   calls: number;
   successes: number;
   duration_avg: number | null;
-  duration_p50: number | null;
-  duration_p95: number | null;
-  duration_p99: number | null;
+  /** p50, p95, p99: each array of percentiles costs one sort. */
+  duration_percentiles: number[] | null;
   duration_max: number | null;
   queued_avg: number | null;
-  queued_p50: number | null;
-  queued_p95: number | null;
+  queued_percentiles: number[] | null;
   retried: number;
   warnings: number;
 };
 
-type SeriesRow = { start: string; calls: number; failures: number; p50: number | null; p95: number | null };
+type SeriesRow = { start: string; calls: number; failures: number; percentiles: number[] | null };
 
 const REFUSAL_COUNTERS: Record<string, 'validation_refusals' | 'rate_limit_refusals' | 'busy_refusals'> = {
   VALIDATION_ERROR: 'validation_refusals',
@@ -239,8 +233,14 @@ function figuresOf(row: AggregateRow | undefined): Figures {
     failures: calls - successes,
     success_rate: calls === 0 ? null : Math.round((successes / calls) * 10_000) / 10_000,
     failures_by_code: {},
-    duration_ms: { avg: round(row?.duration_avg), p50: round(row?.duration_p50), p95: round(row?.duration_p95), p99: round(row?.duration_p99), max: round(row?.duration_max) },
-    queued_ms: { avg: round(row?.queued_avg), p50: round(row?.queued_p50), p95: round(row?.queued_p95) },
+    duration_ms: {
+      avg: round(row?.duration_avg),
+      p50: round(row?.duration_percentiles?.[0]),
+      p95: round(row?.duration_percentiles?.[1]),
+      p99: round(row?.duration_percentiles?.[2]),
+      max: round(row?.duration_max),
+    },
+    queued_ms: { avg: round(row?.queued_avg), p50: round(row?.queued_percentiles?.[0]), p95: round(row?.queued_percentiles?.[1]) },
     retried_calls: row?.retried ?? 0,
     performance_warnings: row?.warnings ?? 0,
     validation_refusals: 0,
