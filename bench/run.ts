@@ -7,6 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { bundlesMarkdown, measureBundles } from './bundles.ts';
 import { runClusteringBench } from './clustering.ts';
 import { runIdempotencyBench } from './idempotency.ts';
+import { runObservabilityBench } from './observability.ts';
 import { pipelineMarkdown, runAdmissionBench, runPipelineBench } from './pipeline.ts';
 import { runRetrievalBench } from './retrieval.ts';
 import { runSemaphoreBench } from './semaphore.ts';
@@ -39,6 +40,9 @@ sections.push('', await runRetrievalBench());
 
 console.log('Task-analysis tools against the Neon stand-in (about 9 minutes)...');
 sections.push('', await runTaskAnalysisBench());
+
+console.log('Observability reads over 100,000 executions (about 5 minutes)...');
+sections.push('', await runObservabilityBench());
 
 console.log('Bundle sizes (dry-run deploys)...');
 sections.push('', '## Bundle sizes (`npm run deploy -- <tool-id> --dry-run`)', '', bundlesMarkdown(measureBundles()));
