@@ -6,7 +6,9 @@
  * 3. the migrations, and a demo project with its API key (DEV_API_KEY when set), seeded on first
  *    start with sample project plans (local/corpus.ts), and with the study planner's demo data
  *    whenever it has none (local/study-seed.ts);
- * 4. `wrangler dev` serving the gateway on http://127.0.0.1:8787.
+ * 4. `wrangler dev` serving the gateway on http://127.0.0.1:8787, with the observability variables
+ *    of this shell passed on (OTEL_*, TRACE_RETENTION_DAYS), and the Cron Trigger callable at
+ *    /__scheduled (retention).
  * Ctrl-C stops everything it started.
  */
 import { spawn } from 'node:child_process';
@@ -41,6 +43,9 @@ if (!(await hasStudyData(databaseUrl, demo.projectId))) {
 const redis = await startRedisServer();
 const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() }) : undefined;
 const redisVars = upstash ? ['--var', `UPSTASH_REDIS_REST_URL:${upstash.url}`, '--var', `UPSTASH_REDIS_REST_TOKEN:${upstash.token}`] : [];
+/** Variables of this shell the worker should see too: the OpenTelemetry export and retention. */
+const PASSED_ON = /^(OTEL_EXPORTER_OTLP_(TRACES_)?ENDPOINT|OTEL_EXPORTER_OTLP_HEADERS|OTEL_EXPORTER_OTLP_TIMEOUT|OTEL_SERVICE_NAME|TRACE_RETENTION_DAYS)$/;
+const passedVars = Object.entries(process.env).flatMap(([name, value]) => (PASSED_ON.test(name) && value ? ['--var', `${name}:${value}`] : []));
 console.log(
   upstash
     ? `Global semaphore and rate limit: redis-server behind the Upstash REST stand-in on ${upstash.url}`
@@ -49,7 +54,7 @@ console.log(
 
 const wrangler = spawn(
   join(ROOT, 'node_modules/.bin/wrangler'),
-  ['dev', '--ip', '127.0.0.1', '--port', String(PORT), '--var', `DATABASE_URL:${databaseUrl}`, ...redisVars, '--show-interactive-dev-session=false'],
+  ['dev', '--ip', '127.0.0.1', '--port', String(PORT), '--var', `DATABASE_URL:${databaseUrl}`, ...redisVars, ...passedVars, '--test-scheduled', '--show-interactive-dev-session=false'],
   { cwd: ROOT, env: wranglerEnv(ROOT, { offline: true }), stdio: ['ignore', 'pipe', 'inherit'], detached: true },
 );
 let announced = false;
@@ -102,7 +107,9 @@ function announce(apiKey: string) {
   console.log(`
 edge-tools is running on ${base}
   Demo project API key: ${apiKey}
-  Catalog:  curl ${base}/tools
+  Catalog:   curl ${base}/tools
+  Dashboard: ${base}/dashboard (paste the key above)
+  Traces:    curl -H 'Authorization: Bearer ${apiKey}' '${base}/executions?status=failure'
   Try a tool:
     curl -s ${base}/tools/log-mood \\
       -H 'Authorization: Bearer ${apiKey}' -H 'Content-Type: application/json' \\
