@@ -1,17 +1,20 @@
 /**
  * A worker's module: its HTTP routes, and the `scheduled` handler its Cron Trigger runs
- * (`crons` in wrangler.toml): retention of the trace (shared/observability/retention.ts).
+ * (`crons` in wrangler.toml): retention of the trace (shared/observability/retention.ts) and the
+ * purge of expired idempotency records (shared/runtime/idempotency.ts).
  */
 import { log } from '../observability/log.ts';
 import { runRetention } from '../observability/retention.ts';
 import { createDb } from './db.ts';
 import type { Env } from './env.ts';
+import { purgeExpired } from './idempotency.ts';
 
 type FetchHandler = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>;
 
 /**
  * The module a worker exports: `app`'s `fetch`, and a `scheduled` handler that deletes expired
- * executions and refusals. Every deployed worker (the gateway, a tool's own worker) has both, so
+ * executions and refusals, and expired idempotency records (which keyed calls purge too, but only
+ * when keyed calls come). Every deployed worker (the gateway, a tool's own worker) has both, so
  * retention runs whichever of them are deployed; runs overlapping are harmless.
  *
  * @example
@@ -25,7 +28,8 @@ export function workerModule<F extends FetchHandler>(app: { fetch: F }) {
         log('error', 'retention_skipped', { reason: 'The deployment has no DATABASE_URL configured.' });
         return;
       }
-      ctx.waitUntil(runRetention(createDb(env.DATABASE_URL), env));
+      const db = createDb(env.DATABASE_URL);
+      ctx.waitUntil(Promise.all([runRetention(db, env), purgeExpired(db)]));
     },
   } satisfies ExportedHandler<Env>;
 }

@@ -9,7 +9,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { and, eq, gte, inArray, sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { apiKeys, projects, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
+import { apiKeys, idempotencyKeys, projects, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import { fail, ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
@@ -598,6 +598,19 @@ describe('retention (Cron Trigger)', () => {
     await worker.scheduled(createScheduledController(), { ...env, TRACE_RETENTION_DAYS: '7' }, ctx2);
     await waitOnExecutionContext(ctx2);
     expect(await remaining(toolExecutions, tenant.projectId)).toBe(0);
+  });
+
+  it('the same run purges expired idempotency records, and keeps live ones', async () => {
+    const tenant = await newTenant('Keyed');
+    const record = (key: string, expiresAt: Date) => ({
+      projectId: tenant.projectId, tool: 'log-mood', key, fingerprint: 'f', status: 'completed' as const, traceId: crypto.randomUUID(), expiresAt,
+    });
+    await db.insert(idempotencyKeys).values([record('expired', new Date(Date.now() - 60_000)), record('live', new Date(Date.now() + DAY))]);
+    const ctx = createExecutionContext();
+    await worker.scheduled(createScheduledController(), env, ctx);
+    await waitOnExecutionContext(ctx);
+    const left = await db.select({ key: idempotencyKeys.key }).from(idempotencyKeys).where(eq(idempotencyKeys.projectId, tenant.projectId));
+    expect(left.map((row) => row.key)).toEqual(['live']);
   });
 
   it('deletes in bounded batches: a run stops at its limit, the next one finishes', async () => {
