@@ -14,7 +14,7 @@ import type { Database } from '../runtime/db.ts';
 const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
 
 /** Stored values longer than this (as JSON text) are left out of listings; the execution itself has them whole. */
-export const LISTING_VALUE_LIMIT = 8_000;
+const LISTING_VALUE_LIMIT = 8_000;
 
 const datetime = z.iso.datetime({ offset: true });
 

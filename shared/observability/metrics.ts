@@ -167,9 +167,9 @@ export async function readMetrics(db: Database, projectId: string, window: Metri
 
 /**
  * The four statements behind {@link readMetrics}: aggregates per tool and for all tools (ROLLUP),
- * failures by code, refusals by code, and the series. Exported for the benchmark's query plans.
+ * failures by code, refusals by code, and the series.
  */
-export function metricsStatements(projectId: string, { since, until, bucketSeconds }: MetricsWindow, tool?: string): [SQL, SQL, SQL, SQL] {
+function metricsStatements(projectId: string, { since, until, bucketSeconds }: MetricsWindow, tool?: string): [SQL, SQL, SQL, SQL] {
   const inWindow = sql`project_id = ${projectId} and created_at >= ${since.toISOString()}::timestamptz and created_at < ${until.toISOString()}::timestamptz${
     tool === undefined ? sql`` : sql` and tool = ${tool}`
   }`;

@@ -38,7 +38,7 @@ export interface RetentionResult {
 }
 
 /** The retention period from the environment, or CONFIG_ERROR naming a bad value. */
-export function retentionDaysFromEnv(env: RetentionEnv): number | Failure {
+function retentionDaysFromEnv(env: RetentionEnv): number | Failure {
   const raw = env.TRACE_RETENTION_DAYS;
   if (raw === undefined || raw.trim() === '') return RETENTION_DEFAULTS.days;
   const days = Number(raw);
