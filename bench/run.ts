@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { bundlesMarkdown, measureBundles } from './bundles.ts';
 import { runClusteringBench } from './clustering.ts';
+import { runCyclesBench } from './cycles.ts';
 import { runIdempotencyBench } from './idempotency.ts';
 import { pipelineMarkdown, runAdmissionBench, runPipelineBench } from './pipeline.ts';
 import { runRetrievalBench } from './retrieval.ts';
@@ -36,6 +37,9 @@ sections.push('', await runClusteringBench());
 
 console.log('Retrieval with the default settings, offline embedder before and after...');
 sections.push('', await runRetrievalBench());
+
+console.log('Cycle detection...');
+sections.push('', await runCyclesBench());
 
 console.log('Task-analysis tools against the Neon stand-in (about 9 minutes)...');
 sections.push('', await runTaskAnalysisBench());
