@@ -9,6 +9,7 @@ import { startFaultProxy } from '../../local/fault-proxy.ts';
 import { startNeonStandIn } from '../../local/neon-http.ts';
 import { seedStudy } from '../../local/study-seed.ts';
 import { startRedisServer, startUpstashStandIn } from '../../local/upstash-rest.ts';
+import { startFaultyRedis } from './redis-faults.ts';
 
 // Types, not interfaces: miniflare bindings accept only JSON-shaped types.
 export type TestProjects = {
@@ -25,6 +26,13 @@ export type TestServices = {
   /** Empty when redis-server is not installed (the suites that need it are skipped, loudly). */
   redisUrl: string;
   redisToken: string;
+  /**
+   * A second Redis (behind its own stand-in) that tests freeze and kill through
+   * `POST {redisControlUrl} {"action": ...}` (test/setup/redis-faults.ts); empty without redis-server.
+   */
+  faultyRedisUrl: string;
+  faultyRedisToken: string;
+  redisControlUrl: string;
 };
 
 declare module 'vitest' {
@@ -48,6 +56,7 @@ export default async function setup(project: TestProject) {
   const proxy = await startFaultProxy(`http://127.0.0.1:${neon.port}`);
   const redis = await startRedisServer();
   const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: 'test-token' }) : undefined;
+  const faultyRedis = redis ? await startFaultyRedis('faulty-test-token') : null;
   if (!redis) {
     console.warn('\n!!! redis-server is not installed: the Redis semaphore and rate-limit suites are SKIPPED. Install it (apt-get install redis-server).\n');
   }
@@ -59,8 +68,12 @@ export default async function setup(project: TestProject) {
     faultControlUrl: `${proxy.url}/__faults`,
     redisUrl: upstash?.url ?? '',
     redisToken: upstash?.token ?? '',
+    faultyRedisUrl: faultyRedis?.url ?? '',
+    faultyRedisToken: faultyRedis?.token ?? '',
+    redisControlUrl: faultyRedis?.controlUrl ?? '',
   });
   return async () => {
+    await faultyRedis?.close();
     await upstash?.close();
     await redis?.stop();
     await proxy.close();
