@@ -81,7 +81,7 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
     execute: async () => ok(RESULT, RESULT.message),
   });
   const gateway = createGateway([benchTool]);
-  const env = { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench' };
+  const env = { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench', ALLOW_IN_PROCESS_SEMAPHORE: 'true' };
   const pending: Promise<unknown>[] = [];
   const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
   const http = (body: unknown) => async () => {
@@ -152,7 +152,7 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
     }) as typeof fetch;
     const rows: string[] = [];
     for (const [label, env] of [
-      ['in-process semaphore', { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench' }],
+      ['in-process semaphore', { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench', ALLOW_IN_PROCESS_SEMAPHORE: 'true' }],
       ['Redis semaphore + rate limit', { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench', UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: upstash.token }],
     ] as const) {
       beforeExecution = 0;
