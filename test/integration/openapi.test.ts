@@ -50,7 +50,7 @@ describe('GET /openapi.json', () => {
   it('is OpenAPI 3.1 with every tool route, the catalog and health, on the server it was asked from', async () => {
     const document = await openApi();
     expect(document).toMatchObject({ openapi: '3.1.0', info: { title: 'edge-tools' }, servers: [{ url: 'http://edge-tools.test' }] });
-    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/openapi.json', '/tools', ...tools.map((tool) => `/tools/${tool.id}`)].sort());
+    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/health/ready', '/openapi.json', '/tools', ...tools.map((tool) => `/tools/${tool.id}`)].sort());
     expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const { ref, resolves } of references(document)) expect(resolves, ref).toBe(true);
   });
@@ -90,7 +90,7 @@ describe('GET /openapi.json', () => {
 
   it("documents a tool's own worker with POST / for that tool only", async () => {
     const document = await openApi(createToolWorker(logMood));
-    expect(Object.keys(document.paths).sort()).toEqual(['/', '/health', '/openapi.json', '/tools']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/', '/health', '/health/ready', '/openapi.json', '/tools']);
     expect(document.paths['/'].post.operationId).toBe('log-mood');
   });
 });

@@ -183,4 +183,28 @@ describe.skipIf(!hasRedis)('Redis faults through the pipeline', () => {
     expect(logs.filter((entry) => entry.event === 'queued')).toEqual([]);
     expect(state.maxRunning).toBeLessThanOrEqual(10);
   }, 60_000);
+
+  it('readiness answers 503 while Redis is frozen or killed, and 200 again once it is back', async () => {
+    const gateway = createGateway([holdingTool().tool]);
+    const ready = async () => {
+      const ctx = createExecutionContext();
+      const response = await gateway.fetch(new Request('http://edge-tools.test/health/ready'), faultyEnv(), ctx);
+      await waitOnExecutionContext(ctx);
+      return { status: response.status, body: (await response.json()) as Record<string, any> };
+    };
+    expect((await ready()).status).toBe(200);
+    await redisFault('freeze');
+    // (An answer is reused for a second, so the first probe after the freeze may still be the old one.)
+    await vi.waitFor(async () => {
+      const frozen = await ready();
+      expect(frozen.status).toBe(503);
+      expect(frozen.body.error).toMatchObject({ code: 'BUSY', details: { checks: { redis: { status: 'down' } } } });
+    }, { timeout: 15_000, interval: 200 });
+    await redisFault('thaw');
+    await vi.waitFor(async () => expect((await ready()).status).toBe(200), { timeout: 10_000, interval: 200 });
+    await redisFault('kill');
+    await vi.waitFor(async () => expect((await ready()).status).toBe(503), { timeout: 10_000, interval: 200 });
+    await redisFault('restart');
+    await vi.waitFor(async () => expect((await ready()).status).toBe(200), { timeout: 10_000, interval: 200 });
+  }, 60_000);
 });
