@@ -7,6 +7,7 @@ import { cpus, totalmem } from 'node:os';
 import { bundlesMarkdown, measureBundles } from './bundles.ts';
 import { runClusteringBench } from './clustering.ts';
 import { runCyclesBench } from './cycles.ts';
+import { runFaultsBench } from './faults.ts';
 import { runIdempotencyBench } from './idempotency.ts';
 import { pipelineMarkdown, runAdmissionBench, runPipelineBench } from './pipeline.ts';
 import { runRetrievalBench } from './retrieval.ts';
@@ -28,6 +29,9 @@ sections.push('', '## What admission adds to one uncontended call (no-op tool, l
 
 console.log('What an idempotency key costs a write call...');
 sections.push('', await runIdempotencyBench());
+
+console.log('Redis freeze recovery and key revocation on wrangler dev (about 2 minutes)...');
+sections.push('', await runFaultsBench());
 
 console.log('Semaphore under saturation...');
 sections.push('', await runSemaphoreBench());

@@ -67,7 +67,7 @@ export async function checkRateLimit({
 
 /** Defaults of {@link FailedAttempts}. */
 export const FAILED_ATTEMPTS_DEFAULTS = {
-  /** Failed authentications a client address may make per window before it gets 429. */
+  /** Unknown keys a client address may try per window before it gets 429. */
   maxFailures: 20,
   windowMs: 60_000,
   /** The Redis count gives up after this (and the isolate's own count still applies). */
@@ -83,10 +83,11 @@ const failureWindows = new Map<string, { count: number; resetAt: number }>();
 const blockedAddresses = new Map<string, number>();
 
 /**
- * A bound on failed authentications per client address (`CF-Connecting-IP`), so that guessing keys
- * cannot make the database work: a blocked address is refused before any key lookup. Counted in
- * this isolate, and across isolates in Redis when there is one (@upstash/ratelimit, fixed window):
- * an isolate learns of a block from Redis on the first failure it sees from that address.
+ * A bound on failed authentications per client address (`CF-Connecting-IP`): lookups of unknown
+ * keys, so that guessing keys cannot make the database work. A blocked address is refused before
+ * any further lookup. Counted in this isolate, and across isolates in Redis when there is one
+ * (@upstash/ratelimit, fixed window): an isolate learns of a block from Redis on the first failure
+ * it sees from that address.
  */
 export class FailedAttempts {
   private readonly options: typeof FAILED_ATTEMPTS_DEFAULTS;

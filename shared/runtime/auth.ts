@@ -9,8 +9,9 @@
  * working everywhere within about `recheckAfterMs` plus one query.
  *
  * Guessing is cheap to refuse: a key of the wrong form is refused without hashing or a query, an
- * unknown key seen recently without a query, and a client address with too many failed attempts
- * gets 429 before any query.
+ * unknown key seen recently without a query, and a client address whose unknown keys cost 20
+ * queries within a minute gets 429 before any further query. (Refusals that cost no query do not
+ * count: a client sending no key, or a malformed one, is told so every time.)
  */
 import { and, eq, isNull } from 'drizzle-orm';
 import { apiKeys, projects } from '../../drizzle/schema.ts';
@@ -59,11 +60,12 @@ export interface Authenticated extends Caller {
 /** What authentication needs besides the database: where the call comes from, and its guard. */
 export interface AuthContext {
   /**
-   * The client's address (`CF-Connecting-IP`, which Cloudflare always sets); failed attempts are
-   * bounded per address. Requests without one (tests calling the worker directly) are not bounded.
+   * The client's address (`CF-Connecting-IP`, which Cloudflare and wrangler dev always set): lookups
+   * of unknown keys are bounded per address. Requests without one (tests calling the worker
+   * directly) are not bounded.
    */
   clientAddress: string | null;
-  /** The bound on failed attempts per address (see FailedAttempts). */
+  /** The bound on unknown-key lookups per address (see FailedAttempts). */
   failures: { blockedFor(address: string): number; record(address: string): Promise<void> };
   /** Keeps counting a failure running after the answer (Workers: `ctx.waitUntil`). */
   waitUntil(work: Promise<unknown>): void;
@@ -83,16 +85,11 @@ const HINT = "Send the header 'Authorization: Bearer <api key>' with a key issue
  */
 export async function authenticate(header: string | null, db: Database, context: AuthContext, options: AuthOptions = {}): Promise<Authenticated | Failure> {
   const settings = { ...AUTH_DEFAULTS, ...options };
-  const address = context.clientAddress;
-  const refuse = (failure: Failure) => {
-    if (address) context.waitUntil(context.failures.record(address));
-    return failure;
-  };
-  if (!header) return refuse(fail('UNAUTHENTICATED', 'The request has no API key.', { hint: HINT }));
+  if (!header) return fail('UNAUTHENTICATED', 'The request has no API key.', { hint: HINT });
   const key = BEARER.exec(header)?.[1];
-  if (!key) return refuse(fail('UNAUTHENTICATED', "The Authorization header must have the form 'Bearer <api key>'.", { hint: HINT }));
+  if (!key) return fail('UNAUTHENTICATED', "The Authorization header must have the form 'Bearer <api key>'.", { hint: HINT });
   if (!API_KEY_FORMAT.test(key)) {
-    return refuse(fail('UNAUTHENTICATED', "The API key does not have the form of a key: 'et_' followed by 8 to 128 letters, digits, '-' or '_'.", { hint: HINT }));
+    return fail('UNAUTHENTICATED', "The API key does not have the form of a key: 'et_' followed by 8 to 128 letters, digits, '-' or '_'.", { hint: HINT });
   }
 
   const now = Date.now();
@@ -102,8 +99,10 @@ export async function authenticate(header: string | null, db: Database, context:
     cached.recheck ??= recheck(key, cached, db, settings).finally(() => (cached.recheck = undefined));
     return { ok: true, ...cached.caller, confirmed: cached.recheck };
   }
-  if ((unknownKeys.get(key) ?? 0) > now) return refuse(notValid());
-  const blockedMs = address ? context.failures.blockedFor(address) : 0;
+  if ((unknownKeys.get(key) ?? 0) > now) return notValid();
+  // Only guesses cost a query: a key this isolate verified before is looked up whatever its address.
+  const address = context.clientAddress;
+  const blockedMs = address && !cached ? context.failures.blockedFor(address) : 0;
   if (blockedMs > 0) return tooManyFailures(blockedMs);
 
   const keyHash = await hashApiKey(key);
@@ -111,7 +110,8 @@ export async function authenticate(header: string | null, db: Database, context:
   const caller = await lookUp(db, keyHash);
   if (!caller) {
     forget(key, settings);
-    return refuse(notValid());
+    if (address) context.waitUntil(context.failures.record(address));
+    return notValid();
   }
   remember(key, { keyHash, caller, verifiedAt }, settings);
   return { ok: true, ...caller, confirmed: Promise.resolve(undefined) };
