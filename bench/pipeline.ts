@@ -34,14 +34,19 @@ export interface Figures {
   callsPerSecond: number;
 }
 
-/** Answers the driver's SQL-over-HTTP requests from memory: the key lookup, and empty results otherwise. */
-async function inMemoryNeon(keyHash: string): Promise<void> {
+/**
+ * Answers the driver's SQL-over-HTTP requests from memory: the key lookup, and empty results
+ * otherwise. Returns what puts the driver's own fetch back (for the benches run after this one).
+ */
+async function inMemoryNeon(keyHash: string): Promise<() => void> {
+  const previous = neonConfig.fetchFunction;
   neonConfig.fetchFunction = async (_url: string, init: { body: string }) => {
     const { query } = JSON.parse(init.body) as { query: string };
     const rows = query.includes('"api_keys"') ? [[PROJECT_ID, keyHash, PROJECT_ID, 'Bench project', null]] : [];
     const fields = ['id', 'key_hash', 'id', 'name', 'rate_limit_per_minute'].map((name) => ({ name, dataTypeID: 25 }));
     return Response.json({ fields, rows, command: 'SELECT', rowCount: rows.length, rowAsArray: true });
   };
+  return () => void (neonConfig.fetchFunction = previous);
 }
 
 /** Times `call` (after a warm-up); `settle` runs between calls, outside the timed region. */
@@ -69,7 +74,7 @@ async function measure(name: string, iterations: number, call: () => Promise<unk
 }
 
 export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Figures[]; invalid: Figures[] }> {
-  await inMemoryNeon(await hashApiKey(API_KEY));
+  const restoreNeon = await inMemoryNeon(await hashApiKey(API_KEY));
   const benchTool = defineTool({
     id: logMood.id,
     title: logMood.title,
@@ -117,6 +122,7 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
   const valid = await run(VALID);
   const invalid = await run(INVALID);
   await Promise.all(pending);
+  restoreNeon();
   return { valid, invalid };
 }
 
@@ -132,8 +138,8 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
   const redis = await startRedisServer();
   if (!redis) return '_redis-server is not installed: admission cost not measured._';
   const upstash = await startUpstashStandIn({ redisPort: redis.port, token: 'bench' });
+  const restoreNeon = await inMemoryNeon(await hashApiKey(API_KEY));
   try {
-    await inMemoryNeon(await hashApiKey(API_KEY));
     let redisRequests = 0;
     let beforeExecution = 0;
     let databaseRequests = 0;
@@ -192,6 +198,7 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
       ...rows,
     ].join('\n');
   } finally {
+    restoreNeon();
     await upstash.close();
     await redis.stop();
   }
