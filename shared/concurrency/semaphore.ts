@@ -10,6 +10,12 @@
  * again queues anew, at the back). The order in which callers *learn* of their grants can differ by
  * network jitter; the order of grants cannot.
  *
+ * A call that was answered (refused, abandoned, timed out) holds no slot afterwards, whatever order
+ * its requests reach Redis in: its leave waits in the background (`waitUntil`) for Redis to answer,
+ * so a stalled Redis runs it right after the call's late ACQUIRE; a leave that arrives first leaves
+ * a tombstone that makes the late ACQUIRE take nothing; and a fresh grant's first lease is short
+ * (`firstLeaseMs`), so a grant nobody takes up (its isolate gone) holds its slot only that long.
+ *
  * Web APIs only: this module is bundled into Workers.
  */
 import type { Redis } from '@upstash/redis';
