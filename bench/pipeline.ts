@@ -34,14 +34,19 @@ export interface Figures {
   callsPerSecond: number;
 }
 
-/** Answers the driver's SQL-over-HTTP requests from memory: the key lookup, and empty results otherwise. */
-async function inMemoryNeon(keyHash: string): Promise<void> {
+/**
+ * Answers the driver's SQL-over-HTTP requests from memory: the key lookup, and empty results
+ * otherwise. Returns what puts the driver's own fetch back (for the benches run after this one).
+ */
+async function inMemoryNeon(keyHash: string): Promise<() => void> {
+  const previous = neonConfig.fetchFunction;
   neonConfig.fetchFunction = async (_url: string, init: { body: string }) => {
     const { query } = JSON.parse(init.body) as { query: string };
     const rows = query.includes('"api_keys"') ? [[PROJECT_ID, keyHash, PROJECT_ID, 'Bench project', null]] : [];
     const fields = ['id', 'key_hash', 'id', 'name', 'rate_limit_per_minute'].map((name) => ({ name, dataTypeID: 25 }));
     return Response.json({ fields, rows, command: 'SELECT', rowCount: rows.length, rowAsArray: true });
   };
+  return () => void (neonConfig.fetchFunction = previous);
 }
 
 /** Times `call` (after a warm-up); `settle` runs between calls, outside the timed region. */
@@ -69,7 +74,7 @@ async function measure(name: string, iterations: number, call: () => Promise<unk
 }
 
 export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Figures[]; invalid: Figures[] }> {
-  await inMemoryNeon(await hashApiKey(API_KEY));
+  const restoreNeon = await inMemoryNeon(await hashApiKey(API_KEY));
   const benchTool = defineTool({
     id: logMood.id,
     title: logMood.title,
@@ -81,7 +86,7 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
     execute: async () => ok(RESULT, RESULT.message),
   });
   const gateway = createGateway([benchTool]);
-  const env = { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench' };
+  const env = { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench', ALLOW_IN_PROCESS_SEMAPHORE: 'true' };
   const pending: Promise<unknown>[] = [];
   const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
   const http = (body: unknown) => async () => {
@@ -117,6 +122,7 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
   const valid = await run(VALID);
   const invalid = await run(INVALID);
   await Promise.all(pending);
+  restoreNeon();
   return { valid, invalid };
 }
 
@@ -124,21 +130,30 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
  * What admission (rate limit + semaphore acquire, release off the critical path) adds to one
  * uncontended call: the same no-op call through the gateway, with the in-process semaphore and with
  * the Redis semaphore (redis-server behind the Upstash REST stand-in, on loopback), plus the Redis
- * HTTP requests sent while the call was on its critical path.
+ * HTTP requests sent while the call was on its critical path, and the database requests (the key's
+ * re-check, once its cached verification is a second old, runs alongside admission).
  */
 export async function runAdmissionBench(iterations = 500): Promise<string> {
   const { startRedisServer, startUpstashStandIn } = await import('../local/upstash-rest.ts');
   const redis = await startRedisServer();
   if (!redis) return '_redis-server is not installed: admission cost not measured._';
   const upstash = await startUpstashStandIn({ redisPort: redis.port, token: 'bench' });
+  const restoreNeon = await inMemoryNeon(await hashApiKey(API_KEY));
   try {
-    await inMemoryNeon(await hashApiKey(API_KEY));
     let redisRequests = 0;
     let beforeExecution = 0;
+    let databaseRequests = 0;
+    let databaseBeforeExecution = 0;
+    const answerSql = neonConfig.fetchFunction as (url: string, init: { body: string }) => Promise<Response>;
+    neonConfig.fetchFunction = (url: string, init: { body: string }) => {
+      databaseRequests++;
+      return answerSql(url, init);
+    };
     const benchTool = defineTool({
       ...logMood,
       execute: async () => {
         beforeExecution += redisRequests;
+        databaseBeforeExecution += databaseRequests;
         return ok(RESULT, RESULT.message);
       },
     });
@@ -152,12 +167,14 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
     }) as typeof fetch;
     const rows: string[] = [];
     for (const [label, env] of [
-      ['in-process semaphore', { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench' }],
+      ['in-process semaphore', { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench', ALLOW_IN_PROCESS_SEMAPHORE: 'true' }],
       ['Redis semaphore + rate limit', { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench', UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: upstash.token }],
     ] as const) {
       beforeExecution = 0;
+      databaseBeforeExecution = 0;
       const figures = await measure(label, iterations, async () => {
         redisRequests = 0;
+        databaseRequests = 0;
         const response = await gateway.fetch(
           new Request('http://bench/tools/log-mood', {
             method: 'POST',
@@ -169,12 +186,19 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
         );
         await response.text();
       }, () => Promise.all(pending.splice(0)));
-      const perCall = beforeExecution / (iterations + Math.min(2_000, iterations));
-      rows.push(`| ${label} | ${figures.p50Us.toFixed(0)} | ${figures.p99Us.toFixed(0)} | ${perCall.toFixed(2)} |`);
+      const calls = iterations + Math.min(2_000, iterations);
+      rows.push(
+        `| ${label} | ${figures.p50Us.toFixed(0)} | ${figures.p99Us.toFixed(0)} | ${(beforeExecution / calls).toFixed(2)} | ${(databaseBeforeExecution / calls).toFixed(3)} |`,
+      );
     }
     globalThis.fetch = realFetch;
-    return ['| admission | p50 µs | p99 µs | Redis HTTP requests before execution, per call |', '|---|---:|---:|---:|', ...rows].join('\n');
+    return [
+      '| admission | p50 µs | p99 µs | Redis HTTP requests before execution, per call | database requests before execution, per call |',
+      '|---|---:|---:|---:|---:|',
+      ...rows,
+    ].join('\n');
   } finally {
+    restoreNeon();
     await upstash.close();
     await redis.stop();
   }

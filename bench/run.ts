@@ -6,6 +6,8 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { bundlesMarkdown, measureBundles } from './bundles.ts';
 import { runClusteringBench } from './clustering.ts';
+import { runCyclesBench } from './cycles.ts';
+import { runFaultsBench } from './faults.ts';
 import { runIdempotencyBench } from './idempotency.ts';
 import { runObservabilityBench } from './observability.ts';
 import { pipelineMarkdown, runAdmissionBench, runPipelineBench } from './pipeline.ts';
@@ -29,6 +31,9 @@ sections.push('', '## What admission adds to one uncontended call (no-op tool, l
 console.log('What an idempotency key costs a write call...');
 sections.push('', await runIdempotencyBench());
 
+console.log('Redis freeze recovery and key revocation on wrangler dev (about 2 minutes)...');
+sections.push('', await runFaultsBench());
+
 console.log('Semaphore under saturation...');
 sections.push('', await runSemaphoreBench());
 
@@ -37,6 +42,9 @@ sections.push('', await runClusteringBench());
 
 console.log('Retrieval with the default settings, offline embedder before and after...');
 sections.push('', await runRetrievalBench());
+
+console.log('Cycle detection...');
+sections.push('', await runCyclesBench());
 
 console.log('Task-analysis tools against the Neon stand-in (about 9 minutes)...');
 sections.push('', await runTaskAnalysisBench());

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { and, eq } from 'drizzle-orm';
 import { apiKeys } from '../drizzle/schema.ts';
-import { hashApiKey } from '../shared/runtime/auth.ts';
+import { API_KEY_FORMAT, hashApiKey } from '../shared/runtime/auth.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import { createProject, migrateDatabase, type CreatedProject } from './database.ts';
 import { openLocalDatabase, seedCorpus } from './seed.ts';
@@ -30,6 +30,10 @@ const DATA_DIR = join(ROOT, '.local-data');
 const DEMO_FILE = join(DATA_DIR, 'demo-project.json');
 const PORT = Number(process.env.PORT ?? 8787);
 
+if (process.env.DEV_API_KEY && !API_KEY_FORMAT.test(process.env.DEV_API_KEY)) {
+  console.error("DEV_API_KEY must have the form of an API key: 'et_' followed by 8 to 128 letters, digits, '-' or '_' (the worker refuses any other).");
+  process.exit(2);
+}
 mkdirSync(DATA_DIR, { recursive: true });
 const neon = await openLocalDatabase(join(DATA_DIR, 'postgres'));
 const databaseUrl = neon.connectionString;

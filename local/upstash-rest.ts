@@ -37,13 +37,20 @@ const REDIS_SCRIPT_FLAGS = new Set(['no-writes', 'allow-oom', 'allow-stale', 'no
 // ---------------------------------------------------------------------------------------------
 // redis-server
 
+/** A throwaway redis-server started by {@link startRedisServer}. */
+export interface RedisServer {
+  port: number;
+  url: string;
+  /** Its process id, for tests that freeze (SIGSTOP) or kill it. */
+  pid: number;
+  stop(): Promise<void>;
+}
+
 /**
  * Starts a throwaway redis-server on 127.0.0.1 with no persistence, on `options.port` or a random
  * free port. Resolves with null (and does not throw) when no `redis-server` binary is on PATH.
  */
-export async function startRedisServer(
-  options: { port?: number } = {},
-): Promise<{ port: number; url: string; stop(): Promise<void> } | null> {
+export async function startRedisServer(options: { port?: number } = {}): Promise<RedisServer | null> {
   const binary = await findOnPath('redis-server');
   if (!binary) return null;
   // A random port can be taken between probing and binding: try a few.
@@ -65,7 +72,7 @@ export async function startRedisServer(
       await stopChild(child);
     };
     if (await waitForPing(port, child)) {
-      return { port, url: `redis://127.0.0.1:${port}`, stop };
+      return { port, url: `redis://127.0.0.1:${port}`, pid: child.pid!, stop };
     }
     await stop();
     if (options.port !== undefined || attempt >= 2) {
@@ -125,6 +132,7 @@ function stopChild(child: ChildProcess): Promise<void> {
       resolve();
     });
     child.kill('SIGTERM');
+    child.kill('SIGCONT'); // a frozen (SIGSTOPped) server handles SIGTERM only once it runs again
   });
 }
 

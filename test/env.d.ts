@@ -12,7 +12,16 @@ declare namespace Cloudflare {
     UPSTASH_REDIS_REST_URL?: string;
     UPSTASH_REDIS_REST_TOKEN?: string;
     /** The fault proxy and Redis stand-in of the test setup (test/setup/global-setup.ts). */
-    TEST_SERVICES: { faultyDatabaseUrl: string; faultControlUrl: string; redisUrl: string; redisToken: string; otlpUrl: string };
+    TEST_SERVICES: {
+      faultyDatabaseUrl: string;
+      faultControlUrl: string;
+      redisUrl: string;
+      redisToken: string;
+      faultyRedisUrl: string;
+      faultyRedisToken: string;
+      redisControlUrl: string;
+      otlpUrl: string;
+    };
   }
   interface GlobalProps {
     mainModule: typeof import('../functions/gateway.ts');

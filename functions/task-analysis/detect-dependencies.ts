@@ -16,7 +16,7 @@ export default defineTool({
   title: 'Detect dependencies',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
-    'Detect dependencies among 2 to 50 tasks: which must come first (prerequisite), which block others, which are related. Saves them so query-task-graph can walk them. Circular dependencies are reported as found.',
+    'Detect dependencies among 2 to 50 tasks: which must come first (prerequisite), which block others, which are related. Saves them so query-task-graph can walk them. Circular dependencies are reported as groups of tasks that depend on each other, with one example chain per group.',
   input: z.strictObject({
     task_ids: taskIds(2, 50),
     include_document_context: z.boolean().default(false).describe("Also give the detector each task's document text (slower, better context). Default false."),
@@ -25,7 +25,16 @@ export default defineTool({
   output: z.object({
     detection_method: z.string(),
     relationships: z.array(relationshipShape),
-    cycles: z.array(z.array(z.string())).describe('Circular prerequisite/blocks chains among the relationships, as task id lists.'),
+    cycles: z
+      .array(z.array(z.string()))
+      .describe(
+        'One example circular chain per group in cycle_groups: a shortest one, as task ids in order (each before the next, the last before the first). At most one per group, so at most 25.',
+      ),
+    cycle_groups: z
+      .array(z.array(z.string()))
+      .describe(
+        'Groups of tasks caught in circular prerequisite/blocks dependencies: within a group, every task is (directly or through others) both before and after every other, so none can start first. Break a group by removing relationships between its tasks.',
+      ),
   }),
   example: { task_ids: ['3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f', '9a1c2e3f-4b5d-4e6f-8a7b-0c1d2e3f4a5b'] },
   async execute({ task_ids, include_document_context }, { db, project, providers, signal }) {
@@ -58,11 +67,14 @@ export default defineTool({
         on conflict (project_id, source_task_id, target_task_id, type)
         do update set confidence = excluded.confidence, rationale = excluded.rationale, detection_method = excluded.detection_method`);
     }
-    const cycles = findCycles(relationships.filter((r) => r.type !== 'related'));
+    const { groups, examples } = findCycles(relationships.filter((r) => r.type !== 'related'));
+    const circular = groups.reduce((sum, group) => sum + group.length, 0);
     return ok(
-      { detection_method: detector.id, relationships, cycles },
+      { detection_method: detector.id, relationships, cycles: examples, cycle_groups: groups },
       `Detected ${relationships.length} relationship${relationships.length === 1 ? '' : 's'} among ${tasks.length} tasks with ${detector.id}` +
-        (cycles.length ? `, including ${cycles.length} circular chain${cycles.length === 1 ? '' : 's'}.` : '.'),
+        (groups.length
+          ? `; ${circular} tasks depend on each other circularly, in ${groups.length} group${groups.length === 1 ? '' : 's'} (cycle_groups, one example chain each in cycles).`
+          : '.'),
     );
   },
 });

@@ -23,15 +23,29 @@ export interface AdmissionEnv {
   QUEUE_TIMEOUT_MS?: string;
   /** Default calls per minute per API key (default 600); a project may set its own. */
   RATE_LIMIT_PER_MINUTE?: string;
-  /** Prefix of every Redis key, so deployments sharing one Redis keep separate limits (default 'edge-tools'). */
+  /**
+   * Prefix of every Redis key, so deployments sharing one Redis keep separate semaphores (default
+   * 'edge-tools'). Workers sharing a namespace must share CONCURRENCY_LIMIT too.
+   */
   CONCURRENCY_NAMESPACE?: string;
+  /**
+   * 'true' lets a deployed worker without Redis run with the in-process semaphore, which caps each
+   * isolate only. Without it such a worker refuses every call (CONFIG_ERROR); a local one (wrangler
+   * dev, tests) needs no opt-out.
+   */
+  ALLOW_IN_PROCESS_SEMAPHORE?: string;
 }
 
 export interface Admission {
   /** 'redis' is global; 'memory' caps one isolate only (local development without Redis). */
   backend: 'redis' | 'memory';
   admit(call: AdmitCall): Promise<Admitted | Failure>;
+  /** Whether the backend answers now, and how fast (readiness); never throws. */
+  probe(timeoutMs: number): Promise<Probe>;
 }
+
+/** The outcome of one readiness check. */
+export type Probe = { ok: boolean; latencyMs: number };
 
 export interface AdmitCall {
   callId: string;
@@ -41,6 +55,8 @@ export interface AdmitCall {
   signal: AbortSignal;
   /** Called when the call has to wait, with the number of calls ahead of it. */
   onQueued(queueDepth: number): void;
+  /** Keeps a refused call's leave running after the answer (Workers: `ctx.waitUntil`). */
+  waitUntil(work: Promise<unknown>): void;
 }
 
 export interface Admitted {
@@ -54,18 +70,23 @@ export interface Admitted {
 const memorySemaphores = new Map<string, MemorySemaphore>();
 let announcedMemoryBackend = false;
 
-/** Builds admission for one request from the worker's variables, or CONFIG_ERROR naming a bad one. */
-export function admissionFromEnv(env: AdmissionEnv): Admission | Failure {
+/**
+ * Builds admission for one request from the worker's variables, or CONFIG_ERROR naming a bad or
+ * missing one. `local`: the worker runs on a developer's machine, where no Redis is needed.
+ */
+export function admissionFromEnv(env: AdmissionEnv, { local }: { local: boolean }): Admission | Failure {
   const limit = positiveInt(env, 'CONCURRENCY_LIMIT', SEMAPHORE_DEFAULTS.limit);
   const queueTimeoutMs = positiveInt(env, 'QUEUE_TIMEOUT_MS', SEMAPHORE_DEFAULTS.queueTimeoutMs);
   const perMinute = positiveInt(env, 'RATE_LIMIT_PER_MINUTE', RATE_LIMIT_DEFAULTS.perMinute);
   if (typeof limit !== 'number') return limit;
   if (typeof queueTimeoutMs !== 'number') return queueTimeoutMs;
   if (typeof perMinute !== 'number') return perMinute;
-  const namespace = env.CONCURRENCY_NAMESPACE || 'edge-tools';
-  const settings: Settings = { limit, queueTimeoutMs, perMinute, rateLimitPrefix: `${namespace}:ratelimit` };
+  const namespace = namespaceOf(env);
+  const settings: Settings = { limit, queueTimeoutMs, perMinute, namespace, rateLimitPrefix: `${namespace}:ratelimit` };
 
-  if (!env.UPSTASH_REDIS_REST_URL || !env.UPSTASH_REDIS_REST_TOKEN) {
+  const redis = redisFromEnv(env);
+  if (!redis) {
+    if (!local && env.ALLOW_IN_PROCESS_SEMAPHORE !== 'true') return redisMissing(env);
     if (!announcedMemoryBackend) {
       announcedMemoryBackend = true;
       log('warn', 'semaphore_in_process', {
@@ -75,36 +96,89 @@ export function admissionFromEnv(env: AdmissionEnv): Admission | Failure {
     const key = `${settings.limit}:${settings.queueTimeoutMs}`;
     let semaphore = memorySemaphores.get(key);
     if (!semaphore) memorySemaphores.set(key, (semaphore = new MemorySemaphore(settings)));
-    return { backend: 'memory', admit: (call) => admitThrough(semaphore, undefined, settings, call) };
+    return { backend: 'memory', admit: (call) => admitThrough(semaphore, undefined, settings, call), probe: async () => ({ ok: true, latencyMs: 0 }) };
   }
 
-  const redis = new Redis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN, retry: SEMAPHORE_REDIS_RETRY, enableTelemetry: false });
   const semaphore = new RedisSemaphore({ redis, limit: settings.limit, queueTimeoutMs: settings.queueTimeoutMs, prefix: `${namespace}:semaphore` });
-  return { backend: 'redis', admit: (call) => admitThrough(semaphore, redis, settings, call) };
+  return {
+    backend: 'redis',
+    admit: (call) => admitThrough(semaphore, redis, settings, call),
+    probe: (timeoutMs) => pingRedis(redis, timeoutMs),
+  };
 }
 
-type Settings = { limit: number; queueTimeoutMs: number; perMinute: number; rateLimitPrefix: string };
+/** The Redis client for one request (semaphore, rate limits), or undefined when none is configured. */
+export function redisFromEnv(env: AdmissionEnv): Redis | undefined {
+  if (!env.UPSTASH_REDIS_REST_URL || !env.UPSTASH_REDIS_REST_TOKEN) return undefined;
+  return new Redis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN, retry: SEMAPHORE_REDIS_RETRY, enableTelemetry: false });
+}
+
+/** The prefix of every Redis key of this deployment. */
+export function namespaceOf(env: AdmissionEnv): string {
+  return env.CONCURRENCY_NAMESPACE || 'edge-tools';
+}
+
+type Settings = { limit: number; queueTimeoutMs: number; perMinute: number; namespace: string; rateLimitPrefix: string };
+
+/** CONFIG_ERROR naming the Redis variables a deployed worker lacks. */
+function redisMissing(env: AdmissionEnv): Failure {
+  const missing = (['UPSTASH_REDIS_REST_URL', 'UPSTASH_REDIS_REST_TOKEN'] as const).filter((name) => !env[name]);
+  return fail(
+    'CONFIG_ERROR',
+    `The deployment has no Redis configured (${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} missing), so the global limit on concurrent executions cannot be enforced and no tool runs.`,
+    {
+      hint: `Set ${missing.join(' and ')} (wrangler secret put ${missing[0]}), or, to cap each isolate only, set ALLOW_IN_PROCESS_SEMAPHORE = "true".`,
+      details: { reason: 'redis_not_configured', missing_variables: missing },
+    },
+  );
+}
+
+/** One PING, timed; false when Redis fails or takes longer than `timeoutMs`. */
+async function pingRedis(redis: Redis, timeoutMs: number): Promise<Probe> {
+  const startedAt = performance.now();
+  let timer!: ReturnType<typeof setTimeout>;
+  const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+  const answer = await Promise.race([redis.ping().catch(() => 'failed'), timeout]);
+  clearTimeout(timer);
+  return { ok: answer === 'PONG', latencyMs: performance.now() - startedAt };
+}
 
 async function admitThrough(semaphore: Semaphore, redis: Redis | undefined, settings: Settings, call: AdmitCall): Promise<Admitted | Failure> {
   const leave = new AbortController();
   const signal = AbortSignal.any([call.signal, leave.signal]);
   // Started together: one Redis round trip when auto-pipelining batches them.
-  const acquiring = semaphore.acquire(call.callId, { signal, onQueued: call.onQueued });
+  const acquiring = semaphore.acquire(call.callId, { signal, onQueued: call.onQueued, waitUntil: call.waitUntil });
   const limited = redis
     ? await checkRateLimit({ redis, identifier: call.keyId, perMinute: call.rateLimitPerMinute ?? settings.perMinute, prefix: settings.rateLimitPrefix })
     : undefined;
   if (limited) leave.abort();
   const acquired = await acquiring;
   if (limited) {
-    if (acquired.ok) await acquired.permit.release();
+    if (acquired.ok) call.waitUntil(acquired.permit.release());
     return limited;
   }
-  if (!acquired.ok) return busy(acquired, settings.limit);
+  if (!acquired.ok) return refusal(acquired, settings);
   return { ok: true, permit: acquired.permit, queuedMs: acquired.queuedMs };
 }
 
-/** BUSY with what happened, when to retry, and the caller's place in the queue. */
-function busy(refused: Refused, limit: number): Failure {
+/** CONFIG_ERROR: the namespace's semaphore is in use with another limit. */
+function limitMismatch(refused: Refused, settings: Settings): Failure {
+  return fail(
+    'CONFIG_ERROR',
+    `This worker's CONCURRENCY_LIMIT is ${settings.limit}, but the workers already using the concurrency namespace '${settings.namespace}' enforce ${refused.limitInUse}; workers sharing a namespace must share one limit, so the call did not run.`,
+    {
+      hint: 'Give every worker of the namespace the same CONCURRENCY_LIMIT, or give this one its own CONCURRENCY_NAMESPACE. A new limit takes over once the namespace has no execution running or waiting.',
+      details: { reason: 'concurrency_limit_mismatch', configured_limit: settings.limit, limit_in_use: refused.limitInUse, namespace: settings.namespace },
+    },
+  );
+}
+
+/**
+ * BUSY with what happened, when to retry, and the caller's place in the queue; or CONFIG_ERROR when
+ * the namespace is in use with another limit.
+ */
+function refusal(refused: Refused, settings: Settings): Failure {
+  const { limit } = settings;
   const details = { reason: refused.reason, retry_after_ms: refused.retryAfterMs, queue_position: refused.position ?? null, detail: refused.detail };
   const retry = `Retry after ${Math.ceil(refused.retryAfterMs / 1000)} s.`;
   switch (refused.reason) {
@@ -120,6 +194,8 @@ function busy(refused: Refused, limit: number): Failure {
       });
     case 'aborted':
       return fail('BUSY', 'The call was abandoned while it waited for an execution slot; it did not run.', { retryable: true, details });
+    case 'misconfigured':
+      return limitMismatch(refused, settings);
   }
 }
 

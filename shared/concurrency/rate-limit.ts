@@ -64,3 +64,74 @@ export async function checkRateLimit({
     details: { retry_after_ms: retryAfterMs, limit_per_minute: perMinute },
   });
 }
+
+/** Defaults of {@link FailedAttempts}. */
+export const FAILED_ATTEMPTS_DEFAULTS = {
+  /** Unknown keys a client address may try per window before it gets 429. */
+  maxFailures: 20,
+  windowMs: 60_000,
+  /** The Redis count gives up after this (and the isolate's own count still applies). */
+  timeoutMs: 1_000,
+  prefix: 'edge-tools:auth-failures',
+  /** Addresses tracked per isolate; past it the oldest window is forgotten. */
+  maxAddresses: 10_000,
+};
+
+// Per isolate: failures in the current window, and addresses blocked until a time (from either count).
+// Plain data, no I/O: safe at module scope.
+const failureWindows = new Map<string, { count: number; resetAt: number }>();
+const blockedAddresses = new Map<string, number>();
+
+/**
+ * A bound on failed authentications per client address (`CF-Connecting-IP`): lookups of unknown
+ * keys, so that guessing keys cannot make the database work. A blocked address is refused before
+ * any further lookup. Counted in this isolate, and across isolates in Redis when there is one
+ * (@upstash/ratelimit, fixed window): an isolate learns of a block from Redis on the first failure
+ * it sees from that address.
+ */
+export class FailedAttempts {
+  private readonly options: typeof FAILED_ATTEMPTS_DEFAULTS;
+  private readonly limiter: Ratelimit | undefined;
+
+  constructor({ redis, ...options }: { redis?: Redis } & Partial<typeof FAILED_ATTEMPTS_DEFAULTS> = {}) {
+    this.options = { ...FAILED_ATTEMPTS_DEFAULTS, ...options };
+    const { maxFailures, windowMs, timeoutMs, prefix } = this.options;
+    this.limiter = redis
+      ? new Ratelimit({ redis, limiter: Ratelimit.fixedWindow(maxFailures, `${windowMs} ms`), prefix, timeout: timeoutMs, analytics: false, enableTelemetry: false })
+      : undefined;
+  }
+
+  /** Milliseconds until `address` may try again; 0 when it may now. */
+  blockedFor(address: string): number {
+    const until = blockedAddresses.get(address);
+    if (until === undefined) return 0;
+    if (until > Date.now()) return until - Date.now();
+    blockedAddresses.delete(address);
+    return 0;
+  }
+
+  /** Counts one failed attempt of `address` (here, then in Redis). Never rejects. */
+  async record(address: string): Promise<void> {
+    const now = Date.now();
+    const window = failureWindows.get(address);
+    const current = window && window.resetAt > now ? window : { count: 0, resetAt: now + this.options.windowMs };
+    current.count++;
+    if (current !== window) {
+      if (failureWindows.size >= this.options.maxAddresses) failureWindows.delete(failureWindows.keys().next().value!);
+      failureWindows.set(address, current);
+    }
+    if (current.count >= this.options.maxFailures) this.block(address, current.resetAt);
+    if (!this.limiter) return;
+    try {
+      const result = await this.limiter.limit(address);
+      if (result.reason !== 'timeout' && result.remaining === 0) this.block(address, result.reset);
+    } catch (error) {
+      log('warn', 'auth_failure_count_unavailable', { error: String(error) });
+    }
+  }
+
+  private block(address: string, until: number): void {
+    if (blockedAddresses.size >= this.options.maxAddresses) blockedAddresses.clear();
+    blockedAddresses.set(address, Math.max(until, blockedAddresses.get(address) ?? 0));
+  }
+}

@@ -10,6 +10,12 @@
  * again queues anew, at the back). The order in which callers *learn* of their grants can differ by
  * network jitter; the order of grants cannot.
  *
+ * A call that was answered (refused, abandoned, timed out) holds no slot afterwards, whatever order
+ * its requests reach Redis in: its leave waits in the background (`waitUntil`) for Redis to answer,
+ * so a stalled Redis runs it right after the call's late ACQUIRE; a leave that arrives first leaves
+ * a tombstone that makes the late ACQUIRE take nothing; and a fresh grant's first lease is short
+ * (`firstLeaseMs`), so a grant nobody takes up (its isolate gone) holds its slot only that long.
+ *
  * Web APIs only: this module is bundled into Workers.
  */
 import type { Redis } from '@upstash/redis';
@@ -32,6 +38,11 @@ export interface AcquireOptions {
   signal?: AbortSignal;
   /** Called once when the call has to queue, with the number of waiters ahead of it. */
   onQueued?: (position: number) => void;
+  /**
+   * Keeps work that outlives the answer running: a refused call's leave, retried until Redis
+   * answers it. On Workers pass `ctx.waitUntil`, or the runtime may cancel it with the request.
+   */
+  waitUntil?: (work: Promise<unknown>) => void;
 }
 
 /** A granted slot. */
@@ -48,8 +59,11 @@ export type Acquired = {
 /** No slot: what happened, and when trying again makes sense. */
 export type Refused = {
   ok: false;
-  reason: 'timeout' | 'unavailable' | 'aborted';
+  /** `misconfigured`: the namespace is in use with another limit (see `limitInUse`). */
+  reason: 'timeout' | 'unavailable' | 'aborted' | 'misconfigured';
   retryAfterMs: number;
+  /** With `misconfigured`: the limit the callers already in the namespace enforce. */
+  limitInUse?: number;
   /** Waiters that were still ahead at the last look, when the call got as far as queueing. */
   position?: number;
   detail: string;
@@ -58,9 +72,15 @@ export type Refused = {
 
 /** A held slot. Release it in `finally`, even when the work failed or `lost` fired. */
 export interface Permit {
-  /** Aborts if the lease is lost (renewal failed): the slot may already run someone else's call. */
+  /**
+   * Aborts when the lease can no longer be vouched for (a renewal was refused, or none succeeded
+   * before the lease ran out): the slot may already run someone else's call.
+   */
   lost: AbortSignal;
-  /** Frees the slot for the next waiter. Idempotent; never rejects. */
+  /**
+   * Frees the slot for the next waiter, retrying until the backend answers (for a while): hand the
+   * promise to `waitUntil` on Workers. Idempotent; never rejects.
+   */
   release(): Promise<void>;
 }
 
@@ -70,6 +90,24 @@ export const SEMAPHORE_DEFAULTS = {
   prefix: 'edge-tools:semaphore',
   /** A crashed holder's slot comes back after this; live holders renew at a third of it. */
   leaseMs: 15_000,
+  /**
+   * The lease of a fresh grant, until its first renewal (at a third of it) extends it to `leaseMs`.
+   * Short, so that a grant nobody takes up (an ACQUIRE that reached Redis after its caller had
+   * gone, its leave lost with the isolate) holds a slot only this long.
+   */
+  firstLeaseMs: 3_000,
+  /**
+   * How long Redis remembers a call that left before its ACQUIRE ran (held no slot, had no ticket):
+   * that ACQUIRE, arriving late, then takes nothing.
+   */
+  tombstoneMs: 60_000,
+  /**
+   * How long a leave (RELEASE) may wait for Redis to answer, in the background: a stalled Redis runs
+   * it, in order, after the call's own ACQUIRE when it resumes. Within Workers' 30 s of `waitUntil`.
+   */
+  leaveWaitMs: 25_000,
+  /** RELEASE requests a leave sends at most, when they fail (Redis unreachable), 250 ms, 500 ms, … apart. */
+  leaveAttempts: 3,
   queueTimeoutMs: 30_000,
   /** How a waiter learns its slot was handed over: a blocking pop on its own list, or polling. */
   wake: 'blpop' as 'blpop' | 'poll',
@@ -119,37 +157,41 @@ export type RedisSemaphoreOptions = { redis: SemaphoreRedis } & Partial<typeof S
 
 // Lua scripts. Keys (one hash tag, so they share a cluster slot): KEYS[1] holders ZSET (id -> lease
 // deadline), KEYS[2] queue ZSET (id -> ticket), KEYS[3] seen ZSET (waiter id -> liveness deadline),
-// KEYS[4] seq (ticket counter), KEYS[5] the caller's wake-up list. ARGV: id, wake key prefix, limit,
-// lease ms, liveness ms, claim ms. Every deadline comes from Redis TIME; clients send durations only.
-// Other waiters' wake lists are derived from the prefix (undeclared keys, same hash tag).
+// KEYS[4] seq (ticket counter), KEYS[5] gone ZSET (tombstones: id -> forget-by), KEYS[6] the limit
+// the namespace is used with, KEYS[7] the caller's wake-up list. ARGV: id, wake key prefix, limit,
+// lease ms, liveness ms, claim ms, first lease ms, tombstone ms. Every deadline comes from Redis
+// TIME; clients send durations only. Other waiters' wake lists are derived from the prefix
+// (undeclared keys, same hash tag).
 const PRELUDE = `
-local holders, queue, seen, seq, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local holders, queue, seen, seq, gone, limitKey, wake = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local id, wakePrefix = ARGV[1], ARGV[2]
 local limit, leaseMs, livenessMs, claimMs = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local firstLeaseMs, tombstoneMs = tonumber(ARGV[7]), tonumber(ARGV[8])
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 
--- Frees slots whose lease ran out and drops waiters that stopped polling.
+-- Frees slots whose lease ran out, drops waiters that stopped polling and forgets old tombstones.
 local function reap()
-  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', now)) do
-    redis.call('ZREM', holders, gone)
-    redis.call('DEL', wakePrefix .. gone)
+  for _, expired in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', now)) do
+    redis.call('ZREM', holders, expired)
+    redis.call('DEL', wakePrefix .. expired)
   end
-  for _, gone in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now)) do
-    redis.call('ZREM', queue, gone)
-    redis.call('ZREM', seen, gone)
-    redis.call('DEL', wakePrefix .. gone)
+  for _, silent in ipairs(redis.call('ZRANGEBYSCORE', seen, '-inf', now)) do
+    redis.call('ZREM', queue, silent)
+    redis.call('ZREM', seen, silent)
+    redis.call('DEL', wakePrefix .. silent)
   end
+  redis.call('ZREMRANGEBYSCORE', gone, '-inf', now)
 end
 
--- Gives free slots to the smallest tickets. The caller gets a full lease; any other waiter is handed
--- its slot, woken through its list, and must claim it by its liveness deadline, or within claimMs of
--- the wake-up if that is later (a dead waiter keeps a slot idle no longer than that).
+-- Gives free slots to the smallest tickets. The caller gets a first lease; any other waiter is
+-- handed its slot, woken through its list, and must claim it by its liveness deadline, or within
+-- claimMs of the wake-up if that is later (a dead waiter keeps a slot idle no longer than that).
 local function grant()
   local free = limit - redis.call('ZCARD', holders)
   if free <= 0 then return end
   for _, waiter in ipairs(redis.call('ZRANGE', queue, 0, free - 1)) do
-    local deadline = now + leaseMs
+    local deadline = now + firstLeaseMs
     if waiter ~= id then
       deadline = math.max(tonumber(redis.call('ZSCORE', seen, waiter)) or now, now + claimMs)
       redis.call('RPUSH', wakePrefix .. waiter, 1)
@@ -161,26 +203,41 @@ local function grant()
   end
 end
 
--- Keys outlive their last deadline by a second, so an idle semaphore leaves nothing behind.
+-- Keys outlive their last deadline by a second, so an idle semaphore leaves nothing behind (the
+-- limit is kept only while someone holds or waits: then any limit may take over).
 local function expire()
-  if redis.call('ZCARD', queue) == 0 then redis.call('DEL', seq) end
+  if redis.call('ZCARD', queue) == 0 then
+    redis.call('DEL', seq)
+    if redis.call('ZCARD', holders) == 0 then redis.call('DEL', limitKey) end
+  end
   local last = now
-  for _, key in ipairs({holders, seen}) do
+  for _, key in ipairs({holders, seen, gone}) do
     local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
     if top[2] then last = math.max(last, tonumber(top[2])) end
   end
-  for _, key in ipairs({holders, queue, seen, seq}) do
+  for _, key in ipairs({holders, queue, seen, seq, gone, limitKey}) do
     redis.call('PEXPIRE', key, last - now + 1000)
   end
 end
 `;
 
-/** Returns {1, waiters ahead at this call} when the caller holds a slot, else {0, waiters ahead}. */
+/**
+ * Returns {1, waiters ahead at this call} when the caller holds a slot, {0, waiters ahead} when it
+ * waits, {-1, limit in use} when the namespace is in use with another limit, {-2, 0} when the call
+ * has already left (this request arrived after its RELEASE).
+ */
 const ACQUIRE_SCRIPT = `${PRELUDE}
 reap()
-if redis.call('ZSCORE', holders, id) then
+if redis.call('ZSCORE', gone, id) then return {-2, 0} end
+local inUse = tonumber(redis.call('GET', limitKey))
+if inUse and inUse ~= limit and redis.call('ZCARD', holders) + redis.call('ZCARD', queue) > 0 then
+  return {-1, inUse}
+end
+redis.call('SET', limitKey, limit)
+local lease = tonumber(redis.call('ZSCORE', holders, id))
+if lease then
   -- Already granted: a retried request, or a hand-over this poll claims.
-  redis.call('ZADD', holders, now + leaseMs, id)
+  redis.call('ZADD', holders, math.max(lease, now + firstLeaseMs), id)
   redis.call('DEL', wake)
   expire()
   return {1, 0}
@@ -196,21 +253,26 @@ if redis.call('ZSCORE', holders, id) then return {1, ahead} end
 return {0, redis.call('ZRANK', queue, id)}
 `;
 
-/** Leaves the semaphore (slot or queue) and hands freed slots over. 1 if it held a live lease. */
+/**
+ * Leaves the semaphore (slot or queue) and hands freed slots over. 1 if it held a live lease. A call
+ * that held nothing and had no ticket leaves a tombstone, so its own ACQUIRE, still on its way (sent
+ * before the caller gave up), takes nothing when it arrives.
+ */
 const RELEASE_SCRIPT = `${PRELUDE}
 reap()
 local held = redis.call('ZREM', holders, id)
-redis.call('ZREM', queue, id)
+local queued = redis.call('ZREM', queue, id)
 redis.call('ZREM', seen, id)
 redis.call('DEL', wake)
+if held == 0 and queued == 0 then redis.call('ZADD', gone, now + tombstoneMs, id) end
 grant()
 expire()
 return held
 `;
 
 /**
- * Extends a lease (also claims a handed-over slot). 0 once the lease was reaped. An expired lease not
- * yet reaped is still extended: its slot cannot have gone to anyone else.
+ * Extends a lease to the full lease (also claims a handed-over slot). 0 once the lease was reaped.
+ * An expired lease not yet reaped is still extended: its slot cannot have gone to anyone else.
  */
 const RENEW_SCRIPT = `${PRELUDE}
 if not redis.call('ZSCORE', holders, id) then return 0 end
@@ -224,12 +286,18 @@ type LuaScript = { exec(keys: string[], args: string[]): Promise<unknown> };
 
 const ABORTED = Symbol('aborted');
 
+/** ACQUIRE's first reply value when the namespace is used with another limit. */
+const MISCONFIGURED = -1;
+/** ACQUIRE's first reply value when the call's RELEASE got there first. */
+const ALREADY_LEFT = -2;
+
 /** Per-call state of one acquire. */
 type Attempt = {
   callId: string;
   startedAt: number;
   deadline: number;
   requests: number;
+  waitUntil: AcquireOptions['waitUntil'];
   firstPosition?: number;
   position?: number;
 };
@@ -261,7 +329,7 @@ export class RedisSemaphore implements Semaphore {
     this.limit = this.settings.limit;
     this.redis = redis;
     const tag = `{${this.settings.prefix}}`;
-    this.keys = [`${tag}:holders`, `${tag}:queue`, `${tag}:seen`, `${tag}:seq`];
+    this.keys = [`${tag}:holders`, `${tag}:queue`, `${tag}:seen`, `${tag}:seq`, `${tag}:gone`, `${tag}:limit`];
     this.wakePrefix = `${tag}:wake:`;
     this.acquireScript = redis.createScript(ACQUIRE_SCRIPT);
     this.releaseScript = redis.createScript(RELEASE_SCRIPT);
@@ -270,9 +338,9 @@ export class RedisSemaphore implements Semaphore {
   }
 
   async acquire(callId: string, options: AcquireOptions = {}): Promise<Acquired | Refused> {
-    const { timeoutMs = this.settings.queueTimeoutMs, signal, onQueued } = options;
+    const { timeoutMs = this.settings.queueTimeoutMs, signal, onQueued, waitUntil } = options;
     const startedAt = performance.now();
-    const attempt: Attempt = { callId, startedAt, deadline: startedAt + timeoutMs, requests: 0 };
+    const attempt: Attempt = { callId, startedAt, deadline: startedAt + timeoutMs, requests: 0, waitUntil };
     if (signal?.aborted) return this.refuse(attempt, 'aborted', 'aborted before queueing');
     for (;;) {
       // Poll: takes a ticket the first time, refreshes liveness, and grants when it is our turn.
@@ -285,8 +353,12 @@ export class RedisSemaphore implements Semaphore {
         return this.refuse(attempt, 'unavailable', `semaphore backend failed: ${errorText(error)}`);
       }
       const [granted, ahead] = reply;
+      if (granted === MISCONFIGURED) {
+        return { ok: false, reason: 'misconfigured', retryAfterMs: 0, limitInUse: ahead, detail: `the namespace is in use with a limit of ${ahead}, not ${this.limit}`, requests: attempt.requests };
+      }
+      if (granted === ALREADY_LEFT) return this.refuse(attempt, 'aborted', 'the call had already left the semaphore');
       attempt.firstPosition ??= ahead;
-      if (granted) return this.grant(attempt, signal, sentAt + this.settings.leaseMs, false);
+      if (granted) return this.grant(attempt, signal, sentAt + this.settings.firstLeaseMs, false);
       if (attempt.position === undefined) onQueued?.(ahead);
       attempt.position = ahead;
 
@@ -314,20 +386,31 @@ export class RedisSemaphore implements Semaphore {
     return Number(await this.run(null, this.renewScript, callId, 0)) === 1;
   }
 
-  /** RELEASE: leaves slot or queue and hands the slot over. Never rejects. */
+  /**
+   * RELEASE: leaves slot or queue and hands the slot over. A request that hangs is waited for, up to
+   * `leaveWaitMs` (a frozen Redis runs it, in order, after the call's ACQUIRE when it thaws); one
+   * that fails is sent again, up to `leaveAttempts` in all. Past that, the first lease, the liveness
+   * deadline or the tombstone does the rest. Never rejects.
+   */
   private async leave(callId: string, attempt: Attempt | null): Promise<void> {
-    try {
-      await this.run(attempt, this.releaseScript, callId, 0);
-    } catch {
-      // Redis unreachable: the lease or liveness deadline frees the slot.
+    const giveUpAt = performance.now() + this.settings.leaveWaitMs;
+    for (let sent = 1, pauseMs = 250; ; sent++, pauseMs *= 2) {
+      try {
+        await this.run(attempt, this.releaseScript, callId, 0, giveUpAt - performance.now());
+        return;
+      } catch {
+        if (sent >= this.settings.leaveAttempts || performance.now() + pauseMs >= giveUpAt) return;
+        await sleep(pauseMs);
+      }
     }
   }
 
-  private run(attempt: Attempt | null, script: LuaScript, callId: string, livenessMs: number): Promise<unknown> {
+  private run(attempt: Attempt | null, script: LuaScript, callId: string, livenessMs: number, timeoutMs = this.settings.requestTimeoutMs): Promise<unknown> {
     if (attempt) attempt.requests++;
-    const { limit, leaseMs, livenessGraceMs, requestTimeoutMs } = this.settings;
-    const args = [callId, this.wakePrefix, String(limit), ...[leaseMs, livenessMs, livenessGraceMs].map((ms) => String(Math.ceil(ms)))];
-    return withTimeout(script.exec([...this.keys, this.wakePrefix + callId], args), requestTimeoutMs);
+    const { limit, leaseMs, livenessGraceMs, firstLeaseMs, tombstoneMs } = this.settings;
+    const ms = (value: number) => String(Math.ceil(value));
+    const args = [callId, this.wakePrefix, String(limit), ms(leaseMs), ms(livenessMs), ms(livenessGraceMs), ms(Math.min(firstLeaseMs, leaseMs)), ms(tombstoneMs)];
+    return withTimeout(script.exec([...this.keys, this.wakePrefix + callId], args), timeoutMs);
   }
 
   /** Waits on the caller's wake-up list: true when woken (its slot was handed over). */
@@ -362,6 +445,7 @@ export class RedisSemaphore implements Semaphore {
         release: () => this.leave(attempt.callId, null),
         leaseMs: this.settings.leaseMs,
         leaseEndsAt,
+        firstRenewalMs: Math.min(this.settings.firstLeaseMs, this.settings.leaseMs) / 3,
         claimNow: woken,
       }),
       queuedMs: performance.now() - attempt.startedAt,
@@ -372,9 +456,9 @@ export class RedisSemaphore implements Semaphore {
 
   /**
    * A refusal leaves the queue first (a refused call holds no ticket), except when Redis is failing:
-   * then the leave is only attempted in the background and the liveness deadline does the rest.
+   * then the leave goes on in the background (`waitUntil`) until Redis answers it.
    */
-  private async refuse(attempt: Attempt, reason: Refused['reason'], detail: string): Promise<Refused> {
+  private async refuse(attempt: Attempt, reason: Exclude<Refused['reason'], 'misconfigured'>, detail: string): Promise<Refused> {
     const { position, firstPosition } = attempt;
     const retryAfterMs =
       reason === 'unavailable'
@@ -382,10 +466,12 @@ export class RedisSemaphore implements Semaphore {
         : reason === 'aborted'
           ? 0
           : estimateRetryAfterMs(firstPosition ?? 0, position ?? 0, performance.now() - attempt.startedAt, this.settings.queueTimeoutMs);
-    // The call may hold a ticket, or even a slot granted by a request that landed after all.
+    // The call may hold a ticket, or even a slot granted by a request that landed after all (or that
+    // will land: a request that timed out may still be on its way, or waiting in a stalled Redis).
     if (attempt.requests > 0) {
       const leaving = this.leave(attempt.callId, attempt);
-      if (reason !== 'unavailable') await leaving;
+      attempt.waitUntil?.(leaving);
+      if (reason !== 'unavailable') await within(leaving, this.settings.requestTimeoutMs);
     }
     const where = position === undefined ? '' : `; ${position} waiting ahead`;
     return { ok: false, reason, retryAfterMs, position, detail: detail + where, requests: attempt.requests };
@@ -437,36 +523,53 @@ type Lease = {
   renew(): Promise<boolean>;
   release(): Promise<void>;
   leaseMs: number;
-  /** Local estimate of when the lease runs out (durations only: isolates' clocks disagree). */
+  /**
+   * Local estimate of when the lease runs out: when the granting or renewing request was sent, plus
+   * its length. Never later than Redis's own deadline, which starts when the request arrives.
+   */
   leaseEndsAt: number;
+  /** When to renew a fresh grant's first lease. */
+  firstRenewalMs: number;
   /** Renew at once: a handed-over slot must be claimed before the waiter's liveness deadline. */
   claimNow: boolean;
 };
 
-/** A lease renewed in the background at a third of its length; `lost` aborts when that fails. */
+/**
+ * A lease renewed in the background at a third of its length. `lost` aborts when a renewal is
+ * refused, or when the lease runs out before any renewal was confirmed (Redis stalled or down).
+ */
 class RedisPermit implements Permit {
   readonly lost: AbortSignal;
   private readonly lease: Lease;
   private readonly controller = new AbortController();
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private renewal: ReturnType<typeof setTimeout> | undefined;
+  private expiry: ReturnType<typeof setTimeout> | undefined;
   private released = false;
 
   constructor(lease: Lease) {
     this.lease = lease;
     this.lost = this.controller.signal;
+    this.watchExpiry();
     if (lease.claimNow) void this.renew();
-    else this.schedule(lease.leaseMs / 3);
+    else this.schedule(lease.firstRenewalMs);
   }
 
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    cancel(this.renewal);
+    cancel(this.expiry);
     await this.lease.release();
   }
 
   private schedule(delayMs: number): void {
-    this.timer = setTimeout(() => void this.renew(), delayMs);
+    this.renewal = setTimeout(() => void this.renew(), delayMs);
+  }
+
+  private watchExpiry(): void {
+    cancel(this.expiry);
+    const left = this.lease.leaseEndsAt - performance.now();
+    this.expiry = setTimeout(() => this.lose('no renewal was confirmed before the lease ran out (semaphore backend stalled or failing)'), Math.max(0, left));
   }
 
   private async renew(): Promise<void> {
@@ -475,20 +578,21 @@ class RedisPermit implements Permit {
     try {
       live = await this.lease.renew();
     } catch {
-      if (this.released) return;
-      // Retry while the lease surely lasts; past that, another call may already have the slot.
-      const left = this.lease.leaseEndsAt - performance.now();
-      if (left < 100) this.lose('the lease could not be renewed (semaphore backend failing)');
-      else this.schedule(Math.min(this.lease.leaseMs / 3, left / 2));
+      if (this.released || this.lost.aborted) return;
+      // Retry while the lease lasts; the expiry timer gives up when it ends.
+      this.schedule(Math.min(this.lease.leaseMs / 3, Math.max(50, (this.lease.leaseEndsAt - performance.now()) / 2)));
       return;
     }
-    if (this.released) return;
+    if (this.released || this.lost.aborted) return;
     if (!live) return this.lose('the lease expired and the slot was taken back');
     this.lease.leaseEndsAt = sentAt + this.lease.leaseMs;
+    this.watchExpiry();
     this.schedule(this.lease.leaseMs / 3);
   }
 
   private lose(why: string): void {
+    cancel(this.renewal);
+    cancel(this.expiry);
     this.controller.abort(new Error(`semaphore slot lost: ${why}`));
   }
 }
@@ -507,6 +611,17 @@ function errorText(error: unknown): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function cancel(timer: ReturnType<typeof setTimeout> | undefined): void {
+  if (timer !== undefined) clearTimeout(timer);
+}
+
+/** Waits for `promise` (which never rejects), but no longer than `ms`. */
+async function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer!: ReturnType<typeof setTimeout>;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 /** Settles with ABORTED as soon as the signal aborts (the promise itself runs on). */

@@ -12,6 +12,7 @@ import { openAiCatalog } from './openai-export.ts';
 import { observabilityRoutes } from './observability.ts';
 import { createOpenApiDocument, type OpenApiOptions } from './openapi.ts';
 import { respond, runToolCall, unexpected, type PipelineOptions } from '../runtime/pipeline.ts';
+import { checkReadiness } from '../runtime/readiness.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
 
 /** One catalog entry: what a model needs to choose and call the tool. */
@@ -35,7 +36,8 @@ export interface CatalogEntry {
  *   `GET /tools?format=openai` the same tools as OpenAI function definitions (strict mode);
  * - `POST /mcp` serves the tools over MCP (Streamable HTTP, stateless);
  * - `GET /openapi.json` is the OpenAPI 3.1 document of these routes;
- * - `GET /health` answers when the worker is up;
+ * - `GET /health` answers when the worker is up; `GET /health/ready` whether its database and
+ *   Redis answer (503 when one does not).
  * - `GET /executions`, `GET /executions/:trace_id`, `GET /metrics` and `GET /dashboard` read the
  *   caller's trace and metrics (shared/http/observability.ts).
  */
@@ -61,6 +63,7 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
 
   const app = new Hono<{ Bindings: Env }>()
     .get('/health', () => answer(ok({ status: 'ok', tools: byId.size }, 'The service is up.'), 'health'))
+    .get('/health/ready', async (c) => answer(await checkReadiness(c.env), 'health'))
     .get('/tools', (c) => {
       const format = c.req.query('format');
       if (format === 'openai') return answer(openAiCatalog(tools), 'catalog');
@@ -96,7 +99,7 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
   app.notFound((c) =>
     answer(
       fail('NOT_FOUND', `There is no route ${c.req.method} ${new URL(c.req.url).pathname}.`, {
-        hint: 'Routes: GET /health, GET /tools, GET /openapi.json, POST /tools/<tool id> with a JSON body, POST /mcp (MCP), GET /executions, GET /executions/<trace id>, GET /metrics, GET /dashboard.',
+        hint: 'Routes: GET /health, GET /health/ready, GET /tools, GET /openapi.json, POST /tools/<tool id> with a JSON body, POST /mcp (MCP), GET /executions, GET /executions/<trace id>, GET /metrics, GET /dashboard.',
         details: { entity_type: 'route' },
       }),
       'gateway',

@@ -30,7 +30,7 @@ import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validatio
 import { cors } from 'hono/cors';
 import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome, type ToolResult } from '../core/contract.ts';
 import { toolResultSchema } from './envelope-schema.ts';
-import { authorize, callTool, respond, type PipelineOptions, type RequestScope } from '../runtime/pipeline.ts';
+import { authorize, callTool, credentialsOf, respond, type PipelineOptions, type RequestScope } from '../runtime/pipeline.ts';
 import type { AnyTool } from '../core/tool.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from '../core/validation.ts';
 import { keyFromMeta } from '../runtime/idempotency.ts';
@@ -78,22 +78,33 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
     if (origin !== null && !isAllowedOrigin(origin, request.url, env)) return refuse(forbiddenOrigin(origin));
     if (request.method !== 'POST') return refuse(noStream(request.method), { allow: 'POST' });
 
-    const authorization = request.headers.get('authorization');
-    const caller = await authorize(authorization, env);
-    if (!caller.ok) {
-      return refuse(caller, caller.error.code === 'UNAUTHENTICATED' ? { 'www-authenticate': 'Bearer realm="edge-tools"' } : {});
-    }
+    const credentials = credentialsOf(request);
+    const caller = await authorize(credentials, scope, { auth: options.auth });
+    const refuseCaller = (failure: Failure) =>
+      refuse(failure, failure.error.code === 'UNAUTHENTICATED' ? { 'www-authenticate': 'Bearer realm="edge-tools"' } : {});
+    if (!caller.ok) return refuseCaller(caller);
     const body = await readBody(request, bodyLimitBytes);
     if (!body.ok) return refuse(body);
     let parsed: unknown;
     try {
       parsed = JSON.parse(body.value);
     } catch {
+      parsed = undefined;
+    }
+    const rawArguments = rawToolArguments(parsed);
+    // A tool call waits for the re-check of a cached key alongside its admission (in the pipeline);
+    // any other request waits for it here.
+    const messages = Array.isArray(parsed) ? parsed.length : 1;
+    if (rawArguments.size < messages) {
+      const revoked = await caller.confirmed;
+      if (revoked) return refuseCaller(revoked);
+    }
+    if (parsed === undefined) {
       // The transport answers the protocol's parse error for the same bytes.
       const unparsed = new Request(request.url, { method: 'POST', headers: request.headers, body: body.value });
       return serve(unparsed, undefined, new Map());
     }
-    return serve(request, parsed, rawToolArguments(parsed));
+    return serve(request, parsed, rawArguments);
 
     async function serve(httpRequest: Request, parsedBody: unknown, rawArguments: Map<RequestId, unknown>): Promise<Response> {
       const server = new Server(SERVER_INFO, {
@@ -110,7 +121,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
         const { outcome, meta } = await callTool(
           tool,
           {
-            authorization,
+            ...credentials,
             readInput: async (hint) => screenInput(input ?? {}, hint),
             signal: AbortSignal.any([request.signal, extra.signal]),
             idempotencyKey: keyFromMeta(params._meta),

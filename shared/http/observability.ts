@@ -10,7 +10,7 @@ import { fail, metaWithoutExecution, type Failure, type Outcome } from '../core/
 import { validateInput, type Parsed } from '../core/validation.ts';
 import { databaseFailure, type Database } from '../runtime/db.ts';
 import type { Env } from '../runtime/env.ts';
-import { authorize, respond, unexpected } from '../runtime/pipeline.ts';
+import { authorize, credentialsOf, respond, unexpected } from '../runtime/pipeline.ts';
 import type { Caller } from '../runtime/auth.ts';
 import { EXECUTIONS_NUMERIC_PARAMETERS, executionsQuery, getExecution, listExecutions, normalizeTraceId } from '../observability/executions.ts';
 import { log } from '../observability/log.ts';
@@ -64,8 +64,13 @@ async function authenticated(c: Context<{ Bindings: Env }>, route: string, run: 
   const startedAt = performance.now();
   let answer: Outcome<unknown> | Response;
   try {
-    const caller = await authorize(c.req.header('authorization') ?? null, c.env, traceId);
-    answer = caller.ok ? await run(caller) : caller;
+    const caller = await authorize(credentialsOf(c.req.raw), { env: c.env, waitUntil: (work) => c.executionCtx.waitUntil(work) }, { traceId });
+    if (!caller.ok) answer = caller;
+    else {
+      // A cached key is re-checked alongside the read: a key revoked meanwhile reads nothing.
+      const [result, revoked] = await Promise.all([run(caller), caller.confirmed]);
+      answer = revoked ?? result;
+    }
   } catch (error) {
     const failure = databaseFailure(error);
     if (!failure) log('error', 'read_route_failed', { trace_id: traceId, route, error: String(error) });

@@ -41,6 +41,14 @@ function buildDocument(tools: readonly AnyTool[], { toolPath = (tool) => `/tools
   const schemas: Record<string, JsonSchema> = { Meta: parts.meta, Link: parts.link, ToolError: parts.error, Failure: failureEnvelopeSchema(refs) };
   const paths: Record<string, JsonSchema> = {
     '/health': { get: operation('health', 'Liveness: answers when the worker is up.', healthData) },
+    '/health/ready': {
+      get: operation(
+        'ready',
+        'Readiness: whether the database and Redis answer, each with its latency. No key needed; it tells nothing but up or down. 503 when one is down: DATABASE_ERROR (the database) or BUSY (Redis), with the same checks in error.details.',
+        readinessData,
+        [503],
+      ),
+    },
     '/tools': {
       get: {
         ...operation('listTools', 'The catalog: each tool with its input and output JSON Schemas, or, with format=openai, OpenAI function definitions in strict mode.', catalogData, [400]),
@@ -204,6 +212,24 @@ const healthData: JsonSchema = {
   type: 'object',
   properties: { status: { type: 'string', const: 'ok' }, tools: { type: 'integer', description: 'How many tools this worker serves.' } },
   required: ['status', 'tools'],
+};
+
+const dependencyCheck: JsonSchema = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['up', 'down', 'in_process'], description: 'in_process: no Redis, the per-isolate semaphore (local development, or allowed by ALLOW_IN_PROCESS_SEMAPHORE).' },
+    latency_ms: { type: ['number', 'null'] },
+  },
+  required: ['status', 'latency_ms'],
+};
+
+const readinessData: JsonSchema = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['ready', 'not_ready'] },
+    checks: { type: 'object', properties: { database: dependencyCheck, redis: dependencyCheck }, required: ['database', 'redis'] },
+  },
+  required: ['status', 'checks'],
 };
 
 const catalogData: JsonSchema = {

@@ -21,12 +21,24 @@ neonConfig.fetchEndpoint = (host, port, options) =>
       ? neonDefaultEndpoint(host, port, options)
       : neonDefaultEndpoint;
 
+/** Whether a connection string points at the local stand-in (a loopback host), as in development and tests. */
+export function isLocalDatabaseUrl(databaseUrl: string): boolean {
+  return URL.canParse(databaseUrl) && LOOPBACK_HOSTS.has(new URL(databaseUrl).hostname);
+}
+
+/** Options of {@link createDb}. */
+export interface DbOptions {
+  /** Aborting it aborts the client's HTTP requests in flight, and fails those sent after. */
+  signal?: AbortSignal;
+}
+
 /**
  * A drizzle client for one request. Cheap (a few µs): it holds no connection, only the URL.
  * No relational schema is attached: building drizzle's relational config costs ~90 µs per client.
  */
-export function createDb(databaseUrl: string): Database {
-  return drizzle({ client: neon(databaseUrl) });
+export function createDb(databaseUrl: string, { signal }: DbOptions = {}): Database {
+  // The driver spreads fetchOptions over its own request options (headers included): pass the signal only.
+  return drizzle({ client: neon(databaseUrl, signal ? { fetchOptions: { signal } } : {}) });
 }
 
 /**

@@ -6,6 +6,7 @@ import type { McpEnv } from '../http/mcp.ts';
 import type { OtlpEnv } from '../observability/otlp.ts';
 import type { RetentionEnv } from '../observability/retention.ts';
 import type { AiBinding } from '../providers/index.ts';
+import { isLocalDatabaseUrl } from './db.ts';
 
 export interface Env extends AdmissionEnv, McpEnv, OtlpEnv, RetentionEnv {
   /** Postgres connection string: Neon in production, the local stand-in (loopback) in development. */
@@ -22,4 +23,12 @@ export interface Env extends AdmissionEnv, McpEnv, OtlpEnv, RetentionEnv {
   LLM_MODEL?: string;
   /** The Workers AI binding, for the workers-ai providers. */
   AI?: AiBinding;
+}
+
+/**
+ * Whether the worker runs on a developer's machine (`npm run dev`, `wrangler dev`, the tests): its
+ * database is the local stand-in on a loopback address, which no deployed worker can reach.
+ */
+export function runsLocally(env: Env): boolean {
+  return env.DATABASE_URL !== undefined && isLocalDatabaseUrl(env.DATABASE_URL);
 }

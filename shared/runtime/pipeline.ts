@@ -1,17 +1,19 @@
 /**
  * The execution pipeline, written once for every tool and every transport:
- * authenticate -> read and validate the input -> rate limit and acquire a slot -> execute (with
- * retries) -> release -> answer with the envelope -> record the trace.
+ * authenticate -> read and validate the input -> rate limit and acquire a slot (while a cached key
+ * is re-checked) -> execute (with retries) -> release -> answer with the envelope -> record the trace.
  *
- * Every path ends in an envelope; nothing a tool throws reaches the caller.
+ * Every path ends in an envelope; nothing a tool throws reaches the caller. Nothing about the
+ * deployment's configuration is told to a caller before its key is verified.
  */
 import { envelope, fail, FailureError, statusOf, type Failure, type Meta, type Outcome } from '../core/contract.ts';
-import { authenticate, type Caller } from './auth.ts';
-import { admissionFromEnv } from '../concurrency/admission.ts';
+import { authenticate, type Authenticated, type AuthOptions } from './auth.ts';
+import { admissionFromEnv, namespaceOf, redisFromEnv } from '../concurrency/admission.ts';
+import { FailedAttempts } from '../concurrency/rate-limit.ts';
 import { createDb, databaseFailure, type Database } from './db.ts';
 import { nameBasedUuid } from './ids.ts';
 import { claimIdempotencyKey, keyFromHeader } from './idempotency.ts';
-import type { Env } from './env.ts';
+import { runsLocally, type Env } from './env.ts';
 import { log } from '../observability/log.ts';
 import { createProviders, readProviderConfig, type Providers } from '../providers/index.ts';
 import { ProviderError, providerFailure } from '../providers/types.ts';
@@ -31,6 +33,8 @@ export interface PipelineOptions {
   /** Retries of transient failures, and the fixed delay before each. */
   retries?: number;
   retryDelayMs?: number;
+  /** How API keys are cached and re-checked (shared/runtime/auth.ts, AUTH_DEFAULTS). */
+  auth?: AuthOptions;
 }
 
 export const DEFAULT_SLOW_CALL_MS = 5_000;
@@ -41,10 +45,21 @@ export interface RequestScope {
   waitUntil(promise: Promise<unknown>): void;
 }
 
-/** One call as any transport (HTTP, MCP) hands it to the pipeline. */
-export interface ToolCall {
+/** Who a request says it is: its `Authorization` header and the client's address. */
+export interface Credentials {
   /** The `Authorization` header. */
   authorization: string | null;
+  /** `CF-Connecting-IP`: failed authentications are bounded per address. */
+  clientAddress: string | null;
+}
+
+/** Reads the credentials of a request. */
+export function credentialsOf(request: Request): Credentials {
+  return { authorization: request.headers.get('authorization'), clientAddress: request.headers.get('cf-connecting-ip') };
+}
+
+/** One call as any transport (HTTP, MCP) hands it to the pipeline. */
+export interface ToolCall extends Credentials {
   /** Reads and screens the raw input; `hint` is the example of a valid call for error messages. */
   readInput(hint: string): Promise<Parsed<Record<string, unknown>>>;
   /** Aborts when the caller goes away. */
@@ -67,7 +82,7 @@ export async function runToolCall(tool: AnyTool, request: Request, scope: Reques
   const { outcome, meta } = await callTool(
     tool,
     {
-      authorization: request.headers.get('authorization'),
+      ...credentialsOf(request),
       readInput: (hint) => readJsonObject(request, hint, bodyLimitBytes),
       signal: request.signal,
       idempotencyKey: keyFromHeader(request.headers.get('idempotency-key')),
@@ -84,7 +99,7 @@ export async function callTool(
   tool: AnyTool,
   call: ToolCall,
   scope: RequestScope,
-  { slowCallMs = DEFAULT_SLOW_CALL_MS, retries = DEFAULT_RETRIES, retryDelayMs = DEFAULT_RETRY_DELAY_MS }: PipelineOptions = {},
+  { slowCallMs = DEFAULT_SLOW_CALL_MS, retries = DEFAULT_RETRIES, retryDelayMs = DEFAULT_RETRY_DELAY_MS, auth }: PipelineOptions = {},
 ): Promise<CallResult> {
   const traceId = crypto.randomUUID();
   const startedAt = performance.now();
@@ -100,28 +115,36 @@ export async function callTool(
   // Refusals happen before execution: attempts stays 0.
   const refuse = (failure: Failure): CallResult => ({ outcome: failure, meta: meta() });
 
-  if (tool.unavailable) return refuse(tool.unavailable);
-  const admission = admissionFromEnv(scope.env);
-  if ('ok' in admission) return refuse(admission);
-  const caller = await authorize(call.authorization, scope.env, traceId);
+  const caller = await authorize(call, scope, { traceId, auth });
   if (!caller.ok) return refuse(caller);
   const db = caller.db;
-  // The project is known from here on: refusals are counted for its metrics.
-  const refuseCounted = (failure: Failure): CallResult => {
+  // A refusal waits for the key's re-check, if one is under way: a key revoked meanwhile gets 401.
+  // Otherwise the project is known, and the refusal is counted for its metrics.
+  const refuseChecked = async (failure: Failure): Promise<CallResult> => {
+    const revoked = await caller.confirmed;
+    if (revoked) return refuse(revoked);
     const record = { traceId, projectId: caller.project.id, apiKeyId: caller.keyId, tool: tool.id, code: failure.error.code, startedAt: arrivedAt };
     scope.waitUntil(afterResponse(() => recordRefusal(db, record)));
     return refuse(failure);
   };
   // Read-only tools ignore the key: repeating them changes nothing.
   const key = tool.acceptsIdempotencyKey ? call.idempotencyKey : undefined;
-  if (key && !key.ok) return refuseCounted(key);
+  if (key && !key.ok) return refuseChecked(key);
 
+  if (tool.unavailable) return refuseChecked(tool.unavailable);
+  const admission = admissionFromEnv(scope.env, { local: runsLocally(scope.env) });
+  if ('ok' in admission) return refuseChecked(admission);
   const raw = await call.readInput(tool.hint);
-  if (!raw.ok) return refuseCounted(raw);
+  if (!raw.ok) return refuseChecked(raw);
   const input = validateInput(tool.input, raw.value, tool.hint);
-  if (!input.ok) return refuseCounted(input);
+  if (!input.ok) return refuseChecked(input);
 
-  // With an idempotency key: the stored answer is replayed, or the key is claimed for this call.
+  // With an idempotency key: the stored answer is replayed, or the key is claimed for this call
+  // (by a key confirmed valid: a revoked one neither replays nor claims).
+  if (key) {
+    const revoked = await caller.confirmed;
+    if (revoked) return refuse(revoked);
+  }
   const claim =
     key &&
     (await claimIdempotencyKey(db, {
@@ -136,51 +159,63 @@ export async function callTool(
   if (claim?.replay) return { outcome: claim.replay.outcome, meta: { ...meta(), trace_id: claim.replay.traceId, replayed: true } };
 
   let queued = false;
-  const admitted = await admission.admit({
-    callId: traceId,
-    keyId: caller.keyId,
-    rateLimitPerMinute: caller.rateLimitPerMinute,
-    signal: call.signal,
-    onQueued: (queueDepth) => {
-      queued = true;
-      log('info', 'queued', { tool: tool.id, trace_id: traceId, queue_depth: queueDepth });
-    },
-  });
-  if (!admitted.ok) {
+  const [admitted, revoked] = await Promise.all([
+    admission.admit({
+      callId: traceId,
+      keyId: caller.keyId,
+      rateLimitPerMinute: caller.rateLimitPerMinute,
+      signal: call.signal,
+      onQueued: (queueDepth) => {
+        queued = true;
+        log('info', 'queued', { tool: tool.id, trace_id: traceId, queue_depth: queueDepth });
+      },
+      waitUntil: scope.waitUntil,
+    }),
+    caller.confirmed,
+  ]);
+  if (revoked || !admitted.ok) {
     if (claim) scope.waitUntil(claim.release());
-    return refuseCounted(admitted);
+    if (admitted.ok) scope.waitUntil(admitted.permit.release());
+    return revoked ? refuse(revoked) : refuseChecked(admitted as Failure);
   }
   if (queued) log('info', 'dequeued', { tool: tool.id, trace_id: traceId, queued_ms: round(admitted.queuedMs) });
 
   const { permit } = admitted;
-  let providers: Providers | undefined;
-  const context: ToolContext = {
-    db,
-    project: caller.project,
-    get providers() {
-      if (providers) return providers;
-      const config = readProviderConfig(scope.env as Record<string, unknown>);
-      if (!config.ok) throw new FailureError(config);
-      return (providers = createProviders(config.config, scope.env.AI));
-    },
-    signal: AbortSignal.any([call.signal, permit.lost]),
-    traceId,
-    idFor: claim ? claim.idFor : (purpose) => nameBasedUuid(`${caller.project.id}:${tool.id}:${traceId}:${purpose}`),
-  };
+  let outcome: Outcome<unknown>;
+  let attempts: number;
   const executionStartedAt = performance.now();
   const retryErrors: RetryError[] = [];
-  let { outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {
-    retries,
-    delayMs: retryDelayMs,
-    signal: context.signal,
-    onRetry: (attempt, failure) => {
-      const cause = describeCause(failure.cause);
-      retryErrors.push({ attempt: attempt - 1, code: failure.error.code, message: failure.error.message, timeMs: Date.now(), cause });
-      log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: cause });
-    },
-  });
+  try {
+    // Aborted when the caller goes away or the slot's lease is lost: the tool's database requests too.
+    const signal = AbortSignal.any([call.signal, permit.lost]);
+    let providers: Providers | undefined;
+    const context: ToolContext = {
+      db: createDb(scope.env.DATABASE_URL!, { signal }),
+      project: caller.project,
+      get providers() {
+        if (providers) return providers;
+        const config = readProviderConfig(scope.env as Record<string, unknown>);
+        if (!config.ok) throw new FailureError(config);
+        return (providers = createProviders(config.config, scope.env.AI));
+      },
+      signal,
+      traceId,
+      idFor: claim ? claim.idFor : (purpose) => nameBasedUuid(`${caller.project.id}:${tool.id}:${traceId}:${purpose}`),
+    };
+    ({ outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {
+      retries,
+      delayMs: retryDelayMs,
+      signal,
+      onRetry: (attempt, failure) => {
+        const cause = describeCause(failure.cause);
+        retryErrors.push({ attempt: attempt - 1, code: failure.error.code, message: failure.error.message, timeMs: Date.now(), cause });
+        log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: cause });
+      },
+    }));
+  } finally {
+    scope.waitUntil(permit.release());
+  }
   const executionMs = performance.now() - executionStartedAt;
-  scope.waitUntil(permit.release());
   if (permit.lost.aborted) outcome = leaseLost(outcome);
   if (claim) await claim.settle(outcome);
 
@@ -274,33 +309,30 @@ function afterResponse(work: () => Promise<unknown>): Promise<unknown> {
 }
 
 /**
- * Resolves the caller of a request from its `Authorization` header, with the database client the
- * call will use. Answers CONFIG_ERROR without DATABASE_URL and UNAUTHENTICATED for a bad key.
- * Transports call it to refuse a request before reading it (MCP); never throws.
+ * Resolves the caller of a request from its credentials, with the database client for the
+ * bookkeeping (trace) of the call. Answers UNAUTHENTICATED for a bad key, RATE_LIMITED for an
+ * address with too many failed attempts. Without DATABASE_URL no key can be verified: every caller
+ * gets the same CONFIG_ERROR, which names nothing (the cause goes to the log). Transports call it to
+ * refuse a request before reading it (MCP); never throws.
  */
 export async function authorize(
-  authorization: string | null,
-  env: Env,
-  traceId: string = crypto.randomUUID(),
-): Promise<({ ok: true; db: Database } & Caller) | Failure> {
-  const db = connect(env);
-  if (!db.ok) return db;
+  credentials: Credentials,
+  scope: RequestScope,
+  { traceId = crypto.randomUUID(), auth }: { traceId?: string; auth?: AuthOptions } = {},
+): Promise<(Authenticated & { db: Database }) | Failure> {
+  const { env } = scope;
+  if (!env.DATABASE_URL) {
+    log('error', 'config_error', { trace_id: traceId, reason: 'missing_database_url', message: 'DATABASE_URL is not set: no API key can be verified and no tool can run. Set the secret (wrangler secret put DATABASE_URL).' });
+    return fail('CONFIG_ERROR', `The service is not configured correctly, so it cannot verify API keys. Its operator can find the cause in the worker's log under trace id ${traceId}.`);
+  }
+  const db = createDb(env.DATABASE_URL);
+  const failures = new FailedAttempts({ redis: redisFromEnv(env), prefix: `${namespaceOf(env)}:auth-failures` });
   try {
-    const caller = await authenticate(authorization, db.value);
-    return caller.ok ? { ...caller, db: db.value } : caller;
+    const caller = await authenticate(credentials.authorization, db, { clientAddress: credentials.clientAddress, failures, waitUntil: scope.waitUntil }, auth);
+    return caller.ok ? { ...caller, db } : caller;
   } catch (error) {
     return databaseFailure(error) ?? unexpected(error, traceId);
   }
-}
-
-function connect(env: Env): { ok: true; value: Database } | Failure {
-  if (!env.DATABASE_URL) {
-    return fail('CONFIG_ERROR', 'The deployment has no DATABASE_URL configured, so no tool can run.', {
-      hint: 'Set the DATABASE_URL secret (wrangler secret put DATABASE_URL) or run npm run dev locally.',
-      details: { reason: 'missing_database_url' },
-    });
-  }
-  return { ok: true, value: createDb(env.DATABASE_URL) };
 }
 
 /** An error nobody anticipated: the caller learns the trace id, the trace keeps the stack. */

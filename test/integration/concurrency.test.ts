@@ -7,7 +7,8 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { Redis } from '@upstash/redis';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { apiKeys, projects } from '../../drizzle/schema.ts';
+import { eq, sql } from 'drizzle-orm';
+import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { hashApiKey } from '../../shared/runtime/auth.ts';
@@ -102,9 +103,11 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
     const { tool, state } = holdingTool();
     const callEnv = redisEnv();
     // Ten holders that release one at a time, 80 ms apart, so each release grants exactly one waiter.
-    const holders = Array.from({ length: 10 }, (_, i) => call(tool, { hold_ms: 300 + 80 * i }, callEnv));
+    // (No key re-check: its query, when slow, would delay every waiter's start alike and blur the order.)
+    const noRecheck = { auth: { recheckAfterMs: 60_000 } };
+    const holders = Array.from({ length: 10 }, (_, i) => call(tool, { hold_ms: 300 + 80 * i }, callEnv, noRecheck));
     await sleep(150);
-    const waiters = Array.from({ length: 5 }, () => call(tool, { hold_ms: 0 }, callEnv));
+    const waiters = Array.from({ length: 5 }, () => call(tool, { hold_ms: 0 }, callEnv, noRecheck));
     await Promise.all([...holders, ...waiters]);
 
     const queuedEvents = logs.map((line) => JSON.parse(line)).filter((entry) => entry.event === 'queued');
@@ -157,6 +160,58 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
     expect(state.started).toHaveLength(0);
   });
 
+  it("a lost lease aborts the execution's database requests; the trace is still written", async () => {
+    const seen: { aborted?: boolean; queryError?: string } = {};
+    const tool = defineTool({
+      id: 'lose-lease',
+      title: 'Test tool lose-lease',
+      annotations: READ_ONLY,
+      description: 'Waits until its slot is lost, then queries the database.',
+      input: z.strictObject({}),
+      output: z.object({}),
+      example: {},
+      async execute(_, { db: toolDb, signal, traceId }) {
+        // The slot is taken back behind its back, as if its lease had expired.
+        await redis!.zrem(`{${namespace}:semaphore}:holders`, traceId);
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        seen.aborted = signal.aborted;
+        try {
+          await toolDb.execute(sql`select 1`);
+        } catch (error) {
+          seen.queryError = String((error as Error).cause ?? error);
+        }
+        return ok({}, 'done');
+      },
+    });
+    const callEnv = redisEnv();
+    const namespace = callEnv.CONCURRENCY_NAMESPACE!;
+    const { status, body } = await call(tool, {}, callEnv);
+    expect(status).toBe(503);
+    expect(body.error).toMatchObject({ code: 'BUSY', details: { reason: 'lease_lost' } });
+    expect(seen.aborted).toBe(true);
+    // The driver's fetch was aborted with the lease's own reason: the query never left.
+    expect(seen.queryError).toMatch(/semaphore slot lost: the lease expired/);
+    const traced = await db.select({ errorCode: toolExecutions.errorCode }).from(toolExecutions).where(eq(toolExecutions.id, body.meta.trace_id));
+    expect(traced).toEqual([{ errorCode: 'BUSY' }]);
+  });
+
+  it('refuses, with CONFIG_ERROR, a worker whose limit differs from the one its namespace is used with', async () => {
+    const { tool, state } = holdingTool();
+    const callEnv = redisEnv();
+    const holder = call(tool, { hold_ms: 800 }, callEnv);
+    await vi.waitFor(() => expect(state.running).toBe(1), { timeout: 5_000, interval: 10 });
+    const other = await call(tool, { hold_ms: 0 }, { ...callEnv, CONCURRENCY_LIMIT: '20' });
+    expect(other.status).toBe(500);
+    expect(other.body.error).toMatchObject({
+      code: 'CONFIG_ERROR',
+      details: { reason: 'concurrency_limit_mismatch', configured_limit: 20, limit_in_use: 10, namespace: callEnv.CONCURRENCY_NAMESPACE },
+    });
+    expect((await holder).status).toBe(200);
+    expect(state.started).toHaveLength(1);
+    // Once nobody holds or waits, the new limit takes over.
+    expect((await call(tool, { hold_ms: 0 }, { ...callEnv, CONCURRENCY_LIMIT: '20' })).status).toBe(200);
+  });
+
   it('rate-limits each key by its project limit, with retry_after_ms', async () => {
     const [project] = await db.insert(projects).values({ name: 'Limited', rateLimitPerMinute: 3 }).returning();
     const key = `et_limited_${crypto.randomUUID()}`;
@@ -176,7 +231,8 @@ describe('retries and warnings', () => {
   const fault = (count: number, name: string) =>
     fetch(services.faultControlUrl, { method: 'POST', body: JSON.stringify({ count, fault: name }) });
   const faultyEnv = () => ({ ...env, DATABASE_URL: services.faultyDatabaseUrl });
-  const fast = { retryDelayMs: 20 };
+  // The key is not re-checked here (it was verified by the warm-up), so each injected fault hits the insert.
+  const fast = { retryDelayMs: 20, auth: { recheckAfterMs: 60_000 } };
 
   beforeEach(async () => {
     // Warm the key and column caches through the proxy, so the injected faults hit the insert.

@@ -51,7 +51,7 @@ describe('GET /openapi.json', () => {
     const document = await openApi();
     expect(document).toMatchObject({ openapi: '3.1.0', info: { title: 'edge-tools' }, servers: [{ url: 'http://edge-tools.test' }] });
     const observability = ['/dashboard', '/executions', '/executions/{trace_id}', '/metrics'];
-    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/openapi.json', '/tools', ...observability, ...tools.map((tool) => `/tools/${tool.id}`)].sort());
+    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/health/ready', '/openapi.json', '/tools', ...observability, ...tools.map((tool) => `/tools/${tool.id}`)].sort());
     expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const { ref, resolves } of references(document)) expect(resolves, ref).toBe(true);
   });
@@ -121,7 +121,7 @@ describe('GET /openapi.json', () => {
 
   it("documents a tool's own worker with POST / for that tool only", async () => {
     const document = await openApi(createToolWorker(logMood));
-    expect(Object.keys(document.paths).sort()).toEqual(['/', '/dashboard', '/executions', '/executions/{trace_id}', '/health', '/metrics', '/openapi.json', '/tools']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/', '/dashboard', '/executions', '/executions/{trace_id}', '/health', '/health/ready', '/metrics', '/openapi.json', '/tools']);
     expect(document.paths['/'].post.operationId).toBe('log-mood');
   });
 });

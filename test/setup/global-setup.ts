@@ -11,6 +11,7 @@ import { startNeonStandIn } from '../../local/neon-http.ts';
 import { seedStudy } from '../../local/study-seed.ts';
 import { startRedisServer, startUpstashStandIn } from '../../local/upstash-rest.ts';
 import { startOtlpReceiver } from './otlp-receiver.ts';
+import { startFaultyRedis } from './redis-faults.ts';
 
 // Types, not interfaces: miniflare bindings accept only JSON-shaped types.
 export type TestProjects = {
@@ -29,6 +30,13 @@ export type TestServices = {
   redisToken: string;
   /** The OTLP receiver: export to it, read what it got with `GET {otlpUrl}/__received`. */
   otlpUrl: string;
+  /**
+   * A second Redis (behind its own stand-in) that tests freeze and kill through
+   * `POST {redisControlUrl} {"action": ...}` (test/setup/redis-faults.ts); empty without redis-server.
+   */
+  faultyRedisUrl: string;
+  faultyRedisToken: string;
+  redisControlUrl: string;
 };
 
 declare module 'vitest' {
@@ -53,6 +61,7 @@ export default async function setup(project: TestProject) {
   const redis = await startRedisServer();
   const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: 'test-token' }) : undefined;
   const otlp = await startOtlpReceiver();
+  const faultyRedis = redis ? await startFaultyRedis('faulty-test-token') : null;
   if (!redis) {
     console.warn('\n!!! redis-server is not installed: the Redis semaphore and rate-limit suites are SKIPPED. Install it (apt-get install redis-server).\n');
   }
@@ -65,8 +74,12 @@ export default async function setup(project: TestProject) {
     redisUrl: upstash?.url ?? '',
     redisToken: upstash?.token ?? '',
     otlpUrl: otlp.url,
+    faultyRedisUrl: faultyRedis?.url ?? '',
+    faultyRedisToken: faultyRedis?.token ?? '',
+    redisControlUrl: faultyRedis?.controlUrl ?? '',
   });
   return async () => {
+    await faultyRedis?.close();
     await otlp.close();
     await upstash?.close();
     await redis?.stop();

@@ -1,0 +1,118 @@
+/**
+ * `npm run keys`: lists, creates and revokes API keys.
+ *
+ *   npm run keys -- list [--project <name or id>]
+ *   npm run keys -- create --project <name or id> [--name <label>]
+ *   npm run keys -- revoke <key id, key prefix or the key itself>
+ *
+ * Works on DATABASE_URL when set (Neon), else on the local database of `npm run dev` (through the
+ * running `npm run dev` when there is one, otherwise by opening its data directory). A key is shown
+ * once, when it is created; only its SHA-256 is stored. A revoked key stops working on every isolate
+ * within about a second (workers re-check cached keys), however it was revoked: this command, or
+ * `update api_keys set revoked_at = now() where …` straight in SQL.
+ */
+import { parseArgs } from 'node:util';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { apiKeys, projects } from '../drizzle/schema.ts';
+import { API_KEY_FORMAT, generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
+import { createDb, type Database } from '../shared/runtime/db.ts';
+import { LOCAL_DATA_DIR, localDatabaseHolder, openLocalDatabase } from './seed.ts';
+
+const USAGE = `npm run keys -- list [--project <name or id>]
+npm run keys -- create --project <name or id> [--name <label>]
+npm run keys -- revoke <key id, key prefix or the key itself>
+Works on DATABASE_URL when set, else on the local database of \`npm run dev\`.`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** `api_keys.key_prefix` holds a key's first 8 characters. */
+const PREFIX_LENGTH = 8;
+
+/** Keys as `list` shows them, oldest first (optionally of one project). */
+export async function listKeys(db: Database, project?: string) {
+  const projectFilter = project ? (UUID.test(project) ? eq(projects.id, project) : eq(projects.name, project)) : undefined;
+  return db
+    .select({ id: apiKeys.id, prefix: apiKeys.keyPrefix, name: apiKeys.name, project: projects.name, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt })
+    .from(apiKeys)
+    .innerJoin(projects, eq(projects.id, apiKeys.projectId))
+    .where(projectFilter)
+    .orderBy(asc(apiKeys.createdAt));
+}
+
+/** Issues a new key for the project (by id, or the oldest project of that name). */
+export async function createKey(db: Database, project: string, name = 'npm run keys'): Promise<{ key: string; id: string; project: string }> {
+  const [found] = await db
+    .select({ id: projects.id, name: projects.name })
+    .from(projects)
+    .where(UUID.test(project) ? eq(projects.id, project) : eq(projects.name, project))
+    .orderBy(asc(projects.createdAt))
+    .limit(1);
+  if (!found) throw new Error(`No project '${project}'. List the keys (npm run keys -- list) to see the projects.`);
+  const key = generateApiKey();
+  const [row] = await db.insert(apiKeys).values({ projectId: found.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, PREFIX_LENGTH), name }).returning({ id: apiKeys.id });
+  return { key, id: row!.id, project: found.name };
+}
+
+/**
+ * Revokes the one live key named by `which`: its id, its 8-character prefix, or the key itself.
+ * Throws when none or several match.
+ */
+export async function revokeKey(db: Database, which: string): Promise<{ id: string; prefix: string }> {
+  const named = UUID.test(which)
+    ? eq(apiKeys.id, which)
+    : which.length !== PREFIX_LENGTH && API_KEY_FORMAT.test(which)
+      ? eq(apiKeys.keyHash, await hashApiKey(which))
+      : eq(apiKeys.keyPrefix, which);
+  const matches = await db.select({ id: apiKeys.id, prefix: apiKeys.keyPrefix }).from(apiKeys).where(and(isNull(apiKeys.revokedAt), named));
+  if (matches.length === 0) throw new Error(`No live key has the id, prefix or value '${which.slice(0, PREFIX_LENGTH)}…'.`);
+  if (matches.length > 1) throw new Error(`${matches.length} live keys start with '${which}': revoke one by id (${matches.map((m) => m.id).join(', ')}).`);
+  await db.update(apiKeys).set({ revokedAt: sql`now()` }).where(eq(apiKeys.id, matches[0]!.id));
+  return matches[0]!;
+}
+
+async function main(): Promise<void> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: { project: { type: 'string' }, name: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+  });
+  const [command, argument] = positionals;
+  if (values.help || !command || !['list', 'create', 'revoke'].includes(command)) {
+    console.log(USAGE);
+    if (!values.help) process.exitCode = 2;
+    return;
+  }
+  if (command === 'create' && !values.project) throw new Error('create needs --project <name or id>.');
+  if (command === 'revoke' && !argument) throw new Error('revoke needs the key id or prefix (npm run keys -- list shows them).');
+
+  let databaseUrl = process.env.DATABASE_URL;
+  let opened: Awaited<ReturnType<typeof openLocalDatabase>> | undefined;
+  if (!databaseUrl) {
+    databaseUrl = localDatabaseHolder()?.databaseUrl;
+    if (!databaseUrl) {
+      console.error(`Opening the local database ${LOCAL_DATA_DIR} (PGlite takes a few seconds to start)...`);
+      opened = await openLocalDatabase();
+      databaseUrl = opened.connectionString;
+    }
+  }
+  try {
+    const db = createDb(databaseUrl);
+    if (command === 'list') {
+      const keys = await listKeys(db, values.project);
+      console.table(keys.map((k) => ({ id: k.id, prefix: k.prefix, name: k.name, project: k.project, created: k.createdAt.toISOString(), revoked: k.revokedAt?.toISOString() ?? '' })));
+    } else if (command === 'create') {
+      const created = await createKey(db, values.project!, values.name);
+      console.log(`Created key ${created.id} for project '${created.project}'. Shown once, keep it now:\n${created.key}`);
+    } else {
+      const revoked = await revokeKey(db, argument!);
+      console.log(`Revoked key ${revoked.id} (${revoked.prefix}…). It stops working on every worker within about a second.`);
+    }
+  } finally {
+    await opened?.close();
+  }
+}
+
+if (import.meta.main) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,199 @@
+/**
+ * API keys through the real pipeline in workerd: revocation (however it is done) takes effect on a
+ * warm key, guessing is refused cheaply, and nothing about the configuration reaches a caller whose
+ * key was not verified.
+ *
+ * "Without a query" is checked by pointing the worker at a database that cannot be reached
+ * (a closed loopback port): any query there would answer 503 DATABASE_ERROR instead.
+ */
+import { env } from 'cloudflare:workers';
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { eq, sql } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { apiKeys, projects } from '../../drizzle/schema.ts';
+import { ok } from '../../shared/core/contract.ts';
+import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
+import { createGateway } from '../../shared/http/app.ts';
+import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import type { Env } from '../../shared/runtime/env.ts';
+import type { PipelineOptions } from '../../shared/runtime/pipeline.ts';
+import { db } from './helpers.ts';
+
+const UNREACHABLE_DATABASE = 'postgres://edge:edge@127.0.0.1:9/edge';
+
+/** A tool that counts its executions. */
+function countingTool() {
+  const state = { executions: 0 };
+  const tool = defineTool({
+    id: 'count',
+    title: 'Test tool count',
+    annotations: READ_ONLY,
+    description: 'Counts its executions.',
+    input: z.strictObject({ n: z.int().min(0).max(10) }),
+    output: z.object({ n: z.int() }),
+    example: { n: 1 },
+    async execute({ n }) {
+      state.executions++;
+      return ok({ n }, 'Counted.');
+    },
+  });
+  return { tool, state };
+}
+
+/** A project with a fresh key, so revoking it disturbs no other test. */
+async function freshKey(): Promise<{ key: string; keyId: string }> {
+  const [project] = await db.insert(projects).values({ name: `Keys ${crypto.randomUUID()}` }).returning();
+  const key = generateApiKey();
+  const [row] = await db.insert(apiKeys).values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'test' }).returning();
+  return { key, keyId: row!.id };
+}
+
+type CallOptions = { key?: string | null; address?: string; env?: Partial<Env>; options?: PipelineOptions; path?: string; body?: unknown };
+
+async function call(tool: ReturnType<typeof countingTool>['tool'], { key, address, env: overrides = {}, options = {}, path = '/tools/count', body = { n: 1 } }: CallOptions = {}) {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (address) headers['cf-connecting-ip'] = address;
+  const ctx = createExecutionContext();
+  const response = await createGateway([tool], options).fetch(
+    new Request(`http://edge-tools.test${path}`, { method: 'POST', headers, body: JSON.stringify(body) }),
+    { ...env, ...overrides },
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, any> };
+}
+
+const mcpList = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+const mcpCall = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'count', arguments: { n: 1 } } };
+
+describe('revocation', () => {
+  it('a key revoked in the database stops working at its next re-check, over HTTP and MCP, and nothing runs', async () => {
+    const { tool, state } = countingTool();
+    const { key, keyId } = await freshKey();
+    const everyCall = { auth: { recheckAfterMs: 0 } };
+    expect((await call(tool, { key, options: everyCall })).status).toBe(200);
+    expect((await call(tool, { key, options: everyCall, path: '/mcp', body: mcpList })).status).toBe(200);
+    expect(state.executions).toBe(1);
+
+    await db.execute(sql`update api_keys set revoked_at = now() where id = ${keyId}`);
+    const http = await call(tool, { key, options: everyCall });
+    expect(http.status).toBe(401);
+    expect(http.body.error).toMatchObject({ code: 'UNAUTHENTICATED' });
+    const list = await call(tool, { key, options: everyCall, path: '/mcp', body: mcpList });
+    expect(list.status).toBe(401);
+    const mcp = await call(tool, { key, options: everyCall, path: '/mcp', body: mcpCall });
+    expect(mcp.status).toBe(401);
+    expect(state.executions).toBe(1);
+  });
+
+  it('with the default re-check, a warm key is refused once a second has passed since the revocation', async () => {
+    const { tool, state } = countingTool();
+    const { key, keyId } = await freshKey();
+    expect((await call(tool, { key })).status).toBe(200);
+    expect((await call(tool, { key })).status).toBe(200); // warm: from the cache
+    await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, keyId));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const refused = await call(tool, { key });
+    expect(refused.status).toBe(401);
+    expect(state.executions).toBe(2);
+  });
+
+  it('a refusal of a warm key for another reason still says 401 once the key is revoked', async () => {
+    const { tool } = countingTool();
+    const { key, keyId } = await freshKey();
+    expect((await call(tool, { key, options: { auth: { recheckAfterMs: 0 } } })).status).toBe(200);
+    await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, keyId));
+    const invalid = await call(tool, { key, options: { auth: { recheckAfterMs: 0 } }, body: { n: 99 } });
+    expect(invalid.status).toBe(401);
+  });
+});
+
+describe('guessing keys is cheap to refuse', () => {
+  it('refuses a key of the wrong form without a query', async () => {
+    const { tool } = countingTool();
+    for (const key of ['not-a-key', 'et_short', `et_${'x'.repeat(129)}`, 'et_with space!!!']) {
+      const { status, body } = await call(tool, { key, env: { DATABASE_URL: UNREACHABLE_DATABASE } });
+      expect(status).toBe(401);
+      expect(body.error.code).toBe('UNAUTHENTICATED');
+    }
+  });
+
+  it('refuses an unknown key seen before without a query', async () => {
+    const { tool } = countingTool();
+    const unknown = generateApiKey();
+    expect((await call(tool, { key: unknown })).status).toBe(401);
+    const again = await call(tool, { key: unknown, env: { DATABASE_URL: UNREACHABLE_DATABASE } });
+    expect(again.status).toBe(401);
+    expect(again.body.error.code).toBe('UNAUTHENTICATED');
+  });
+
+  it('answers 429 with Retry-After, before any query, once an address tried 20 unknown keys; other addresses and known keys go on', async () => {
+    const { tool, state } = countingTool();
+    const address = `198.51.100.${Math.floor(Math.random() * 250) + 1}`;
+    const { key: valid } = await freshKey();
+    expect((await call(tool, { key: valid, address })).status).toBe(200);
+    // Refusals that cost no query do not count.
+    for (let i = 0; i < 25; i++) expect((await call(tool, { key: i % 2 ? null : 'et_short', address })).status).toBe(401);
+    for (let i = 0; i < 20; i++) expect((await call(tool, { key: generateApiKey(), address })).status).toBe(401);
+
+    const blocked = await call(tool, { key: generateApiKey(), address, env: { DATABASE_URL: UNREACHABLE_DATABASE } });
+    expect(blocked.status).toBe(429);
+    expect(blocked.body.error).toMatchObject({ code: 'RATE_LIMITED', retryable: true, details: { reason: 'failed_authentications' } });
+    expect(blocked.body.error.details.retry_after_ms).toBeGreaterThan(0);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    const elsewhere = await call(tool, { key: generateApiKey(), address: '192.0.2.77' });
+    expect(elsewhere.status).toBe(401);
+    // A key this isolate verified before is no guess: the block does not stand in its way, even past its cache time.
+    expect((await call(tool, { key: valid, address, options: { auth: { recheckAfterMs: 60_000 } } })).status).toBe(200);
+    expect((await call(tool, { key: valid, address, options: { auth: { maxStaleMs: 0 } } })).status).toBe(200);
+    expect(state.executions).toBe(3);
+  });
+});
+
+describe('configuration is not told to unverified callers', () => {
+  it('without DATABASE_URL, every caller gets the same CONFIG_ERROR, naming nothing', async () => {
+    const { tool } = countingTool();
+    const { key } = await freshKey();
+    const answers = [await call(tool, { key, env: { DATABASE_URL: undefined } }), await call(tool, { key: null, env: { DATABASE_URL: undefined } })];
+    for (const { status, body } of answers) {
+      expect(status).toBe(500);
+      expect(body.error.code).toBe('CONFIG_ERROR');
+      expect(body.error.details).toBeUndefined();
+      expect(JSON.stringify(body)).not.toContain('DATABASE_URL');
+    }
+  });
+
+  it('a bad variable is a CONFIG_ERROR naming it for a verified key, and a 401 for anyone else', async () => {
+    const { tool, state } = countingTool();
+    const { key } = await freshKey();
+    const anonymous = await call(tool, { key: null, env: { CONCURRENCY_LIMIT: 'ten' } });
+    expect(anonymous.status).toBe(401);
+    expect(JSON.stringify(anonymous.body)).not.toContain('CONCURRENCY_LIMIT');
+    const verified = await call(tool, { key, env: { CONCURRENCY_LIMIT: 'ten' } });
+    expect(verified.status).toBe(500);
+    expect(verified.body.error).toMatchObject({ code: 'CONFIG_ERROR', details: { variable: 'CONCURRENCY_LIMIT' } });
+    expect(state.executions).toBe(0);
+  });
+
+  it('a deployed worker without Redis refuses to run, naming the missing variables, unless told it may', async () => {
+    const { tool, state } = countingTool();
+    const { key } = await freshKey();
+    const warm = { auth: { recheckAfterMs: 60_000 } };
+    expect((await call(tool, { key, options: warm })).status).toBe(200);
+    // A database no local worker would have: the worker counts as deployed. The key is warm, so it needs no query.
+    const deployed = { DATABASE_URL: 'postgres://edge:edge@db.edge-tools.invalid/edge', UPSTASH_REDIS_REST_URL: undefined, UPSTASH_REDIS_REST_TOKEN: '' };
+    const refused = await call(tool, { key, options: warm, env: deployed });
+    expect(refused.status).toBe(500);
+    expect(refused.body.error).toMatchObject({
+      code: 'CONFIG_ERROR',
+      details: { reason: 'redis_not_configured', missing_variables: ['UPSTASH_REDIS_REST_URL', 'UPSTASH_REDIS_REST_TOKEN'] },
+    });
+    expect(state.executions).toBe(1);
+    const allowed = await call(tool, { key, options: warm, env: { ...deployed, ALLOW_IN_PROCESS_SEMAPHORE: 'true' } });
+    expect(allowed.status).toBe(200);
+    expect(state.executions).toBe(2);
+  });
+});

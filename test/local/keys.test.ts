@@ -1,0 +1,81 @@
+/**
+ * `npm run keys` against the Neon stand-in, judged by the gateway itself: a created key works, a
+ * revoked key is refused (the worker's own authentication is the judge, not the command's output).
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import logMood from '../../functions/table-tools/log-mood.ts';
+import { createKey, listKeys, revokeKey } from '../../local/keys.ts';
+import { createProject, migrateDatabase } from '../../local/database.ts';
+import { startNeonStandIn, type NeonStandIn } from '../../local/neon-http.ts';
+import { createGateway } from '../../shared/http/app.ts';
+import { createDb } from '../../shared/runtime/db.ts';
+
+let neon: NeonStandIn;
+let projectId: string;
+const gateway = createGateway([logMood], { auth: { recheckAfterMs: 0 } });
+
+beforeAll(async () => {
+  neon = await startNeonStandIn();
+  await migrateDatabase(neon.connectionString);
+  ({ projectId } = await createProject(neon.connectionString, 'Keys project'));
+});
+afterAll(async () => {
+  await neon?.close();
+});
+
+/** A log-mood call through the gateway, in process (local: the in-process semaphore). */
+async function statusWith(key: string): Promise<number> {
+  const pending: Promise<unknown>[] = [];
+  const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
+  const response = await gateway.fetch(
+    new Request('http://edge-tools.test/tools/log-mood', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...logMood.example, user_id: `user_${crypto.randomUUID().slice(0, 8)}` }),
+    }),
+    { DATABASE_URL: neon.connectionString },
+    ctx as unknown as Parameters<typeof gateway.fetch>[2],
+  );
+  await Promise.all(pending);
+  return response.status;
+}
+
+describe('npm run keys', () => {
+  it('creates a key that works, lists it, and revokes it by prefix: the worker refuses it at once', async () => {
+    const db = createDb(neon.connectionString);
+    const created = await createKey(db, 'Keys project', 'ci');
+    expect(created.key).toMatch(/^et_[A-Za-z0-9_-]{43}$/);
+    expect(await statusWith(created.key)).toBe(200);
+
+    const listed = await listKeys(db, projectId);
+    expect(listed.find((k) => k.id === created.id)).toMatchObject({ prefix: created.key.slice(0, 8), name: 'ci', project: 'Keys project', revokedAt: null });
+    expect(JSON.stringify(listed)).not.toContain(created.key);
+
+    await revokeKey(db, created.key.slice(0, 8));
+    expect(await statusWith(created.key)).toBe(401);
+    expect((await listKeys(db, 'Keys project')).find((k) => k.id === created.id)!.revokedAt).toBeInstanceOf(Date);
+    await expect(revokeKey(db, created.id)).rejects.toThrow(/No live key/);
+  });
+
+  it('revokes by id or by the key itself, and refuses an unknown project', async () => {
+    const db = createDb(neon.connectionString);
+    const [a, b] = [await createKey(db, projectId), await createKey(db, projectId)];
+    await revokeKey(db, a.id);
+    await revokeKey(db, b.key);
+    expect(await statusWith(a.key)).toBe(401);
+    expect(await statusWith(b.key)).toBe(401);
+    await expect(createKey(db, 'No such project')).rejects.toThrow(/No project 'No such project'/);
+  });
+
+  it('runs as a command', { timeout: 60_000 }, async () => {
+    const run = (...args: string[]) =>
+      promisify(execFile)(process.execPath, ['local/keys.ts', ...args], { env: { ...process.env, DATABASE_URL: neon.connectionString } });
+    const created = await run('create', '--project', 'Keys project', '--name', 'from the command');
+    const key = /et_[A-Za-z0-9_-]{43}/.exec(created.stdout)![0];
+    expect(await statusWith(key)).toBe(200);
+    expect((await run('revoke', key.slice(0, 8))).stdout).toMatch(/Revoked key/);
+    expect(await statusWith(key)).toBe(401);
+  });
+});

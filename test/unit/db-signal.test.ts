@@ -1,0 +1,50 @@
+/**
+ * createDb's signal reaches the Neon driver's fetch: aborting it cuts a query in flight (here one
+ * the server never answers), and the driver's own headers survive (the query is still understood).
+ */
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb } from '../../shared/runtime/db.ts';
+
+let url: string;
+const received: IncomingHttpHeaders[] = [];
+// Answers `select 1` at once; anything else never.
+const server = createServer((request, response) => {
+  received.push(request.headers);
+  let body = '';
+  request.on('data', (chunk: Buffer) => (body += chunk));
+  request.on('end', () => {
+    if (!body.includes('select 1')) return;
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.end(JSON.stringify({ fields: [{ name: 'one', dataTypeID: 23 }], rows: [['1']], command: 'SELECT', rowCount: 1, rowAsArray: true }));
+  });
+});
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `postgres://edge:edge@127.0.0.1:${(server.address() as AddressInfo).port}/edge`;
+});
+afterAll(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+describe('createDb({ signal })', () => {
+  it('keeps the driver working: headers intact, answers read', async () => {
+    const controller = new AbortController();
+    const { rows } = await createDb(url, { signal: controller.signal }).execute(sql`select 1`);
+    expect(rows).toEqual([{ one: 1 }]);
+    expect(received.at(-1)!['neon-connection-string']).toContain(url.slice('postgres://'.length));
+  });
+
+  it('aborts a query in flight with the signal’s reason', async () => {
+    const controller = new AbortController();
+    const query = createDb(url, { signal: controller.signal }).execute(sql`select pg_sleep(3600)`);
+    const settled = query.then(() => 'answered', (error: Error) => String(error.cause ?? error));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort(new Error('slot lost'));
+    expect(await settled).toMatch(/slot lost/);
+  });
+});
