@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { fail, ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
+import { receiptResult, recordReceipt } from '../../shared/runtime/receipts.ts';
 import { documentId } from './lib/schemas.ts';
 
 /** Deletes a document with its tasks and their relationships. */
@@ -14,7 +15,7 @@ export default defineTool({
   output: z.object({ document_id: z.string(), deleted_task_count: z.int() }),
   example: { document_id: '3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f' },
   async execute({ document_id }, { db, project, idFor }) {
-    const receiptId = await idFor('receipt');
+    const receipt = { id: await idFor('receipt'), projectId: project.id };
     // One statement: the count sees the tasks as they were just before the cascade removed them, and
     // the receipt is written with the delete. A retry whose first attempt committed (its answer lost)
     // deletes nothing but finds its own receipt, which the statement reads as it was before.
@@ -23,12 +24,8 @@ export default defineTool({
       counted as (
         select (select count(*) from gone)::int as deleted,
                (select count(*) from tasks where document_id in (select id from gone))::int as task_count),
-      receipt as (
-        insert into write_receipts (id, project_id, result)
-        select ${receiptId}, ${project.id}, jsonb_build_object('deleted_task_count', task_count) from counted where deleted > 0
-        on conflict (id) do update set result = excluded.result, created_at = now())
-      select deleted, task_count,
-             (select (result->>'deleted_task_count')::int from write_receipts where id = ${receiptId} and project_id = ${project.id}) as earlier_task_count
+      receipt as (${recordReceipt(receipt, sql`jsonb_build_object('deleted_task_count', task_count)`, sql`counted where deleted > 0`)})
+      select deleted, task_count, (${receiptResult(receipt)}->>'deleted_task_count')::int as earlier_task_count
       from counted`);
     const { deleted, task_count, earlier_task_count } = rows[0] as { deleted: number; task_count: number; earlier_task_count: number | null };
     const deletedTaskCount = deleted > 0 ? task_count : earlier_task_count;
