@@ -124,17 +124,18 @@ export const taskRelationships = pgTable(
 );
 
 /**
- * What a write that leaves no row behind (a delete) did, written in the same statement as the write
- * under an id derived from the call (`context.idFor`): a retry whose write finds nothing left to do
- * recognises its own earlier attempt by its receipt and answers what that attempt did. Receipts
- * older than a day are purged (shared/runtime/idempotency.ts).
+ * What a write that a retry cannot read back from the rows did (a delete leaves no row behind, an
+ * overwrite loses the value it replaced), written in the same statement as the write under an id
+ * derived from the call (`context.idFor`): a retry whose write finds nothing left to do recognises
+ * its own earlier attempt by its receipt and answers what that attempt did
+ * (shared/runtime/receipts.ts). Receipts older than a day are purged (shared/runtime/idempotency.ts).
  */
 export const writeReceipts = pgTable(
   'write_receipts',
   {
     id: uuid('id').primaryKey(),
     projectId: projectId(),
-    /** What the write's answer needs, e.g. `{ deleted_task_count }`. */
+    /** What the write's answer needs, e.g. `{ deleted_task_count }`, `{ deleted_attempt_ids }`, `{ previous_status }`. */
     result: jsonb('result').notNull(),
     createdAt: createdAt(),
   },
@@ -399,21 +400,6 @@ export const quizAttempts = pgTable(
     index('quiz_attempts_topic_idx').on(t.projectId, t.topicId, t.id),
     check('quiz_attempts_score_check', sql`${t.score} between 0 and 1`),
   ],
-);
-
-/**
- * Which call deleted which quiz attempt: a deleting call retried after its answer was lost finds
- * here what it deleted, and answers the same. Holds ids only, nothing of the deleted attempt.
- */
-export const quizAttemptDeletions = pgTable(
-  'quiz_attempt_deletions',
-  {
-    projectId: projectId(),
-    requestId: uuid('request_id').notNull(),
-    attemptId: integer('attempt_id').notNull(),
-    deletedAt: timestamp('deleted_at', { withTimezone: true }).notNull().defaultNow(),
-  },
-  (t) => [primaryKey({ columns: [t.projectId, t.requestId, t.attemptId] })],
 );
 
 /** Flashcards with their full FSRS state (ts-fsrs `Card`), so scheduling is exactly the library's. */

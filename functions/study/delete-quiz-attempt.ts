@@ -4,6 +4,7 @@ import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { recordId } from './lib/fields.ts';
 import { notFound } from './lib/lookup.ts';
+import { deleteAttempts } from './lib/quiz.ts';
 
 /** Deletes one quiz attempt. */
 export default defineTool({
@@ -15,16 +16,10 @@ export default defineTool({
   output: z.object({ deleted_attempt_id: z.int() }),
   example: { attempt_id: 6 },
   async execute({ attempt_id }, { db, project, idFor }) {
-    const requestId = await idFor('delete');
     // The receipt lets a retried attempt of this call recognise the deletion its first attempt made.
-    const [, receipts] = await db.batch([
-      db.execute(sql`
-        with gone as (delete from quiz_attempts where project_id = ${project.id} and id = ${attempt_id} returning id)
-        insert into quiz_attempt_deletions (project_id, request_id, attempt_id)
-        select ${project.id}::uuid, ${requestId}::uuid, id from gone`),
-      db.execute(sql`select attempt_id from quiz_attempt_deletions where project_id = ${project.id} and request_id = ${requestId}`),
-    ]);
-    if (receipts.rows.length === 0) {
+    const { rows } = await db.execute(deleteAttempts({ id: await idFor('delete'), projectId: project.id }, sql`a.id = ${attempt_id}`));
+    const { deleted, deleted_before } = rows[0] as { deleted: number[]; deleted_before: number[] };
+    if (deleted.length === 0 && deleted_before.length === 0) {
       return notFound(
         'quiz_attempt',
         { attempt_id },

@@ -5,7 +5,7 @@ import { defineTool } from '../../shared/core/tool.ts';
 import { integerArray, uuidArray } from '../../shared/runtime/db.ts';
 import { recordId } from './lib/fields.ts';
 import { notFound, TOPIC_NEXT } from './lib/lookup.ts';
-import { feedbackField, questionField, userAnswerField } from './lib/quiz.ts';
+import { deleteAttempts, deletedByCall, feedbackField, questionField, userAnswerField } from './lib/quiz.ts';
 import { reserveIds } from './lib/sql.ts';
 import { count } from './lib/words.ts';
 
@@ -54,13 +54,12 @@ export default defineTool({
   },
   async execute({ topic_id, wrong_answers, correct_retries }, { db, project, idFor }) {
     const answerIds = await Promise.all(wrong_answers.map((_, i) => idFor(`wrong:${i}`)));
-    const deletionId = await idFor('correct');
+    const receipt = { id: await idFor('correct'), projectId: project.id };
     const checked = await db.execute(sql`
       select (select name from study_topics where project_id = ${project.id} and id = ${topic_id}) as topic_name,
              (select coalesce(json_agg(id), '[]') from quiz_attempts
               where project_id = ${project.id} and topic_id = ${topic_id} and id = any(${integerArray(correct_retries)})) as present,
-             (select coalesce(json_agg(attempt_id), '[]') from quiz_attempt_deletions
-              where project_id = ${project.id} and request_id = ${deletionId}) as deleted_before`);
+             ${deletedByCall(receipt)} as deleted_before`);
     const { topic_name, present, deleted_before } = checked.rows[0] as { topic_name: string | null; present: number[]; deleted_before: number[] };
     const nothingSaved = 'nothing was saved or deleted';
     if (topic_name === null) return notFound('topic', { topic_id }, `No topic with id ${topic_id} exists in this project; ${nothingSaved}.`, TOPIC_NEXT);
@@ -87,19 +86,13 @@ export default defineTool({
         on conflict (project_id, request_id) do nothing`));
     }
     if (correct_retries.length > 0) {
-      writes.push(db.execute(sql`
-        with gone as (
-          delete from quiz_attempts where project_id = ${project.id} and topic_id = ${topic_id} and id = any(${integerArray(correct_retries)})
-          returning id)
-        insert into quiz_attempt_deletions (project_id, request_id, attempt_id)
-        select ${project.id}::uuid, ${deletionId}::uuid, id from gone`));
+      writes.push(db.execute(deleteAttempts(receipt, sql`a.topic_id = ${topic_id} and a.id = any(${integerArray(correct_retries)})`)));
     }
     // Read back what this call saved and deleted: a retried attempt answers what its first attempt did.
     const readBack = db.execute(sql`
       select (select coalesce(json_agg(id order by id), '[]') from quiz_attempts
               where project_id = ${project.id} and request_id = any(${uuidArray(answerIds)})) as saved,
-             (select coalesce(json_agg(attempt_id order by attempt_id), '[]') from quiz_attempt_deletions
-              where project_id = ${project.id} and request_id = ${deletionId}) as deleted`);
+             ${deletedByCall(receipt)} as deleted`);
     // One transaction: the wrong answers and the deletions are saved together, or not at all.
     const statements = [...writes, readBack];
     const results = await db.batch(statements as [(typeof statements)[number], ...typeof statements]);

@@ -1,9 +1,10 @@
-/** What the quiz tools share: the pass mark, the shape of an attempt, and the wrong answers of a topic. */
-import { sql } from 'drizzle-orm';
+/** What the quiz tools share: the pass mark, the shape of an attempt, the wrong answers of a topic, and deleting attempts. */
+import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { decodeCursor } from '../../../shared/core/cursor.ts';
 import type { Failure } from '../../../shared/core/contract.ts';
 import type { Database } from '../../../shared/runtime/db.ts';
+import { receiptResult, recordReceipt, type Receipt } from '../../../shared/runtime/receipts.ts';
 import { pageOf, type Page } from './page.ts';
 import { isoTime } from './sql.ts';
 
@@ -46,4 +47,23 @@ export async function wrongAnswers(db: Database, projectId: string, topicId: num
     order by a.id desc
     limit ${limit + 1}`);
   return pageOf(rows as unknown as Attempt[], limit, (last) => ({ wrong_before: last.attempt_id }));
+}
+
+/**
+ * A statement deleting the project's quiz attempts `a` that match `where`, with a receipt of their
+ * ids (`deleted_attempt_ids`), so that a retried attempt of the call recognises what it deleted.
+ * It answers one row: `deleted`, the ids it deleted, and `deleted_before`, those an earlier attempt
+ * of the call deleted (from its receipt), each in ascending order.
+ */
+export function deleteAttempts(receipt: Receipt, where: SQL): SQL {
+  return sql`
+    with gone as (delete from quiz_attempts a where a.project_id = ${receipt.projectId} and ${where} returning a.id),
+    receipt as (${recordReceipt(receipt, sql`jsonb_build_object('deleted_attempt_ids', jsonb_agg(id order by id))`, sql`gone having count(*) > 0`)})
+    select (select coalesce(json_agg(id order by id), '[]') from gone) as deleted,
+           ${deletedByCall(receipt)} as deleted_before`;
+}
+
+/** The ids of the quiz attempts the call deleted, from its receipt (a json array, empty when none), as the statement sees it. */
+export function deletedByCall(receipt: Receipt): SQL {
+  return sql`coalesce(${receiptResult(receipt)}->'deleted_attempt_ids', '[]')`;
 }

@@ -106,7 +106,7 @@ describe('quiz-post-save is one transaction', () => {
 
   it('saves nothing when the deletions fail after the wrong answers were written', async () => {
     const before = await rowCount('quiz_attempts', tenant.projectId);
-    const restore = await failInserts('quiz_attempt_deletions', `new.project_id = '${tenant.projectId}'`, 'P0001', 1_000);
+    const restore = await failInserts('write_receipts', `new.project_id = '${tenant.projectId}'`, 'P0001', 1_000);
     try {
       await failure(tenant, 'quiz-post-save', { topic_id: topicId, wrong_answers: [{ question: 'Symbol of gold?', user_answer: 'Go' }], correct_retries: [1] }, 500, 'DATABASE_ERROR');
     } finally {
@@ -115,11 +115,11 @@ describe('quiz-post-save is one transaction', () => {
     expect(await rowCount('quiz_attempts', tenant.projectId)).toBe(before);
     expect(await rowCount('quiz_attempts', tenant.projectId, sql`question = 'Symbol of gold?'`)).toBe(0);
     expect(await rowCount('quiz_attempts', tenant.projectId, sql`id = 1`)).toBe(1);
-    expect(await rowCount('quiz_attempt_deletions', tenant.projectId)).toBe(0);
+    expect(await rowCount('write_receipts', tenant.projectId)).toBe(0);
   });
 
   it('retries a transient failure inside the transaction and saves the round exactly once', async () => {
-    const restore = await failInserts('quiz_attempt_deletions', `new.project_id = '${tenant.projectId}'`, '40001', 1);
+    const restore = await failInserts('write_receipts', `new.project_id = '${tenant.projectId}'`, '40001', 1);
     let answer;
     try {
       answer = await callTool<Data>(
