@@ -5,6 +5,7 @@ import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { exactlyOne, itemStatus, planIdField, planTitleField, recordId } from './lib/fields.ts';
 import { ambiguous, CANDIDATES_READ, findPlan, notFound, type Plan } from './lib/lookup.ts';
+import { setStatus } from './lib/status.ts';
 import { statusSentence } from './lib/words.ts';
 
 interface ItemRow {
@@ -42,7 +43,7 @@ export default defineTool({
     changed: z.boolean().describe('False when the item already had this status.'),
   }),
   example: { plan_title: 'Spanish B1 exam', item_title: 'Review the subjunctive', status: 'completed' },
-  async execute({ status, item_id, item_title, plan_id, plan_title }, { db, project }) {
+  async execute({ status, item_id, item_title, plan_id, plan_title }, { db, project, idFor }) {
     let plan: Plan | undefined;
     if (plan_id !== undefined || plan_title !== undefined) {
       const found = await findPlan(db, project.id, { plan_id, plan_title });
@@ -76,13 +77,10 @@ export default defineTool({
       });
     }
     const item = items[0]!;
-    const changed = item.status !== status;
-    if (changed) {
-      await db.execute(sql`update study_plan_items set status = ${status}, updated_at = now() where project_id = ${project.id} and id = ${item.item_id}`);
-    }
+    const { previous, changed } = await setStatus(db, { id: await idFor('status'), projectId: project.id }, 'item', item.item_id, status);
     return ok(
-      { item_id: item.item_id, title: item.title, plan_id: item.plan_id, status, previous_status: item.status, changed },
-      statusSentence(`item ${item.item_id} "${item.title}"`, status, item.status),
+      { item_id: item.item_id, title: item.title, plan_id: item.plan_id, status, previous_status: previous, changed },
+      statusSentence(`item ${item.item_id} "${item.title}"`, status, previous),
     );
   },
 });

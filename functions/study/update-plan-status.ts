@@ -1,9 +1,9 @@
-import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { exactlyOne, planIdField, planStatus, planTitleField } from './lib/fields.ts';
 import { findPlan } from './lib/lookup.ts';
+import { setStatus } from './lib/status.ts';
 import { statusSentence } from './lib/words.ts';
 
 /** Sets the status of a plan, named by id, "latest" or title. */
@@ -29,16 +29,13 @@ export default defineTool({
     changed: z.boolean().describe('False when the plan already had this status.'),
   }),
   example: { plan_title: 'Spanish B1 exam', status: 'active' },
-  async execute({ status, plan_id, plan_title }, { db, project }) {
+  async execute({ status, plan_id, plan_title }, { db, project, idFor }) {
     const plan = await findPlan(db, project.id, { plan_id, plan_title });
     if ('ok' in plan) return plan;
-    const changed = plan.status !== status;
-    if (changed) {
-      await db.execute(sql`update study_plans set status = ${status}, updated_at = now() where project_id = ${project.id} and id = ${plan.plan_id}`);
-    }
+    const { previous, changed } = await setStatus(db, { id: await idFor('status'), projectId: project.id }, 'plan', plan.plan_id, status);
     return ok(
-      { plan_id: plan.plan_id, title: plan.title, status, previous_status: plan.status, changed },
-      statusSentence(`plan ${plan.plan_id} "${plan.title}"`, status, plan.status),
+      { plan_id: plan.plan_id, title: plan.title, status, previous_status: previous, changed },
+      statusSentence(`plan ${plan.plan_id} "${plan.title}"`, status, previous),
     );
   },
 });
