@@ -374,9 +374,15 @@ export const studyTopics = pgTable(
     projectId: projectId(),
     id: localId(),
     name: text('name').notNull(),
+    /** The call that created the topic (quiz-pre-fetch creates a topic the first time its name is used). */
+    requestId: requestId(),
     createdAt: createdAt(),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.id] }), uniqueIndex('study_topics_name_unique').on(t.projectId, sql`lower(${t.name})`)],
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.id] }),
+    uniqueIndex('study_topics_name_unique').on(t.projectId, sql`lower(${t.name})`),
+    unique('study_topics_request_unique').on(t.projectId, t.requestId),
+  ],
 );
 
 export const quizAttempts = pgTable(

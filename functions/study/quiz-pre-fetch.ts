@@ -29,18 +29,19 @@ export default defineTool({
     next_cursor: nextCursorField.describe('When there are more wrong questions: pass it as cursor to get-wrong-questions with this topic_id.'),
   }),
   example: { topic_name: 'Spanish grammar' },
-  async execute({ topic_name, limit }, { db, project }) {
+  async execute({ topic_name, limit }, { db, project, idFor }) {
+    const requestId = await idFor('topic');
     const sameName = sql`project_id = ${project.id} and lower(name) = lower(${topic_name})`;
-    const [inserted, found] = await db.batch([
+    // A topic of that name already there (made by another call, or by this one's earlier attempt) is kept.
+    const [, found] = await db.batch([
       db.execute(sql`
         with ids as (${reserveIds(project.id, 'topic', 1, sql`where not exists (select 1 from study_topics where ${sameName})`)})
-        insert into study_topics (project_id, id, name) select ${project.id}::uuid, last_id, ${topic_name}::text from ids
-        on conflict (project_id, lower(name)) do nothing
-        returning id`),
-      db.execute(sql`select id as topic_id, name as topic_name from study_topics where ${sameName}`),
+        insert into study_topics (project_id, id, name, request_id) select ${project.id}::uuid, last_id, ${topic_name}::text, ${requestId}::uuid from ids
+        on conflict do nothing`),
+      // Created by this call when it carries the call's id: a retried attempt answers created: true too.
+      db.execute(sql`select id as topic_id, name as topic_name, request_id is not distinct from ${requestId}::uuid as created from study_topics where ${sameName}`),
     ]);
-    const topic = found.rows[0] as { topic_id: number; topic_name: string };
-    const created = inserted.rows.length > 0;
+    const { created, ...topic } = found.rows[0] as { topic_id: number; topic_name: string; created: boolean };
     const page = await wrongAnswers(db, project.id, topic.topic_id, limit);
     if ('ok' in page) return page;
     const name = `topic ${topic.topic_id} "${topic.topic_name}"`;
