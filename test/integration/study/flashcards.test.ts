@@ -6,9 +6,8 @@
 import { sql } from 'drizzle-orm';
 import { createEmptyCard, fsrs, Rating, State, type Card, type Grade } from 'ts-fsrs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import updateFlashcardReview from '../../../functions/study/update-flashcard-review.ts';
 import { db } from '../helpers.ts';
-import { call, data, failure, newTenant, oneCall, rowCount, type Data, type Tenant } from './helpers.ts';
+import { call, data, failure, newTenant, rowCount, type Data, type Tenant } from './helpers.ts';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -214,15 +213,6 @@ describe('update-flashcard-review overrides', () => {
   it('answers NOT_FOUND for an unknown card', async () => {
     const error = await failure(tenant, 'update-flashcard-review', { card_id: 77, grade: 'good' }, 404, 'NOT_FOUND');
     expect(error.details).toEqual({ entity_type: 'flashcard', query: { card_id: 77 } });
-  });
-
-  it('applies a review once when a call is retried after its answer was lost', async () => {
-    const context = oneCall(tenant);
-    const input = updateFlashcardReview.input.parse({ card_id: 4, grade: 'good' });
-    const first = await updateFlashcardReview.execute(input, context);
-    expect(await updateFlashcardReview.execute(input, context)).toEqual(first);
-    expect(await storedCard(tenant, 4)).toMatchObject({ reps: 1 });
-    expect(await rowCount('flashcard_reviews', tenant.projectId, sql`card_id = 4`)).toBe(1);
   });
 });
 

@@ -2,9 +2,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { apiKeys, projects } from '../../../drizzle/schema.ts';
-import type { ToolContext } from '../../../shared/core/tool.ts';
 import { hashApiKey } from '../../../shared/runtime/auth.ts';
-import { nameBasedUuid } from '../../../shared/runtime/ids.ts';
 import { callTool, db, type Answer } from '../helpers.ts';
 
 export type Data = Record<string, any>;
@@ -51,25 +49,6 @@ export async function failure(tenant: Tenant, toolId: string, input: unknown, st
 export async function rowCount(table: string, projectId: string, where: SQL = sql`true`): Promise<number> {
   const { rows } = await db.execute(sql`select count(*)::int as n from ${sql.identifier(table)} where project_id = ${projectId} and ${where}`);
   return (rows[0] as { n: number }).n;
-}
-
-/**
- * A context for running a tool's execute directly, as one call: every run with the same context
- * derives the same ids (`idFor`), exactly as the attempts of one call do. Running it twice is a
- * call retried after its first answer was lost.
- */
-export function oneCall(tenant: Tenant): ToolContext {
-  const callId = crypto.randomUUID();
-  return {
-    db,
-    project: { id: tenant.projectId, name: 'test' },
-    get providers(): never {
-      throw new Error('The study tools need no providers.');
-    },
-    signal: new AbortController().signal,
-    traceId: callId,
-    idFor: (purpose) => nameBasedUuid(`${callId}:${purpose}`),
-  };
 }
 
 /**

@@ -1,11 +1,11 @@
 /**
  * The study planner's conversation memory in workerd: a conversation saved and read back in
- * order, page by page, retried saves, unknown sessions and tenant isolation.
+ * order, page by page, unknown sessions and tenant isolation. (Saves retried after a lost answer:
+ * retry-safety.test.ts.)
  */
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import saveMessage from '../../../functions/study/save-message.ts';
-import { data, failure, newTenant, oneCall, rowCount, type Data, type Tenant } from './helpers.ts';
+import { data, failure, newTenant, rowCount, type Data, type Tenant } from './helpers.ts';
 
 const CONVERSATION = [
   ['system', 'You are a patient study coach.'],
@@ -59,14 +59,6 @@ describe('a conversation', () => {
   ])('refuses %s, naming the field', async (_case, input, field, code) => {
     const error = await failure(tenant, 'save-message', input, 400, 'VALIDATION_ERROR');
     expect(error.details.fields).toMatchObject([{ field, code }]);
-  });
-
-  it('saves a message once when a call is retried after its answer was lost', async () => {
-    const context = oneCall(tenant);
-    const input = saveMessage.input.parse({ session_id: 'retried', role: 'user', content: 'Only once.' });
-    const first = await saveMessage.execute(input, context);
-    expect(await saveMessage.execute(input, context)).toEqual(first);
-    expect(await rowCount('chat_messages', tenant.projectId, sql`session_id = 'retried'`)).toBe(1);
   });
 });
 

@@ -1,17 +1,14 @@
 /**
  * The study planner's quiz tools in workerd: a full round (pre-fetch, post-save), attempts and
- * the pass mark, weak topics, deletions, the quiz-post-save transaction, retried calls and
- * tenant isolation.
+ * the pass mark, weak topics, deletions, the quiz-post-save transaction and tenant isolation.
+ * (Calls retried after a lost answer: retry-safety.test.ts.)
  */
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import deleteQuizAttempt from '../../../functions/study/delete-quiz-attempt.ts';
-import quizPostSave from '../../../functions/study/quiz-post-save.ts';
-import saveQuizAttempt from '../../../functions/study/save-quiz-attempt.ts';
 import { tools } from '../../../functions/registry.ts';
 import { createGateway } from '../../../shared/http/app.ts';
 import { callTool } from '../helpers.ts';
-import { call, data, failInserts, failure, newTenant, oneCall, rowCount, type Data, type Tenant } from './helpers.ts';
+import { call, data, failInserts, failure, newTenant, rowCount, type Data, type Tenant } from './helpers.ts';
 
 const attemptIds = (list: Data[]) => list.map((attempt) => attempt.attempt_id);
 
@@ -134,16 +131,6 @@ describe('quiz-post-save is one transaction', () => {
     expect(await rowCount('quiz_attempts', tenant.projectId, sql`question = 'Symbol of silver?'`)).toBe(1);
     expect(await rowCount('quiz_attempts', tenant.projectId, sql`id in (1, 2)`)).toBe(0);
   });
-
-  it('answers the same when a call is retried after its answer was lost', async () => {
-    const context = oneCall(tenant);
-    const input = quizPostSave.input.parse({ topic_id: topicId, wrong_answers: [{ question: 'Symbol of lead?', user_answer: 'Le' }], correct_retries: [3] });
-    const first = await quizPostSave.execute(input, context);
-    const second = await quizPostSave.execute(input, context);
-    expect(first).toMatchObject({ ok: true, data: { saved_wrong: 1, deleted_correct: 1, deleted_attempt_ids: [3] } });
-    expect(second).toEqual(first);
-    expect(await rowCount('quiz_attempts', tenant.projectId, sql`question = 'Symbol of lead?'`)).toBe(1);
-  });
 });
 
 describe('save-quiz-attempt', () => {
@@ -173,14 +160,6 @@ describe('save-quiz-attempt', () => {
   ])('refuses %s, naming the field', async (_case, input, field, code) => {
     const error = await failure(tenant, 'save-quiz-attempt', input, 400, 'VALIDATION_ERROR');
     expect(error.details.fields).toMatchObject([{ field, code }]);
-  });
-
-  it('saves one attempt when a call is retried after its answer was lost', async () => {
-    const context = oneCall(tenant);
-    const input = saveQuizAttempt.input.parse({ question: 'Saved once?', score: 0.5 });
-    const first = await saveQuizAttempt.execute(input, context);
-    expect(await saveQuizAttempt.execute(input, context)).toEqual(first);
-    expect(await rowCount('quiz_attempts', tenant.projectId, sql`question = 'Saved once?'`)).toBe(1);
   });
 });
 
@@ -261,15 +240,6 @@ describe('delete-quiz-attempt', () => {
     const error = await failure(tenant, 'delete-quiz-attempt', { attempt_id: 2 }, 404, 'NOT_FOUND');
     expect(error.details).toEqual({ entity_type: 'quiz_attempt', query: { attempt_id: 2 } });
     expect(await rowCount('quiz_attempts', tenant.projectId)).toBe(2);
-  });
-
-  it('answers the same when a call is retried after its answer was lost', async () => {
-    const context = oneCall(tenant);
-    const input = deleteQuizAttempt.input.parse({ attempt_id: 3 });
-    const first = await deleteQuizAttempt.execute(input, context);
-    expect(first).toMatchObject({ ok: true, data: { deleted_attempt_id: 3 } });
-    expect(await deleteQuizAttempt.execute(input, context)).toEqual(first);
-    expect(await rowCount('quiz_attempts', tenant.projectId)).toBe(1);
   });
 });
 
