@@ -5,7 +5,7 @@
 import { neon, neonConfig } from '@neondatabase/serverless';
 import { DrizzleQueryError, sql, type SQL } from 'drizzle-orm';
 import { drizzle, type NeonHttpDatabase } from 'drizzle-orm/neon-http';
-import { fail, type Failure } from '../core/contract.ts';
+import { fail, type Failure, type ToolError } from '../core/contract.ts';
 
 export type Database = NeonHttpDatabase;
 
@@ -123,18 +123,60 @@ export function databaseFailure(error: unknown): Failure | undefined {
       cause: error,
     });
   }
-  if (isTransientDatabaseError(pg)) {
-    return fail('DATABASE_ERROR', 'The database is temporarily unavailable. Try the same call again in a few seconds.', {
-      retryable: true,
-      status: 503,
-      details,
-      cause: error,
-    });
+  if (isTransientDatabaseError(pg)) return databaseError('The database is temporarily unavailable.', { kind: 'transient', details, cause: error });
+  if (pg.code?.startsWith('23')) {
+    const violated = pg.constraint ? `constraint ${pg.constraint}` : 'a constraint';
+    return databaseError(`The database rejected the data: it violates ${violated}.`, { kind: 'rejected', details, cause: error });
   }
-  const what = pg.code?.startsWith('23')
-    ? `The database rejected the data: it violates ${pg.constraint ? `constraint ${pg.constraint}` : 'a constraint'}.`
-    : 'The database could not complete the operation.';
-  return fail('DATABASE_ERROR', `${what} Do not repeat the same call unchanged.`, { details, cause: error });
+  return databaseError('The database could not complete the operation.', { kind: 'permanent', details, cause: error });
+}
+
+/**
+ * What a DATABASE_ERROR tells the agent to do next, by kind of failure, after the agent policy
+ * "apologise briefly and suggest a retry": the sentence ending the message, and the hint.
+ */
+const NEXT_STEP = {
+  /** Worth retrying as is: 503, `retryable: true`. */
+  transient: {
+    suggest: 'suggest trying again in a few seconds: the same call may then succeed',
+    hint: 'Repeat the same call in a few seconds, with the same Idempotency-Key if it had one, so that a write is never applied twice.',
+  },
+  /** The data broke a rule of the database (a constraint): the same values fail again. */
+  rejected: {
+    suggest: 'suggest trying again with corrected values: the same call unchanged would fail the same way',
+    hint: "Check the values against the tool's input description, ask the user to correct the wrong one, then call again.",
+  },
+  /** Anything else: repeating at once fails the same way. */
+  permanent: {
+    suggest: 'suggest trying again later: the same call repeated right away would fail the same way',
+    hint: 'Do not repeat the call unchanged right away; tell the user, and try again later.',
+  },
+} as const;
+
+export interface DatabaseErrorOptions {
+  kind: keyof typeof NEXT_STEP;
+  details?: ToolError['details'];
+  cause?: unknown;
+}
+
+/**
+ * The DATABASE_ERROR every tool answers: what went wrong (`what`), then what the agent does about
+ * it, by `kind` ({@link NEXT_STEP}). Only a transient failure is retryable (503). Never SQL or
+ * parameters: those stay in `cause`, for the trace.
+ *
+ * @example
+ * databaseError('The database is temporarily unavailable.', { kind: 'transient', cause: error })
+ * // "The database is temporarily unavailable. Apologise briefly to the user and suggest trying again in a few seconds: …"
+ */
+export function databaseError(what: string, { kind, details, cause }: DatabaseErrorOptions): Failure {
+  const transient = kind === 'transient';
+  return fail('DATABASE_ERROR', `${what} Apologise briefly to the user and ${NEXT_STEP[kind].suggest}.`, {
+    hint: NEXT_STEP[kind].hint,
+    retryable: transient,
+    ...(transient ? { status: 503 } : {}),
+    details,
+    cause,
+  });
 }
 
 /** Column names from a unique violation's detail: `Key (user_id, "timestamp")=(...) already exists.` */

@@ -23,7 +23,7 @@
 import { sql } from 'drizzle-orm';
 import { fail, type Failure, type Outcome } from '../core/contract.ts';
 import type { Parsed } from '../core/validation.ts';
-import { databaseFailure, type Database } from './db.ts';
+import { databaseError, databaseFailure, type Database } from './db.ts';
 import { nameBasedUuid } from './ids.ts';
 import { describeCause } from '../observability/tracing.ts';
 import { log } from '../observability/log.ts';
@@ -166,7 +166,7 @@ export async function claimIdempotencyKey(
       left join idempotency_keys k on k.project_id = ${projectId} and k.tool = ${toolId} and k.key = ${key}`);
     row = rows[0] as unknown as ClaimRow;
   } catch (error) {
-    return databaseFailure(error) ?? fail('DATABASE_ERROR', 'The idempotency key could not be checked.', { cause: error });
+    return databaseFailure(error) ?? databaseError('The idempotency key could not be checked.', { kind: 'permanent', cause: error });
   }
 
   if (row.claimed) {

@@ -49,6 +49,26 @@ describe('databaseFailure', () => {
     expect(JSON.stringify(failure?.error)).not.toMatch(/secret|insert into/);
   });
 
+  it('tells the agent to apologise briefly and suggest a retry, saying when and how by kind of failure', () => {
+    const transient = databaseFailure(neonError('x', { code: '40001' }))!.error;
+    expect(transient.message).toBe(
+      'The database is temporarily unavailable. Apologise briefly to the user and suggest trying again in a few seconds: the same call may then succeed.',
+    );
+    expect(transient.hint).toMatch(/^Repeat the same call in a few seconds, with the same Idempotency-Key/);
+
+    const rejected = databaseFailure(viaDrizzle(neonError('x', { code: '23514', constraint: 'mood_entries_energy_level_check' })))!.error;
+    expect(rejected.message).toBe(
+      'The database rejected the data: it violates constraint mood_entries_energy_level_check. Apologise briefly to the user and suggest trying again with corrected values: the same call unchanged would fail the same way.',
+    );
+    expect(rejected.hint).toMatch(/ask the user to correct the wrong one/);
+
+    const permanent = databaseFailure(neonError('x', { code: '42501' }))!.error;
+    expect(permanent.message).toBe(
+      'The database could not complete the operation. Apologise briefly to the user and suggest trying again later: the same call repeated right away would fail the same way.',
+    );
+    expect(permanent.hint).toMatch(/try again later/);
+  });
+
   it('leaves other errors alone', () => {
     expect(databaseFailure(new TypeError('x'))).toBeUndefined();
   });

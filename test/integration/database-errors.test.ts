@@ -1,0 +1,78 @@
+/**
+ * What every tool says when the database fails, through the real pipeline in workerd: the fault
+ * proxy fails every query of the call before it reaches the database (so nothing is written), as a
+ * transient outage (retried, then 503) or a permission error (attempted once, 500). Each answer
+ * follows the agent policy for database errors: apologise briefly and suggest a retry, with a hint
+ * of the next step, and never SQL or a stack.
+ */
+import { env } from 'cloudflare:workers';
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { tools } from '../../functions/registry.ts';
+import { createGateway } from '../../shared/http/app.ts';
+import { tenantA } from './helpers.ts';
+
+type Data = Record<string, any>;
+
+const services = env.TEST_SERVICES;
+/** This file's own fault scripts: the proxy keeps them per database name. */
+const DATABASE = 'database_errors';
+const faultyUrl = services.faultyDatabaseUrl.replace(/\/[^/]*$/, `/${DATABASE}`);
+const gateway = createGateway(tools, { retryDelayMs: 10 });
+
+async function script(count: number, fault: 'unavailable' | 'permission_denied' = 'unavailable'): Promise<void> {
+  const response = await fetch(services.faultControlUrl, { method: 'POST', body: JSON.stringify({ count, fault, database: DATABASE }) });
+  expect(response.status).toBe(200);
+}
+
+async function call(toolId: string, input: unknown): Promise<{ status: number; body: Data }> {
+  const ctx = createExecutionContext();
+  const response = await gateway.fetch(
+    new Request(`http://edge-tools.test/tools/${toolId}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(input),
+    }),
+    { ...env, DATABASE_URL: faultyUrl },
+    ctx,
+  );
+  const body = (await response.json()) as Data;
+  await script(0); // the trace is written after the answer: let it through
+  await waitOnExecutionContext(ctx);
+  return { status: response.status, body };
+}
+
+beforeAll(async () => {
+  // Warms the API key cache through the proxy, so that the faults hit the tools' own queries.
+  expect((await call('list-plans', {})).status).toBe(200);
+});
+
+afterEach(() => script(0));
+
+const POLICY = /^.+\. Apologise briefly to the user and suggest trying again .+\.$/;
+
+describe.each(tools.map((tool) => [tool.id, tool.example] as const))('%s', (toolId, example) => {
+  it('answers a database outage with a retryable DATABASE_ERROR that apologises and suggests trying again in a few seconds', async () => {
+    await script(1_000);
+    const { status, body } = await call(toolId, example);
+    expect(body.error, JSON.stringify(body)).toMatchObject({ code: 'DATABASE_ERROR', retryable: true });
+    expect(status).toBe(503);
+    expect(body.meta.attempts).toBe(3);
+    expect(body.message).toMatch(POLICY);
+    expect(body.message).toContain('suggest trying again in a few seconds');
+    expect(body.error.hint).toContain('Repeat the same call');
+    expect(JSON.stringify(body)).not.toMatch(/select |insert |update |delete from|stack|127\.0\.0\.1/i);
+  });
+
+  it('answers a permanent database failure with a DATABASE_ERROR that apologises and suggests trying again later', async () => {
+    await script(1_000, 'permission_denied');
+    const { status, body } = await call(toolId, example);
+    expect(body.error, JSON.stringify(body)).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { sqlstate: '42501' } });
+    expect(status).toBe(500);
+    expect(body.meta.attempts).toBe(1);
+    expect(body.message).toMatch(POLICY);
+    expect(body.message).toContain('suggest trying again later');
+    expect(body.error.hint).toContain('try again later');
+    expect(JSON.stringify(body)).not.toMatch(/select |insert |update |delete from|stack|127\.0\.0\.1/i);
+  });
+});
