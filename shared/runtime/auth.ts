@@ -16,7 +16,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { apiKeys, projects } from '../../drizzle/schema.ts';
 import { fail, type Failure } from '../core/contract.ts';
-import { databaseFailure, type Database } from './db.ts';
+import { databaseError, databaseFailure, type Database } from './db.ts';
 import type { Project } from '../core/tool.ts';
 
 /** Defaults of {@link AuthOptions}. */
@@ -127,10 +127,7 @@ async function recheck(key: string, cached: CachedKey, db: Database, settings: t
   try {
     caller = await lookUp(db, cached.keyHash);
   } catch (error) {
-    return (
-      databaseFailure(error) ??
-      fail('DATABASE_ERROR', 'The API key could not be checked against the database. Try the same call again in a few seconds.', { retryable: true, status: 503, cause: error })
-    );
+    return databaseFailure(error) ?? databaseError('The API key could not be checked against the database.', { kind: 'transient', cause: error });
   }
   if (!caller) {
     forget(key, settings);
