@@ -18,16 +18,17 @@ const services = env.TEST_SERVICES;
 /** This file's own fault scripts: the proxy keeps them per database name. */
 const DATABASE = 'database_errors';
 const faultyUrl = services.faultyDatabaseUrl.replace(/\/[^/]*$/, `/${DATABASE}`);
-const gateway = createGateway(tools, { retryDelayMs: 10 });
+/** Trusts a verified key for the whole file, so that the faults hit the tools' own queries, not the key's re-check. */
+const gateway = createGateway(tools, { retryDelayMs: 10, auth: { recheckAfterMs: 600_000, maxStaleMs: 600_000 } });
 
 async function script(count: number, fault: 'unavailable' | 'permission_denied' = 'unavailable'): Promise<void> {
   const response = await fetch(services.faultControlUrl, { method: 'POST', body: JSON.stringify({ count, fault, database: DATABASE }) });
   expect(response.status).toBe(200);
 }
 
-async function call(toolId: string, input: unknown): Promise<{ status: number; body: Data }> {
+async function call(toolId: string, input: unknown, through = gateway): Promise<{ status: number; body: Data }> {
   const ctx = createExecutionContext();
-  const response = await gateway.fetch(
+  const response = await through.fetch(
     new Request(`http://edge-tools.test/tools/${toolId}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json' },
@@ -74,5 +75,18 @@ describe.each(tools.map((tool) => [tool.id, tool.example] as const))('%s', (tool
     expect(body.message).toContain('suggest trying again later');
     expect(body.error.hint).toContain('try again later');
     expect(JSON.stringify(body)).not.toMatch(/select |insert |update |delete from|stack|127\.0\.0\.1/i);
+  });
+});
+
+describe('the re-check of an API key', () => {
+  it('answers the same DATABASE_ERROR when the database cannot confirm the key, before anything runs', async () => {
+    const checkingEveryCall = createGateway(tools, { retryDelayMs: 10, auth: { recheckAfterMs: 0 } });
+    await script(1_000);
+    const { status, body } = await call('list-plans', {}, checkingEveryCall);
+    expect(body.error, JSON.stringify(body)).toMatchObject({ code: 'DATABASE_ERROR', retryable: true });
+    expect(status).toBe(503);
+    expect(body.meta.attempts).toBe(0);
+    expect(body.message).toMatch(POLICY);
+    expect(body.error.hint).toContain('Repeat the same call');
   });
 });
