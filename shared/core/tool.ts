@@ -8,6 +8,7 @@ import type { Failure, Outcome } from './contract.ts';
 import type { Database } from '../runtime/db.ts';
 import type { Providers } from '../providers/index.ts';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY, KEY_TTL_HOURS } from '../runtime/idempotency.ts';
+import { nullableOptionalFields } from './validation.ts';
 
 /** The tenant, resolved from the API key; never from tool input. */
 export interface Project {
@@ -64,7 +65,10 @@ export interface ToolDefinition<I extends InputSchema, O extends z.ZodType, Id e
   annotations: ToolAnnotations;
   /** What the tool does and when to use it, written for the model that chooses tools. */
   description: string;
-  /** A strict object schema built once at module scope. */
+  /**
+   * A strict object schema built once at module scope, its fields from the builders of fields.ts
+   * (text, ids, date-times, JSON), so that the advertised JSON Schema states what is enforced.
+   */
   input: I;
   /** The shape of `data` on success. */
   output: O;
@@ -89,7 +93,10 @@ export interface Tool<I extends InputSchema = InputSchema, O extends z.ZodType =
   readonly acceptsIdempotencyKey: boolean;
   /** "Example of a valid call: {...}", shown with every validation error. */
   readonly hint: string;
-  /** Input and output JSON Schemas, generated from the zod schemas on first use. */
+  /**
+   * Input and output JSON Schemas, generated from the zod schemas on first use. The input schema
+   * states every rule validateInput enforces, null for an optional field included.
+   */
   jsonSchemas(): JsonSchemas;
 }
 
@@ -112,10 +119,10 @@ export const IDEMPOTENCY_NOTE =
  *   title: 'Echo',
  *   annotations: READ_ONLY,
  *   description: 'Repeats a text back.',
- *   input: z.strictObject({ text: z.string().max(100) }),
+ *   input: z.strictObject({ text: text({ max: 100 }) }),
  *   output: z.object({ text: z.string() }),
  *   example: { text: 'hello' },
- *   async execute({ text }) { return ok({ text }, `Echoed ${text.length} characters.`); },
+ *   async execute(input) { return ok({ text: input.text }, `Echoed ${input.text.length} characters.`); },
  * });
  */
 export function defineTool<I extends InputSchema, O extends z.ZodType, const Id extends string>(
@@ -135,7 +142,7 @@ export function defineTool<I extends InputSchema, O extends z.ZodType, const Id 
     hint: `Example of a valid call: ${JSON.stringify(definition.example)}`,
     jsonSchemas() {
       schemas ??= {
-        input: z.toJSONSchema(definition.input, { io: 'input', unrepresentable: 'any' }),
+        input: z.toJSONSchema(definition.input, { io: 'input', unrepresentable: 'any', override: nullableOptionalFields }),
         output: z.toJSONSchema(definition.output, { io: 'output', unrepresentable: 'any' }),
       };
       return schemas;

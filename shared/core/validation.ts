@@ -1,7 +1,12 @@
 /**
- * The one validation layer: request bodies are read with a size limit, parsed, screened for
- * dangerous keys and non-finite numbers, then checked against the tool's strict zod schema.
- * Every problem becomes a VALIDATION_ERROR whose messages an LLM can act on.
+ * The one validation layer: request bodies are read with a size limit and parsed; then
+ * {@link validateInput} screens the whole input (dangerous keys, non-finite numbers, over-deep
+ * nesting, and text Postgres cannot store: NUL characters and unpaired UTF-16 surrogates, in values
+ * and keys alike) and checks it against the tool's strict zod schema. Every problem becomes a
+ * VALIDATION_ERROR whose messages an LLM can act on, naming the field.
+ *
+ * What is enforced here is what the tools' input JSON Schemas advertise: the field builders of
+ * fields.ts carry each rule into both (the text rules below as `pattern`).
  */
 import { z } from 'zod';
 import { fail, type Failure, type FieldError } from './contract.ts';
@@ -13,10 +18,33 @@ export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
 const MAX_DEPTH = 64;
 
 /** Keys that could reach an object's prototype when the input is merged or spread somewhere. */
-const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+export const FORBIDDEN_KEYS: readonly string[] = ['__proto__', 'constructor', 'prototype'];
+const FORBIDDEN_KEY_SET: ReadonlySet<string> = new Set(FORBIDDEN_KEYS);
 
 /** How much of an offending value is quoted back: enough to recognise it, never a whole input. */
 const MAX_QUOTED_CHARS = 60;
+
+/** One character of storable text: anything but NUL and unpaired surrogates (a pair is one character). */
+const SAFE_CHAR = String.raw`[^\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF]`;
+
+/**
+ * Text Postgres stores faithfully: no NUL (U+0000), no unpaired UTF-16 surrogate. The screen in
+ * {@link validateInput} enforces it on every string and key of every input; every text field
+ * advertises it as its `pattern`. Written without lookarounds, and means the same with or without
+ * the regex `u` flag.
+ */
+export const SAFE_TEXT_PATTERN = new RegExp(String.raw`^(?:${SAFE_CHAR})*$`);
+
+/** {@link SAFE_TEXT_PATTERN}, with at least one character other than whitespace. Linear time. */
+export const NON_BLANK_TEXT_PATTERN = new RegExp(
+  String.raw`^\s*(?:[^\s\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])(?:${SAFE_CHAR})*$`,
+);
+
+/** The first NUL or unpaired surrogate in a string (no `u` flag: it sees UTF-16 code units). */
+const UNSAFE_CHAR = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Characters shown escaped when text is quoted back: controls and unpaired surrogates. */
+const UNPRINTABLE = /[\u0000-\u001F\u007F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 export type Parsed<T> = { ok: true; value: T } | Failure;
 
@@ -24,7 +52,8 @@ const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
  * Reads a request body as a JSON object, refusing wrong content types, bodies over `limitBytes`,
- * malformed JSON, non-objects, forbidden keys and non-finite numbers. Never throws.
+ * malformed JSON and non-objects. What the object holds is screened by {@link validateInput}.
+ * Never throws.
  */
 export async function readJsonObject(
   request: Request,
@@ -35,7 +64,7 @@ export async function readJsonObject(
   if (!JSON_CONTENT_TYPE.test(contentType)) {
     return fail(
       'VALIDATION_ERROR',
-      `The request must have Content-Type: application/json, but received ${contentType ? `'${quote(contentType)}'` : 'no Content-Type'}.`,
+      `The request must have Content-Type: application/json, but received ${contentType ? quote(contentType) : 'no Content-Type'}.`,
       { hint },
     );
   }
@@ -66,15 +95,13 @@ export async function readBody(request: Request, limitBytes = DEFAULT_BODY_LIMIT
 }
 
 /**
- * Screens an input that is already parsed (a JSON body, or MCP tool arguments): it must be an
- * object without `__proto__`/`constructor`/`prototype` keys, non-finite numbers or over-deep nesting.
+ * Checks that an input already parsed (a JSON body, or MCP tool arguments) is a JSON object; its
+ * content is screened by {@link validateInput}.
  */
 export function screenInput(value: unknown, hint: string): Parsed<Record<string, unknown>> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return fail('VALIDATION_ERROR', `The input must be a JSON object, but received ${kindOf(value)}.`, { hint });
   }
-  const unsafe = findUnsafeValue(value, '', 0);
-  if (unsafe) return fail('VALIDATION_ERROR', unsafe.message, { hint, details: { fields: [unsafe] } });
   return { ok: true, value: value as Record<string, unknown> };
 }
 
@@ -110,38 +137,17 @@ function tooLarge(declared: number | undefined, limitBytes: number): Failure {
   });
 }
 
-/** Finds the first forbidden key, non-finite number or over-deep nesting in a parsed value. */
-function findUnsafeValue(value: unknown, path: string, depth: number): FieldError | undefined {
-  if (typeof value === 'number' && !Number.isFinite(value)) {
-    return { field: path, code: 'non_finite_number', message: `Field '${path}' must be a finite number, but received a number too large to represent.` };
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  if (depth >= MAX_DEPTH) {
-    return { field: path, code: 'too_deep', message: `Field '${path}' is nested more than ${MAX_DEPTH} levels deep; flatten the input.` };
-  }
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findUnsafeValue(value[i], `${path}[${i}]`, depth + 1);
-      if (found) return found;
-    }
-    return undefined;
-  }
-  for (const key of Object.keys(value)) {
-    const field = path ? `${path}.${key}` : key;
-    if (FORBIDDEN_KEYS.has(key)) {
-      return { field, code: 'forbidden_key', message: `Key '${key}' is not allowed anywhere in the input (at '${field}'); remove it.` };
-    }
-    const found = findUnsafeValue((value as Record<string, unknown>)[key], field, depth + 1);
-    if (found) return found;
-  }
-  return undefined;
-}
-
 /**
- * Checks `value` against a tool's schema. On failure, answers VALIDATION_ERROR with one
- * `fields[]` entry per problem and `hint` as the example of a valid call.
+ * Checks `value` against a tool's schema, after screening all of it (see the module comment). On
+ * failure, answers VALIDATION_ERROR with one `fields[]` entry per problem and `hint` as the
+ * example of a valid call.
  */
 export function validateInput<S extends z.ZodType>(schema: S, value: unknown, hint: string): Parsed<z.output<S>> {
+  const object = screenInput(value, hint);
+  if (!object.ok) return object;
+  const unsafe = findUnsafeValue(value, [], 0);
+  if (unsafe) return fail('VALIDATION_ERROR', unsafe.message, { hint, details: { fields: [unsafe] } });
+
   const result = schema.safeParse(nullMeansAbsent(schema, value), { reportInput: true });
   if (result.success) return { ok: true, value: result.data };
   const fields = result.error.issues.flatMap((issue) => describeIssue(schema, issue));
@@ -153,11 +159,104 @@ export function validateInput<S extends z.ZodType>(schema: S, value: unknown, hi
 }
 
 /**
+ * Finds the first forbidden key, key or string Postgres cannot store, non-finite number or
+ * over-deep nesting in a parsed value. `path` is a stack of the keys leading to `value`.
+ */
+function findUnsafeValue(value: unknown, path: (string | number)[], depth: number): FieldError | undefined {
+  if (typeof value === 'string') return unsafeText(value, path, 'value');
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    const field = fieldPath(path);
+    return { field, code: 'non_finite_number', message: `Field '${field}' must be a finite number, but received a number too large to represent.` };
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (depth >= MAX_DEPTH) {
+    const field = fieldPath(path);
+    return { field, code: 'too_deep', message: `Field '${field}' is nested more than ${MAX_DEPTH} levels deep; flatten the input.` };
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      path.push(i);
+      const found = findUnsafeValue(value[i], path, depth + 1);
+      path.pop();
+      if (found) return found;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    path.push(key);
+    const found = unsafeKey(key, path) ?? findUnsafeValue((value as Record<string, unknown>)[key], path, depth + 1);
+    path.pop();
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function unsafeKey(key: string, path: (string | number)[]): FieldError | undefined {
+  if (!FORBIDDEN_KEY_SET.has(key)) return unsafeText(key, path, 'key');
+  const field = fieldPath(path);
+  return { field, code: 'forbidden_key', message: `Key '${key}' is not allowed anywhere in the input (at '${field}'); remove it.` };
+}
+
+/** A NUL character or an unpaired surrogate in a string value or key, described; else undefined. */
+function unsafeText(text: string, path: (string | number)[], what: 'value' | 'key'): FieldError | undefined {
+  const found = UNSAFE_CHAR.exec(text);
+  if (!found) return undefined;
+  const field = fieldPath(path);
+  const code = found[0].charCodeAt(0);
+  const character = code === 0 ? 'the NUL character (U+0000)' : `an unpaired UTF-16 surrogate (U+${hex(code)})`;
+  const position = codePointLength(text.slice(0, found.index)) + 1;
+  const expected = 'text without NUL characters (U+0000) or unpaired UTF-16 surrogates';
+  const received = `${quote(text)}, with ${character} at character ${position}`;
+  return {
+    field,
+    code: what === 'key' ? 'unsafe_key' : 'unsafe_text',
+    message:
+      what === 'key'
+        ? `The name of field '${field}' must not contain NUL characters (U+0000) or unpaired UTF-16 surrogates, but it has ${character} at character ${position}; rename or remove it.`
+        : `Field '${field}' must be ${expected}, but received ${received}; remove that character.`,
+    expected,
+    received,
+  };
+}
+
+/** The number of Unicode code points of `text`: how JSON Schema's minLength/maxLength and Postgres count characters. */
+export function codePointLength(text: string): number {
+  let length = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        length--;
+        i++;
+      }
+    }
+  }
+  return length;
+}
+
+/**
+ * What a field builder (fields.ts) says about a value it refuses. Passed as a custom issue's
+ * `params` (see {@link refuseValue}) and rendered as "Field 'x' must be {expected}, but received
+ * {received}." with `code` as the field error's code.
+ */
+export interface FieldProblem {
+  code: string;
+  expected: string;
+  received: string;
+}
+
+/** Reports `problem` from inside a zod `.check()`: the field is refused with that explanation. */
+export function refuseValue(payload: z.core.ParsePayload<unknown>, problem: FieldProblem): void {
+  payload.issues.push({ code: 'custom', message: `must be ${problem.expected}`, input: payload.value, params: problem });
+}
+
+/**
  * `null` for an optional field means absent, whatever the field's schema: callers that must send
  * every field (OpenAI strict mode, see shared/http/openai-export.ts) send null for the ones they leave
  * out, and the field's default then applies. (A field whose null must mean something else than
  * absent is required and nullable.) Nested objects follow the same rule; only the objects that
- * change are copied.
+ * change are copied. The input JSON Schemas say so: see {@link nullableOptionalFields}.
  */
 function nullMeansAbsent(schema: z.ZodType, value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
@@ -193,9 +292,34 @@ function nullMeansAbsent(schema: z.ZodType, value: unknown): unknown {
   return copy ?? value;
 }
 
+/**
+ * The JSON Schema side of {@link nullMeansAbsent}, as a `z.toJSONSchema` override: every optional
+ * field of every object (nested ones included) also accepts null, so a standard validator reading
+ * the advertised schema accepts what validateInput accepts.
+ */
+export function nullableOptionalFields(context: { zodSchema: z.core.$ZodTypes; jsonSchema: z.core.JSONSchema.BaseSchema }): void {
+  const { zodSchema, jsonSchema } = context;
+  if (!(zodSchema instanceof z.ZodObject) || !jsonSchema.properties) return;
+  for (const [key, field] of Object.entries(zodSchema.shape as Record<string, z.ZodType>)) {
+    const property = jsonSchema.properties[key];
+    if (field._zod.optin === undefined || typeof property !== 'object' || acceptsNull(property)) continue;
+    const { description, default: fallback, ...rest } = property;
+    jsonSchema.properties[key] = {
+      ...(description === undefined ? {} : { description }),
+      ...(fallback === undefined ? {} : { default: fallback }),
+      anyOf: [rest, { type: 'null' }],
+    };
+  }
+}
+
+function acceptsNull(schema: z.core.JSONSchema.BaseSchema): boolean {
+  const types = [schema.type].flat();
+  return types.includes('null') || (schema.anyOf ?? []).some((option) => typeof option === 'object' && acceptsNull(option));
+}
+
 /** Turns one zod issue into field errors (an unknown-keys issue lists several fields). */
 function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldError[] {
-  const field = issue.path.map(String).join('.') || '(input)';
+  const field = fieldPath(issue.path);
   const name = `Field '${field}'`;
   const input = (issue as { input?: unknown }).input;
   const received = render(input);
@@ -204,13 +328,13 @@ function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldError[] {
     case 'unrecognized_keys': {
       const allowed = Object.keys(objectShapeAt(root, issue.path)).join(', ');
       return issue.keys.map((key) => {
-        const keyPath = [...issue.path.map(String), key].join('.');
+        const keyPath = fieldPath([...issue.path, key]);
         return {
           field: keyPath,
           code: 'unknown_field',
           message: `Unknown field '${keyPath}'; allowed fields: ${allowed}.`,
           expected: `one of: ${allowed}`,
-          received: key,
+          received: printable(key),
         };
       });
     }
@@ -242,14 +366,21 @@ function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldError[] {
       const expected = `a multiple of ${issue.divisor}`;
       return [{ field, code: issue.code, message: `${name} must be ${expected}, but received ${received}.`, expected, received }];
     }
-    default:
-      // Custom checks carry a message written for the caller already.
-      return [{ field, code: issue.code, message: `${name}: ${issue.message}${input === undefined ? '' : ` (received ${received})`}.`, received }];
+    case 'custom': {
+      const problem = issue.params as FieldProblem | undefined;
+      if (problem?.expected !== undefined) {
+        const { code, expected, received: actual } = problem;
+        return [{ field, code, message: `${name} must be ${expected}, but received ${actual}.`, expected, received: actual }];
+      }
+      break;
+    }
   }
+  // Other checks carry a message written for the caller already ("must be ...", or zod's own words).
+  const sentence = /^[a-z]/.test(issue.message) ? `${name} ${issue.message}` : `${name}: ${issue.message}`;
+  return [{ field, code: issue.code, message: `${sentence}${input === undefined ? '' : `, but received ${received}`}.`, received }];
 }
 
 const FORMAT_DESCRIPTIONS: Record<string, string> = {
-  datetime: 'an ISO 8601 date-time with a time zone, e.g. 2025-10-05T14:30:00Z or 2025-10-05T16:30:00+02:00',
   date: 'an ISO 8601 date, e.g. 2025-10-05',
   uuid: 'a UUID, e.g. 3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f',
   email: 'an email address',
@@ -277,6 +408,7 @@ function describeBounds(root: z.ZodType, issue: z.core.$ZodIssueTooBig | z.core.
   if (schema instanceof z.ZodNumber) [min, max] = [schema.minValue, schema.maxValue];
   // A minimum length of 0 is no bound worth naming: "at most 500 characters".
   else if (schema instanceof z.ZodString) [min, max] = [schema.minLength || undefined, schema.maxLength];
+  else if (schema instanceof z.ZodArray) [min, max] = [schema._zod.bag.minimum as number | undefined, schema._zod.bag.maximum as number | undefined];
   const finite = (n: number | bigint | null | undefined): n is number | bigint =>
     n !== null && n !== undefined && Number.isFinite(Number(n)) && Math.abs(Number(n)) < Number.MAX_SAFE_INTEGER;
   if (finite(min) && finite(max)) return `between ${min} and ${max}${unit}`;
@@ -325,6 +457,19 @@ function unwrap(schema: z.ZodType): z.ZodType {
   return current;
 }
 
+/**
+ * A field's path as callers write it: `task_ids[3]`, `symptoms.headache.severity`. Keys are
+ * shortened and escaped like quoted values, so a path never carries what it reports.
+ */
+function fieldPath(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else text += `${text ? '.' : ''}${printable(shorten(String(segment)))}`;
+  }
+  return text || '(input)';
+}
+
 function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
@@ -338,11 +483,28 @@ function kindOf(value: unknown): string {
 /** A short rendering of an offending value: quoted, and cut to a recognisable prefix. */
 function render(value: unknown): string {
   if (value === undefined) return 'nothing';
-  if (typeof value === 'string') return `'${quote(value)}'`;
+  if (typeof value === 'string') return quote(value);
   if (typeof value === 'object' && value !== null) return Array.isArray(value) ? `an array of ${value.length} items` : 'an object';
   return String(value);
 }
 
-function quote(text: string): string {
-  return text.length > MAX_QUOTED_CHARS ? `${text.slice(0, MAX_QUOTED_CHARS)}…` : text;
+/** `text` in single quotes, cut to a recognisable prefix, with controls and unpaired surrogates escaped. */
+export function quote(text: string): string {
+  return `'${printable(shorten(text))}'`;
+}
+
+/** At most MAX_QUOTED_CHARS code units, never splitting a surrogate pair, with … when cut. */
+function shorten(text: string): string {
+  if (text.length <= MAX_QUOTED_CHARS) return text;
+  const end = /[\uD800-\uDBFF]/.test(text[MAX_QUOTED_CHARS - 1]!) ? MAX_QUOTED_CHARS - 1 : MAX_QUOTED_CHARS;
+  return `${text.slice(0, end)}…`;
+}
+
+/** Escapes control characters and unpaired surrogates as \uXXXX, so quoted text is readable and storable. */
+function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (character) => `\\u${hex(character.charCodeAt(0))}`);
+}
+
+function hex(code: number): string {
+  return code.toString(16).toUpperCase().padStart(4, '0');
 }

@@ -12,7 +12,7 @@ import type { AnyTool } from '../core/tool.ts';
 export type JsonSchema = Record<string, unknown>;
 
 const fieldErrorSchema = z.object({
-  field: z.string().describe('The offending field, as a dotted path (e.g. "energy_level", "tasks.0.text").'),
+  field: z.string().describe('The offending field, as a path (e.g. "energy_level", "task_ids[3]", "symptoms.headache").'),
   message: z.string(),
   code: z.string().describe('What kind of problem: required, too_big, invalid_value, unknown_field, ...'),
   expected: z.string().optional(),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { readJsonObject, validateInput } from '../../shared/core/validation.ts';
+import { readJsonObject, SAFE_TEXT_PATTERN, validateInput } from '../../shared/core/validation.ts';
 
 const HINT = 'Example of a valid call: {}';
 
@@ -26,10 +26,6 @@ describe('readJsonObject', () => {
     ['a string', post('"hi"'), 'VALIDATION_ERROR', 'must be a JSON object, but received a string'],
     ['null', post('null'), 'VALIDATION_ERROR', 'received null'],
     ['an empty body', post(''), 'VALIDATION_ERROR', 'body is empty'],
-    ['an own __proto__ key', post('{"__proto__":{"x":1}}'), 'VALIDATION_ERROR', "Key '__proto__' is not allowed"],
-    ['a prototype key deep in an array', post('{"a":[{"b":{"prototype":1}}]}'), 'VALIDATION_ERROR', "at 'a[0].b.prototype'"],
-    ['Infinity', post('{"a":-1e999}'), 'VALIDATION_ERROR', "Field 'a' must be a finite number"],
-    ['too deep nesting', post(`{"a":${'['.repeat(100)}${']'.repeat(100)}}`), 'VALIDATION_ERROR', 'nested more than 64 levels'],
   ])('refuses %s', async (_case, request, code, message) => {
     const result = await readJsonObject(request, HINT);
     expect(result.ok).toBe(false);
@@ -47,6 +43,56 @@ describe('readJsonObject', () => {
     const stream = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(big)); c.close(); } });
     const streamed = await readJsonObject(new Request('http://test/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit), HINT, 1000);
     expect(streamed).toMatchObject({ ok: false, error: { code: 'PAYLOAD_TOO_LARGE' } });
+  });
+});
+
+describe('validateInput: the screen of the whole input', () => {
+  const open = z.strictObject({ a: z.unknown(), b: z.unknown().optional() });
+  const refusal = (value: unknown) => {
+    const result = validateInput(open, value, HINT);
+    if (result.ok) throw new Error(`expected a refusal of ${JSON.stringify(value)}`);
+    expect(result.error).toMatchObject({ code: 'VALIDATION_ERROR', hint: HINT });
+    return result.error.details!.fields![0]!;
+  };
+
+  it.each([
+    ['an own __proto__ key', JSON.parse('{"a":{"__proto__":{"x":1}}}'), 'a.__proto__', 'forbidden_key', "Key '__proto__' is not allowed"],
+    ['a prototype key deep in an array', { a: [{ b: { prototype: 1 } }] }, 'a[0].b.prototype', 'forbidden_key', "at 'a[0].b.prototype'"],
+    ['Infinity', { a: -Infinity }, 'a', 'non_finite_number', "Field 'a' must be a finite number"],
+    ['too deep nesting', { a: JSON.parse(`${'['.repeat(100)}${']'.repeat(100)}`) }, `a${'[0]'.repeat(63)}`, 'too_deep', 'nested more than 64 levels'],
+    ['a NUL in a value', { a: 'x\u0000y' }, 'a', 'unsafe_text', "Field 'a' must be text without NUL characters (U+0000) or unpaired UTF-16 surrogates, but received 'x\\u0000y', with the NUL character (U+0000) at character 2"],
+    ['a lone high surrogate deep in an array', { a: [{ b: ['ok', '\uD83D'] }] }, 'a[0].b[1]', 'unsafe_text', 'an unpaired UTF-16 surrogate (U+D83D) at character 1'],
+    ['a lone low surrogate after a pair', { a: '😀\uDE00' }, 'a', 'unsafe_text', 'an unpaired UTF-16 surrogate (U+DE00) at character 2'],
+    ['a NUL in a key', { a: { 'k\u0000': 1 } }, 'a.k\\u0000', 'unsafe_key', "The name of field 'a.k\\u0000' must not contain NUL characters"],
+    ['a lone surrogate in an unknown key', { ['\uDC00']: 1 }, '\\uDC00', 'unsafe_key', 'an unpaired UTF-16 surrogate (U+DC00) at character 1'],
+  ])('refuses %s, naming the field', (_case, value, field, code, message) => {
+    const problem = refusal(value);
+    expect(problem).toMatchObject({ field, code });
+    expect(problem.message).toContain(message);
+  });
+
+  it('keeps well-formed text of every plane, controls and whitespace included', () => {
+    const value = { a: { 'clé 😀': ['😀 𝄞 \uFFFF \u2028 \t\n', 'e\u0301'] } };
+    expect(validateInput(open, value, HINT)).toEqual({ ok: true, value });
+  });
+
+  it('agrees with the advertised text patterns on every string', () => {
+    const samples = ['', 'plain', '😀', '\u0000', 'a\uD800', '\uDC00b', '\uD83D\uDE00\uD83D', '\uDBFF\uDFFF', ' \t'];
+    for (const text of samples) {
+      expect(validateInput(open, { a: text }, HINT).ok, JSON.stringify(text)).toBe(SAFE_TEXT_PATTERN.test(text));
+      expect(new RegExp(SAFE_TEXT_PATTERN.source, 'u').test(text), `u flag: ${JSON.stringify(text)}`).toBe(SAFE_TEXT_PATTERN.test(text));
+    }
+  });
+
+  it('never quotes back an unsafe character or a whole large value', () => {
+    const problem = refusal({ a: `${'y'.repeat(59)}\uD83D\uDE00${'z'.repeat(10_000)}\u0000` });
+    expect(problem.message.length).toBeLessThan(400);
+    expect(problem.message).not.toMatch(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    expect(problem.message).toContain('at character 10061');
+  });
+
+  it('refuses a non-object input before anything else', () => {
+    for (const value of [null, [1], 'x', 3]) expect(validateInput(open, value, HINT)).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR' } });
   });
 });
 
