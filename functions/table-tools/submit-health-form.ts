@@ -13,7 +13,7 @@ export default tableTool({
     { name: 'weight_kg', label: 'Weight', dataType: 'numeric', required: true, min: 0.5, max: 500, precision: 5, scale: 2, description: 'Weight in kilograms.', example: 61.5 },
     { name: 'smoker', label: 'Smoker', dataType: 'boolean', required: true, example: false },
     { name: 'blood_type', label: 'Blood type', dataType: 'enum', required: true, enumValues: ['A+', 'A-', 'B+', 'B-', 'AB+', 'AB-', 'O+', 'O-', 'unknown'], example: 'O+' },
-    { name: 'recorded_at', label: 'Recorded at', dataType: 'datetime', required: true, minDate: '1900-01-01T00:00:00Z', description: 'When the form was filled in.', example: '2025-10-05T14:30:00+02:00' },
+    { name: 'recorded_at', label: 'Recorded at', dataType: 'datetime', required: true, minDate: '1900-01-01', description: 'When the form was filled in.', example: '2025-10-05T14:30:00+02:00' },
     { name: 'symptoms', label: 'Symptoms', dataType: 'json', description: 'Structured symptoms, e.g. {"headache": {"severity": 3}}.' },
     { name: 'notes', label: 'Notes', dataType: 'text', maxLength: 2000, default: '' },
   ],

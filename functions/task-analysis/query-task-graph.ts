@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
+import { uuid } from '../../shared/core/fields.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { loadTasks, relationshipShape, responseFormat } from './lib/tasks.ts';
 
@@ -16,7 +17,7 @@ export default defineTool({
   description:
     'Walk the saved task relationships (from detect-dependencies) starting at one task: what it depends on (outgoing prerequisite edges point to what must come after), what depends on it, transitively up to a depth. Reads the database only.',
   input: z.strictObject({
-    task_id: z.uuid().describe('The task to start from.'),
+    task_id: uuid().describe('The task to start from.'),
     relationship_type: z.enum(['prerequisite', 'blocks', 'related', 'all']).default('all').describe('Which relationships to follow (default all).'),
     direction: z
       .enum(['outgoing', 'incoming', 'both'])

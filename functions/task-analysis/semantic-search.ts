@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { fail, ok, type Failure, type Success } from '../../shared/core/contract.ts';
+import { text, uuid } from '../../shared/core/fields.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { HASHING_EMBEDDER_THRESHOLD } from '../../shared/providers/hashing-embedder.ts';
 import { OPENAI_THRESHOLDS } from '../../shared/providers/openai.ts';
@@ -47,7 +48,7 @@ export default defineTool({
     'Find tasks by meaning across all documents: returns the most similar tasks to a natural-language query, with their documents and a similarity from 0 to 1. ' +
     'Use it first to get task ids for the other task-analysis tools. When nothing reaches the threshold, the answer gives the best similarity found and a threshold that would return results.',
   input: z.strictObject({
-    query: z.string().trim().min(1).max(2_000).describe('What to look for, in natural language, e.g. "hire backend engineers".'),
+    query: text({ max: 2_000, blank: false }).describe('What to look for, in natural language, e.g. "hire backend engineers".'),
     limit: z.int().min(1).max(50).default(20).describe('Most results to return (default 20, at most 50).'),
     threshold: z
       .number()
@@ -58,7 +59,7 @@ export default defineTool({
         "Least similarity a result must have, 0 to 1, compared with the similarity as shown (4 decimals, rounded down). Default: the embedding model's own " +
           `calibrated threshold (${HASHING_EMBEDDER_THRESHOLD} for the offline embedder, ${OPENAI_THRESHOLDS['text-embedding-3-small']} for OpenAI text-embedding-3); the answer says which was applied.`,
       ),
-    document_ids: z.array(z.uuid()).min(1).max(100).nullish().describe('Search only these documents. Optional; null means all.'),
+    document_ids: z.array(uuid()).min(1).max(100).nullish().describe('Search only these documents. Optional; null means all.'),
     response_format: responseFormat,
   }),
   output,

@@ -119,9 +119,13 @@ describe('log-mood: invalid input, in the words of the seed', () => {
     ['a fractional energy', { energy_level: 7.5 }, 'energy_level', 'invalid_type', "Field 'energy_level' must be an integer, but received a number (7.5)."],
     ['energy as a string', { energy_level: '7' }, 'energy_level', 'invalid_type', "Field 'energy_level' must be an integer, but received a string ('7')."],
     ['a mood outside the enum', { mood: 'excited' }, 'mood', 'invalid_value', "Field 'mood' must be one of: happy, sad, neutral, anxious, but received 'excited'."],
-    ['a timestamp without a time zone', { timestamp: '2025-10-05T14:30:00' }, 'timestamp', 'invalid_format', "Field 'timestamp' must be an ISO 8601 date-time with a time zone"],
-    ['a timestamp that is not a date', { timestamp: 'yesterday' }, 'timestamp', 'invalid_format', "but received 'yesterday'."],
-    ['an empty user id', { user_id: '' }, 'user_id', 'too_small', "Field 'user_id' must be between 1 and 100 characters, but received 0 characters."],
+    ['a timestamp without a time zone', { timestamp: '2025-10-05T14:30:00' }, 'timestamp', 'invalid_format', "Field 'timestamp' must be an RFC 3339 date-time with seconds and a UTC offset between -15:59 and +15:59, e.g. 2025-10-05T14:30:00Z or 2025-10-05T16:30:00+02:00, but received '2025-10-05T14:30:00' (the time zone is missing: end with Z (UTC) or an offset such as +02:00)."],
+    ['a timestamp that is not a date', { timestamp: 'yesterday' }, 'timestamp', 'invalid_format', "but received 'yesterday' (not in the form YYYY-MM-DDTHH:MM:SS followed by Z or ±HH:MM)."],
+    ['an offset Postgres cannot store', { timestamp: '2025-10-05T14:30:00-23:59' }, 'timestamp', 'invalid_format', '(the UTC offset -23:59 is outside -15:59 to +15:59, which Postgres cannot store).'],
+    ['an empty user id', { user_id: '' }, 'user_id', 'blank', "Field 'user_id' must be text with at least one character other than whitespace, but received an empty string."],
+    ['a blank user id', { user_id: ' \n ' }, 'user_id', 'blank', "Field 'user_id' must be text with at least one character other than whitespace, but received only whitespace (3 characters)."],
+    ['a NUL in the user id', { user_id: 'a\u0000b' }, 'user_id', 'unsafe_text', "Field 'user_id' must be text without NUL characters (U+0000) or unpaired UTF-16 surrogates, but received 'a\\u0000b', with the NUL character (U+0000) at character 2; remove that character."],
+    ['an unpaired surrogate in the notes', { notes: 'ok \uD83D' }, 'notes', 'unsafe_text', 'an unpaired UTF-16 surrogate (U+D83D) at character 4'],
     ['a null required field', { user_id: null }, 'user_id', 'invalid_type', "Field 'user_id' must be a string, but received null."],
     ['a boolean for text', { notes: true }, 'notes', 'invalid_type', "Field 'notes' must be a string, but received a boolean (true)."],
   ])('refuses %s', async (_case, overrides, field, code, message) => {
@@ -166,14 +170,22 @@ describe('submit-health-form: every data type', () => {
     if (body.success) expect(body.data.id).toBe(row!.id);
   });
 
+  it('rounds extra decimals to the scale, as Postgres numeric does and the schema says', async () => {
+    const { status } = await callTool('submit-health-form', healthForm({ patient_name: 'Rounded Weight', weight_kg: 72.555 }));
+    expect(status).toBe(200);
+    const [row] = await db.select().from(healthForms).where(eq(healthForms.patientName, 'Rounded Weight'));
+    expect(row!.weightKg).toBe('72.56');
+  });
+
   it.each([
-    ['three decimals', { weight_kg: 72.555 }, 'weight_kg', 'must have at most 2 decimal places'],
     ['too many integer digits', { weight_kg: 1000 }, 'weight_kg', 'between 0.5 and 500'],
     ['a float for an integer', { age: 36.6 }, 'age', 'must be an integer'],
     ['an age above the maximum', { age: 131 }, 'age', 'between 0 and 130, but received 131'],
     ['a string for a boolean', { smoker: 'no' }, 'smoker', 'must be true or false'],
     ['a blood type outside the list', { blood_type: 'C' }, 'blood_type', 'must be one of: A+, A-, B+, B-, AB+, AB-, O+, O-, unknown'],
-    ['a date before the minimum', { recorded_at: '1899-12-31T23:59:59Z' }, 'recorded_at', 'must not be before 1900-01-01T00:00:00Z'],
+    ['a date before the minimum', { recorded_at: '1899-12-31T23:59:59Z' }, 'recorded_at', 'must be a date-time on or after 1900-01-01 (its date as written)'],
+    ['symptoms nested too deep', { symptoms: { a: [[[[[[[[1]]]]]]]] } }, 'symptoms', 'must be a JSON value nested at most 8 levels deep (this one nests 9)'],
+    ['a NUL in a symptom name', { symptoms: { 'head\u0000ache': 1 } }, 'symptoms.head\\u0000ache', 'must not contain NUL characters'],
     ['a one-letter name', { patient_name: 'A' }, 'patient_name', 'between 2 and 200 characters'],
   ])('refuses %s', async (_case, overrides, field, message) => {
     const { status, body } = await callTool('submit-health-form', healthForm({ patient_name: `Refused ${_case}`, ...overrides }));

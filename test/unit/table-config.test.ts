@@ -38,6 +38,8 @@ describe('TableConfig validation', () => {
     ['a default that breaks the field', { fields: [{ name: 'n', label: 'N', dataType: 'integer', max: 3, default: 9 }] }, 'fields.n.default: 9 is not a valid value'],
     ['an unknown placeholder', { successMessage: 'Saved {nothing}' }, 'successMessage uses {nothing}'],
     ['an unknown option', { colour: 'red' } as Partial<TableConfig>, 'Unrecognized key'],
+    ['a date bound that is a date-time', { fields: [{ name: 'd', label: 'D', dataType: 'datetime', minDate: '1900-01-01T00:00:00Z' }] }, 'must be a calendar date, YYYY-MM-DD'],
+    ['minDate after maxDate', { fields: [{ name: 'd', label: 'D', dataType: 'datetime', minDate: '2025-01-02', maxDate: '2025-01-01' }] }, "'minDate' is after 'maxDate'"],
   ])('names the mistake: %s', (_case, change, problem) => {
     const problems = problemsOf({ ...base, ...change });
     expect(problems.join('\n')).toContain(problem);
@@ -58,7 +60,7 @@ describe('input schema generation', () => {
       { name: 'price', label: 'Price', dataType: 'numeric', precision: 6, scale: 2 },
       { name: 'done', label: 'Done', dataType: 'boolean', default: false },
       { name: 'kind', label: 'Kind', dataType: 'enum', required: true, enumValues: ['a', 'b'] },
-      { name: 'at', label: 'At', dataType: 'datetime', required: true, maxDate: '2030-01-01T00:00:00Z' },
+      { name: 'at', label: 'At', dataType: 'datetime', required: true, maxDate: '2030-01-01' },
       { name: 'meta', label: 'Meta', dataType: 'json' },
     ],
   });
@@ -79,8 +81,15 @@ describe('input schema generation', () => {
     expect(schema.parse(valid).done).toBe(false);
     expect(schema.safeParse({ ...valid, price: 1234.56 }).success).toBe(true);
     expect(schema.safeParse({ ...valid, price: 12345.6 }).success).toBe(false);
-    expect(schema.safeParse({ ...valid, price: 0.1 + 0.2 }).success).toBe(false);
-    expect(schema.safeParse({ ...valid, at: '2030-01-01T00:00:01Z' }).success).toBe(false);
+    // Decimals beyond the scale are rounded by Postgres, but never past precision - scale integer digits.
+    expect(schema.safeParse({ ...valid, price: 0.1 + 0.2 }).success).toBe(true);
+    expect(schema.safeParse({ ...valid, price: 9999.994 }).success).toBe(true);
+    expect(schema.safeParse({ ...valid, price: 9999.995 }).success).toBe(false);
+    expect(schema.safeParse({ ...valid, price: -9999.995 }).success).toBe(false);
+    // Date bounds compare the date as written: the whole of 2030-01-01 is in, 2030-01-02 is out.
+    expect(schema.safeParse({ ...valid, at: '2030-01-01T23:59:59-15:00' }).success).toBe(true);
+    expect(schema.safeParse({ ...valid, at: '2030-01-02T00:00:00+15:00' }).success).toBe(false);
+    expect(schema.safeParse({ ...valid, title: ' \n ' }).success).toBe(false);
     expect(schema.safeParse({ ...valid, meta: { a: [1, { b: null }] } }).success).toBe(true);
     expect(schema.safeParse({ ...valid, count: null }).success).toBe(true);
     expect(schema.safeParse({ ...valid, kind: null }).success).toBe(false);

@@ -1,20 +1,18 @@
 /** Input and output pieces shared by the document tools. */
 import { z } from 'zod';
 import { ok, type Success } from '../../../shared/core/contract.ts';
+import { text, uuid } from '../../../shared/core/fields.ts';
 import type { EmbeddingReport, StoredTask } from './ingest.ts';
 
 /** Documents are at most this many characters (about 1 MiB, the request body limit). */
 export const MAX_DOCUMENT_CHARS = 900_000;
 
 export const documentFields = {
-  title: z.string().trim().min(1).max(500).describe('The document title, e.g. "Q3 hiring plan".'),
-  content: z
-    .string()
-    .max(MAX_DOCUMENT_CHARS)
-    .describe('The document as markdown. Tasks are its checkbox items ("- [ ] Do something"), in order.'),
+  title: text({ max: 500, blank: false }).describe('The document title, e.g. "Q3 hiring plan".'),
+  content: text({ max: MAX_DOCUMENT_CHARS }).describe('The document as markdown. Tasks are its checkbox items ("- [ ] Do something"), in order.'),
 };
 
-export const documentId = z.uuid().describe('The id of a document of this project (from add-document).');
+export const documentId = uuid().describe('The id of a document of this project (from add-document).');
 
 export const ingestResult = z.object({
   document_id: z.string(),

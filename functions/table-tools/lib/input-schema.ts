@@ -1,8 +1,12 @@
 /**
  * The rules that turn a TableConfig into a strict zod input schema: one type per data type, the
  * configured constraints, optional when not required, defaults, and descriptions for the model.
+ * Fields come from the shared builders (shared/core/fields.ts), so the advertised JSON Schema
+ * states every rule: lengths in code points, non-blank required text, RFC 3339 date-times within
+ * their date bounds, bounded numbers.
  */
 import { z } from 'zod';
+import { dateTime, jsonValue, text } from '../../../shared/core/fields.ts';
 import { DEFAULT_TEXT_MAX_LENGTH, type FieldConfig, type ValidTableConfig } from './table-config.ts';
 
 /** Postgres `integer` range: larger values would fail in the database instead of here. */
@@ -28,11 +32,8 @@ export function buildInputSchema(config: ValidTableConfig) {
 function valueSchema(field: FieldConfig): z.ZodType {
   switch (field.dataType) {
     case 'text':
-      return z
-        .string()
-        // A required text field must say something; an explicit minLength of 0 allows "".
-        .min(field.minLength ?? (field.required ? 1 : 0))
-        .max(field.maxLength ?? DEFAULT_TEXT_MAX_LENGTH);
+      // A required text field must say something (not only whitespace); an explicit minLength of 0 allows "".
+      return text({ max: field.maxLength ?? DEFAULT_TEXT_MAX_LENGTH, min: field.minLength ?? 0, blank: !field.required || field.minLength === 0 });
     case 'integer':
       return z.int().min(field.min ?? INT4_MIN).max(field.max ?? INT4_MAX);
     case 'numeric':
@@ -42,40 +43,40 @@ function valueSchema(field: FieldConfig): z.ZodType {
     case 'enum':
       return z.enum(field.enumValues as [string, ...string[]]);
     case 'datetime':
-      return datetimeSchema(field);
+      return dateTime({ minDate: field.minDate, maxDate: field.maxDate });
     case 'json':
-      return z.json();
+      return jsonValue();
   }
 }
 
+/**
+ * A number within `min`/`max`. With a precision, Postgres rounds the value to `scale` decimals
+ * (half away from zero) and refuses it when the rounded value has more than precision - scale
+ * integer digits: values are bounded so that they never round past that limit. Extra decimals are
+ * not refused: JSON Schema cannot state "at most 2 decimals" of a binary float (`multipleOf: 0.01`
+ * refuses 1.15 in standard validators), and Postgres rounds them as documented.
+ */
 function numericSchema(field: FieldConfig): z.ZodType {
   let schema = z.number();
-  if (field.min !== undefined) schema = schema.min(field.min);
-  if (field.max !== undefined) schema = schema.max(field.max);
   const { precision, scale = 0 } = field;
-  if (precision === undefined) return schema;
-  const integerDigits = precision - scale;
-  return schema
-    .refine((value) => Number(value.toFixed(scale)) === value, {
-      message: `must have at most ${scale} decimal place${scale === 1 ? '' : 's'}`,
-    })
-    .refine((value) => Math.abs(value) < 10 ** integerDigits, {
-      message: `must have at most ${integerDigits} digit${integerDigits === 1 ? '' : 's'} before the decimal point`,
-    });
-}
-
-function datetimeSchema(field: FieldConfig): z.ZodType {
-  let schema: z.ZodType<string> = z.iso.datetime({ offset: true });
-  const { minDate, maxDate } = field;
-  if (minDate) schema = schema.refine((value) => Date.parse(value) >= Date.parse(minDate), { message: `must not be before ${minDate}` });
-  if (maxDate) schema = schema.refine((value) => Date.parse(value) <= Date.parse(maxDate), { message: `must not be after ${maxDate}` });
+  // The least magnitude that rounds to 10^(precision - scale): e.g. 999.995 for numeric(5,2).
+  const limit = precision === undefined ? undefined : 10 ** (precision - scale) - 0.5 * 10 ** -scale;
+  if (limit !== undefined && (field.min === undefined || field.min <= -limit)) schema = schema.gt(-limit);
+  if (field.min !== undefined) schema = schema.min(field.min);
+  if (limit !== undefined && (field.max === undefined || field.max >= limit)) schema = schema.lt(limit);
+  if (field.max !== undefined) schema = schema.max(field.max);
   return schema;
 }
 
 function describeField(field: FieldConfig): string {
   const parts = [field.description ?? field.label];
-  if (field.dataType === 'datetime') parts.push('ISO 8601 date-time with a time zone, e.g. 2025-10-05T14:30:00Z.');
-  if (field.dataType === 'numeric' && field.scale !== undefined) parts.push(`At most ${field.scale} decimal places.`);
+  if (field.dataType === 'datetime') {
+    parts.push('RFC 3339 date-time with seconds and a UTC offset (Z, or -15:59 to +15:59), e.g. 2025-10-05T14:30:00Z.');
+    if (field.minDate) parts.push(`On or after ${field.minDate}.`);
+    if (field.maxDate) parts.push(`On or before ${field.maxDate}.`);
+  }
+  if (field.dataType === 'numeric' && field.precision !== undefined) parts.push(`Rounded to ${field.scale ?? 0} decimal place${field.scale === 1 ? '' : 's'}.`);
+  if (field.dataType === 'json') parts.push('Any JSON value.');
   if (!field.required) parts.push(field.default !== undefined ? `Optional; defaults to ${JSON.stringify(field.default)}.` : 'Optional; null means absent.');
   return parts.join(' ');
 }
@@ -103,7 +104,7 @@ function exampleValue(field: FieldConfig): unknown {
     case 'enum':
       return field.enumValues![0];
     case 'datetime':
-      return field.minDate ?? field.maxDate ?? '2025-10-05T14:30:00Z';
+      return `${field.minDate ?? field.maxDate ?? '2025-10-05'}T14:30:00Z`;
     case 'json':
       return {};
   }

@@ -3,11 +3,12 @@
  * when the worker starts, so a broken configuration is reported by name instead of misbehaving.
  */
 import { z } from 'zod';
+import { DATE_PATTERN } from '../../../shared/core/fields.ts';
 
 export const DATA_TYPES = ['text', 'integer', 'numeric', 'boolean', 'enum', 'datetime', 'json'] as const;
 export type DataType = (typeof DATA_TYPES)[number];
 
-/** Text fields without a `maxLength` accept at most this many characters. */
+/** Text fields without a `maxLength` accept at most this many characters (code points). */
 export const DEFAULT_TEXT_MAX_LENGTH = 10_000;
 
 /** The column every tenant-owned table carries; filled from the API key, never from input. */
@@ -20,7 +21,7 @@ export const TENANT_COLUMN = 'project_id';
 export const ROW_ID_COLUMN = 'id';
 
 const identifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier (letters, digits, _)');
-const isoDateTime = z.iso.datetime({ offset: true });
+const calendarDate = z.string().regex(DATE_PATTERN, 'must be a calendar date, YYYY-MM-DD (years 0001 to 9999)');
 
 const fieldConfig = z
   .strictObject({
@@ -32,16 +33,20 @@ const fieldConfig = z
     /** Inclusive bounds for integer and numeric fields. */
     min: z.number().optional(),
     max: z.number().optional(),
-    /** Length bounds for text fields, in characters. */
+    /** Length bounds for text fields, in characters (code points). */
     minLength: z.int().min(0).optional(),
     maxLength: z.int().min(1).max(1_000_000).optional(),
-    /** Total and fractional digits for numeric fields, as in Postgres numeric(precision, scale). */
+    /**
+     * Total and fractional digits for numeric fields, as in Postgres numeric(precision, scale): values
+     * are rounded to `scale` decimals when stored, and must have at most precision - scale digits
+     * before the decimal point once rounded.
+     */
     precision: z.int().min(1).max(1000).optional(),
     scale: z.int().min(0).max(1000).optional(),
     enumValues: z.array(z.string().min(1).max(200)).min(1).max(500).optional(),
-    /** Inclusive bounds for datetime fields, ISO 8601 with a time zone. */
-    minDate: isoDateTime.optional(),
-    maxDate: isoDateTime.optional(),
+    /** Inclusive bounds for datetime fields: calendar dates (YYYY-MM-DD), compared with the value's date as written. */
+    minDate: calendarDate.optional(),
+    maxDate: calendarDate.optional(),
     /** Used when the caller omits the field (or sends null). */
     default: z.json().optional(),
     /** Shown to the model in the JSON Schema. */
@@ -75,7 +80,7 @@ const fieldConfig = z
     if (field.scale !== undefined && field.precision !== undefined && field.scale > field.precision) {
       problem(`'scale' (${field.scale}) is greater than 'precision' (${field.precision})`);
     }
-    if (field.minDate && field.maxDate && Date.parse(field.minDate) > Date.parse(field.maxDate)) problem("'minDate' is after 'maxDate'");
+    if (field.minDate && field.maxDate && field.minDate > field.maxDate) problem("'minDate' is after 'maxDate'");
     if (field.dataType === 'integer') {
       for (const key of ['min', 'max'] as const) {
         if (field[key] !== undefined && !Number.isInteger(field[key])) problem(`'${key}' must be an integer for integer fields`);

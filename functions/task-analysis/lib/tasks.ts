@@ -5,6 +5,7 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { fail, type Failure } from '../../../shared/core/contract.ts';
+import { uuidList } from '../../../shared/core/fields.ts';
 import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
 
 export const responseFormat = z
@@ -14,12 +15,7 @@ export const responseFormat = z
 
 /** A list of task ids, unique, between `min` and `max` long. */
 export function taskIds(min: number, max: number) {
-  return z
-    .array(z.uuid())
-    .min(min)
-    .max(max)
-    .refine((ids) => new Set(ids).size === ids.length, { message: 'must not repeat a task id' })
-    .describe(`Task ids (from semantic-search or add-document), ${min} to ${max}.`);
+  return uuidList({ min, max }).describe(`Task ids (from semantic-search or add-document), ${min} to ${max}, each at most once.`);
 }
 
 export const relationshipType = z.enum(['prerequisite', 'blocks', 'related']);

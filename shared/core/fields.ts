@@ -1,0 +1,235 @@
+/**
+ * Field builders: every tool builds its input schema from these, so that each rule is written
+ * once, enforced by `validateInput` (validation.ts) and advertised in the input JSON Schema (catalog, MCP
+ * `inputSchema`, OpenAPI) in the same terms. A standard JSON Schema validator (draft 2020-12,
+ * formats asserted) reading the advertised schema accepts exactly what validateInput accepts:
+ *
+ * - {@link text}: lengths in Unicode code points (as JSON Schema and Postgres count them), no NUL
+ *   or unpaired surrogate (`pattern`), optionally not blank;
+ * - {@link uuid}, {@link uuidList} (ids never repeat: `uniqueItems`);
+ * - {@link dateTime}: the RFC 3339 date-times Postgres stores (`format` and `pattern`), optionally
+ *   bounded by calendar dates;
+ * - {@link jsonValue}: any JSON value of storable text, nested to a bounded depth.
+ *
+ * Each builder checks with the same RegExp it advertises, or with code whose equivalence to the
+ * advertised keyword the differential test (test/unit/schema-differential.test.ts) verifies.
+ *
+ * @example
+ * const input = z.strictObject({
+ *   title: text({ max: 500, blank: false }).describe('The title.'),
+ *   task_ids: uuidList({ min: 1, max: 50 }).describe('Task ids.'),
+ *   due: dateTime({ minDate: '2000-01-01' }).optional().describe('When it is due.'),
+ * });
+ */
+import { z } from 'zod';
+import { codePointLength, FORBIDDEN_KEYS, NON_BLANK_TEXT_PATTERN, quote, refuseValue, SAFE_TEXT_PATTERN } from './validation.ts';
+
+export interface TextOptions {
+  /** Most characters (Unicode code points). */
+  max: number;
+  /** Fewest characters (Unicode code points). Default 0. */
+  min?: number;
+  /** Whether an empty or whitespace-only text is accepted. Default true. */
+  blank?: boolean;
+}
+
+/** At least one character that is not whitespace (the same `\s` as String.prototype.trim). */
+const NOT_BLANK = /\S/;
+
+/**
+ * A string of at most `max` characters, counted in code points (an emoji is one character, as in
+ * JSON Schema's `maxLength` and Postgres's `varchar(n)`). With `blank: false` it must contain a
+ * character other than whitespace. The value is kept as sent (never trimmed).
+ */
+export function text({ max, min = 0, blank = true }: TextOptions) {
+  const least = blank ? min : Math.max(min, 1);
+  const expected = least > 0 ? `between ${least} and ${max} characters` : `at most ${max} characters`;
+  return z
+    .string()
+    .check((payload) => {
+      const value = payload.value;
+      if (!blank && !NOT_BLANK.test(value)) {
+        refuseValue(payload, {
+          code: 'blank',
+          expected: 'text with at least one character other than whitespace',
+          received: value === '' ? 'an empty string' : `only whitespace (${codePointLength(value)} characters)`,
+        });
+        return;
+      }
+      // A string has between length/2 and length code points: count only when that decides.
+      if (value.length <= max && value.length >= 2 * least) return;
+      const length = codePointLength(value);
+      if (length > max) refuseValue(payload, { code: 'too_big', expected, received: `${length} characters` });
+      else if (length < least) refuseValue(payload, { code: 'too_small', expected, received: `${length} character${length === 1 ? '' : 's'}` });
+    })
+    .meta({
+      ...(least > 0 ? { minLength: least } : {}),
+      maxLength: max,
+      pattern: (blank ? SAFE_TEXT_PATTERN : NON_BLANK_TEXT_PATTERN).source,
+    });
+}
+
+/** A UUID (any RFC 9562 version, either case), advertised as `format: uuid` with zod's pattern. */
+export function uuid() {
+  return z.uuid();
+}
+
+/** A list of `min` to `max` UUIDs in which no id repeats (`uniqueItems`). */
+export function uuidList({ min, max }: { min: number; max: number }) {
+  return z
+    .array(uuid())
+    .min(min)
+    .max(max)
+    .check((payload) => {
+      const seen = new Map<string, number>();
+      for (const [index, id] of payload.value.entries()) {
+        const first = seen.get(id);
+        if (first !== undefined) {
+          refuseValue(payload, { code: 'duplicate_item', expected: 'a list of distinct ids', received: `${quote(id)} twice, at positions ${first} and ${index}` });
+          return;
+        }
+        seen.set(id, index);
+      }
+    })
+    .meta({ uniqueItems: true });
+}
+
+// Dates and times ---------------------------------------------------------------------------
+
+/** Years 0001 to 9999 (Postgres has no year 0). */
+const YEAR = String.raw`(?:[1-9]\d{3}|0[1-9]\d{2}|00[1-9]\d|000[1-9])`;
+/** Two digits divisible by 4, 00 excepted. */
+const LEAP_PAIR = String.raw`(?:0[48]|[2468][048]|[13579][26])`;
+/** A calendar date: month lengths, and 29 February in leap years only. */
+const DATE = String.raw`(?:${YEAR}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|02-(?:0[1-9]|1\d|2[0-8]))|(?:\d\d${LEAP_PAIR}|${LEAP_PAIR}00)-02-29)`;
+
+/**
+ * The date-times accepted everywhere: RFC 3339 `date-time` (`YYYY-MM-DDTHH:MM:SS`, optional
+ * fraction of 1 to 9 digits, then `Z` or `±HH:MM`), restricted to what Postgres `timestamptz` stores
+ * exactly as written: years 0001-9999, no leap second, UTC offsets within ±15:59, upper-case `T`
+ * and `Z`. Every such string is also a valid JSON Schema `date-time`.
+ */
+export const DATE_TIME_PATTERN = new RegExp(String.raw`^${DATE}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:0\d|1[0-5]):[0-5]\d)$`);
+
+const DATE_TIME_EXPECTED = 'an RFC 3339 date-time with seconds and a UTC offset between -15:59 and +15:59, e.g. 2025-10-05T14:30:00Z or 2025-10-05T16:30:00+02:00';
+
+/** A calendar date, YYYY-MM-DD: the form of {@link DateTimeOptions} bounds. */
+export const DATE_PATTERN = new RegExp(`^${DATE}$`);
+
+export interface DateTimeOptions {
+  /** Earliest date (YYYY-MM-DD, inclusive), compared with the value's date as written (before its offset applies). */
+  minDate?: string;
+  /** Latest date (YYYY-MM-DD, inclusive), compared with the value's date as written. */
+  maxDate?: string;
+}
+
+/**
+ * A date-time as {@link DATE_TIME_PATTERN} describes it (advertised as `format: date-time` and
+ * that `pattern`), optionally within calendar-date bounds. Bounds apply to the date as written,
+ * so that a JSON Schema `pattern` can state them exactly (an offset moves the instant by at most
+ * 16 hours, which a pattern cannot follow).
+ */
+export function dateTime({ minDate, maxDate }: DateTimeOptions = {}) {
+  const bounds = [
+    ...(minDate ? [{ pattern: sortsFrom(minDate, 'after'), expected: `on or after ${minDate}` }] : []),
+    ...(maxDate ? [{ pattern: sortsFrom(maxDate, 'before'), expected: `on or before ${maxDate}` }] : []),
+  ];
+  return z
+    .string()
+    .check((payload) => {
+      const value = payload.value;
+      if (!DATE_TIME_PATTERN.test(value)) {
+        const why = dateTimeProblem(value);
+        refuseValue(payload, { code: 'invalid_format', expected: DATE_TIME_EXPECTED, received: `${quote(value)}${why ? ` (${why})` : ''}` });
+        return;
+      }
+      for (const bound of bounds) {
+        if (!bound.pattern.test(value)) {
+          refuseValue(payload, { code: 'out_of_range', expected: `a date-time ${bound.expected} (its date as written)`, received: quote(value) });
+          return;
+        }
+      }
+    })
+    .meta({
+      format: 'date-time',
+      pattern: DATE_TIME_PATTERN.source,
+      ...(bounds.length ? { allOf: bounds.map((bound) => ({ pattern: bound.pattern.source })) } : {}),
+    });
+}
+
+/**
+ * A pattern for date-times whose date (`YYYY-MM-DD`, fixed width, so text order is time order)
+ * sorts at or after / at or before `date`: the same date, or a first differing digit that is
+ * larger / smaller. Matches the start of the value only.
+ */
+function sortsFrom(date: string, side: 'after' | 'before'): RegExp {
+  const alternatives = [date];
+  for (let i = 0; i < date.length; i++) {
+    const digit = Number(date[i]);
+    if (Number.isNaN(digit)) continue;
+    if (side === 'after' && digit < 9) alternatives.push(`${date.slice(0, i)}[${digit + 1}-9]`);
+    if (side === 'before' && digit > 0) alternatives.push(`${date.slice(0, i)}[0-${digit - 1}]`);
+  }
+  return new RegExp(`^(?:${alternatives.join('|')})`);
+}
+
+/** The parts of anything shaped like a date-time, to say what is wrong with one that is refused. */
+const DATE_TIME_LIKE = /^(\d{4})-(\d\d)-(\d\d)([Tt ])(\d\d):(\d\d)(?::(\d\d)(?:\.(\d*))?)?(.*)$/;
+
+/** Why `value` is not an accepted date-time, in a few words; undefined when no reason stands out. */
+function dateTimeProblem(value: string): string | undefined {
+  const parts = DATE_TIME_LIKE.exec(value);
+  if (!parts) return 'not in the form YYYY-MM-DDTHH:MM:SS followed by Z or ±HH:MM';
+  const [, year, month, day, separator, hour, minute, second, fraction, zone = ''] = parts;
+  if (year === '0000') return 'there is no year 0000; years run from 0001 to 9999';
+  if (!DATE_PATTERN.test(`${year}-${month}-${day}`)) return `${year}-${month}-${day} is not a calendar date`;
+  if (separator !== 'T') return 'separate the date and the time with an upper-case T';
+  if (second === undefined) return 'the seconds are missing';
+  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return `${hour}:${minute}:${second} is not a time of day (no leap seconds)`;
+  if (fraction !== undefined && (fraction.length < 1 || fraction.length > 9)) return 'a fraction of a second has 1 to 9 digits';
+  if (zone === '') return 'the time zone is missing: end with Z (UTC) or an offset such as +02:00';
+  if (zone === 'z') return 'write Z in upper case';
+  const offset = /^[+-](\d\d):?(\d\d)?$/.exec(zone);
+  if (!offset) return `'${zone.slice(0, 20)}' is not a time zone: end with Z or an offset such as +02:00`;
+  if (!zone.includes(':') || offset[2] === undefined) return 'write the UTC offset as ±HH:MM';
+  if (Number(offset[1]) > 15 || Number(offset[2]) > 59) return `the UTC offset ${zone} is outside -15:59 to +15:59, which Postgres cannot store`;
+  return undefined;
+}
+
+// Free-form JSON ----------------------------------------------------------------------------
+
+/** The defaults of {@link jsonValue}. */
+export const JSON_VALUE_DEFAULTS = { maxDepth: 8 } as const;
+
+/** Object keys in free-form JSON: storable text, and never a key that reaches a prototype. */
+const jsonKey = z.string().meta({ pattern: SAFE_TEXT_PATTERN.source, not: { enum: [...FORBIDDEN_KEYS] } });
+const jsonScalar = z.union([z.string().meta({ pattern: SAFE_TEXT_PATTERN.source }), z.number(), z.boolean(), z.null()]).meta({ id: 'json_scalar' });
+const jsonLevels: z.ZodType[] = [jsonScalar];
+
+/**
+ * Any JSON value (string, number, boolean, null, array, object) whose arrays and objects nest at
+ * most `maxDepth` levels (a scalar is depth 0, `{"a": {"b": 1}}` depth 2). Strings and keys are
+ * storable text, as everywhere (the screen of validateInput enforces it). Advertised as one
+ * `$defs` entry per level, since JSON Schema can bound depth no other way.
+ */
+export function jsonValue({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDepth?: number } = {}): z.ZodType<unknown> {
+  for (let depth = jsonLevels.length; depth <= maxDepth; depth++) {
+    const inner = jsonLevels[depth - 1]!;
+    jsonLevels.push(
+      z
+        .union([jsonScalar, z.array(inner), z.record(jsonKey, inner)], {
+          error: (issue) => `must be a JSON value nested at most ${depth} levels deep (this one nests ${depthOf(issue.input)})`,
+        })
+        .meta({ id: `json_value_depth_${depth}` }),
+    );
+  }
+  return jsonLevels[maxDepth]!;
+}
+
+/** How many levels of arrays and objects `value` nests. */
+function depthOf(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let deepest = 0;
+  for (const item of Object.values(value)) deepest = Math.max(deepest, depthOf(item));
+  return deepest + 1;
+}

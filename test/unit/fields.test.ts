@@ -1,0 +1,171 @@
+/**
+ * The shared field builders: what each accepts and refuses, the message it gives, and the JSON
+ * Schema it advertises (judged by Ajv, the standard validator, in schema-differential.test.ts).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { DATE_TIME_PATTERN, dateTime, jsonValue, text, uuidList } from '../../shared/core/fields.ts';
+import { validateInput } from '../../shared/core/validation.ts';
+import type { FieldError } from '../../shared/core/contract.ts';
+
+const HINT = 'Example of a valid call: {}';
+
+/** Validates `{ value }` against `{ value: field }` and returns the field error, if any. */
+function problemOf(field: z.ZodType, value: unknown): FieldError | undefined {
+  const result = validateInput(z.strictObject({ value: field }), { value }, HINT);
+  return result.ok ? undefined : result.error.details!.fields![0];
+}
+
+function jsonSchemaOf(field: z.ZodType): Record<string, unknown> {
+  return z.toJSONSchema(field, { io: 'input' }) as Record<string, unknown>;
+}
+
+describe('text', () => {
+  const title = text({ max: 5, blank: false });
+
+  it('counts characters as code points, as JSON Schema and Postgres do', () => {
+    expect(problemOf(title, '😀😀😀😀😀')).toBeUndefined(); // 10 UTF-16 units, 5 characters
+    expect(problemOf(title, '😀😀😀😀😀😀')).toMatchObject({
+      code: 'too_big',
+      message: "Field 'value' must be between 1 and 5 characters, but received 6 characters.",
+    });
+    expect(problemOf(text({ max: 10, min: 3 }), '😀😀')).toMatchObject({ code: 'too_small', received: '2 characters' });
+    expect(problemOf(text({ max: 10, min: 3 }), 'é')).toMatchObject({ received: '1 character' });
+  });
+
+  it('says a blank text is blank, instead of counting what trimming left', () => {
+    expect(problemOf(title, ' \n ')).toMatchObject({
+      code: 'blank',
+      message: "Field 'value' must be text with at least one character other than whitespace, but received only whitespace (3 characters).",
+    });
+    expect(problemOf(title, '')).toMatchObject({ code: 'blank', received: 'an empty string' });
+    expect(problemOf(text({ max: 5 }), ' \n ')).toBeUndefined();
+  });
+
+  it('keeps the value as sent', () => {
+    expect(title.parse(' a ')).toBe(' a ');
+  });
+
+  it('advertises its bounds and its text rule', () => {
+    expect(jsonSchemaOf(title)).toMatchObject({ type: 'string', minLength: 1, maxLength: 5, pattern: expect.stringContaining('\\s*') });
+    expect(jsonSchemaOf(text({ max: 5 }))).not.toHaveProperty('minLength');
+  });
+});
+
+describe('uuidList', () => {
+  const ids = uuidList({ min: 1, max: 3 });
+  const a = '3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f';
+  const b = '9a1c2e3f-4b5d-4e6f-8a7b-0c1d2e3f4a5b';
+
+  it('refuses a repeated id, saying which and where', () => {
+    expect(problemOf(ids, [a, b, a])).toMatchObject({
+      code: 'duplicate_item',
+      message: `Field 'value' must be a list of distinct ids, but received '${a}' twice, at positions 0 and 2.`,
+    });
+    expect(problemOf(ids, [a, b])).toBeUndefined();
+  });
+
+  it('advertises uniqueItems', () => {
+    expect(jsonSchemaOf(ids)).toMatchObject({ type: 'array', minItems: 1, maxItems: 3, uniqueItems: true, items: { format: 'uuid' } });
+  });
+});
+
+describe('dateTime', () => {
+  const at = dateTime();
+
+  it.each([
+    '2025-10-05T14:30:00Z',
+    '2025-10-05T16:30:00+02:00',
+    '2025-10-05T14:30:00.123456789-15:59',
+    '2025-10-05T14:30:00+15:59',
+    '2025-10-05T14:30:00-00:00',
+    '2024-02-29T00:00:00Z',
+    '2000-02-29T23:59:59Z',
+    '0001-01-01T00:00:00Z',
+    '9999-12-31T23:59:59Z',
+  ])('accepts %s', (value) => {
+    expect(problemOf(at, value)).toBeUndefined();
+  });
+
+  it.each([
+    ['2025-10-05T14:30:00-23:59', 'the UTC offset -23:59 is outside -15:59 to +15:59'],
+    ['2025-10-05T14:30:00+16:00', 'the UTC offset +16:00 is outside'],
+    ['2025-10-05T14:30:00', 'the time zone is missing'],
+    ['2025-10-05T14:30Z', 'the seconds are missing'],
+    ['2025-10-05 14:30:00Z', 'upper-case T'],
+    ['2025-10-05t14:30:00Z', 'upper-case T'],
+    ['2025-10-05T14:30:00z', 'write Z in upper case'],
+    ['2025-10-05T14:30:00+0200', 'write the UTC offset as ±HH:MM'],
+    ['2025-10-05T14:30:00+02', 'write the UTC offset as ±HH:MM'],
+    ['2025-10-05T14:30:00.Z', 'a fraction of a second has 1 to 9 digits'],
+    ['2025-10-05T14:30:00.1234567890Z', 'a fraction of a second has 1 to 9 digits'],
+    ['2025-10-05T24:00:00Z', 'is not a time of day'],
+    ['2016-12-31T23:59:60Z', 'is not a time of day (no leap seconds)'],
+    ['2025-02-29T00:00:00Z', '2025-02-29 is not a calendar date'],
+    ['1900-02-29T00:00:00Z', '1900-02-29 is not a calendar date'],
+    ['2025-04-31T00:00:00Z', 'is not a calendar date'],
+    ['0000-01-01T00:00:00Z', 'there is no year 0000'],
+    ['tomorrow', 'not in the form YYYY-MM-DDTHH:MM:SS'],
+    ['+12025-10-05T14:30:00Z', 'not in the form'],
+  ])('refuses %s, saying why', (value, why) => {
+    const problem = problemOf(at, value);
+    expect(problem).toMatchObject({ code: 'invalid_format' });
+    expect(problem!.message).toContain(why);
+    expect(problem!.message).toContain('e.g. 2025-10-05T14:30:00Z');
+  });
+
+  it('bounds the date as written, inclusive, and says so', () => {
+    const bounded = dateTime({ minDate: '1900-01-01', maxDate: '2030-06-15' });
+    expect(problemOf(bounded, '1900-01-01T00:00:00+15:00')).toBeUndefined();
+    expect(problemOf(bounded, '2030-06-15T23:59:59-15:00')).toBeUndefined();
+    expect(problemOf(bounded, '1899-12-31T23:59:59-15:00')).toMatchObject({
+      code: 'out_of_range',
+      message: "Field 'value' must be a date-time on or after 1900-01-01 (its date as written), but received '1899-12-31T23:59:59-15:00'.",
+    });
+    expect(problemOf(bounded, '2030-06-16T00:00:00Z')).toMatchObject({ code: 'out_of_range', expected: expect.stringContaining('on or before 2030-06-15') });
+  });
+
+  it('bounds exactly as comparing the date text would, on generated dates and bounds', () => {
+    const day = fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+    fc.assert(
+      fc.property(day, day, day, (value, low, high) => {
+        const bounded = dateTime({ minDate: low, maxDate: high });
+        const accepted = problemOf(bounded, `${value}T12:00:00Z`) === undefined;
+        expect(accepted).toBe(value >= low && value <= high);
+      }),
+      { seed: 9, numRuns: 300 },
+    );
+  });
+
+  it('advertises format date-time, its pattern and its bounds', () => {
+    expect(jsonSchemaOf(dateTime({ minDate: '1900-01-01' }))).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'string',
+      format: 'date-time',
+      pattern: DATE_TIME_PATTERN.source,
+      allOf: [{ pattern: expect.stringMatching(/^\^\(\?:1900-01-01\|/) }],
+    });
+  });
+});
+
+describe('jsonValue', () => {
+  const value = jsonValue({ maxDepth: 2 });
+
+  it('takes any JSON value nested up to its depth', () => {
+    for (const accepted of ['x', 1.5, true, null, [], {}, { a: [1, 'b'] }, [[null]], { 'a b': { c: false } }]) {
+      expect(problemOf(value, accepted), JSON.stringify(accepted)).toBeUndefined();
+    }
+  });
+
+  it('refuses deeper nesting, saying how deep it went', () => {
+    expect(problemOf(value, { a: { b: [1] } })).toMatchObject({
+      message: "Field 'value' must be a JSON value nested at most 2 levels deep (this one nests 3), but received an object.",
+    });
+  });
+
+  it('advertises one definition per level, so the depth bound is in the schema', () => {
+    const schema = z.toJSONSchema(z.strictObject({ value }), { io: 'input' }) as { $defs: Record<string, unknown> };
+    expect(Object.keys(schema.$defs).sort()).toEqual(['json_scalar', 'json_value_depth_1', 'json_value_depth_2']);
+  });
+});
