@@ -42,7 +42,7 @@ export interface CatalogEntry {
  *   caller's trace and metrics (shared/http/observability.ts).
  */
 export function createGateway(tools: readonly AnyTool[], options: PipelineOptions = {}) {
-  return routes(tools, options, {});
+  return refuseOtherMethods(routes(tools, options, {}));
 }
 
 /** The type of a gateway, for typed clients: `hc<Gateway>(url)` (see functions/client.ts). */
@@ -50,7 +50,7 @@ export type Gateway = ReturnType<typeof createGateway>;
 
 /** A worker serving one tool: `POST /` runs it, plus everything {@link createGateway} serves for it. */
 export function createToolWorker(tool: AnyTool, options: PipelineOptions = {}) {
-  return routes([tool], options, { toolPath: () => '/' }).post('/', (c) => runToolCall(tool, c.req.raw, scopeOf(c), options));
+  return refuseOtherMethods(routes([tool], options, { toolPath: () => '/' }).post('/', (c) => runToolCall(tool, c.req.raw, scopeOf(c), options)));
 }
 
 /** The routes of a gateway over `tools`, chained so that their types reach `hc<Gateway>`. */
@@ -99,7 +99,7 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
   app.notFound((c) =>
     answer(
       fail('NOT_FOUND', `There is no route ${c.req.method} ${new URL(c.req.url).pathname}.`, {
-        hint: 'Routes: GET /health, GET /health/ready, GET /tools, GET /openapi.json, POST /tools/<tool id> with a JSON body, POST /mcp (MCP), GET /executions, GET /executions/<trace id>, GET /metrics, GET /dashboard.',
+        hint: ROUTES_HINT,
         details: { entity_type: 'route' },
       }),
       'gateway',
@@ -110,6 +110,40 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
     log('error', 'unhandled_error', { trace_id: traceId, path: new URL(c.req.url).pathname, error: String(error) });
     return answer(unexpected(error, traceId), 'gateway', traceId);
   });
+  return app;
+}
+
+const ROUTES_HINT = 'Routes: GET /health, GET /health/ready, GET /tools, GET /openapi.json, POST /tools/<tool id> with a JSON body, POST /mcp (MCP), GET /executions, GET /executions/<trace id>, GET /metrics, GET /dashboard.';
+
+/**
+ * Answers 405 METHOD_NOT_ALLOWED, with an `Allow` header and the envelope, on every path `app`
+ * routes for other methods only (`GET /tools/log-mood`, `POST /health`, ...). Registered after
+ * the routes, so it covers every route registered before it. Paths routed for every method (such
+ * as `/mcp`, whose handler answers 405 itself) are left alone.
+ */
+function refuseOtherMethods<App extends Hono<{ Bindings: Env }>>(app: App): App {
+  const allowed = new Map<string, Set<string>>();
+  for (const { path, method } of app.routes) {
+    if (method === 'ALL') continue;
+    const methods = allowed.get(path) ?? new Set<string>();
+    allowed.set(path, methods.add(method));
+    // Hono answers HEAD with the GET route.
+    if (method === 'GET') methods.add('HEAD');
+  }
+  for (const [path, methods] of allowed) {
+    const allow = [...methods].join(', ');
+    app.all(path, (c) => {
+      const response = answer(
+        fail('METHOD_NOT_ALLOWED', `${c.req.method} is not allowed on ${new URL(c.req.url).pathname}; it answers ${allow}.`, {
+          hint: ROUTES_HINT,
+          details: { allowed_methods: [...methods] },
+        }),
+        'gateway',
+      );
+      response.headers.set('allow', allow);
+      return response;
+    });
+  }
   return app;
 }
 

@@ -255,10 +255,9 @@ function forbiddenOrigin(origin: string): Failure {
 }
 
 function noStream(method: string): Failure {
-  return fail('NOT_FOUND', `There is no ${method} /mcp: this MCP server is stateless, so it keeps no sessions and offers no server-to-client stream.`, {
+  return fail('METHOD_NOT_ALLOWED', `${method} is not allowed on /mcp: this MCP server is stateless, so it keeps no sessions and offers no server-to-client stream; it answers POST only.`, {
     hint: 'Send every JSON-RPC message with POST /mcp (Content-Type: application/json, Accept: application/json, text/event-stream).',
-    status: 405,
-    details: { entity_type: 'route' },
+    details: { allowed_methods: ['POST'] },
   });
 }
 

@@ -180,9 +180,11 @@ function operation(operationId: string, description: string, data: JsonSchema, f
   return { operationId, description, responses };
 }
 
-/** Every status a tool call can be answered with, other than 200. */
+/** Every status a tool call can be answered with, other than 200 (405 concerns other methods than POST). */
 function errorStatuses(): number[] {
-  return [...new Set([...Object.values(ERROR_STATUS), 503])].sort((a, b) => a - b);
+  const statuses = new Set<number>([...Object.values(ERROR_STATUS), 503]);
+  statuses.delete(ERROR_STATUS.METHOD_NOT_ALLOWED);
+  return [...statuses].sort((a, b) => a - b);
 }
 
 function codesOf(status: number): string[] {

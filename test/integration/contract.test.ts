@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
 import { createToolWorker } from '../../shared/http/app.ts';
-import { callTool, getJson, tenantA, tenantB, type CallOptions } from './helpers.ts';
+import type { ToolResult } from '../../shared/core/contract.ts';
+import { callTool, getJson, send, tenantA, tenantB, type CallOptions } from './helpers.ts';
 
 const ENVELOPE_META_KEYS = ['attempts', 'duration_ms', 'performance_warning', 'queued_ms', 'tool', 'trace_id'];
 
@@ -107,6 +108,35 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s', (toolId, tool
         expect(body.error.hint).toBe(`Example of a valid call: ${JSON.stringify(tool.example)}`);
       }
     });
+  });
+});
+
+describe('a known route with another method', () => {
+  const toolWorker = createToolWorker(tools[0]!);
+  it.each([
+    ['GET', '/tools/log-mood', 'POST', undefined],
+    ['HEAD', '/tools/no-such-tool', 'POST', undefined],
+    ['PUT', '/tools', 'GET, HEAD', undefined],
+    ['POST', '/health', 'GET, HEAD', undefined],
+    ['DELETE', '/openapi.json', 'GET, HEAD', undefined],
+    ['GET', '/mcp', 'POST', undefined],
+    ['DELETE', '/mcp', 'POST', undefined],
+    ['GET', '/', 'POST', toolWorker],
+    ['PATCH', '/health', 'GET, HEAD', toolWorker],
+    ['GET', '/mcp', 'POST', toolWorker],
+  ] as const)('%s %s answers 405 with Allow: %s and the envelope', async (method, path, allow, worker) => {
+    const response = await send(new Request(`http://edge-tools.test${path}`, { method, headers: { authorization: `Bearer ${tenantA.apiKey}` } }), worker);
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe(allow);
+    if (method === 'HEAD') return;
+    const body = (await response.json()) as ToolResult<unknown>;
+    expect(body).toMatchObject({ success: false, error: { code: 'METHOD_NOT_ALLOWED', retryable: false, details: { allowed_methods: allow.split(', ') } }, meta: { attempts: 0 } });
+    if (!body.success) expect(body.message).toContain(`${method} is not allowed on ${path}`);
+  });
+
+  it('still answers the methods each route has', async () => {
+    expect((await send(new Request('http://edge-tools.test/health', { method: 'HEAD' }))).status).toBe(200);
+    expect((await getJson('/tools')).status).toBe(200);
   });
 });
 
