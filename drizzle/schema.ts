@@ -173,7 +173,12 @@ export const idempotencyKeys = pgTable(
   ],
 );
 
-/** The trace: one row per execution, written off the response's critical path. */
+/**
+ * The trace: one row per execution, written off the response's critical path. Input, output and
+ * error are `json`, which keeps the JSON text as written: whatever they contain (a NUL or an
+ * unpaired surrogate in an output or an error message, which `jsonb` refuses), the row is written
+ * and reads back exactly.
+ */
 export const toolExecutions = pgTable(
   'tool_executions',
   {
@@ -183,10 +188,10 @@ export const toolExecutions = pgTable(
     tool: text('tool').notNull(),
     status: text('status', { enum: ['success', 'error'] }).notNull(),
     errorCode: text('error_code'),
-    input: jsonb('input'),
-    output: jsonb('output'),
+    input: json('input'),
+    output: json('output'),
     /** The full error, stack included: kept here, never sent to the caller. */
-    error: jsonb('error'),
+    error: json('error'),
     durationMs: real('duration_ms').notNull(),
     attempts: integer('attempts').notNull(),
     queuedMs: real('queued_ms').notNull(),

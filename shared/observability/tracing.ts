@@ -1,7 +1,13 @@
 /**
  * The execution trace: one `tool_executions` row per execution, written after the response is
  * sent (through `waitUntil`), so tracing never delays or fails a call.
+ *
+ * Input, output and error are stored as JSON text in `json` columns: a faithful copy whatever
+ * they contain. JSON.stringify escapes NUL and unpaired surrogates (`\u0000`, `\ud800`), `json`
+ * keeps that text as written (where `jsonb` would refuse it and lose the row), and reading the
+ * row back parses it into exactly the values that were traced.
  */
+import { sql, type SQL } from 'drizzle-orm';
 import { toolExecutions } from '../../drizzle/schema.ts';
 import type { Outcome } from '../core/contract.ts';
 import type { Database } from '../runtime/db.ts';
@@ -49,9 +55,9 @@ export async function recordExecution(db: Database, record: ExecutionRecord): Pr
       tool: record.tool,
       status: outcome.ok ? 'success' : 'error',
       errorCode: outcome.ok ? null : outcome.error.code,
-      input: record.input,
-      output: outcome.ok ? outcome.data : null,
-      error: outcome.ok ? null : { ...outcome.error, cause: describeCause(outcome.cause) },
+      input: jsonText(record.input),
+      output: outcome.ok ? jsonText(outcome.data) : null,
+      error: outcome.ok ? null : jsonText({ ...outcome.error, cause: describeCause(outcome.cause) }),
       durationMs: record.durationMs,
       attempts: record.attempts,
       queuedMs: record.queuedMs,
@@ -66,6 +72,21 @@ export async function recordExecution(db: Database, record: ExecutionRecord): Pr
   } catch (error) {
     log('error', 'trace_write_failed', { trace_id: record.traceId, tool: record.tool, error: describeCause(error) });
   }
+}
+
+/**
+ * `value` as a `json` parameter. Values JSON cannot carry are written as JSON does for data
+ * (undefined omitted), a bigint as its decimal text, and a value that cannot be serialised at
+ * all (a cycle) as a note saying why, so the row is still written.
+ */
+function jsonText(value: unknown): SQL {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? item.toString() : item));
+  } catch (error) {
+    text = JSON.stringify({ unserializable: String(error) });
+  }
+  return sql`${text ?? null}::json`;
 }
 
 /** An error as plain data, stack and causes included (for the trace, never for the caller). */

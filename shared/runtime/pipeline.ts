@@ -113,7 +113,10 @@ export async function callTool(
     performance_warning: executionMs > slowCallMs,
   });
   // Refusals happen before execution: attempts stays 0.
-  const refuse = (failure: Failure): CallResult => ({ outcome: failure, meta: meta() });
+  const refuse = (failure: Failure, projectId?: string): CallResult => {
+    logUnsuccessful('call_refused', failure, { tool: tool.id, trace_id: traceId, project_id: projectId });
+    return { outcome: failure, meta: meta() };
+  };
 
   const caller = await authorize(call, scope, { traceId, auth });
   if (!caller.ok) return refuse(caller);
@@ -125,7 +128,7 @@ export async function callTool(
     if (revoked) return refuse(revoked);
     const record = { traceId, projectId: caller.project.id, apiKeyId: caller.keyId, tool: tool.id, code: failure.error.code, startedAt: arrivedAt };
     scope.waitUntil(afterResponse(() => recordRefusal(db, record)));
-    return refuse(failure);
+    return refuse(failure, caller.project.id);
   };
   // Read-only tools ignore the key: repeating them changes nothing.
   const key = tool.acceptsIdempotencyKey ? call.idempotencyKey : undefined;
@@ -155,7 +158,7 @@ export async function callTool(
       traceId,
       defer: (work) => scope.waitUntil(afterResponse(work)),
     }));
-  if (claim && !claim.ok) return refuse(claim);
+  if (claim && !claim.ok) return refuse(claim, caller.project.id);
   if (claim?.replay) return { outcome: claim.replay.outcome, meta: { ...meta(), trace_id: claim.replay.traceId, replayed: true } };
 
   let queued = false;
@@ -218,6 +221,7 @@ export async function callTool(
   const executionMs = performance.now() - executionStartedAt;
   if (permit.lost.aborted) outcome = leaseLost(outcome);
   if (claim) await claim.settle(outcome);
+  if (!outcome.ok) logUnsuccessful('call_failed', outcome, { tool: tool.id, trace_id: traceId, project_id: caller.project.id, attempts });
 
   const answerMeta = meta(attempts, admitted.queuedMs, executionMs);
   if (answerMeta.performance_warning) {
@@ -266,6 +270,19 @@ export async function callTool(
   return { outcome, meta: answerMeta };
 }
 
+/**
+ * The one place where unsuccessful calls are logged, one structured line each: `call_refused` for
+ * a call answered without executing (validation with its failing fields, rate limit, no slot,
+ * authentication, ...), `call_failed` for an execution that failed after its retries. A warning,
+ * or an error when the failure is the service's (5xx).
+ */
+function logUnsuccessful(event: 'call_refused' | 'call_failed', failure: Failure, context: Record<string, unknown>): void {
+  const status = statusOf(failure);
+  const { code, retryable, details } = failure.error;
+  const fields = details?.fields?.map(({ field, code: problem }) => ({ field, code: problem }));
+  log(status >= 500 ? 'error' : 'warn', event, { ...context, code, status, retryable, ...(fields ? { fields } : {}) });
+}
+
 /** Runs `execute`, turning anything thrown and any output that breaks the schema into a failure. */
 async function execute(tool: AnyTool, input: unknown, context: ToolContext): Promise<Outcome<unknown>> {
   let outcome: Outcome<unknown>;
@@ -274,10 +291,7 @@ async function execute(tool: AnyTool, input: unknown, context: ToolContext): Pro
   } catch (error) {
     outcome = failureOf(error, context.traceId);
   }
-  if (!outcome.ok) {
-    if (outcome.error.code === 'UNKNOWN_ERROR') log('error', 'tool_failed', { tool: tool.id, trace_id: context.traceId });
-    return outcome;
-  }
+  if (!outcome.ok) return outcome;
   const checked = tool.output.safeParse(outcome.data);
   if (checked.success) return { ...outcome, data: checked.data };
   return fail('UNKNOWN_ERROR', `The tool '${tool.id}' produced a result that does not match its declared output; this is a bug in the tool, recorded with trace id ${context.traceId}.`, {

@@ -1,13 +1,16 @@
 /**
  * The pipeline's guarantees that no registered tool exercises on purpose: a tool that throws, or
- * answers outside its declared output, still yields the envelope, and the stack stays in the trace.
+ * answers outside its declared output, still yields the envelope, and the stack stays in the trace;
+ * the trace keeps whatever an execution carried; unsuccessful calls are logged.
  */
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { eq } from 'drizzle-orm';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { z } from 'zod';
-import { toolExecutions } from '../../drizzle/schema.ts';
+import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
+import { ProviderError } from '../../shared/providers/types.ts';
+import { hashApiKey } from '../../shared/runtime/auth.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
@@ -54,14 +57,56 @@ const echo = defineTool({
   },
 });
 
-const app = createGateway([throwing, lying, echo]);
+/** Text Postgres cannot keep in jsonb: NUL, both kinds of unpaired surrogate, and their neighbours. */
+const HOSTILE_TEXT = 'nul \u0000 high \uD83D low \uDE00 pair 😀 line \u2028 end';
 
-async function call(toolId: string, body: unknown) {
+const hostileOutput = defineTool({
+  id: 'hostile-output',
+  title: 'Test tool hostile-output',
+  annotations: READ_ONLY,
+  description: 'Answers text that jsonb cannot store, in values and keys.',
+  input,
+  output: z.object({ text: z.string(), nested: z.record(z.string(), z.array(z.string())) }),
+  example: { text: 'x' },
+  async execute({ text }) {
+    return ok({ text: `${text} ${HOSTILE_TEXT}`, nested: { [HOSTILE_TEXT]: [HOSTILE_TEXT] } }, 'Answered.');
+  },
+});
+
+const hostileError = defineTool({
+  id: 'hostile-error',
+  title: 'Test tool hostile-error',
+  annotations: READ_ONLY,
+  description: 'Throws an error whose message jsonb cannot store.',
+  input,
+  output: z.object({}),
+  example: { text: 'x' },
+  async execute() {
+    throw new Error(`upstream said: ${HOSTILE_TEXT}`);
+  },
+});
+
+const flaky = defineTool({
+  id: 'always-unavailable',
+  title: 'Test tool always-unavailable',
+  annotations: READ_ONLY,
+  description: 'Fails with a transient provider error on every attempt.',
+  input,
+  output: z.object({}),
+  example: { text: 'x' },
+  async execute() {
+    throw new ProviderError('The provider answered 503.', { provider: 'test', status: 503, retryable: true });
+  },
+});
+
+const app = createGateway([throwing, lying, echo, hostileOutput, hostileError, flaky], { retryDelayMs: 10 });
+
+async function call(toolId: string, body: unknown, key = tenantA.apiKey) {
   const ctx = createExecutionContext();
   const response = await app.fetch(
     new Request(`http://edge-tools.test/tools/${toolId}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     }),
     env,
@@ -95,5 +140,84 @@ describe('pipeline', () => {
     const { status, body } = await call('echo-project', { text: 'hi' });
     expect(status).toBe(200);
     expect(body.data).toEqual({ project_id: tenantA.projectId, text: 'hi' });
+  });
+});
+
+async function traceOf(traceId: string) {
+  const [trace] = await db.select().from(toolExecutions).where(eq(toolExecutions.id, traceId));
+  return trace;
+}
+
+describe('the trace keeps a faithful copy of every execution', () => {
+  it('stores an output with NUL and unpaired surrogates, in values and keys, and reads it back exactly', async () => {
+    const { status, body } = await call('hostile-output', { text: 'in 😀 \u2028' });
+    expect(status).toBe(200);
+    const trace = await traceOf(body.meta.trace_id);
+    expect(trace).toMatchObject({ status: 'success', tool: 'hostile-output', projectId: tenantA.projectId });
+    expect(trace!.input).toEqual({ text: 'in 😀 \u2028' });
+    expect(trace!.output).toEqual({ text: `in 😀 \u2028 ${HOSTILE_TEXT}`, nested: { [HOSTILE_TEXT]: [HOSTILE_TEXT] } });
+    expect(trace!.output).toEqual(body.data);
+  });
+
+  it('stores an error whose message jsonb would refuse', async () => {
+    const { status, body } = await call('hostile-error', { text: 'x' });
+    expect(status).toBe(500);
+    const trace = await traceOf(body.meta.trace_id);
+    expect(trace).toMatchObject({ status: 'error', errorCode: 'UNKNOWN_ERROR' });
+    expect((trace!.error as { cause: { message: string } }).cause.message).toBe(`upstream said: ${HOSTILE_TEXT}`);
+  });
+});
+
+describe('unsuccessful calls are logged, once each, in one place', () => {
+  const lines = (spy: MockInstance, event: string) =>
+    spy.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>).filter((line) => line.event === event);
+  let warn: MockInstance;
+  let error: MockInstance;
+  beforeEach(() => {
+    warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    error = vi.spyOn(console, 'error').mockImplementation(() => {});
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  it('logs a validation refusal as a warning with the tool, the trace id and the failing fields', async () => {
+    const { status, body } = await call('echo-project', { text: 'a\u0000b', extra: 1 });
+    expect(status).toBe(400);
+    expect(lines(warn, 'call_refused')).toEqual([
+      {
+        level: 'warn',
+        event: 'call_refused',
+        tool: 'echo-project',
+        trace_id: body.meta.trace_id,
+        project_id: tenantA.projectId,
+        code: 'VALIDATION_ERROR',
+        status: 400,
+        retryable: false,
+        fields: [{ field: 'text', code: 'unsafe_text' }],
+      },
+    ]);
+    // A refusal is not an execution: no trace row.
+    expect(await traceOf(body.meta.trace_id)).toBeUndefined();
+  });
+
+  it('logs a failure after the retries with its attempts, as an error when it is the service\'s', async () => {
+    const { status, body } = await call('always-unavailable', { text: 'x' });
+    expect(status).toBe(502);
+    expect(body.meta.attempts).toBe(3);
+    expect(lines(error, 'call_failed')).toEqual([
+      expect.objectContaining({ tool: 'always-unavailable', trace_id: body.meta.trace_id, code: 'UPSTREAM_ERROR', status: 502, retryable: true, attempts: 3 }),
+    ]);
+    expect(lines(warn, 'call_refused')).toEqual([]);
+  });
+
+  it.skipIf(env.TEST_SERVICES.redisUrl === '')('logs every 429 refusal', async () => {
+    const [project] = await db.insert(projects).values({ name: 'Logged limit', rateLimitPerMinute: 1 }).returning();
+    const key = `et_logged_${crypto.randomUUID()}`;
+    await db.insert(apiKeys).values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'logged' });
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await call('echo-project', { text: 'x' }, key));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 429, 429]);
+    expect(lines(warn, 'call_refused')).toEqual(
+      answers.slice(1).map((answer) => expect.objectContaining({ tool: 'echo-project', trace_id: answer.body.meta.trace_id, project_id: project!.id, code: 'RATE_LIMITED', status: 429 })),
+    );
   });
 });
