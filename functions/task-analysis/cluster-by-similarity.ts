@@ -37,7 +37,9 @@ export default defineTool({
       }),
     ),
     summary: z.object({ task_count: z.int(), cluster_count: z.int(), largest_cluster_size: z.int(), singleton_count: z.int() }),
-    unembedded_task_ids: z.array(z.string()).describe('Tasks left out: their embedding is pending or failed.'),
+    unembedded_task_ids: z
+      .array(z.string())
+      .describe('Tasks left out: their embedding is pending or failed, or is a zero vector (a text in which the embedding model found nothing).'),
     merges: z.array(z.object({ left: z.int(), right: z.int(), similarity: z.number(), size: z.int() })).optional(),
   }),
   example: { task_ids: ['3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f', '9a1c2e3f-4b5d-4e6f-8a7b-0c1d2e3f4a5b'] },
@@ -48,17 +50,24 @@ export default defineTool({
     const found = new Map((rows as { id: string; usable: boolean; embedding: string | null }[]).map((row) => [row.id, row]));
     const missing = task_ids.filter((id) => !found.has(id));
     if (missing.length) return tasksNotFound(missing);
-    const usable = task_ids.filter((id) => found.get(id)!.usable);
-    const unembedded = task_ids.filter((id) => !found.get(id)!.usable);
+    const vectors = new Map<string, Float32Array>();
+    for (const id of task_ids) {
+      const row = found.get(id)!;
+      const vector = row.usable ? parseVector(row.embedding!) : undefined;
+      // A zero vector (a text the model found nothing in) has no direction, so no similarity to anything.
+      if (vector && hasDirection(vector)) vectors.set(id, vector);
+    }
+    const usable = task_ids.filter((id) => vectors.has(id));
+    const unembedded = task_ids.filter((id) => !vectors.has(id));
     if (usable.length < 2) {
-      return fail('VALIDATION_ERROR', `Only ${usable.length} of the ${task_ids.length} tasks have an embedding, and clustering needs at least 2.`, {
-        hint: 'Embed the tasks first with embed-tasks, then cluster again.',
+      return fail('VALIDATION_ERROR', `Only ${usable.length} of the ${task_ids.length} tasks have a usable embedding, and clustering needs at least 2.`, {
+        hint: 'Embed pending or failed tasks with embed-tasks, then cluster again. Tasks whose embedding is a zero vector cannot be clustered.',
         details: { unembedded_task_ids: unembedded },
       });
     }
 
     const detailed = response_format === 'detailed';
-    const result = agglomerativeClustering(usable.map((id) => parseVector(found.get(id)!.embedding!)), { threshold, linkage, centroids: detailed });
+    const result = agglomerativeClustering(usable.map((id) => vectors.get(id)!), { threshold, linkage, centroids: detailed });
     const clusters = result.clusters.map((cluster, index) => ({
       cluster_id: index + 1,
       task_ids: cluster.members.map((member) => usable[member]!),
@@ -75,7 +84,14 @@ export default defineTool({
     return ok(
       { clusters, summary, unembedded_task_ids: unembedded, ...(detailed ? { merges: result.merges } : {}) },
       `${summary.cluster_count} cluster${summary.cluster_count === 1 ? '' : 's'} of ${summary.task_count} tasks (largest ${summary.largest_cluster_size}, ${summary.singleton_count} singletons) at similarity >= ${threshold} with ${linkage} linkage.` +
-        (unembedded.length ? ` ${unembedded.length} tasks without embeddings were left out.` : ''),
+        (unembedded.length ? ` ${unembedded.length} tasks without a usable embedding were left out (see unembedded_task_ids).` : ''),
     );
   },
 });
+
+/** Whether a vector has a direction: finite components, not all zero (cosine similarity is defined). */
+function hasDirection(vector: Float32Array): boolean {
+  let norm = 0;
+  for (const value of vector) norm += value * value;
+  return norm > 0 && Number.isFinite(norm);
+}

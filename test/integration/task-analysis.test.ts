@@ -5,7 +5,7 @@
  * dependencies, tasks without embeddings, a document deleted mid-execution, pagination.
  */
 import { env } from 'cloudflare:workers';
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { taskRelationships, tasks as tasksTable } from '../../drizzle/schema.ts';
 import { parseVector } from '../../functions/documents/lib/ingest.ts';
@@ -323,5 +323,27 @@ describe('cluster-by-similarity', () => {
     const detailed = await data('cluster-by-similarity', { task_ids: allIds(), threshold: 0.5, response_format: 'detailed' });
     expect(detailed.clusters[0].centroid).toHaveLength(1536);
     expect(detailed.merges).toHaveLength(allIds().length - 1);
+  });
+
+  it('leaves out tasks whose embedding is a zero vector, instead of scoring it', async () => {
+    // A provider may embed a text with nothing to embed as the zero vector, which has no direction.
+    const noise = await data('add-document', { title: 'Noise', content: '- [ ] the\n- [ ] ???\n- [ ] 🙂' });
+    const noiseIds: string[] = noise.tasks.map((t: Data) => t.task_id);
+    await db
+      .update(tasksTable)
+      .set({ embedding: Array.from({ length: 1536 }, () => 0) })
+      .where(inArray(tasksTable.id, noiseIds));
+    const { status, body } = await call('cluster-by-similarity', { task_ids: [...noiseIds, ...allIds()], threshold: 0, linkage: 'single', response_format: 'detailed' });
+    expect(status).toBe(200);
+    if (!body.success) throw new Error(body.message);
+    expect(body.data.unembedded_task_ids).toEqual(noiseIds);
+    expect(body.data.summary).toMatchObject({ task_count: allIds().length, cluster_count: 1 });
+    expect(body.message).toContain('3 tasks without a usable embedding were left out');
+    for (const cluster of body.data.clusters) expect(Number.isFinite(cluster.mean_similarity)).toBe(true);
+    for (const merge of body.data.merges) expect(Number.isFinite(merge.similarity)).toBe(true);
+
+    const tooFew = await call('cluster-by-similarity', { task_ids: [...noiseIds, taskId(hiring, 0)] });
+    expect(tooFew.status).toBe(400);
+    expect(tooFew.body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', details: { unembedded_task_ids: noiseIds } } });
   });
 });
