@@ -52,21 +52,25 @@ export function text({ max, min = 0, blank = true }: TextOptions) {
         refuseValue(payload, {
           code: 'blank',
           expected: 'text with at least one character other than whitespace',
-          received: value === '' ? 'an empty string' : `only whitespace (${codePointLength(value)} characters)`,
+          received: value === '' ? 'an empty string' : `only whitespace (${characters(codePointLength(value))})`,
         });
         return;
       }
       // A string has between length/2 and length code points: count only when that decides.
       if (value.length <= max && value.length >= 2 * least) return;
       const length = codePointLength(value);
-      if (length > max) refuseValue(payload, { code: 'too_big', expected, received: `${length} characters` });
-      else if (length < least) refuseValue(payload, { code: 'too_small', expected, received: `${length} character${length === 1 ? '' : 's'}` });
+      if (length > max) refuseValue(payload, { code: 'too_big', expected, received: characters(length) });
+      else if (length < least) refuseValue(payload, { code: 'too_small', expected, received: characters(length) });
     })
     .meta({
       ...(least > 0 ? { minLength: least } : {}),
       maxLength: max,
       pattern: (blank ? SAFE_TEXT_PATTERN : NON_BLANK_TEXT_PATTERN).source,
     });
+}
+
+function characters(count: number): string {
+  return `${count} character${count === 1 ? '' : 's'}`;
 }
 
 /** A UUID (any RFC 9562 version, either case), advertised as `format: uuid` with zod's pattern. */

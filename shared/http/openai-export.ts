@@ -9,13 +9,15 @@
  * - only keywords strict mode supports are kept (OpenAI's "Supported schemas": types, `enum`,
  *   `const`, `anyOf`, `$ref`/`$defs`, `pattern`, `format` among date-time, time, date, duration,
  *   email, hostname, ipv4, ipv6, uuid, numeric bounds, `minItems`/`maxItems`). What is dropped and
- *   still matters (`default`, `minLength`/`maxLength`, other formats) is stated in the description,
- *   and the validator still enforces it with an error the model can act on.
+ *   still matters (`default`, `minLength`/`maxLength`, `uniqueItems`, non-blank text, other
+ *   formats) is stated in the description, and the validator still enforces it with an error the
+ *   model can act on. The storable-text pattern of every text field is left out.
  *
  * A schema strict mode cannot express at all (a free-form JSON object, a value of any type) is
  * exported with `strict: false`, and the catalog's message names the field.
  */
 import { ok, type Success } from '../core/contract.ts';
+import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/validation.ts';
 import type { JsonSchema } from './envelope-schema.ts';
 import type { AnyTool } from '../core/tool.ts';
 
@@ -116,6 +118,12 @@ function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSc
       notes.push(`Format: ${value}.`);
     } else if (key === 'pattern' && typeof node.format === 'string' && STRICT_FORMATS.has(node.format)) {
       // The format says it, in a form strict mode documents; regex dialects vary.
+    } else if (key === 'pattern' && (value === SAFE_TEXT_PATTERN.source || value === NON_BLANK_TEXT_PATTERN.source)) {
+      // Storable text (no NUL, no unpaired surrogate) is beyond anything a model writes, and the
+      // surrogate ranges it names are refused by some constrained-decoding regex engines.
+      if (value === NON_BLANK_TEXT_PATTERN.source) notes.push('Must not be blank.');
+    } else if (key === 'uniqueItems' && value === true) {
+      notes.push('Items must be unique.');
     } else if ((key === 'minimum' || key === 'maximum') && typeof value === 'number' && Math.abs(value) >= Number.MAX_SAFE_INTEGER) {
       // zod's safe-integer range, not a bound anyone chose.
     } else if (KEPT_KEYWORDS.has(key)) {

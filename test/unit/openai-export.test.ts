@@ -133,6 +133,7 @@ describe('toStrictSchema', () => {
     expect(properties.site).toEqual({ description: 'Format: uri.', type: 'string' });
     expect(properties.limit!.anyOf[0]).not.toHaveProperty('maximum');
     expect(properties.tags).toEqual({
+      description: 'Items must be unique.',
       type: 'array',
       maxItems: 3,
       items: {

@@ -1,0 +1,77 @@
+/**
+ * What is advertised is what is enforced: for every registered tool (and a table tool using every
+ * rule a table configuration can ask for), inputs generated from its advertised input JSON Schema,
+ * and mutations of them, are judged by a standard validator (Ajv, JSON Schema draft 2020-12, formats
+ * asserted) and by the tool's own validator (validateInput). They must agree on every input.
+ *
+ * Limits that depend on the data are outside any schema and outside this test: `chunk_number`
+ * past the last chunk of the documents asked for (get-document-context answers VALIDATION_ERROR
+ * once it has read them), and ids that do not exist (NOT_FOUND).
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { tools } from '../../functions/registry.ts';
+import { tableTool } from '../../functions/table-tools/lib/table-tool.ts';
+import type { AnyTool } from '../../shared/core/tool.ts';
+import { validateInput } from '../../shared/core/validation.ts';
+import { inputArbitrary } from '../support/schema-arbitrary.ts';
+
+/** Cases per tool: generated inputs and mutations of them (fixed seeds: the same cases every run). */
+const CASES = 2_000;
+
+// ajv-formats is CommonJS; its default export is the plugin itself.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
+const ajv = addFormats(new Ajv2020({ strict: true, allErrors: false }));
+
+/** A table tool with every data type and every option a table configuration offers. */
+const everyRule = tableTool({
+  toolId: 'every-rule',
+  displayName: 'Every rule',
+  recordName: 'row',
+  description: 'Exercises every input rule of table tools.',
+  tableName: 'every_rule',
+  fields: [
+    { name: 'required_text', label: 'Required text', dataType: 'text', required: true, maxLength: 12, example: 'hello' },
+    { name: 'long_text', label: 'Long text', dataType: 'text', minLength: 3 },
+    { name: 'empty_allowed', label: 'Empty allowed', dataType: 'text', required: true, minLength: 0, maxLength: 4, example: '' },
+    { name: 'count', label: 'Count', dataType: 'integer', required: true, example: 3 },
+    { name: 'bounded', label: 'Bounded', dataType: 'integer', min: -5, max: 5, default: 0 },
+    { name: 'price', label: 'Price', dataType: 'numeric', precision: 4, scale: 2 },
+    { name: 'ratio', label: 'Ratio', dataType: 'numeric', min: 0, max: 1 },
+    { name: 'flag', label: 'Flag', dataType: 'boolean' },
+    { name: 'kind', label: 'Kind', dataType: 'enum', enumValues: ['a', 'b c', 'Ü'], default: 'a' },
+    { name: 'at', label: 'At', dataType: 'datetime', required: true, minDate: '1999-12-31', maxDate: '2100-02-28', example: '2025-10-05T14:30:00Z' },
+    { name: 'whenever', label: 'Whenever', dataType: 'datetime' },
+    { name: 'payload', label: 'Payload', dataType: 'json' },
+  ],
+});
+
+describe.each([...tools, everyRule].map((tool) => [tool.id, tool] as const))('%s: advertised schema vs validator', (_id, tool: AnyTool) => {
+  const schema = tool.jsonSchemas().input;
+
+  it('has a schema Ajv compiles in strict mode', () => {
+    expect(() => ajv.compile(schema)).not.toThrow();
+  });
+
+  it(`agrees with Ajv on ${CASES} generated and mutated inputs`, () => {
+    const judge = ajv.compile(schema);
+    const inputs = fc.sample(inputArbitrary(schema), { seed: 2026, numRuns: CASES });
+    const disagreements: string[] = [];
+    let accepted = 0;
+    for (const input of inputs) {
+      const standard = judge(input);
+      const ours = validateInput(tool.input, input, tool.hint);
+      if (ours.ok) accepted++;
+      if (standard !== ours.ok) {
+        const why = ours.ok ? ajv.errorsText(judge.errors) : ours.error.message;
+        disagreements.push(`${standard ? 'Ajv accepts' : 'Ajv refuses'}, the tool ${ours.ok ? 'accepts' : 'refuses'} (${why.slice(0, 300)}): ${JSON.stringify(input).slice(0, 300)}`);
+      }
+    }
+    expect(disagreements.slice(0, 5)).toEqual([]);
+    // Enough of both kinds for the agreement to mean something.
+    expect(accepted).toBeGreaterThan(CASES * 0.1);
+    expect(CASES - accepted).toBeGreaterThan(CASES * 0.3);
+  });
+});
