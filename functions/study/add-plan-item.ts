@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
-import { dueDateField, exactlyOne, itemStatus, notesField, planIdField, planTitleField } from './lib/fields.ts';
+import { dueDateField, exactlyOne, itemStatus, itemTitleField, notesField, planIdField, planTitleField } from './lib/fields.ts';
 import { findPlan } from './lib/lookup.ts';
 import { reserveIds } from './lib/sql.ts';
 
@@ -23,15 +23,13 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
     'Add one item at the end of a study plan. Name the plan with plan_id (or "latest" for the most recently created plan) or plan_title. The item starts pending. Returns the new item\'s id.',
-  input: z
-    .strictObject({
-      plan_id: planIdField.optional(),
-      plan_title: planTitleField.optional(),
-      title: z.string().trim().min(1).max(300).describe('What to do, e.g. "Practise past papers".'),
-      due_date: dueDateField.optional().describe('Due date, YYYY-MM-DD. Optional.'),
-      notes: notesField.optional().describe('Notes, at most 2,000 characters. Optional.'),
-    })
-    .superRefine(exactlyOne('plan_id', 'plan_title', { what: 'plan', required: true })),
+  input: exactlyOne(z.strictObject({
+    plan_id: planIdField.optional(),
+    plan_title: planTitleField.optional(),
+    title: itemTitleField.describe('What to do, e.g. "Practise past papers".'),
+    due_date: dueDateField.optional().describe('Due date, YYYY-MM-DD. Optional.'),
+    notes: notesField.optional().describe('Notes, at most 2,000 characters. Optional.'),
+  }), 'plan_id', 'plan_title', { what: 'plan', required: true }),
   output: addedItem,
   example: { plan_id: 'latest', title: 'Practise past papers', due_date: '2026-05-01' },
   async execute({ plan_id, plan_title, title, due_date, notes }, { db, project, idFor }) {

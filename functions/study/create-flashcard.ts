@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { createEmptyCard } from 'ts-fsrs';
 import { CARD_STATES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
+import { text } from '../../shared/core/fields.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { recordId } from './lib/fields.ts';
 import { cardStateNames, cardStateValues } from './lib/fsrs.ts';
@@ -26,8 +27,8 @@ export default defineTool({
   description:
     'Create a flashcard with a front (the prompt) and a back (the answer), optionally under a topic. A new card is due at once; each review (update-flashcard-review) then schedules the next one with FSRS.',
   input: z.strictObject({
-    front: z.string().trim().min(1).max(2_000).describe('The prompt, e.g. "el perro".'),
-    back: z.string().trim().min(1).max(5_000).describe('The answer, e.g. "the dog".'),
+    front: text({ max: 2_000, blank: false, trim: true }).describe('The prompt, e.g. "el perro".'),
+    back: text({ max: 5_000, blank: false, trim: true }).describe('The answer, e.g. "the dog".'),
     topic_id: recordId('topic').optional().describe('The topic the card belongs to (from quiz-pre-fetch or get-weak-topics). Optional.'),
   }),
   output: createdCard,

@@ -14,14 +14,12 @@ export default defineTool({
   title: 'Get wrong quiz questions',
   annotations: READ_ONLY,
   description: `List the questions of a topic the user answered wrongly (score below ${PASS_MARK}), newest first, with their answers and feedback, to practise them again. Name the topic with topic_id or topic_name (case-insensitive).`,
-  input: z
-    .strictObject({
-      topic_id: recordId('topic').optional(),
-      topic_name: topicNameField.optional(),
-      limit: limitField('questions', 20, 100),
-      cursor: cursorField.optional(),
-    })
-    .superRefine(exactlyOne('topic_id', 'topic_name', { what: 'topic', required: true })),
+  input: exactlyOne(z.strictObject({
+    topic_id: recordId('topic').optional(),
+    topic_name: topicNameField.optional(),
+    limit: limitField('questions', 20, 100),
+    cursor: cursorField.optional(),
+  }), 'topic_id', 'topic_name', { what: 'topic', required: true }),
   output: z.object({
     topic_id: z.int(),
     topic_name: z.string(),

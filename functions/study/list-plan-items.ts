@@ -34,15 +34,13 @@ export default defineTool({
   annotations: READ_ONLY,
   description:
     'List the items of a study plan, in plan order: each item\'s id, title, status, due date and notes, grouped by plan id. Name the plan with plan_id (or "latest" for the newest plan) or plan_title; omit both to list the items of every plan, newest plan first.',
-  input: z
-    .strictObject({
-      plan_id: planIdField.optional(),
-      plan_title: planTitleField.optional(),
-      status: itemStatus.optional().describe('Only items with this status. Optional; omit (or null) for all.'),
-      limit: limitField('items', 50, 200),
-      cursor: cursorField.optional(),
-    })
-    .superRefine(exactlyOne('plan_id', 'plan_title', { what: 'plan', required: false })),
+  input: exactlyOne(z.strictObject({
+    plan_id: planIdField.optional(),
+    plan_title: planTitleField.optional(),
+    status: itemStatus.optional().describe('Only items with this status. Optional; omit (or null) for all.'),
+    limit: limitField('items', 50, 200),
+    cursor: cursorField.optional(),
+  }), 'plan_id', 'plan_title', { what: 'plan', required: false }),
   output: z.object({ plans: z.array(planItems), next_cursor: nextCursorField }),
   example: { plan_title: 'Spanish B1 exam' },
   async execute({ plan_id, plan_title, status, limit, cursor }, { db, project }) {

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { MESSAGE_ROLES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
+import { text } from '../../shared/core/fields.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { sessionIdField } from './lib/messages.ts';
 import { isoTime, reserveIds } from './lib/sql.ts';
@@ -19,7 +20,7 @@ export default defineTool({
   input: z.strictObject({
     session_id: sessionIdField,
     role: z.enum(MESSAGE_ROLES).describe(`Who wrote it: ${MESSAGE_ROLES.join(', ')}.`),
-    content: z.string().min(1).max(MAX_CONTENT_CHARS).describe('The message text.'),
+    content: text({ max: MAX_CONTENT_CHARS, min: 1 }).describe('The message text.'),
   }),
   output: savedMessage,
   example: { session_id: 'demo-session', role: 'user', content: 'Quiz me on the Spanish subjunctive, please.' },

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ITEM_STATUSES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
-import { exactlyOne, itemStatus, planIdField, planTitleField, recordId } from './lib/fields.ts';
+import { exactlyOne, itemStatus, itemTitleField, planIdField, planTitleField, recordId } from './lib/fields.ts';
 import { ambiguous, CANDIDATES_READ, findPlan, notFound, type Plan } from './lib/lookup.ts';
 import { setStatus } from './lib/status.ts';
 import { statusSentence } from './lib/words.ts';
@@ -24,16 +24,23 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:
     'Set the status of a plan item (pending, in_progress, completed, skipped). Name the item with item_id, or with item_title (exact, ignoring case), narrowed to one plan with plan_id (or "latest") or plan_title when several plans have items of that title. Setting the status an item already has succeeds and says nothing changed.',
-  input: z
-    .strictObject({
-      status: itemStatus,
-      item_id: recordId('item').optional(),
-      item_title: z.string().trim().min(1).max(300).optional().describe('The item title, matched exactly but ignoring case.'),
-      plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest". Optional.'),
-      plan_title: planTitleField.optional().describe('Only look in the plan with this title. Optional.'),
-    })
-    .superRefine(exactlyOne('item_id', 'item_title', { what: 'item', required: true }))
-    .superRefine(exactlyOne('plan_id', 'plan_title', { what: 'plan', required: false })),
+  input: exactlyOne(
+    exactlyOne(
+      z.strictObject({
+        status: itemStatus,
+        item_id: recordId('item').optional(),
+        item_title: itemTitleField.optional().describe('The item title, matched exactly but ignoring case.'),
+        plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest". Optional.'),
+        plan_title: planTitleField.optional().describe('Only look in the plan with this title. Optional.'),
+      }),
+      'item_id',
+      'item_title',
+      { what: 'item', required: true },
+    ),
+    'plan_id',
+    'plan_title',
+    { what: 'plan', required: false },
+  ),
   output: z.object({
     item_id: z.int(),
     title: z.string(),

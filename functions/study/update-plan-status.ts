@@ -14,13 +14,11 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:
     'Set the status of a study plan (active, paused, completed, archived). Name the plan with plan_id (or "latest" for the most recently created plan) or plan_title (exact, ignoring case). Its items keep their own statuses. Setting the status a plan already has succeeds and says nothing changed.',
-  input: z
-    .strictObject({
-      status: planStatus,
-      plan_id: planIdField.optional(),
-      plan_title: planTitleField.optional(),
-    })
-    .superRefine(exactlyOne('plan_id', 'plan_title', { what: 'plan', required: true })),
+  input: exactlyOne(z.strictObject({
+    status: planStatus,
+    plan_id: planIdField.optional(),
+    plan_title: planTitleField.optional(),
+  }), 'plan_id', 'plan_title', { what: 'plan', required: true }),
   output: z.object({
     plan_id: z.int(),
     title: z.string(),

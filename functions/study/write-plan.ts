@@ -2,13 +2,13 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
-import { dueDateField, notesField, planStatus, planTitleField } from './lib/fields.ts';
+import { dueDateField, itemTitleField, notesField, planStatus, planTitleField } from './lib/fields.ts';
 import { count } from './lib/words.ts';
 import { reserveIds } from './lib/sql.ts';
 
 const MAX_ITEMS = 100;
 
-const itemTitle = z.string().trim().min(1).max(300).describe('What to do, e.g. "Review the subjunctive".');
+const itemTitle = itemTitleField.describe('What to do, e.g. "Review the subjunctive".');
 
 // Optional fields nested in a list are nullish: callers that send every field send null for them.
 const item = z.union(

@@ -6,16 +6,13 @@
  */
 import { z } from 'zod';
 import { fail, type Failure } from './contract.ts';
+import { text } from './fields.ts';
 
 /** Cursors are short; anything longer was not made by {@link encodeCursor}. */
 const MAX_CURSOR_LENGTH = 1_000;
 
 /** The `cursor` input field of a paginated tool. */
-export const cursorField = z
-  .string()
-  .min(1)
-  .max(MAX_CURSOR_LENGTH)
-  .describe("Where to continue: the next_cursor of the previous answer. Optional; omit (or null) for the first page.");
+export const cursorField = text({ max: MAX_CURSOR_LENGTH, min: 1 }).describe("Where to continue: the next_cursor of the previous answer. Optional; omit (or null) for the first page.");
 
 /** The `next_cursor` output field: null on the last page. */
 export const nextCursorField = z

@@ -6,10 +6,12 @@
  *
  * - {@link text}: lengths in Unicode code points (as JSON Schema and Postgres count them), no NUL
  *   or unpaired surrogate (`pattern`), optionally not blank;
- * - {@link uuid}, {@link uuidList} (ids never repeat: `uniqueItems`);
+ * - {@link uuid}, {@link uuidList}, {@link distinctList} (items never repeat: `uniqueItems`);
  * - {@link dateTime}: the RFC 3339 date-times Postgres stores (`format` and `pattern`), optionally
- *   bounded by calendar dates;
- * - {@link jsonValue}: any JSON value of storable text, nested to a bounded depth.
+ *   bounded by calendar dates; {@link date}: calendar dates Postgres stores;
+ * - {@link jsonValue}: any JSON value of storable text, nested to a bounded depth;
+ * - {@link advertiseRule} and {@link given}: a rule between fields that a `.superRefine()` enforces
+ *   (one of two fields, not both), stated in the object's schema.
  *
  * Each builder checks with the same RegExp it advertises, or with code whose equivalence to the
  * advertised keyword the differential test (test/unit/schema-differential.test.ts) verifies.
@@ -31,6 +33,11 @@ export interface TextOptions {
   min?: number;
   /** Whether an empty or whitespace-only text is accepted. Default true. */
   blank?: boolean;
+  /**
+   * Whether the tool receives the text without surrounding whitespace (for names matched later,
+   * such as titles). The rules above still apply to the text as sent. Default false.
+   */
+  trim?: boolean;
 }
 
 /** At least one character that is not whitespace (the same `\s` as String.prototype.trim). */
@@ -39,34 +46,34 @@ const NOT_BLANK = /\S/;
 /**
  * A string of at most `max` characters, counted in code points (an emoji is one character, as in
  * JSON Schema's `maxLength` and Postgres's `varchar(n)`). With `blank: false` it must contain a
- * character other than whitespace. The value is kept as sent (never trimmed).
+ * character other than whitespace. Checked as sent; kept as sent unless `trim` is set.
  */
-export function text({ max, min = 0, blank = true }: TextOptions) {
+export function text({ max, min = 0, blank = true, trim = false }: TextOptions) {
   const least = blank ? min : Math.max(min, 1);
   const expected = least > 0 ? `between ${least} and ${max} characters` : `at most ${max} characters`;
-  return z
-    .string()
-    .check((payload) => {
-      const value = payload.value;
-      if (!blank && !NOT_BLANK.test(value)) {
-        refuseValue(payload, {
-          code: 'blank',
-          expected: 'text with at least one character other than whitespace',
-          received: value === '' ? 'an empty string' : `only whitespace (${characters(codePointLength(value))})`,
-        });
-        return;
-      }
-      // A string has between length/2 and length code points: count only when that decides.
-      if (value.length <= max && value.length >= 2 * least) return;
-      const length = codePointLength(value);
-      if (length > max) refuseValue(payload, { code: 'too_big', expected, received: characters(length) });
-      else if (length < least) refuseValue(payload, { code: 'too_small', expected, received: characters(length) });
-    })
-    .meta({
-      ...(least > 0 ? { minLength: least } : {}),
-      maxLength: max,
-      pattern: (blank ? SAFE_TEXT_PATTERN : NON_BLANK_TEXT_PATTERN).source,
-    });
+  const checked = z.string().check((payload) => {
+    const value = payload.value;
+    if (!blank && !NOT_BLANK.test(value)) {
+      refuseValue(payload, {
+        code: 'blank',
+        expected: 'text with at least one character other than whitespace',
+        received: value === '' ? 'an empty string' : `only whitespace (${characters(codePointLength(value))})`,
+      });
+      return;
+    }
+    // A string has between length/2 and length code points: count only when that decides.
+    if (value.length <= max && value.length >= 2 * least) return;
+    const length = codePointLength(value);
+    if (length > max) refuseValue(payload, { code: 'too_big', expected, received: characters(length) });
+    else if (length < least) refuseValue(payload, { code: 'too_small', expected, received: characters(length) });
+  });
+  // overwrite, not transform: the field stays a string (a union with it as an option still
+  // reports its problems), and the metadata below stays attached.
+  return (trim ? checked.overwrite((value) => value.trim()) : checked).meta({
+    ...(least > 0 ? { minLength: least } : {}),
+    maxLength: max,
+    pattern: (blank ? SAFE_TEXT_PATTERN : NON_BLANK_TEXT_PATTERN).source,
+  });
 }
 
 function characters(count: number): string {
@@ -80,16 +87,22 @@ export function uuid() {
 
 /** A list of `min` to `max` UUIDs in which no id repeats (`uniqueItems`). */
 export function uuidList({ min, max }: { min: number; max: number }) {
+  return distinctList(uuid(), { min, max });
+}
+
+/** A list of `min` (default 0) to `max` ids (strings or numbers) in which none repeats (`uniqueItems`). */
+export function distinctList<Item extends z.ZodType<string | number>>(item: Item, { min = 0, max }: { min?: number; max: number }) {
   return z
-    .array(uuid())
+    .array(item)
     .min(min)
     .max(max)
     .check((payload) => {
-      const seen = new Map<string, number>();
+      const seen = new Map<unknown, number>();
       for (const [index, id] of payload.value.entries()) {
         const first = seen.get(id);
         if (first !== undefined) {
-          refuseValue(payload, { code: 'duplicate_item', expected: 'a list of distinct ids', received: `${quote(id)} twice, at positions ${first} and ${index}` });
+          const shown = typeof id === 'string' ? quote(id) : String(id);
+          refuseValue(payload, { code: 'duplicate_item', expected: 'a list of distinct ids', received: `${shown} twice, at positions ${first} and ${index}` });
           return;
         }
         seen.set(id, index);
@@ -117,8 +130,21 @@ export const DATE_TIME_PATTERN = new RegExp(String.raw`^${DATE}T(?:[01]\d|2[0-3]
 
 const DATE_TIME_EXPECTED = 'an RFC 3339 date-time with seconds and a UTC offset between -15:59 and +15:59, e.g. 2025-10-05T14:30:00Z or 2025-10-05T16:30:00+02:00';
 
-/** A calendar date, YYYY-MM-DD: the form of {@link DateTimeOptions} bounds. */
+/** A calendar date, YYYY-MM-DD, years 0001 to 9999: the form of {@link date} and of {@link DateTimeOptions} bounds. */
 export const DATE_PATTERN = new RegExp(`^${DATE}$`);
+
+/** A calendar date, YYYY-MM-DD, that Postgres `date` stores (years 0001 to 9999; advertised as `format: date` and that pattern). */
+export function date() {
+  return z
+    .string()
+    .check((payload) => {
+      if (DATE_PATTERN.test(payload.value)) return;
+      const day = /^(\d{4})-(\d\d)-(\d\d)$/.exec(payload.value);
+      const why = !day ? 'not in the form YYYY-MM-DD' : day[1] === '0000' ? 'there is no year 0000' : 'not a calendar date';
+      refuseValue(payload, { code: 'invalid_format', expected: 'a calendar date YYYY-MM-DD, e.g. 2025-10-05', received: `${quote(payload.value)} (${why})` });
+    })
+    .meta({ format: 'date', pattern: DATE_PATTERN.source });
+}
 
 export interface DateTimeOptions {
   /** Earliest date (YYYY-MM-DD, inclusive), compared with the value's date as written (before its offset applies). */
@@ -236,4 +262,30 @@ function depthOf(value: unknown): number {
   let deepest = 0;
   for (const item of Object.values(value)) deepest = Math.max(deepest, depthOf(item));
   return deepest + 1;
+}
+
+// Rules between fields ------------------------------------------------------------------------
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * JSON Schema, over an object, of "`field` is given": present and not null (null means absent, as
+ * everywhere), or present and matching `schema` when one is passed (e.g. a non-empty array).
+ */
+export function given(field: string, schema: JsonSchema = { not: { type: 'null' } }): JsonSchema {
+  return { type: 'object', required: [field], properties: { [field]: schema } };
+}
+
+/**
+ * States in `schema`'s advertised JSON Schema a rule between its fields that a `.superRefine()`
+ * enforces (which JSON Schema cannot infer from code): `rule`, built with {@link given}, joins the
+ * object's `allOf`.
+ *
+ * @example
+ * // plan_id or plan_title, exactly one of them
+ * advertiseRule(input.superRefine(...), { oneOf: [given('plan_id'), given('plan_title')] });
+ */
+export function advertiseRule<S extends z.ZodType>(schema: S, rule: JsonSchema): S {
+  const rules = (schema.meta()?.allOf as JsonSchema[] | undefined) ?? [];
+  return schema.meta({ allOf: [...rules, rule] }) as S;
 }

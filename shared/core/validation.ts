@@ -246,9 +246,13 @@ export interface FieldProblem {
   received: string;
 }
 
-/** Reports `problem` from inside a zod `.check()`: the field is refused with that explanation. */
+/**
+ * Reports `problem` from inside a zod `.check()`: the field is refused with that explanation. The
+ * value had the right type (`continue`), so a union with this field as an option reports this
+ * problem rather than "matches no option".
+ */
 export function refuseValue(payload: z.core.ParsePayload<unknown>, problem: FieldProblem): void {
-  payload.issues.push({ code: 'custom', message: `must be ${problem.expected}`, input: payload.value, params: problem });
+  payload.issues.push({ code: 'custom', message: `must be ${problem.expected}`, input: payload.value, params: problem, continue: true });
 }
 
 /**
@@ -260,7 +264,8 @@ export function refuseValue(payload: z.core.ParsePayload<unknown>, problem: Fiel
  */
 function nullMeansAbsent(schema: z.ZodType, value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
-  const inner = unwrap(schema);
+  // The object option of a union (a title, or { title, notes }) follows the rule too.
+  const inner = objectOption(unwrap(schema));
   if (Array.isArray(value)) {
     if (!(inner instanceof z.ZodArray)) return value;
     const element = inner.element as z.ZodType;
@@ -375,9 +380,12 @@ function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldError[] {
       break;
     }
   }
-  // Other checks carry a message written for the caller already ("must be ...", or zod's own words).
-  const sentence = /^[a-z]/.test(issue.message) ? `${name} ${issue.message}` : `${name}: ${issue.message}`;
-  return [{ field, code: issue.code, message: `${sentence}${input === undefined ? '' : `, but received ${received}`}.`, received }];
+  // Other checks carry a message written for the caller already: "must be ..." reads after the
+  // field's name; anything else follows it.
+  if (issue.message.startsWith('must ')) {
+    return [{ field, code: issue.code, message: `${name} ${issue.message}${input === undefined ? '' : `, but received ${received}`}.`, received }];
+  }
+  return [{ field, code: issue.code, message: `${name}: ${issue.message}${input === undefined ? '' : ` (received ${received})`}.`, received }];
 }
 
 const FORMAT_DESCRIPTIONS: Record<string, string> = {

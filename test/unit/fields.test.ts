@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { DATE_TIME_PATTERN, dateTime, jsonValue, text, uuidList } from '../../shared/core/fields.ts';
+import { advertiseRule, date, DATE_TIME_PATTERN, dateTime, distinctList, given, jsonValue, text, uuidList } from '../../shared/core/fields.ts';
 import { validateInput } from '../../shared/core/validation.ts';
 import type { FieldError } from '../../shared/core/contract.ts';
 
@@ -43,8 +43,12 @@ describe('text', () => {
     expect(problemOf(text({ max: 5 }), ' \n ')).toBeUndefined();
   });
 
-  it('keeps the value as sent', () => {
+  it('keeps the value as sent, or trims it after checking it as sent', () => {
     expect(title.parse(' a ')).toBe(' a ');
+    const name = text({ max: 3, blank: false, trim: true });
+    expect(name.parse(' ab')).toBe('ab');
+    expect(problemOf(name, ' abc ')).toMatchObject({ code: 'too_big', received: '5 characters' });
+    expect(jsonSchemaOf(name)).toMatchObject({ type: 'string', minLength: 1, maxLength: 3 });
   });
 
   it('advertises its bounds and its text rule', () => {
@@ -68,6 +72,44 @@ describe('uuidList', () => {
 
   it('advertises uniqueItems', () => {
     expect(jsonSchemaOf(ids)).toMatchObject({ type: 'array', minItems: 1, maxItems: 3, uniqueItems: true, items: { format: 'uuid' } });
+  });
+});
+
+describe('distinctList', () => {
+  it('refuses a repeated number, and advertises uniqueItems', () => {
+    const ids = distinctList(z.int().min(1), { max: 5 });
+    expect(problemOf(ids, [3, 1, 3])).toMatchObject({ code: 'duplicate_item', received: '3 twice, at positions 0 and 2' });
+    expect(problemOf(ids, [])).toBeUndefined();
+    expect(jsonSchemaOf(ids)).toMatchObject({ type: 'array', maxItems: 5, uniqueItems: true });
+  });
+});
+
+describe('date', () => {
+  it.each([
+    ['2024-02-29', undefined],
+    ['0001-01-01', undefined],
+    ['2025-02-29', 'not a calendar date'],
+    ['0000-01-01', 'there is no year 0000'],
+    ['01/03/2027', 'not in the form YYYY-MM-DD'],
+    ['2025-10-05T00:00:00Z', 'not in the form YYYY-MM-DD'],
+  ])('%s: %s', (value, why) => {
+    const problem = problemOf(date(), value);
+    if (why === undefined) expect(problem).toBeUndefined();
+    else expect(problem).toMatchObject({ code: 'invalid_format', received: expect.stringContaining(why) });
+  });
+});
+
+describe('advertiseRule and given', () => {
+  it('adds each rule to the object schema, keeping its description', () => {
+    const input = z.strictObject({ a: z.int().optional(), b: z.int().optional() }).describe('Two fields.');
+    const ruled = advertiseRule(advertiseRule(input, { oneOf: [given('a'), given('b')] }), { not: given('a', { const: 0 }) });
+    expect(jsonSchemaOf(ruled)).toMatchObject({
+      description: 'Two fields.',
+      allOf: [
+        { oneOf: [{ type: 'object', required: ['a'], properties: { a: { not: { type: 'null' } } } }, { required: ['b'] }] },
+        { not: { required: ['a'], properties: { a: { const: 0 } } } },
+      ],
+    });
   });
 });
 

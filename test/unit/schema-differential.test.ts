@@ -70,8 +70,9 @@ describe.each([...tools, everyRule].map((tool) => [tool.id, tool] as const))('%s
       }
     }
     expect(disagreements.slice(0, 5)).toEqual([]);
-    // Enough of both kinds for the agreement to mean something.
-    expect(accepted).toBeGreaterThan(CASES * 0.1);
+    // Enough of both kinds for the agreement to mean something (tools that need one of two
+    // optional fields accept fewer of the generated inputs).
+    expect(accepted).toBeGreaterThan(CASES * 0.05);
     expect(CASES - accepted).toBeGreaterThan(CASES * 0.3);
   });
 });

@@ -129,7 +129,7 @@ describe('validateInput', () => {
     const result = validateInput(items, { items: ['plain', { title: 'x', note: 'typo' }] }, HINT);
     if (result.ok) throw new Error('expected a failure');
     expect(result.error.details?.fields).toEqual([
-      { field: 'items.1.note', code: 'unknown_field', message: "Unknown field 'items.1.note'; allowed fields: title, notes.", expected: 'one of: title, notes', received: 'note' },
+      { field: 'items[1].note', code: 'unknown_field', message: "Unknown field 'items[1].note'; allowed fields: title, notes.", expected: 'one of: title, notes', received: 'note' },
     ]);
   });
 

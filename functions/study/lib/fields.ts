@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ITEM_STATUSES, PLAN_STATUSES } from '../../../drizzle/schema.ts';
+import { advertiseRule, date, given, text } from '../../../shared/core/fields.ts';
 
 /** Ids are Postgres `integer`s: anything larger is refused by the validator, never by the database. */
 const MAX_ID = 2_147_483_647;
@@ -18,21 +19,19 @@ export const planIdField = z
   .union([z.int().min(1).max(MAX_ID), z.literal('latest')], { error: "must be a plan id (a positive integer) or 'latest'" })
   .describe('The plan id, or "latest" for the most recently created plan.');
 
-/** `plan_title`: matched exactly, ignoring case. */
-export const planTitleField = z
-  .string()
-  .trim()
-  .min(1)
-  .max(200)
-  .describe('The plan title, matched exactly but ignoring case. Use plan_id instead when several plans share a title.');
+/** `plan_title`: matched exactly, ignoring case (and surrounding whitespace). */
+export const planTitleField = text({ max: 200, blank: false, trim: true }).describe('The plan title, matched exactly but ignoring case. Use plan_id instead when several plans share a title.');
+
+/** A plan item's title (matched exactly, ignoring case and surrounding whitespace). */
+export const itemTitleField = text({ max: 300, blank: false, trim: true });
 
 export const planStatus = z.enum(PLAN_STATUSES).describe(`Plan status: ${PLAN_STATUSES.join(', ')}.`);
 export const itemStatus = z.enum(ITEM_STATUSES).describe(`Item status: ${ITEM_STATUSES.join(', ')}.`);
 
 /** An ISO date, e.g. 2026-03-01. */
-export const dueDateField = z.iso.date().describe('Due date, YYYY-MM-DD.');
+export const dueDateField = date().describe('Due date, YYYY-MM-DD.');
 
-export const notesField = z.string().trim().max(2_000).describe('Free-form notes, at most 2,000 characters.');
+export const notesField = text({ max: 2_000, trim: true }).describe('Free-form notes, at most 2,000 characters.');
 
 /** A page size: `fallback` when absent, at most `max`. */
 export function limitField(what: string, fallback: number, max: number) {
@@ -40,7 +39,7 @@ export function limitField(what: string, fallback: number, max: number) {
 }
 
 /** A topic name, matched ignoring case. */
-export const topicNameField = z.string().trim().min(1).max(100).describe('The topic name, e.g. "Spanish grammar" (case-insensitive).');
+export const topicNameField = text({ max: 100, blank: false, trim: true }).describe('The topic name, e.g. "Spanish grammar" (case-insensitive).');
 
 /** A plan named by `plan_id` or `plan_title` (the field names every plan tool uses). */
 export interface PlanRef {
@@ -49,16 +48,17 @@ export interface PlanRef {
 }
 
 /**
- * Refuses inputs that name one `what` twice over (`plan_id` and `plan_title`) or, when `required`,
- * not at all. For `.superRefine()` of a tool's input.
+ * `input` refusing inputs that name one `what` twice over (`plan_id` and `plan_title`) or, when
+ * `required`, not at all; the rule is stated in its advertised schema too.
  */
-export function exactlyOne<K extends string>(first: K, second: K, { what, required }: { what: string; required: boolean }) {
-  return (value: Partial<Record<K, unknown>>, ctx: z.core.$RefinementCtx) => {
-    const has = (key: K) => value[key] !== undefined;
+export function exactlyOne<S extends z.ZodObject>(input: S, first: string, second: string, { what, required }: { what: string; required: boolean }): S {
+  const refined = input.superRefine((value: Record<string, unknown>, ctx) => {
+    const has = (key: string) => value[key] !== undefined;
     if (has(first) && has(second)) {
       ctx.addIssue({ code: 'custom', path: [second], input: value[second], message: `give either ${first} or ${second} to name the ${what}, not both` });
     } else if (required && !has(first) && !has(second)) {
       ctx.addIssue({ code: 'custom', path: [first], message: `name the ${what} with ${first} or ${second}; ask the user which ${what} they mean if you do not know` });
     }
-  };
+  });
+  return advertiseRule(refined, required ? { oneOf: [given(first), given(second)] } : { not: { allOf: [given(first), given(second)] } });
 }

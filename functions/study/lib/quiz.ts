@@ -2,6 +2,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { decodeCursor } from '../../../shared/core/cursor.ts';
+import { text } from '../../../shared/core/fields.ts';
 import type { Failure } from '../../../shared/core/contract.ts';
 import type { Database } from '../../../shared/runtime/db.ts';
 import { receiptResult, recordReceipt, type Receipt } from '../../../shared/runtime/receipts.ts';
@@ -11,9 +12,9 @@ import { isoTime } from './sql.ts';
 /** An attempt scoring below this (0 to 1) is wrong; an attempt without a score is not graded, so neither. */
 export const PASS_MARK = 0.7;
 
-export const questionField = z.string().trim().min(1).max(2_000).describe('The question as it was asked.');
-export const userAnswerField = z.string().max(5_000).describe("The user's answer.");
-export const feedbackField = z.string().max(5_000).describe('Feedback on the answer: what was right or wrong.');
+export const questionField = text({ max: 2_000, blank: false, trim: true }).describe('The question as it was asked.');
+export const userAnswerField = text({ max: 5_000 }).describe("The user's answer.");
+export const feedbackField = text({ max: 5_000 }).describe('Feedback on the answer: what was right or wrong.');
 
 export const attempt = z.object({
   attempt_id: z.int(),

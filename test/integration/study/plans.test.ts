@@ -47,9 +47,9 @@ describe('write-plan', () => {
     ['no items', { title: 'Empty', items: [] }, [{ field: 'items', code: 'too_small' }]],
     ['more than 100 items', { title: 'Huge', items: Array.from({ length: 101 }, (_, i) => `Item ${i}`) }, [{ field: 'items', code: 'too_big' }]],
     ['no title', { items: ['One'] }, [{ field: 'title', code: 'required' }]],
-    ['a blank item', { title: 'Blank', items: ['  '] }, [{ field: 'items.0', code: 'too_small' }]],
-    ['an item that is neither a title nor an object', { title: 'Numbers', items: [5] }, [{ field: 'items.0', code: 'invalid_union' }]],
-    ['a malformed due date', { title: 'Dates', items: [{ title: 'One', due_date: '01/03/2027' }] }, [{ field: 'items.0.due_date', code: 'invalid_format' }]],
+    ['a blank item', { title: 'Blank', items: ['  '] }, [{ field: 'items[0]', code: 'blank' }]],
+    ['an item that is neither a title nor an object', { title: 'Numbers', items: [5] }, [{ field: 'items[0]', code: 'invalid_union' }]],
+    ['a malformed due date', { title: 'Dates', items: [{ title: 'One', due_date: '01/03/2027' }] }, [{ field: 'items[0].due_date', code: 'invalid_format' }]],
   ])('refuses %s, naming the field', async (_case, input, fields) => {
     const before = await rowCount('study_plans', tenant.projectId);
     const error = await failure(tenant, 'write-plan', input, 400, 'VALIDATION_ERROR');

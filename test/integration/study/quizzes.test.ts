@@ -81,8 +81,8 @@ describe('a quiz round', () => {
 
   it.each([
     ['an empty round', { topic_id: 1 }, [{ field: 'wrong_answers', code: 'custom' }]],
-    ['a repeated attempt id', { topic_id: 1, correct_retries: [2, 2] }, [{ field: 'correct_retries', code: 'custom' }]],
-    ['a wrong answer without the answer', { topic_id: 1, wrong_answers: [{ question: 'Q?' }] }, [{ field: 'wrong_answers.0.user_answer', code: 'required' }]],
+    ['a repeated attempt id', { topic_id: 1, correct_retries: [2, 2] }, [{ field: 'correct_retries', code: 'duplicate_item' }]],
+    ['a wrong answer without the answer', { topic_id: 1, wrong_answers: [{ question: 'Q?' }] }, [{ field: 'wrong_answers[0].user_answer', code: 'required' }]],
     ['a topic_id that is not an integer', { topic_id: 'French verbs', correct_retries: [2] }, [{ field: 'topic_id', code: 'invalid_type' }]],
   ])('refuses %s, naming the field', async (_case, input, fields) => {
     const error = await failure(tenant, 'quiz-post-save', input, 400, 'VALIDATION_ERROR');
