@@ -205,7 +205,7 @@ const validDateTime: fc.Arbitrary<string> = fc
   .map(({ year, month, day, time: [h, m, s], fraction, zone }) => `${year}-${two(month)}-${two(day)}T${two(h)}:${two(m)}:${two(s)}${fraction}${zone}`);
 
 /** Date-times of every form, mostly valid, each part sometimes out of range or written differently. */
-const dateTimeLike: fc.Arbitrary<string> = fc.oneof(
+export const dateTimeLike: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 12,
     arbitrary: fc
