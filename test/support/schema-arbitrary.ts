@@ -17,12 +17,19 @@ import fc from 'fast-check';
 
 type Schema = Record<string, any>;
 
+/** How often each kind of input is drawn, relative to the others. */
+export interface InputMix {
+  valid: number;
+  wild: number;
+  mutated: number;
+}
+
 /** Inputs for `root` (a tool's input schema): generated values, and mutations of them. */
-export function inputArbitrary(root: Schema): fc.Arbitrary<unknown> {
+export function inputArbitrary(root: Schema, mix: InputMix = { valid: 2, wild: 2, mutated: 2 }): fc.Arbitrary<unknown> {
   const valid = new Generator(root, 'valid').valueOf(root);
   const wild = new Generator(root, 'wild').valueOf(root);
   return fc
-    .oneof({ weight: 2, arbitrary: valid }, { weight: 2, arbitrary: wild }, { weight: 2, arbitrary: mutated(valid) })
+    .oneof({ weight: mix.valid, arbitrary: valid }, { weight: mix.wild, arbitrary: wild }, { weight: mix.mutated, arbitrary: mutated(valid) })
     .map((value) => JSON.parse(JSON.stringify(value ?? null)) as unknown);
 }
 
