@@ -2,10 +2,10 @@
  * The execution trace: one `tool_executions` row per execution, written after the response is
  * sent (through `waitUntil`), so tracing never delays or fails a call.
  *
- * Input, output and error are stored as JSON text in `json` columns: a faithful copy whatever
- * they contain. JSON.stringify escapes NUL and unpaired surrogates (`\u0000`, `\ud800`), `json`
- * keeps that text as written (where `jsonb` would refuse it and lose the row), and reading the
- * row back parses it into exactly the values that were traced.
+ * Input, output, error and retry errors are stored as JSON text in `json` columns: a faithful
+ * copy whatever they contain. JSON.stringify escapes NUL and unpaired surrogates (`\u0000`,
+ * `\ud800`), `json` keeps that text as written (where `jsonb` would refuse it and lose the row),
+ * and reading the row back parses it into exactly the values that were traced.
  */
 import { sql, type SQL } from 'drizzle-orm';
 import { toolExecutions } from '../../drizzle/schema.ts';
@@ -64,7 +64,7 @@ export async function recordExecution(db: Database, record: ExecutionRecord): Pr
       performanceWarning: record.performanceWarning,
       createdAt: record.startedAt,
       apiKeyId: record.apiKeyId,
-      retryErrors: record.retryErrors.length ? record.retryErrors : null,
+      retryErrors: record.retryErrors.length ? jsonText(record.retryErrors) : null,
       otelTraceId: record.span.traceId,
       otelSpanId: record.span.spanId,
       otelParentSpanId: record.span.parentSpanId ?? null,

@@ -95,7 +95,7 @@ const flaky = defineTool({
   output: z.object({}),
   example: { text: 'x' },
   async execute() {
-    throw new ProviderError('The provider answered 503.', { provider: 'test', status: 503, retryable: true });
+    throw new ProviderError(`The provider answered 503: ${HOSTILE_TEXT}`, { provider: 'test', status: 503, retryable: true });
   },
 });
 
@@ -157,6 +157,17 @@ describe('the trace keeps a faithful copy of every execution', () => {
     expect(trace!.input).toEqual({ text: 'in 😀 \u2028' });
     expect(trace!.output).toEqual({ text: `in 😀 \u2028 ${HOSTILE_TEXT}`, nested: { [HOSTILE_TEXT]: [HOSTILE_TEXT] } });
     expect(trace!.output).toEqual(body.data);
+  });
+
+  it('stores the errors of retried attempts whose messages jsonb would refuse', async () => {
+    const { body } = await call('always-unavailable', { text: 'x' });
+    expect(body.meta.attempts).toBe(3);
+    const trace = await traceOf(body.meta.trace_id);
+    const retried = trace!.retryErrors as { attempt: number; cause: { message: string } }[];
+    expect(retried.map((error) => [error.attempt, error.cause.message])).toEqual([
+      [1, `The provider answered 503: ${HOSTILE_TEXT}`],
+      [2, `The provider answered 503: ${HOSTILE_TEXT}`],
+    ]);
   });
 
   it('stores an error whose message jsonb would refuse', async () => {
