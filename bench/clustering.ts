@@ -22,7 +22,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { agnes } from 'ml-hclust';
 import { agglomerativeClustering, type Linkage } from '../functions/task-analysis/lib/clustering.ts';
-import { clusteredVectors, referenceClustering } from '../functions/task-analysis/lib/clustering-reference.ts';
+import { clusteredVectors, referenceClustering } from '../test/unit/clustering-reference.ts';
 
 const BENCH = {
   sizes: [50, 500, 1000],

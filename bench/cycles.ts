@@ -13,9 +13,9 @@
  */
 import { createRequire } from 'node:module';
 import { findCycles, type Edge } from '../functions/task-analysis/lib/graph.ts';
-import { seededRandom } from '../functions/task-analysis/lib/clustering-reference.ts';
 import { extractTasks } from '../functions/task-analysis/lib/task-extraction.ts';
 import { generateCorpus } from '../local/corpus.ts';
+import { seededRandom } from '../local/random.ts';
 import { offlineDependencyDetector } from '../shared/providers/offline.ts';
 
 /** Johnson's algorithm: every elementary circuit of an adjacency list (the package has no types). */

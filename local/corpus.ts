@@ -11,7 +11,7 @@
  * access review evidence for the SOC 2 audit”)"), which is the wording the offline dependency
  * heuristic reads. 100k tasks generate in well under a second.
  */
-import { seededRandom } from '../functions/task-analysis/lib/clustering-reference.ts';
+import { seededRandom } from './random.ts';
 
 export interface CorpusOptions {
   /** Number of documents, >= 1. Default 50. */

@@ -8,7 +8,8 @@ import {
   type ClusteringResult,
   type Linkage,
 } from '../../functions/task-analysis/lib/clustering.ts';
-import { clusteredVectors, naiveSimilarities, referenceClustering, seededRandom } from '../../functions/task-analysis/lib/clustering-reference.ts';
+import { seededRandom } from '../../local/random.ts';
+import { clusteredVectors, naiveSimilarities, referenceClustering } from './clustering-reference.ts';
 
 const LINKAGES: Linkage[] = ['average', 'complete', 'single'];
 

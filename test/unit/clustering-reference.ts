@@ -1,8 +1,10 @@
 /**
- * The textbook O(n³) agglomerative clustering that clustering.ts must reproduce exactly, and the
- * seeded synthetic data both are tested and benchmarked on. Used only by tests and bench/.
+ * The textbook O(n³) agglomerative clustering that functions/task-analysis/lib/clustering.ts must
+ * reproduce exactly, and the seeded synthetic data both are tested and benchmarked on. Used by the unit
+ * tests and bench/clustering.ts.
  */
-import { quantize, resolveOptions, type Cluster, type ClusteringOptions, type ClusteringResult, type Linkage, type Merge } from './clustering.ts';
+import { quantize, resolveOptions, type Cluster, type ClusteringOptions, type ClusteringResult, type Linkage, type Merge } from '../../functions/task-analysis/lib/clustering.ts';
+import { seededRandom } from '../../local/random.ts';
 
 interface Group {
   /** SciPy id: the input index for a singleton, n + k for the cluster formed by merge k. */
@@ -113,18 +115,6 @@ function normalisedMean(members: number[], vectors: Float32Array[]): Float32Arra
   for (const i of members) for (let k = 0; k < d; k++) sum[k] = sum[k]! + vectors[i]![k]!;
   const norm = Math.sqrt(sum.reduce((s, x) => s + x * x, 0));
   return Float32Array.from(sum, (x) => (norm > 0 ? x / norm : 0));
-}
-
-/** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export interface ClusteredDataOptions {
