@@ -1,11 +1,20 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type Plugin } from 'vitest/config';
+import { wasmModuleSource } from './local/wasm.ts';
+
+/** `import kernel from './x.wasm'` gives the compiled module in Node, as wrangler's bundle does in workerd. */
+const wasmModules: Plugin = {
+  name: 'wasm-modules',
+  enforce: 'pre',
+  load: (id) => (id.endsWith('.wasm') ? wasmModuleSource(id) : undefined),
+};
 
 export default defineConfig({
   test: {
     projects: [
       {
         // Pure logic and the local stand-ins, in Node.
+        plugins: [wasmModules],
         test: {
           name: 'unit',
           environment: 'node',

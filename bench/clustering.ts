@@ -2,7 +2,7 @@
  * Clustering benchmark: `agglomerativeClustering` (functions/task-analysis/lib/clustering.ts) next to
  * ml-hclust's `agnes` — the same linkage on distance = 1 − cosine similarity, given the vectors and a
  * distance function, so both compute their n² similarities — on the same seeded clustered 1536-d data,
- * in the same process. Run with `node bench/clustering.ts`; `runClusteringBench()` returns the report
+ * in the same process. Run with `node --import ./local/wasm-imports.ts bench/clustering.ts`; `runClusteringBench()` returns the report
  * as a markdown section for bench/RESULTS.md.
  *
  * - time: median (and minimum) wall time of BENCH.runs calls after BENCH.warmup calls, each call after a
@@ -138,7 +138,7 @@ const CHILD_FLAG = '--one-call';
 
 /** Time and peak memory of one call, measured by a fresh child process running this file. */
 function oneCallInChild(implementation: Implementation, n: number, linkage: Linkage): OneCall {
-  const output = execFileSync(process.execPath, [fileURLToPath(import.meta.url), CHILD_FLAG, implementation, String(n), linkage], { encoding: 'utf8' });
+  const output = execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), CHILD_FLAG, implementation, String(n), linkage], { encoding: 'utf8' });
   return JSON.parse(output) as OneCall;
 }
 

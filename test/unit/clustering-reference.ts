@@ -15,8 +15,8 @@ interface Group {
 
 /**
  * Same contract as `agglomerativeClustering`, computed the straightforward way: repeatedly merge the
- * most similar pair of clusters, the linkage recomputed from the raw pair similarities (naive
- * sequential dot products, quantised); ties go to the pair whose larger "largest member index" is
+ * most similar pair of clusters, the linkage recomputed from the raw pair similarities (plain dot
+ * products in the kernel's summation order, quantised); ties go to the pair whose larger "largest member index" is
  * smaller, then whose smaller one is. The flat clusters are the clusters present when the best
  * remaining similarity first drops below the threshold.
  */
@@ -48,15 +48,23 @@ export function referenceClustering(vectors: Float32Array[], options: Clustering
   return { clusters, merges };
 }
 
-/** Quantised sequential dot products, as nested arrays. */
+/** Quantised {@link pairwiseLaneDot} of every pair, as nested arrays. */
 export function naiveSimilarities(vectors: Float32Array[]): number[][] {
-  return vectors.map((a) =>
-    vectors.map((b) => {
-      let s = 0;
-      for (let k = 0; k < a.length; k++) s += a[k]! * b[k]!;
-      return quantize(s);
-    }),
-  );
+  return vectors.map((a) => vectors.map((b) => quantize(pairwiseLaneDot(a, b))));
+}
+
+/**
+ * The dot product in the order of the SIMD kernel (dot-products.wat), computed plainly in float64:
+ * the products of the even dimensions summed in ascending order, plus those of the odd dimensions.
+ */
+export function pairwiseLaneDot(a: Float32Array, b: Float32Array): number {
+  let even = 0;
+  let odd = 0;
+  for (let k = 0; k < a.length; k += 2) {
+    even += a[k]! * b[k]!;
+    if (k + 1 < a.length) odd += a[k + 1]! * b[k + 1]!;
+  }
+  return even + odd;
 }
 
 function bestPair(groups: Group[], sim: number[][], linkage: Linkage): { x: number; y: number; similarity: number } {

@@ -8,8 +8,9 @@ import {
   type ClusteringResult,
   type Linkage,
 } from '../../functions/task-analysis/lib/clustering.ts';
+import { dotProducts } from '../../functions/task-analysis/lib/dot-products.ts';
 import { seededRandom } from '../../local/random.ts';
-import { clusteredVectors, naiveSimilarities, referenceClustering } from './clustering-reference.ts';
+import { clusteredVectors, naiveSimilarities, pairwiseLaneDot, referenceClustering } from './clustering-reference.ts';
 
 const LINKAGES: Linkage[] = ['average', 'complete', 'single'];
 
@@ -51,21 +52,95 @@ function expectWellFormed(result: ClusteringResult, vectors: Float32Array[], thr
   expect(result.clusters).toHaveLength(n - result.merges.filter((m) => m.similarity >= threshold).length);
 }
 
+/**
+ * The exact dot product (no rounding at all): float32 components are integers times 2⁻¹⁴⁹, so their
+ * products are integers times 2⁻²⁹⁸, summed here as BigInt; rounded to the nearest double at the end.
+ */
+function exactDot(a: Float32Array, b: Float32Array): number {
+  let sum = 0n;
+  for (let k = 0; k < a.length; k++) sum += BigInt(a[k]! * 2 ** 149) * BigInt(b[k]! * 2 ** 149);
+  return Number(sum) / 2 ** 298;
+}
+
+/**
+ * What any float64 summation of d exact products may be off by from the exact dot product:
+ * γ_d · Σ|aₖbₖ|, with γ_d = d·u / (1 − d·u) and u = 2⁻⁵³ (Higham, Accuracy and Stability, §3.1).
+ */
+function summationErrorBound(a: Float32Array, b: Float32Array): number {
+  const u = 2 ** -53;
+  const gamma = (a.length * u) / (1 - a.length * u);
+  let magnitude = 0;
+  for (let k = 0; k < a.length; k++) magnitude += Math.abs(a[k]! * b[k]!);
+  return gamma * magnitude;
+}
+
+describe('dotProducts (the WebAssembly SIMD kernel)', () => {
+  it.each([
+    [1, 1],
+    [2, 2],
+    [3, 3],
+    [4, 17],
+    [5, 1],
+    [7, 5],
+    [11, 1536],
+  ])('gives the pairwise-lane float64 dot product, bit for bit, for n=%i, d=%i (every tile and lane remainder)', (n, d) => {
+    const vectors = clusteredVectors({ seed: n * 31 + d, n, dimensions: d });
+    const { matrix } = dotProducts(vectors);
+    for (let i = 0; i < n; i++) {
+      for (let j = i; j < n; j++) {
+        expect(matrix[i * n + j]).toBe(pairwiseLaneDot(vectors[i]!, vectors[j]!));
+        expect(Math.abs(matrix[i * n + j]! - exactDot(vectors[i]!, vectors[j]!))).toBeLessThanOrEqual(summationErrorBound(vectors[i]!, vectors[j]!));
+      }
+    }
+  });
+
+  it('sums in its own documented order, which is not the sequential one', () => {
+    // Products 1, 2⁻⁵⁴, −1, 0: sequentially 1 + 2⁻⁵⁴ rounds to 1 and the sum is 0; the even lane
+    // gives 1 − 1 = 0 and the odd lane 2⁻⁵⁴, so the kernel's sum is 2⁻⁵⁴, the exact value.
+    const a = Float32Array.of(1, 2 ** -27, -1, 0);
+    const b = Float32Array.of(1, 2 ** -27, 1, 0);
+    expect(plainDot(a, b)).toBe(0);
+    expect(pairwiseLaneDot(a, b)).toBe(2 ** -54);
+    expect(dotProducts([a, b]).matrix[1]).toBe(2 ** -54);
+    expect(exactDot(a, b)).toBe(2 ** -54);
+  });
+
+  it('is within the float64 summation bound of the exact dot product for dense 1536-d vectors, and far below the quantum', () => {
+    const vectors = clusteredVectors({ seed: 5, n: 40 });
+    const { matrix } = dotProducts(vectors);
+    let worst = 0;
+    for (let i = 0; i < 40; i++) {
+      for (let j = i; j < 40; j++) {
+        const error = Math.abs(matrix[i * 40 + j]! - exactDot(vectors[i]!, vectors[j]!));
+        expect(error).toBeLessThanOrEqual(summationErrorBound(vectors[i]!, vectors[j]!));
+        worst = Math.max(worst, error);
+      }
+    }
+    expect(worst).toBeLessThan(SIMILARITY_QUANTUM / 1000);
+  });
+
+  it('rejects unequal dimensions and non-finite components, naming the vector', () => {
+    expect(() => dotProducts([Float32Array.of(1, 0), Float32Array.of(1, 0, 0)])).toThrow('vector 1 has 3 dimensions, expected 2');
+    expect(() => dotProducts([Float32Array.of(1, 0, 0), Float32Array.of(0, 0, Infinity)])).toThrow('vector 1 has a non-finite component');
+    expect(() => dotProducts([Float32Array.of(Number.NaN)])).toThrow('vector 0 has a non-finite component');
+  });
+});
+
 describe('cosineSimilarities', () => {
   it.each([
     [1, 1],
-    [2, 3],
     [4, 17],
-    [7, 5],
     [10, 1536],
-  ])('equals the quantised naive dot products for n=%i, d=%i (every tile remainder)', (n, d) => {
-    const vectors = clusteredVectors({ seed: n * 31 + d, n, dimensions: d });
+  ])('is the symmetric matrix of quantised kernel dot products for n=%i, d=%i, within half a quantum (plus float64 rounding) of the exact ones', (n, d) => {
+    const vectors = clusteredVectors({ seed: n * 17 + d, n, dimensions: d });
     const matrix = cosineSimilarities(vectors);
     const naive = naiveSimilarities(vectors);
     for (let i = 0; i < n; i++) {
       for (let j = 0; j < n; j++) {
         expect(matrix[i * n + j]).toBe(naive[i]![j]);
-        expect(Math.abs(matrix[i * n + j]! - plainDot(vectors[i]!, vectors[j]!))).toBeLessThanOrEqual(SIMILARITY_QUANTUM / 2);
+        expect(matrix[i * n + j]).toBe(matrix[j * n + i]);
+        const error = Math.abs(matrix[i * n + j]! - exactDot(vectors[i]!, vectors[j]!));
+        expect(error).toBeLessThanOrEqual(SIMILARITY_QUANTUM / 2 + summationErrorBound(vectors[i]!, vectors[j]!));
       }
     }
   });

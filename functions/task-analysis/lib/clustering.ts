@@ -1,16 +1,23 @@
 /**
  * Exact agglomerative hierarchical clustering over cosine similarity.
  *
- * Cost: O(n²·d) for the similarity matrix (the dominant part, a register-tiled dot-product kernel)
- * plus O(n²) for the dendrogram (nearest-neighbour chain). Memory: two n×n Float64Array (the raw
- * similarities and the working linkage matrix) and one n×d Float64Array copy of the input while the
- * similarities are computed — about 28 MB for 1000 × 1536.
+ * Similarity. The similarity of two vectors is their dot product (the vectors are expected to be
+ * L2-normalised, so it is their cosine), summed in float64 in one fixed order by a WebAssembly SIMD
+ * kernel (dot-products.ts: the products of the even dimensions in ascending order, plus those of the
+ * odd dimensions), then rounded to a multiple of SIMILARITY_QUANTUM.
+ *
+ * Cost: O(n²·d) for the similarity matrix (the dominant part) plus O(n²) for the dendrogram
+ * (nearest-neighbour chain). Memory, in one WebAssembly memory: the n×n Float64 similarity matrix, and
+ * in the same space one after the other the kernel's float64 copy of the input, then the n×n working
+ * linkage matrix — about 20 MB for 1000 × 1536.
  *
  * Exactness. Similarities are rounded to multiples of SIMILARITY_QUANTUM (2⁻³⁰ ≈ 9.3e-10, far below
  * the ≈ 6e-8 precision of Float32 input), so every sum of fewer than 2²³ of them is exact in float64
  * and does not depend on summation order: average linkage computed from running sums here is
- * bit-identical to average linkage recomputed from the raw pairs (clustering-reference.ts), and so are
- * the mean similarities. That holds for n ≤ 4096 (n(n−1)/2 < 2²³ pairs).
+ * bit-identical to average linkage recomputed from the raw pairs by the textbook O(n³) algorithm
+ * (test/unit/clustering-reference.ts, which computes each dot product plainly in the kernel's order),
+ * and so are the mean similarities. That holds for n ≤ 4096 (n(n−1)/2 < 2²³ pairs) and vectors of
+ * norm at most 1 (similarities within [−1, 1]).
  *
  * Ties. Candidate merges are ordered by linkage similarity (higher first); equal similarities go to
  * the pair of clusters whose largest member indices are smaller — compared by the larger of the two
@@ -18,6 +25,7 @@
  * reducible and the nearest-neighbour chain merges exactly what the greedy textbook algorithm with the
  * same rule merges.
  */
+import { dotProducts, type DotProducts } from './dot-products.ts';
 
 /** How the similarity of two clusters is derived from the similarities of their members. */
 export type Linkage = 'average' | 'complete' | 'single';
@@ -81,8 +89,9 @@ export function agglomerativeClustering(vectors: Float32Array[], options: Cluste
   const resolved = resolveOptions(options);
   const n = vectors.length;
   if (n === 0) return { clusters: [], merges: [] };
-  const similarities = cosineSimilarities(vectors);
-  const rows = nearestNeighbourChain(similarities.slice(), n, resolved.linkage);
+  const { matrix: similarities, scratch: working } = similarityMatrix(vectors);
+  working.set(similarities);
+  const rows = nearestNeighbourChain(working, n, resolved.linkage);
   const order = mergeOrder(rows);
   return buildResult(vectors, similarities, rows, order, resolved);
 }
@@ -106,96 +115,38 @@ export function quantize(similarity: number): number {
   return Math.round(similarity / SIMILARITY_QUANTUM) * SIMILARITY_QUANTUM;
 }
 
-/** Rows per register tile of the dot-product kernel (3 × 3 accumulators plus operands fit x64's 16 registers). */
-const TILE = 3;
-/** Row blocks per cache group: 8 × 3 rows × 1536 × 8 bytes = 288 KiB, well inside L2. */
-const GROUP = 8;
-
 /**
- * The n×n row-major matrix of quantised dot products of `vectors`, symmetric, diagonal included.
- * Each entry is the plain sequential float64 sum Σₖ a[k]·b[k] (products of Float32 values are exact
- * in float64), then quantised — the same number a naive loop gives.
+ * The n×n row-major matrix of similarities of `vectors` (symmetric, diagonal included), with as much
+ * scratch space again in the same memory. Each similarity is the kernel's float64 dot product
+ * (dot-products.ts: even dimensions summed in order, plus odd dimensions summed in order), quantised.
  */
+function similarityMatrix(vectors: Float32Array[]): DotProducts {
+  const products = dotProducts(vectors);
+  quantizeSymmetric(products.matrix, vectors.length);
+  return products;
+}
+
+/** The quantised similarities of every pair of `vectors`: {@link similarityMatrix} without its scratch space. */
 export function cosineSimilarities(vectors: Float32Array[]): Float64Array {
-  const n = vectors.length;
-  const d = vectors[0]?.length ?? 0;
-  const blocks = Math.ceil(n / TILE);
-  const tiles = interleave(vectors, d, blocks);
-  const out = new Float64Array(n * n);
-  const span = TILE * d;
-  // A group of row blocks meets each column block in turn, so that column block is read from memory
-  // once per group rather than once per row block.
-  for (let group = 0; group < blocks; group += GROUP) {
-    for (let bj = group; bj < blocks; bj++) {
-      const last = Math.min(group + GROUP - 1, bj);
-      for (let bi = group; bi <= last; bi++) tile(tiles, bi * span, bj * span, span, bi * TILE, bj * TILE, n, out);
-    }
-  }
-  mirrorUpperTriangle(out, n);
-  return out;
+  return similarityMatrix(vectors).matrix;
 }
 
 /**
- * Copies the vectors into blocks of TILE rows stored column-interleaved (block b, dimension k, row r at
- * (b·d + k)·TILE + r), zero-padded to whole blocks, so the kernel reads each tile with one running index.
+ * Quantises the upper triangle (diagonal included) and copies it into the lower one, in square blocks
+ * so that both sides stay in cache.
  */
-function interleave(vectors: Float32Array[], d: number, blocks: number): Float64Array {
-  const tiles = new Float64Array(blocks * TILE * d);
-  for (let i = 0; i < vectors.length; i++) {
-    const vector = vectors[i]!;
-    if (vector.length !== d) throw new RangeError(`vector ${i} has ${vector.length} dimensions, expected ${d}`);
-    const base = Math.floor(i / TILE) * TILE * d + (i % TILE);
-    let finite = 0;
-    for (let k = 0; k < d; k++) {
-      const x = vector[k]!;
-      finite += x - x; // NaN as soon as one component is NaN or infinite
-      tiles[base + k * TILE] = x;
-    }
-    if (finite !== 0) throw new RangeError(`vector ${i} has a non-finite component`);
-  }
-  return tiles;
-}
-
-/**
- * One 3×3 tile: rows i0..i0+2 against rows j0..j0+2, written to the upper triangle (i <= j < n).
- * 6 loads feed 9 multiply-adds. Running indices with `| 0` drop V8's overflow checks, and a function
- * of its own leaves the register allocator less to juggle: together about 25 % faster than the plain
- * inlined loop (larger 4×3 and 4×4 tiles spill and lose).
- */
-function tile(t: Float64Array, a: number, b: number, span: number, i0: number, j0: number, n: number, out: Float64Array): void {
-  let s00 = 0, s01 = 0, s02 = 0, s10 = 0, s11 = 0, s12 = 0, s20 = 0, s21 = 0, s22 = 0;
-  for (let p = a, q = b, end = a + span; p < end; p = (p + 3) | 0, q = (q + 3) | 0) {
-    const x0 = t[q]!, x1 = t[(q + 1) | 0]!, x2 = t[(q + 2) | 0]!;
-    let y = t[p]!;
-    s00 += y * x0; s01 += y * x1; s02 += y * x2;
-    y = t[(p + 1) | 0]!;
-    s10 += y * x0; s11 += y * x1; s12 += y * x2;
-    y = t[(p + 2) | 0]!;
-    s20 += y * x0; s21 += y * x1; s22 += y * x2;
-  }
-  store(out, n, i0, j0, s00, s01, s02);
-  store(out, n, i0 + 1, j0, s10, s11, s12);
-  store(out, n, i0 + 2, j0, s20, s21, s22);
-}
-
-/** Stores one tile row, skipping the padding and the lower triangle. */
-function store(out: Float64Array, n: number, i: number, j0: number, s0: number, s1: number, s2: number): void {
-  if (i >= n) return;
-  const row = i * n;
-  if (j0 >= i && j0 < n) out[row + j0] = quantize(s0);
-  if (j0 + 1 >= i && j0 + 1 < n) out[row + j0 + 1] = quantize(s1);
-  if (j0 + 2 >= i && j0 + 2 < n) out[row + j0 + 2] = quantize(s2);
-}
-
-/** Copies the upper triangle into the lower one in square blocks, so both sides stay in cache. */
-function mirrorUpperTriangle(m: Float64Array, n: number): void {
+function quantizeSymmetric(m: Float64Array, n: number): void {
   const block = 64;
   for (let bi = 0; bi < n; bi += block) {
     for (let bj = bi; bj < n; bj += block) {
       const iEnd = Math.min(bi + block, n);
       const jEnd = Math.min(bj + block, n);
       for (let i = bi; i < iEnd; i++) {
-        for (let j = Math.max(bj, i + 1); j < jEnd; j++) m[j * n + i] = m[i * n + j]!;
+        for (let j = Math.max(bj, i); j < jEnd; j++) {
+          const s = quantize(m[i * n + j]!);
+          m[i * n + j] = s;
+          m[j * n + i] = s;
+        }
       }
     }
   }
