@@ -222,6 +222,32 @@ describe('agglomerativeClustering: edge cases', () => {
     expect(agglomerativeClustering(angles(0, 90)).clusters[0]!.centroid).toBeUndefined();
   });
 
+  it('treats a zero vector as orthogonal to every vector, itself included (similarity 0, never NaN)', () => {
+    const x = Float32Array.of(1, 0, 0);
+    const zero = new Float32Array(3);
+    const vectors = [x, zero, x, zero, Float32Array.of(0, 1, 0)];
+    const similarities = cosineSimilarities(vectors);
+    for (let j = 0; j < 5; j++) {
+      expect(similarities[1 * 5 + j]).toBe(0);
+      expect(similarities[j * 5 + 3]).toBe(0);
+    }
+    for (const linkage of LINKAGES) {
+      for (const threshold of [0.75, 0.5, 0, -1]) {
+        const result = agglomerativeClustering(vectors, { linkage, threshold, centroids: true });
+        expect(result).toEqual(referenceClustering(vectors, { linkage, threshold, centroids: true }));
+        expectWellFormed(result, vectors, threshold);
+        const numbers = [...result.merges.map((m) => m.similarity), ...result.clusters.flatMap((c) => [c.meanSimilarity, ...c.centroid!])];
+        expect(numbers.every(Number.isFinite)).toBe(true);
+      }
+      // Above 0, a zero vector joins nothing; at 0 everything here is similar enough (all pairs are >= 0).
+      expect(agglomerativeClustering(vectors, { linkage, threshold: 0.5 }).clusters.map((c) => c.members)).toEqual([[0, 2], [1], [3], [4]]);
+      expect(agglomerativeClustering(vectors, { linkage, threshold: 0 }).clusters.map((c) => c.members)).toEqual([[0, 1, 2, 3, 4]]);
+    }
+    const zeros = agglomerativeClustering([zero, zero, zero], { threshold: 0, centroids: true });
+    expect(zeros.clusters).toEqual([{ members: [0, 1, 2], meanSimilarity: 0, centroid: new Float32Array(3) }]);
+    expect(agglomerativeClustering([zero, zero]).clusters.map((c) => c.meanSimilarity)).toEqual([1, 1]);
+  });
+
   it('rejects unequal dimensions, non-finite components, a NaN threshold and unknown linkages', () => {
     expect(() => agglomerativeClustering([Float32Array.of(1, 0), Float32Array.of(1)])).toThrow(RangeError);
     expect(() => agglomerativeClustering([Float32Array.of(1, 0), Float32Array.of(Number.NaN, 0)])).toThrow(/non-finite/);

@@ -4,7 +4,9 @@
  * Similarity. The similarity of two vectors is their dot product (the vectors are expected to be
  * L2-normalised, so it is their cosine), summed in float64 in one fixed order by a WebAssembly SIMD
  * kernel (dot-products.ts: the products of the even dimensions in ascending order, plus those of the
- * odd dimensions), then rounded to a multiple of SIMILARITY_QUANTUM.
+ * odd dimensions), then rounded to a multiple of SIMILARITY_QUANTUM. A zero vector is orthogonal to
+ * every vector, itself included: its similarities are all 0 (nothing is divided by a norm, so nothing
+ * is NaN), and it joins a cluster only at a threshold <= 0.
  *
  * Cost: O(n²·d) for the similarity matrix (the dominant part) plus O(n²) for the dendrogram
  * (nearest-neighbour chain). Memory, in one WebAssembly memory: the n×n Float64 similarity matrix, and
