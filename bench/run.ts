@@ -1,60 +1,121 @@
 /**
  * `npm run bench`: runs every benchmark, prints the figures, and writes bench/RESULTS.md with the
- * machine and the date. Benchmarks are run on demand, never in the test suite.
+ * machine and the date. `npm run bench -- <section> ...` runs only the named sections and replaces
+ * just their sections of RESULTS.md. Benchmarks are run on demand, never in the test suite.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { bundlesMarkdown, measureBundles } from './bundles.ts';
-import { runClusteringBench } from './clustering.ts';
-import { runCyclesBench } from './cycles.ts';
-import { runFaultsBench } from './faults.ts';
-import { runIdempotencyBench } from './idempotency.ts';
-import { runObservabilityBench } from './observability.ts';
-import { pipelineMarkdown, runAdmissionBench, runPipelineBench } from './pipeline.ts';
-import { runRetrievalBench } from './retrieval.ts';
-import { runSemaphoreBench } from './semaphore.ts';
-import { runTaskAnalysisBench } from './task-analysis.ts';
 
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const sections: string[] = [
-  '# Benchmark results',
-  '',
-  `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}. Machine: ${machine}.`,
+interface Section {
+  /** The name on the command line. */
+  name: string;
+  /** What is printed while it runs. */
+  progress: string;
+  /** Its markdown, starting with its `## ` heading. Each section imports its bench only when it runs. */
+  run(): Promise<string>;
+}
+
+const SECTIONS: Section[] = [
+  {
+    name: 'pipeline',
+    progress: 'Pipeline overhead without I/O...',
+    run: async () => {
+      const { pipelineMarkdown, runPipelineBench } = await import('./pipeline.ts');
+      return `## Pipeline overhead without I/O (log-mood schema, no-op execute)\n\n${pipelineMarkdown(await runPipelineBench())}`;
+    },
+  },
+  {
+    name: 'admission',
+    progress: 'Admission cost per call...',
+    run: async () => {
+      const { runAdmissionBench } = await import('./pipeline.ts');
+      return `## What admission adds to one uncontended call (no-op tool, loopback Redis)\n\n${await runAdmissionBench()}`;
+    },
+  },
+  {
+    name: 'idempotency',
+    progress: 'What an idempotency key costs a write call...',
+    run: async () => (await import('./idempotency.ts')).runIdempotencyBench(),
+  },
+  {
+    name: 'faults',
+    progress: 'Redis freeze recovery and key revocation on wrangler dev (about 2 minutes)...',
+    run: async () => (await import('./faults.ts')).runFaultsBench(),
+  },
+  {
+    name: 'semaphore',
+    progress: 'Semaphore under saturation...',
+    run: async () => (await import('./semaphore.ts')).runSemaphoreBench(),
+  },
+  {
+    name: 'clustering',
+    progress: 'Clustering next to ml-hclust...',
+    run: async () => (await import('./clustering.ts')).runClusteringBench(),
+  },
+  {
+    name: 'retrieval',
+    progress: 'Retrieval with the default settings, offline embedder before and after...',
+    run: async () => (await import('./retrieval.ts')).runRetrievalBench(),
+  },
+  {
+    name: 'cycles',
+    progress: 'Cycle detection...',
+    run: async () => (await import('./cycles.ts')).runCyclesBench(),
+  },
+  {
+    name: 'task-analysis',
+    progress: 'Task-analysis tools against the Neon stand-in (about 9 minutes)...',
+    run: async () => (await import('./task-analysis.ts')).runTaskAnalysisBench(),
+  },
+  {
+    name: 'observability',
+    progress: 'Observability reads over 100,000 executions (about 5 minutes)...',
+    run: async () => (await import('./observability.ts')).runObservabilityBench(),
+  },
+  {
+    name: 'bundles',
+    progress: 'Bundle sizes (dry-run deploys)...',
+    run: async () => {
+      const { bundlesMarkdown, measureBundles } = await import('./bundles.ts');
+      return `## Bundle sizes (\`npm run deploy -- <tool-id> --dry-run\`)\n\n${bundlesMarkdown(measureBundles())}`;
+    },
+  },
 ];
 
-console.log('Pipeline overhead without I/O...');
-sections.push('', '## Pipeline overhead without I/O (log-mood schema, no-op execute)', '', pipelineMarkdown(await runPipelineBench()));
+const RESULTS = new URL('RESULTS.md', import.meta.url);
 
-console.log('Admission cost per call...');
-sections.push('', '## What admission adds to one uncontended call (no-op tool, loopback Redis)', '', await runAdmissionBench());
+/** Replaces the section with the same `## ` heading in `document` (or appends it). */
+function replaceSection(document: string, section: string): string {
+  const heading = section.slice(0, section.indexOf('\n'));
+  const start = document.indexOf(`\n${heading}\n`);
+  if (start < 0) return `${document.trimEnd()}\n\n${section.trimEnd()}\n`;
+  const next = document.indexOf('\n## ', start + heading.length + 1);
+  const rest = next < 0 ? '' : `\n${document.slice(next).trimStart()}`;
+  return `${document.slice(0, start + 1)}${section.trimEnd()}\n${rest}`;
+}
 
-console.log('What an idempotency key costs a write call...');
-sections.push('', await runIdempotencyBench());
+const names = process.argv.slice(2);
+const unknown = names.filter((name) => !SECTIONS.some((section) => section.name === name));
+if (unknown.length) {
+  console.error(`Unknown bench section: ${unknown.join(', ')}. Sections: ${SECTIONS.map((s) => s.name).join(', ')}.`);
+  process.exit(2);
+}
+const selected = names.length ? SECTIONS.filter((section) => names.includes(section.name)) : SECTIONS;
 
-console.log('Redis freeze recovery and key revocation on wrangler dev (about 2 minutes)...');
-sections.push('', await runFaultsBench());
+const results: string[] = [];
+for (const section of selected) {
+  console.log(section.progress);
+  results.push(await section.run());
+}
 
-console.log('Semaphore under saturation...');
-sections.push('', await runSemaphoreBench());
-
-console.log('Clustering next to ml-hclust...');
-sections.push('', await runClusteringBench());
-
-console.log('Retrieval with the default settings, offline embedder before and after...');
-sections.push('', await runRetrievalBench());
-
-console.log('Cycle detection...');
-sections.push('', await runCyclesBench());
-
-console.log('Task-analysis tools against the Neon stand-in (about 9 minutes)...');
-sections.push('', await runTaskAnalysisBench());
-
-console.log('Observability reads over 100,000 executions (about 5 minutes)...');
-sections.push('', await runObservabilityBench());
-
-console.log('Bundle sizes (dry-run deploys)...');
-sections.push('', '## Bundle sizes (`npm run deploy -- <tool-id> --dry-run`)', '', bundlesMarkdown(measureBundles()));
-
-const report = sections.join('\n') + '\n';
-writeFileSync(new URL('RESULTS.md', import.meta.url), report);
-console.log(report);
+const date = new Date().toISOString().slice(0, 10);
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+let report: string;
+if (names.length && existsSync(RESULTS)) {
+  const stamp = (section: string) => `${section}\n\n_Section rewritten by \`npm run bench -- ${names.join(' ')}\` on ${date}. Machine: ${machine}._`;
+  report = results.reduce((document, section) => replaceSection(document, stamp(section)), readFileSync(RESULTS, 'utf8'));
+} else {
+  report = [`# Benchmark results\n\nWritten by \`npm run bench\` on ${date}. Machine: ${machine}.`, ...results].join('\n\n') + '\n';
+}
+writeFileSync(RESULTS, report);
+console.log(results.join('\n\n'));
