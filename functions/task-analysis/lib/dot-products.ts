@@ -51,6 +51,7 @@ export function dotProducts(vectors: Float32Array[]): DotProducts {
   const heap = new Float64Array(memory.buffer);
   interleave(vectors, d, width, heap);
   const { rowBlock } = new WebAssembly.Instance(kernel, { env: { memory } }).exports as unknown as Kernel;
+  // One short call per row block, so the engine's optimising tier takes over after the first few.
   for (let block = 0; block < blocks; block++) rowBlock(0, span * BYTES_PER_DOUBLE, n, matrixStart * BYTES_PER_DOUBLE, block);
   return { matrix: heap.subarray(matrixStart, matrixStart + n * n), scratch: heap.subarray(0, n * n) };
 }
