@@ -12,7 +12,7 @@ import wabt from 'wabt';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Where WebAssembly sources live. */
-export const WAT_ROOTS = ['functions', 'shared'];
+const WAT_ROOTS = ['functions', 'shared'];
 
 /** The WebAssembly proposals our sources may use, beyond the 1.0 core. */
 const FEATURES = { simd: true };
