@@ -11,7 +11,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { toolExecutions } from '../../drizzle/schema.ts';
 import type { Outcome } from '../core/contract.ts';
 import type { Database } from '../runtime/db.ts';
-import { log } from './log.ts';
+import { errorForLog, log } from './log.ts';
 import type { SpanContext } from './trace-context.ts';
 
 export interface ExecutionRecord {
@@ -70,7 +70,7 @@ export async function recordExecution(db: Database, record: ExecutionRecord): Pr
       otelParentSpanId: record.span.parentSpanId ?? null,
     });
   } catch (error) {
-    log('error', 'trace_write_failed', { trace_id: record.traceId, tool: record.tool, error: describeCause(error) });
+    log('error', 'trace_write_failed', { trace_id: record.traceId, tool: record.tool, error: errorForLog(error) });
   }
 }
 

@@ -25,8 +25,7 @@ import { fail, type Failure, type Outcome } from '../core/contract.ts';
 import type { Parsed } from '../core/validation.ts';
 import { databaseError, databaseFailure, type Database } from './db.ts';
 import { nameBasedUuid } from './ids.ts';
-import { describeCause } from '../observability/tracing.ts';
-import { log } from '../observability/log.ts';
+import { errorForLog, log } from '../observability/log.ts';
 
 /** The HTTP request header carrying the key. */
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -171,7 +170,7 @@ export async function claimIdempotencyKey(
 
   if (row.claimed) {
     const where = sql`project_id = ${projectId} and tool = ${toolId} and key = ${key} and trace_id = ${traceId}`;
-    const logged = (event: string) => (error: unknown) => log('warn', event, { tool: toolId, trace_id: traceId, error: describeCause(error) });
+    const logged = (event: string) => (error: unknown) => log('warn', event, { tool: toolId, trace_id: traceId, error: errorForLog(error) });
     // Unreleased, the claim ends with its lease: the same key then runs again.
     const release = () => db.execute(sql`delete from idempotency_keys where ${where} and status = 'running'`).then(() => undefined, logged('idempotency_release_failed'));
     return {
@@ -184,7 +183,7 @@ export async function claimIdempotencyKey(
         // The trace id fences the update: a claim taken over in the meantime belongs to its new call.
         // Unstored, the claim is taken over once its lease ends, and the call runs again, safely.
         await db
-          .execute(sql`update idempotency_keys set status = 'completed', locked_until = null, response = ${JSON.stringify(storable(outcome))}::jsonb where ${where}`)
+          .execute(sql`update idempotency_keys set status = 'completed', locked_until = null, response = ${JSON.stringify(storable(outcome))}::json where ${where}`)
           .catch(logged('idempotency_store_failed'));
         defer(() => purgeExpired(db));
       },
@@ -241,7 +240,7 @@ export async function purgeExpired(db: Database): Promise<void> {
       select 1`)
     .then(
       () => undefined,
-      (error: unknown) => log('warn', 'idempotency_purge_failed', { error: describeCause(error) }),
+      (error: unknown) => log('warn', 'idempotency_purge_failed', { error: errorForLog(error) }),
     );
 }
 

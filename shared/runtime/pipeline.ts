@@ -14,7 +14,7 @@ import { createDb, databaseFailure, type Database } from './db.ts';
 import { nameBasedUuid } from './ids.ts';
 import { claimIdempotencyKey, keyFromHeader } from './idempotency.ts';
 import { runsLocally, type Env } from './env.ts';
-import { log } from '../observability/log.ts';
+import { errorForLog, log } from '../observability/log.ts';
 import { createProviders, readProviderConfig, type Providers } from '../providers/index.ts';
 import { ProviderError, providerFailure } from '../providers/types.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, withRetries } from './retry.ts';
@@ -210,9 +210,8 @@ export async function callTool(
       delayMs: retryDelayMs,
       signal,
       onRetry: (attempt, failure) => {
-        const cause = describeCause(failure.cause);
-        retryErrors.push({ attempt: attempt - 1, code: failure.error.code, message: failure.error.message, timeMs: Date.now(), cause });
-        log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: cause });
+        retryErrors.push({ attempt: attempt - 1, code: failure.error.code, message: failure.error.message, timeMs: Date.now(), cause: describeCause(failure.cause) });
+        log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: errorForLog(failure.cause) });
       },
     }));
   } finally {

@@ -10,8 +10,7 @@
 import { sql } from 'drizzle-orm';
 import { fail, ok, type Outcome } from '../core/contract.ts';
 import { admissionFromEnv } from '../concurrency/admission.ts';
-import { log } from '../observability/log.ts';
-import { describeCause } from '../observability/tracing.ts';
+import { errorForLog, log } from '../observability/log.ts';
 import { createDb } from './db.ts';
 import { runsLocally, type Env } from './env.ts';
 
@@ -65,7 +64,7 @@ async function probeDatabase(env: Env, timeoutMs: number): Promise<DependencyChe
     await createDb(env.DATABASE_URL, { signal: AbortSignal.timeout(timeoutMs) }).execute(sql`select 1`);
     return { status: 'up', latency_ms: round(performance.now() - startedAt) };
   } catch (error) {
-    return down('database', describeCause(error));
+    return down('database', errorForLog(error));
   }
 }
 
