@@ -161,8 +161,11 @@ export const idempotencyKeys = pgTable(
     traceId: uuid('trace_id').notNull(),
     /** A running claim not completed by then was abandoned (the worker died): another call may take it over. */
     lockedUntil: timestamp('locked_until', { withTimezone: true }),
-    /** The stored answer: the outcome (data and message, or the error), never the cause. */
-    response: jsonb('response'),
+    /**
+     * The stored answer: the outcome (data and message, or the error), never the cause. `json`, not
+     * `jsonb`, like the trace: it keeps whatever text an answer holds, as it was.
+     */
+    response: json('response'),
     createdAt: createdAt(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },

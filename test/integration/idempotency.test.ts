@@ -8,8 +8,10 @@ import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { tools } from '../../functions/registry.ts';
-import { IDEMPOTENCY_NOTE } from '../../shared/core/tool.ts';
+import { ok } from '../../shared/core/contract.ts';
+import { defineTool, IDEMPOTENCY_NOTE, type AnyTool } from '../../shared/core/tool.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { db, gatedTool, getJson, tenantB, tenantC, uniqueTimestamp } from './helpers.ts';
@@ -258,6 +260,35 @@ describe('Idempotency-Key over HTTP', () => {
     const answer = await call('semantic-search', { query: 'hire engineers' }, { idempotencyKey: key });
     expect(answer.status).toBe(200);
     expect(await records(key)).toBe(0);
+  });
+});
+
+describe('Idempotency-Key: the stored answer is kept as it was', () => {
+  it('replays text jsonb could not store (NUL, a lone surrogate) exactly', async () => {
+    // Input never carries such text (the validation layer refuses it), but a tool's answer may.
+    const awkward = 'a\u0000b \ud800 c';
+    let executions = 0;
+    const tool = defineTool({
+      id: 'awkward-answer',
+      title: 'Awkward answer',
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      description: 'Answers a text Postgres jsonb refuses.',
+      input: z.strictObject({ value: z.int() }),
+      output: z.object({ text: z.string(), execution: z.int() }),
+      example: { value: 1 },
+      async execute() {
+        return ok({ text: awkward, execution: ++executions }, 'Done.');
+      },
+    });
+    const gateway = createGateway([tool as AnyTool], { retryDelayMs: 10 });
+    const idempotencyKey = newKey();
+    const first = await call('awkward-answer', { value: 1 }, { gateway, idempotencyKey });
+    const replay = await call('awkward-answer', { value: 1 }, { gateway, idempotencyKey });
+    // Compared as JSON text (ASCII escapes): a lone surrogate in a failure's diff would break the runner's report.
+    expect(JSON.stringify(first.body.data)).toBe(JSON.stringify({ text: awkward, execution: 1 }));
+    expect(replay.body.meta).toMatchObject({ replayed: true });
+    expect(JSON.stringify(replay.body.data)).toBe(JSON.stringify({ text: awkward, execution: 1 }));
+    expect(executions).toBe(1);
   });
 });
 
