@@ -300,6 +300,12 @@ type Attempt = {
   waitUntil: AcquireOptions['waitUntil'];
   firstPosition?: number;
   position?: number;
+  /**
+   * Local time by which Redis surely still counts this waiter as live: the last poll's send time
+   * plus the liveness it announced (Redis started counting later). A slot handed over to the waiter
+   * is kept for it at least that long.
+   */
+  liveUntil?: number;
 };
 
 /**
@@ -345,10 +351,11 @@ export class RedisSemaphore implements Semaphore {
     for (;;) {
       // Poll: takes a ticket the first time, refreshes liveness, and grants when it is our turn.
       const cycleMs = this.cycleMs(attempt);
+      const livenessMs = cycleMs + this.settings.livenessGraceMs;
       const sentAt = performance.now();
       let reply: [number, number];
       try {
-        reply = parseAcquireReply(await this.run(attempt, this.acquireScript, callId, cycleMs + this.settings.livenessGraceMs));
+        reply = parseAcquireReply(await this.run(attempt, this.acquireScript, callId, livenessMs));
       } catch (error) {
         return this.refuse(attempt, 'unavailable', `semaphore backend failed: ${errorText(error)}`);
       }
@@ -361,6 +368,7 @@ export class RedisSemaphore implements Semaphore {
       if (granted) return this.grant(attempt, signal, sentAt + this.settings.firstLeaseMs, false);
       if (attempt.position === undefined) onQueued?.(ahead);
       attempt.position = ahead;
+      attempt.liveUntil = sentAt + livenessMs;
 
       const remaining = attempt.deadline - performance.now();
       if (remaining <= 0) return this.refuse(attempt, 'timeout', `no slot within ${timeoutMs} ms`);
@@ -371,7 +379,9 @@ export class RedisSemaphore implements Semaphore {
       if (this.blocking && remaining >= 10) {
         const woken = await this.waitForWake(attempt, Math.min(cycleMs, remaining), signal);
         if (woken === ABORTED) return this.refuse(attempt, 'aborted', 'aborted while queued');
-        if (woken) return this.grant(attempt, signal, performance.now() + this.settings.livenessGraceMs, true);
+        // Redis keeps a handed-over slot until the waiter's liveness deadline, or claimMs after the
+        // hand-over if that is later: the claim must be confirmed before the later of the two.
+        if (woken) return this.grant(attempt, signal, Math.max(performance.now() + this.settings.livenessGraceMs, attempt.liveUntil ?? 0), true);
       } else {
         const delay = Math.min(Math.max(this.pollDelay(attempt), this.spacing(attempt)), remaining);
         if ((await abortable(sleep(delay), signal)) === ABORTED) {
