@@ -73,6 +73,14 @@ const SECTIONS: Section[] = [
     run: async () => (await import('./observability.ts')).runObservabilityBench(),
   },
   {
+    name: 'answer-sizes',
+    progress: 'Answer sizes per tool...',
+    run: async () => {
+      const { answerSizesMarkdown, measureAnswerSizes } = await import('./answer-sizes.ts');
+      return `## Answer sizes: characters an agent reads back (bench/answer-sizes.ts)\n\n${answerSizesMarkdown(await measureAnswerSizes())}`;
+    },
+  },
+  {
     name: 'bundles',
     progress: 'Bundle sizes (dry-run deploys)...',
     run: async () => {
