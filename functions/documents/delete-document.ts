@@ -1,9 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { fail, ok } from '../../shared/core/contract.ts';
+import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { receiptResult, recordReceipt } from '../../shared/runtime/receipts.ts';
-import { documentId } from './lib/schemas.ts';
+import { documentId, documentNotFound } from './lib/schemas.ts';
 
 /** Deletes a document with its tasks and their relationships. */
 export default defineTool({
@@ -30,9 +30,7 @@ export default defineTool({
     const { deleted, task_count, earlier_task_count } = rows[0] as { deleted: number; task_count: number; earlier_task_count: number | null };
     const deletedTaskCount = deleted > 0 ? task_count : earlier_task_count;
     if (deletedTaskCount === null) {
-      return fail('NOT_FOUND', `No document with id '${document_id}' exists in this project.`, {
-        details: { entity_type: 'document', query: { document_id } },
-      });
+      return documentNotFound(document_id);
     }
     return ok({ document_id, deleted_task_count: deletedTaskCount }, `Deleted document ${document_id} with its ${deletedTaskCount} tasks and their relationships.`);
   },

@@ -1,10 +1,9 @@
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { documents } from '../../drizzle/schema.ts';
-import { fail } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { embedTasks, storeDocument } from './lib/ingest.ts';
-import { documentFields, documentId, ingestOutcome, ingestResult } from './lib/schemas.ts';
+import { documentFields, documentId, documentNotFound, ingestOutcome, ingestResult } from './lib/schemas.ts';
 
 /** Replaces a document's title and content; its tasks are extracted and embedded anew. */
 export default defineTool({
@@ -22,10 +21,7 @@ export default defineTool({
       .from(documents)
       .where(and(eq(documents.id, document_id), eq(documents.projectId, project.id)));
     if (!existing) {
-      return fail('NOT_FOUND', `No document with id '${document_id}' exists in this project.`, {
-        hint: 'Use add-document to create it, or check the id returned by add-document.',
-        details: { entity_type: 'document', query: { document_id } },
-      });
+      return documentNotFound(document_id);
     }
     const { tasks } = await storeDocument(db, project.id, { title, content }, { idFor, replaceId: document_id });
     const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal);

@@ -54,6 +54,8 @@ export interface ToolError {
     query?: Record<string, unknown>;
     constraint?: string;
     sqlstate?: string;
+    /** RATE_LIMITED, BUSY and every other 429/503: how long to wait; the `Retry-After` header says the same in seconds. */
+    retry_after_ms?: number;
     [key: string]: unknown;
   };
 }
@@ -149,6 +151,25 @@ export function fail(code: ErrorCode, message: string, options: FailOptions = {}
   return failure;
 }
 
+/** Ids named in a NOT_FOUND message at most; details carry them all. */
+const MAX_NAMED_IDS = 10;
+
+/**
+ * NOT_FOUND for ids the project does not have, worded the same by every tool and route. Another
+ * project's ids get exactly this answer: nothing tells them apart from ids that never existed.
+ * `query` is the input that named them (`{ task_ids: [...] }`, `{ document_id: '...' }`).
+ *
+ * @example
+ * notFound('task', { task_ids: ['9a1c…', '3f2b…'] })
+ * // "No tasks with ids '9a1c…', '3f2b…' exist in this project."
+ */
+export function notFound(entityType: string, query: Record<string, string | readonly string[]>, hint?: string): Failure {
+  const ids = Object.values(query).flat();
+  const named = ids.slice(0, MAX_NAMED_IDS).map((id) => `'${id}'`).join(', ') + (ids.length > MAX_NAMED_IDS ? ` and ${ids.length - MAX_NAMED_IDS} more` : '');
+  const message = ids.length === 1 ? `No ${entityType} with id ${named} exists in this project.` : `No ${entityType}s with ids ${named} exist in this project.`;
+  return fail('NOT_FOUND', message, { hint, details: { entity_type: entityType, query: { ...query } } });
+}
+
 /**
  * Carries a failure out of code that cannot return one (a getter, a deep helper); the pipeline
  * answers with `failure` as if it had been returned.
@@ -176,10 +197,32 @@ export function metaWithoutExecution(tool: string, traceId: string = crypto.rand
   return { tool, trace_id: traceId, duration_ms: 0, attempts: 0, queued_ms: 0, performance_warning: false };
 }
 
-/** Wraps an outcome into the envelope sent to the caller. */
+/** A 429 or 503 that names no wait of its own tells the caller to wait this long. */
+export const DEFAULT_RETRY_AFTER_MS = 2_000;
+
+/**
+ * How long the caller should wait before repeating a failed call: the failure's
+ * `details.retry_after_ms` when it names one (any status, e.g. a 409 for a call still running), or
+ * {@link DEFAULT_RETRY_AFTER_MS} for a 429 or 503 that names none. Undefined otherwise.
+ */
+export function retryAfterMs(failure: Failure): number | undefined {
+  const named = failure.error.details?.retry_after_ms;
+  if (typeof named === 'number' && Number.isFinite(named) && named >= 0) return named;
+  const status = statusOf(failure);
+  return status === 429 || status === 503 ? DEFAULT_RETRY_AFTER_MS : undefined;
+}
+
+/**
+ * Wraps an outcome into the envelope sent to the caller. A 429 or 503 always carries
+ * `details.retry_after_ms` (see {@link retryAfterMs}), on HTTP and MCP alike.
+ */
 export function envelope<T>(outcome: Outcome<T>, meta: Meta): ToolResult<T> {
   if (!outcome.ok) {
-    return { success: false, message: outcome.error.message, error: outcome.error, meta };
+    const waitMs = retryAfterMs(outcome);
+    const error = waitMs === undefined || outcome.error.details?.retry_after_ms === waitMs
+      ? outcome.error
+      : { ...outcome.error, details: { ...outcome.error.details, retry_after_ms: waitMs } };
+    return { success: false, message: error.message, error, meta };
   }
   const fullMeta: Meta =
     outcome.pagination || outcome.truncated !== undefined

@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { fail, type Failure, type FieldError } from './contract.ts';
+import { plural } from './plural.ts';
 
 /** Bodies above this are refused with PAYLOAD_TOO_LARGE before they are parsed. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -355,7 +356,7 @@ function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldError[] {
     case 'too_small': {
       const expected = describeBounds(root, issue);
       const actual = issue.origin === 'string' && typeof input === 'string' ? `${input.length} characters`
-        : issue.origin === 'array' && Array.isArray(input) ? `${input.length} items`
+        : issue.origin === 'array' && Array.isArray(input) ? plural(input.length, 'item')
         : received;
       return [{ field, code: issue.code, message: `${name} must be ${expected}, but received ${actual}.`, expected, received: actual }];
     }
@@ -492,7 +493,7 @@ function kindOf(value: unknown): string {
 function render(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (typeof value === 'string') return quote(value);
-  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? `an array of ${value.length} items` : 'an object';
+  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? `an array of ${plural(value.length, 'item')}` : 'an object';
   return String(value);
 }
 

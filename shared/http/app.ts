@@ -13,6 +13,7 @@ import { observabilityRoutes } from './observability.ts';
 import { createOpenApiDocument, type OpenApiOptions } from './openapi.ts';
 import { respond, runToolCall, unexpected, type PipelineOptions } from '../runtime/pipeline.ts';
 import { checkReadiness } from '../runtime/readiness.ts';
+import { plural } from '../core/plural.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
 
 /** One catalog entry: what a model needs to choose and call the tool. */
@@ -75,7 +76,7 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
           'catalog',
         );
       }
-      return answer(ok({ tools: tools.map(catalogEntry) }, `${tools.length} tool${tools.length === 1 ? '' : 's'} available: ${ids}.`), 'catalog');
+      return answer(ok({ tools: tools.map(catalogEntry) }, `${plural(tools.length, 'tool')} available: ${ids}.`), 'catalog');
     })
     .get('/openapi.json', (c) => c.json(openApi(new URL(c.req.url).origin)))
     .post('/tools/:toolId', (c) => {

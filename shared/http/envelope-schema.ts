@@ -31,6 +31,7 @@ const toolErrorSchema = z.object({
       query: z.record(z.string(), z.unknown()).optional().describe('NOT_FOUND: how it was looked for.'),
       constraint: z.string().optional().describe('CONFLICT / DATABASE_ERROR: the constraint involved.'),
       sqlstate: z.string().optional().describe('DATABASE_ERROR: the Postgres SQLSTATE.'),
+      retry_after_ms: z.number().optional().describe('Every 429 and 503: how long to wait before retrying (the Retry-After header, in seconds rounded up).'),
     })
     .optional(),
 });

@@ -18,6 +18,7 @@
  */
 import { ok, type Success } from '../core/contract.ts';
 import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/validation.ts';
+import { plural } from '../core/plural.ts';
 import type { JsonSchema } from './envelope-schema.ts';
 import type { AnyTool } from '../core/tool.ts';
 
@@ -65,7 +66,7 @@ export function openAiCatalog(tools: readonly AnyTool[]): Success<{ tools: OpenA
   const exceptions = loose.map((entry) => `${entry.definition.function.name} (${entry.problems.join('; ')})`).join(', ');
   return ok(
     { tools: converted.map((entry) => entry.definition) },
-    `${tools.length} tool${tools.length === 1 ? '' : 's'} as OpenAI function definitions in strict mode${loose.length ? `, except ${exceptions}, which strict mode cannot express` : ''}. Send null for an optional field to leave it out.`,
+    `${plural(tools.length, 'tool')} as OpenAI function definitions in strict mode${loose.length ? `, except ${exceptions}, which strict mode cannot express` : ''}. Send null for an optional field to leave it out.`,
   );
 }
 

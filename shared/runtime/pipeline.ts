@@ -6,7 +6,7 @@
  * Every path ends in an envelope; nothing a tool throws reaches the caller. Nothing about the
  * deployment's configuration is told to a caller before its key is verified.
  */
-import { envelope, fail, FailureError, statusOf, type Failure, type Meta, type Outcome } from '../core/contract.ts';
+import { envelope, fail, FailureError, retryAfterMs, statusOf, type Failure, type Meta, type Outcome } from '../core/contract.ts';
 import { authenticate, type Authenticated, type AuthOptions } from './auth.ts';
 import { admissionFromEnv, namespaceOf, redisFromEnv } from '../concurrency/admission.ts';
 import { FailedAttempts } from '../concurrency/rate-limit.ts';
@@ -355,11 +355,16 @@ export function unexpected(error: unknown, traceId: string): Failure {
   });
 }
 
-/** Serialises an outcome into the envelope response; a failure that says when to retry sets `Retry-After` too. */
+/**
+ * Serialises an outcome into the envelope response: the one place every HTTP answer is built (tool
+ * calls, the other routes, MCP's HTTP-level refusals). Every 429 and 503 carries `Retry-After`:
+ * `details.retry_after_ms` in whole seconds, rounded up.
+ */
 export function respond(outcome: Outcome<unknown>, meta: Meta): Response {
-  const retryAfterMs = outcome.ok ? undefined : outcome.error.details?.retry_after_ms;
-  const headers: Record<string, string> = typeof retryAfterMs === 'number' ? { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } : {};
-  return Response.json(envelope(outcome, meta), { status: outcome.ok ? 200 : statusOf(outcome), headers });
+  if (outcome.ok) return Response.json(envelope(outcome, meta));
+  const waitMs = retryAfterMs(outcome);
+  const headers: Record<string, string> = waitMs === undefined ? {} : { 'retry-after': String(Math.ceil(waitMs / 1000)) };
+  return Response.json(envelope(outcome, meta), { status: statusOf(outcome), headers });
 }
 
 function round(ms: number): number {

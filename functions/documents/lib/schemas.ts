@@ -1,7 +1,8 @@
 /** Input and output pieces shared by the document tools. */
 import { z } from 'zod';
-import { ok, type Success } from '../../../shared/core/contract.ts';
+import { notFound, ok, type Failure, type Success } from '../../../shared/core/contract.ts';
 import { text, uuid } from '../../../shared/core/fields.ts';
+import { plural } from '../../../shared/core/plural.ts';
 import type { EmbeddingReport, StoredTask } from './ingest.ts';
 
 /** Documents are at most this many characters (about 1 MiB, the request body limit). */
@@ -13,6 +14,11 @@ export const documentFields = {
 };
 
 export const documentId = uuid().describe('The id of a document of this project (from add-document).');
+
+/** NOT_FOUND for a document id the project does not have, on every document tool. */
+export function documentNotFound(document_id: string): Failure {
+  return notFound('document', { document_id }, 'Use the document_id that add-document returned, or find documents through semantic-search results.');
+}
 
 export const ingestResult = z.object({
   document_id: z.string(),
@@ -32,11 +38,11 @@ export function ingestOutcome(
   embeddingModel: string,
 ): Success<z.output<typeof ingestResult>> {
   const { documentId, title, tasks } = stored;
-  const base = `${verb} "${title}" with ${tasks.length} task${tasks.length === 1 ? '' : 's'}.`;
+  const base = `${verb} "${title}" with ${plural(tasks.length, 'task')}.`;
   const message =
     report.failed === 0
       ? base
-      : `${base} ${report.failed} task embedding${report.failed === 1 ? '' : 's'} failed (${report.error}); call embed-tasks later to retry them.`;
+      : `${base} ${plural(report.failed, 'task embedding')} failed (${report.error}); call embed-tasks later to retry them.`;
   return ok(
     {
       document_id: documentId,

@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { fail, type Failure } from '../../../shared/core/contract.ts';
+import { notFound, type Failure } from '../../../shared/core/contract.ts';
 import { uuidList } from '../../../shared/core/fields.ts';
 import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
 
@@ -54,9 +54,9 @@ export async function loadTasks(db: Database, projectId: string, ids: string[]):
   return ids.map((id) => byId.get(id)!);
 }
 
-export function tasksNotFound(missing: string[]): Failure {
-  return fail('NOT_FOUND', `No task with id ${missing.map((id) => `'${id}'`).join(', ')} exists in this project.`, {
-    hint: 'Find task ids with semantic-search, or read them from add-document or get-document-context.',
-    details: { entity_type: 'task', query: { task_ids: missing } },
-  });
+/** NOT_FOUND naming the task ids the project does not have. */
+export function tasksNotFound(missing: string[], field: 'task_ids' | 'task_id' = 'task_ids'): Failure {
+  return notFound('task', { [field]: field === 'task_id' ? missing[0]! : missing }, TASK_IDS_HINT);
 }
+
+const TASK_IDS_HINT = 'Find task ids with semantic-search, or read them from add-document or get-document-context.';
