@@ -80,9 +80,13 @@ function characters(count: number): string {
   return `${count} character${count === 1 ? '' : 's'}`;
 }
 
-/** A UUID (any RFC 9562 version, either case), advertised as `format: uuid` with zod's pattern. */
+/**
+ * A UUID (any RFC 9562 version, either case), advertised as `format: uuid` with zod's pattern. It
+ * is lower-cased, the form Postgres prints, so an id matches its record (and repeats are
+ * recognised) whatever case the caller wrote it in.
+ */
 export function uuid() {
-  return z.uuid();
+  return z.uuid().toLowerCase();
 }
 
 /** A list of `min` to `max` UUIDs in which no id repeats (`uniqueItems`). */
