@@ -30,7 +30,9 @@ export interface NeonStandInOptions {
   host?: string;
 }
 
-// Neon's default request and response size limits.
+// Neon's default request and response size limits. The response limit counts what Neon's proxy
+// counts: the bytes of the rows Postgres sent (each DataRow's body), summed over a batch; past it,
+// Neon answers HTTP 507 "response is too large (max is 10485760 bytes)".
 const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
@@ -71,6 +73,8 @@ interface Outcome {
   txStatus: string;
   error?: wire.DatabaseError;
   json: string;
+  /** Bytes of the rows as Postgres sent them: what Neon counts against its response limit. */
+  rowBytes: number;
 }
 
 type Runner = (payload: Payload, batch: BatchOptions) => Promise<Reply>;
@@ -285,7 +289,7 @@ async function runSingle(pg: PGlite, statement: Statement): Promise<Reply> {
   // Neon drops a pooled connection left inside a transaction; never let one leak into the next request.
   if (outcome.txStatus !== 'I') await runSimple(pg, 'ROLLBACK');
   if (outcome.error !== undefined) return databaseErrorReply(outcome.error);
-  if (Buffer.byteLength(outcome.json) > MAX_RESPONSE_BYTES) return responseTooLarge();
+  if (outcome.rowBytes > MAX_RESPONSE_BYTES) return responseTooLarge();
   return { status: 200, body: outcome.json };
 }
 
@@ -297,7 +301,7 @@ async function runBatch(pg: PGlite, statements: Statement[], batch: BatchOptions
   for (const statement of statements) {
     const outcome = await runStatement(pg, statement);
     if (outcome.error !== undefined) return abort(pg, outcome.error);
-    size += Buffer.byteLength(outcome.json);
+    size += outcome.rowBytes;
     if (size > MAX_RESPONSE_BYTES) {
       await runSimple(pg, 'ROLLBACK');
       return responseTooLarge();
@@ -355,15 +359,20 @@ function toOutcome(messages: wire.BackendMessage[]): Outcome {
   let tag = ''; // stays empty for an empty query, as on Neon
   let error: wire.DatabaseError | undefined;
   let txStatus = 'I';
+  let rowBytes = 0;
   for (const message of messages) {
     if (message instanceof wire.RowDescriptionMessage) fields = message.fields;
-    else if (message instanceof wire.DataRowMessage) rows.push(message.fields);
+    else if (message instanceof wire.DataRowMessage) {
+      rows.push(message.fields);
+      // The message length counts itself (4 bytes); the body after the field count (2) is the row.
+      rowBytes += message.length - 6;
+    }
     else if (message instanceof wire.CommandCompleteMessage) tag = message.text;
     else if (message instanceof wire.DatabaseError) error ??= message;
     else if (message instanceof wire.ReadyForQueryMessage) txStatus = message.status;
   }
   const json = error === undefined ? resultJson(fields, rows, tag) : '';
-  return { txStatus, error, json };
+  return { txStatus, error, json, rowBytes };
 }
 
 function resultJson(fields: wire.Field[], rows: Param[][], tag: string): string {

@@ -75,14 +75,26 @@ export function postgresErrorOf(error: unknown): PostgresErrorFields | undefined
 const TRANSIENT_SQLSTATE = /^(08...|40001|40P01|53...|57P0[123])$/;
 
 /**
+ * Neon's SQL-over-HTTP endpoint answers 507 when a response would exceed its limit (10 MB by
+ * default): the same query fails the same way every time, so it is never retried.
+ */
+const RESPONSE_TOO_LARGE_STATUS = '507';
+
+/**
  * Whether a database error is worth retrying: connection failures, serialization failures,
- * deadlocks, resource exhaustion, server shutdown, and HTTP 5xx answers from the SQL endpoint.
+ * deadlocks, resource exhaustion, server shutdown, and HTTP 5xx answers from the SQL endpoint
+ * other than a response over its size limit.
  */
 export function isTransientDatabaseError(pg: PostgresErrorFields): boolean {
   if (pg.code) return TRANSIENT_SQLSTATE.test(pg.code);
-  const status = /HTTP status (\d{3})/.exec(pg.message)?.[1];
+  const status = httpStatusOf(pg);
   // No SQLSTATE: either the endpoint answered an HTTP error, or it could not be reached at all.
-  return status === undefined || Number(status) >= 500;
+  return status === undefined || (Number(status) >= 500 && status !== RESPONSE_TOO_LARGE_STATUS);
+}
+
+/** The HTTP status of an error the SQL endpoint answered without a SQLSTATE (the driver's "Server error (HTTP status N)"). */
+function httpStatusOf(pg: PostgresErrorFields): string | undefined {
+  return /HTTP status (\d{3})/.exec(pg.message)?.[1];
 }
 
 /**
@@ -123,6 +135,13 @@ export function databaseFailure(error: unknown): Failure | undefined {
       cause: error,
     });
   }
+  if (!pg.code && httpStatusOf(pg) === RESPONSE_TOO_LARGE_STATUS) {
+    return databaseError("The database's answer to this call would exceed the size limit of its HTTP endpoint (10 MB), so nothing was returned.", {
+      kind: 'tooLarge',
+      details: { ...details, reason: 'response_too_large' },
+      cause: error,
+    });
+  }
   if (isTransientDatabaseError(pg)) return databaseError('The database is temporarily unavailable.', { kind: 'transient', details, cause: error });
   if (pg.code?.startsWith('23')) {
     const violated = pg.constraint ? `constraint ${pg.constraint}` : 'a constraint';
@@ -145,6 +164,11 @@ const NEXT_STEP = {
   rejected: {
     suggest: 'suggest trying again with corrected values: the same call unchanged would fail the same way',
     hint: "Check the values against the tool's input description, ask the user to correct the wrong one, then call again.",
+  },
+  /** The answer would exceed the SQL endpoint's size limit: the same call fails the same way every time. */
+  tooLarge: {
+    suggest: 'ask for less in one call (fewer ids, or a smaller page): the same call fails the same way every time',
+    hint: 'Split the work: fewer ids per call, or follow next_cursor page by page.',
   },
   /** Anything else: repeating at once fails the same way. */
   permanent: {

@@ -256,6 +256,12 @@ describe('raw HTTP', () => {
   it('answers 507 past Neon\'s 10 MiB response limit and rolls the batch back', async () => {
     const single = await post(JSON.stringify({ query: "select repeat('x', 11 * 1024 * 1024)" }));
     expect(single.status).toBe(507);
+    // Neon's own words and shape (proxy sql_over_http.rs: ResponseTooLarge -> 507 INSUFFICIENT_STORAGE).
+    expect(await single.json()).toMatchObject({ message: 'response is too large (max is 10485760 bytes)', code: '' });
+    // Like Neon, it counts the rows' bytes as Postgres sent them (a 4-byte length per value), not the JSON.
+    const limit = 10 * 1024 * 1024;
+    expect((await post(JSON.stringify({ query: `select repeat('x', ${limit - 4})` }))).status).toBe(200);
+    expect((await post(JSON.stringify({ query: `select repeat('x', ${limit - 3})` }))).status).toBe(507);
     const batch = await post(JSON.stringify({
       queries: [
         { query: 'create table wide (t text)' },

@@ -32,6 +32,13 @@ describe('databaseFailure', () => {
     expect(databaseFailure(neonError('Server error (HTTP status 401): bad password'))?.error.retryable).toBe(false);
   });
 
+  it("never retries Neon's 507 (a response over its size limit fails the same way every time)", () => {
+    const failure = databaseFailure(neonError('Server error (HTTP status 507): {"message":"response is too large (max is 10485760 bytes)","code":""}'));
+    expect(failure?.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { reason: 'response_too_large' } });
+    expect(failure?.status).toBeUndefined();
+    expect(failure?.error.message).toMatch(/size limit .* ask for less in one call/);
+  });
+
   it('answers CONFLICT with the columns of a unique violation', () => {
     const failure = databaseFailure(
       viaDrizzle(neonError('duplicate key', { code: '23505', constraint: 'mood_unique', detail: 'Key (user_id, "timestamp")=(u, 2025) already exists.' })),
