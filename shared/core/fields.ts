@@ -260,6 +260,15 @@ export function jsonValue({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDept
   return jsonLevels[maxDepth]!;
 }
 
+/**
+ * A JSON object, the table tools' `json` data type (seed 000: "must be a valid JSON object"):
+ * any JSON as its values, nesting at most `maxDepth` levels in all (the object itself is one).
+ * Arrays, strings and numbers are refused at the top.
+ */
+export function jsonObject({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDepth?: number } = {}): z.ZodType<Record<string, unknown>> {
+  return z.record(jsonKey, jsonValue({ maxDepth: maxDepth - 1 }));
+}
+
 /** How many levels of arrays and objects `value` nests. */
 function depthOf(value: unknown): number {
   if (typeof value !== 'object' || value === null) return 0;

@@ -403,6 +403,7 @@ function describeType(expected: string): string {
     case 'string': return 'a string';
     case 'boolean': return 'true or false';
     case 'object': return 'an object';
+    case 'record': return 'a valid JSON object';
     case 'array': return 'an array';
     default: return expected;
   }

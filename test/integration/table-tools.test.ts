@@ -187,6 +187,9 @@ describe('submit-health-form: every data type', () => {
     ['symptoms nested too deep', { symptoms: { a: [[[[[[[[1]]]]]]]] } }, 'symptoms', 'must be a JSON value nested at most 8 levels deep (this one nests 9)'],
     ['a NUL in a symptom name', { symptoms: { 'head\u0000ache': 1 } }, 'symptoms.head\\u0000ache', 'must not contain NUL characters'],
     ['a one-letter name', { patient_name: 'A' }, 'patient_name', 'between 2 and 200 characters'],
+    ['a JSON array for the JSON field', { symptoms: ['dizzy', 'tired'] }, 'symptoms', "Field 'symptoms' must be a valid JSON object, but received an array"],
+    ['a string for the JSON field', { symptoms: 'dizzy' }, 'symptoms', "Field 'symptoms' must be a valid JSON object, but received a string"],
+    ['a number for the JSON field', { symptoms: 3 }, 'symptoms', 'must be a valid JSON object'],
   ])('refuses %s', async (_case, overrides, field, message) => {
     const { status, body } = await callTool('submit-health-form', healthForm({ patient_name: `Refused ${_case}`, ...overrides }));
     expect(status).toBe(400);

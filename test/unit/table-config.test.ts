@@ -91,6 +91,7 @@ describe('input schema generation', () => {
     expect(schema.safeParse({ ...valid, at: '2030-01-02T00:00:00+15:00' }).success).toBe(false);
     expect(schema.safeParse({ ...valid, title: ' \n ' }).success).toBe(false);
     expect(schema.safeParse({ ...valid, meta: { a: [1, { b: null }] } }).success).toBe(true);
+    for (const notAnObject of [[1, 2], 'text', 3, true]) expect(schema.safeParse({ ...valid, meta: notAnObject }).success).toBe(false);
     expect(schema.safeParse({ ...valid, count: null }).success).toBe(true);
     expect(schema.safeParse({ ...valid, kind: null }).success).toBe(false);
   });

@@ -6,7 +6,7 @@
  * their date bounds, bounded numbers.
  */
 import { z } from 'zod';
-import { dateTime, jsonValue, text } from '../../../shared/core/fields.ts';
+import { dateTime, jsonObject, text } from '../../../shared/core/fields.ts';
 import { DEFAULT_TEXT_MAX_LENGTH, type FieldConfig, type ValidTableConfig } from './table-config.ts';
 
 /** Postgres `integer` range: larger values would fail in the database instead of here. */
@@ -45,7 +45,8 @@ function valueSchema(field: FieldConfig): z.ZodType {
     case 'datetime':
       return dateTime({ minDate: field.minDate, maxDate: field.maxDate });
     case 'json':
-      return jsonValue();
+      // A JSON object (seed 000: "must be a valid JSON object"), any JSON inside it.
+      return jsonObject();
   }
 }
 
