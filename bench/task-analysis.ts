@@ -42,6 +42,7 @@ import { seedCorpus } from '../local/seed.ts';
 import type { Outcome } from '../shared/core/contract.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
 import { nameBasedUuid } from '../shared/runtime/ids.ts';
+import { linksFromEnv } from '../shared/runtime/links.ts';
 import { offlineDependencyDetector, offlineEmbeddings } from '../shared/providers/offline.ts';
 import type { AnyTool, ToolContext } from '../shared/core/tool.ts';
 
@@ -169,6 +170,7 @@ async function benchProject(url: string, timer: DatabaseTimer, name: string): Pr
     signal: new AbortController().signal,
     traceId: 'bench',
     idFor: (purpose) => nameBasedUuid(`bench:${purpose}:${crypto.randomUUID()}`),
+    links: (linksFromEnv({}, 'http://127.0.0.1:8787') as { ok: true; links: ToolContext['links'] }).links,
   };
   let loaded = 0;
   return {

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { Failure, Outcome } from './contract.ts';
+import type { Links } from './links.ts';
 import type { Database } from '../runtime/db.ts';
 import type { Providers } from '../providers/index.ts';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY, KEY_TTL_HOURS } from '../runtime/idempotency.ts';
@@ -28,6 +29,8 @@ export interface ToolContext {
   /** Aborted when the call is abandoned (client gone, lease lost): stop work early. */
   signal: AbortSignal;
   traceId: string;
+  /** Links to the records the answer references, as the deployment configured them (seed 001). */
+  links: Links;
   /**
    * An id derived from this call and `purpose` (e.g. 'document', 'row', `task:${n}`): the same on
    * every attempt of the call, so a write tool retried after its answer was lost writes (and

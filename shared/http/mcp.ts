@@ -126,6 +126,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
             signal: AbortSignal.any([request.signal, extra.signal]),
             idempotencyKey: keyFromMeta(params._meta),
             traceparent: traceparentOf(params._meta) ?? request.headers.get('traceparent'),
+            origin: new URL(request.url).origin,
           },
           scope,
           options,

@@ -7,8 +7,9 @@ import type { OtlpEnv } from '../observability/otlp.ts';
 import type { RetentionEnv } from '../observability/retention.ts';
 import type { AiBinding } from '../providers/index.ts';
 import { isLocalDatabaseUrl } from './db.ts';
+import type { LinksEnv } from './links.ts';
 
-export interface Env extends AdmissionEnv, McpEnv, OtlpEnv, RetentionEnv {
+export interface Env extends AdmissionEnv, McpEnv, OtlpEnv, RetentionEnv, LinksEnv {
   /** Postgres connection string: Neon in production, the local stand-in (loopback) in development. */
   DATABASE_URL?: string;
   /** Provider choice: 'offline' (default), 'openai' or 'workers-ai' (see shared/providers). */

@@ -14,6 +14,7 @@ import { createDb, databaseFailure, type Database } from './db.ts';
 import { nameBasedUuid } from './ids.ts';
 import { claimIdempotencyKey, keyFromHeader } from './idempotency.ts';
 import { runsLocally, type Env } from './env.ts';
+import { linksFromEnv } from './links.ts';
 import { errorForLog, log } from '../observability/log.ts';
 import { createProviders, readProviderConfig, type Providers } from '../providers/index.ts';
 import { ProviderError, providerFailure } from '../providers/types.ts';
@@ -68,6 +69,8 @@ export interface ToolCall extends Credentials {
   idempotencyKey?: Parsed<string>;
   /** The caller's W3C `traceparent`, if any: the execution becomes a span of the caller's trace. */
   traceparent?: string | null;
+  /** The origin the request came to (`https://edge-tools.example.workers.dev`): links are absolute. */
+  origin: string;
 }
 
 /** The outcome of a call and the meta of its envelope. */
@@ -87,6 +90,7 @@ export async function runToolCall(tool: AnyTool, request: Request, scope: Reques
       signal: request.signal,
       idempotencyKey: keyFromHeader(request.headers.get('idempotency-key')),
       traceparent: request.headers.get('traceparent'),
+      origin: new URL(request.url).origin,
     },
     scope,
     options,
@@ -141,6 +145,8 @@ export async function callTool(
   if (!raw.ok) return refuseChecked(raw);
   const input = validateInput(tool.input, raw.value, tool.hint);
   if (!input.ok) return refuseChecked(input);
+  const links = linksFromEnv(scope.env, call.origin);
+  if (!links.ok) return refuseChecked(links);
 
   // With an idempotency key: the stored answer is replayed, or the key is claimed for this call
   // (by a key confirmed valid: a revoked one neither replays nor claims).
@@ -204,6 +210,7 @@ export async function callTool(
       signal,
       traceId,
       idFor: claim ? claim.idFor : (purpose) => nameBasedUuid(`${caller.project.id}:${tool.id}:${traceId}:${purpose}`),
+      links: links.links,
     };
     ({ outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {
       retries,

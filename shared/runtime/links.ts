@@ -1,0 +1,102 @@
+/**
+ * Builds the {@link Links} of one call from the deployment's configuration and the URL the request
+ * came to. By default links point at this API's own read routes (`GET /documents/:id`,
+ * `GET /tasks/:id`), made absolute with the request's origin; a deployment can point them at its
+ * own UI instead with URL templates in which `{id}` stands for the record's id.
+ */
+import { fail, type Failure } from '../core/contract.ts';
+import { linkLabel, type Links } from '../core/links.ts';
+
+/** The variables links read (all optional). */
+export interface LinksEnv {
+  /** Where a document is shown, e.g. `https://app.example.com/docs/{id}`. Default: `<origin>/documents/{id}`. */
+  DOCUMENT_URL_TEMPLATE?: string;
+  /** Where a task is shown, e.g. `https://app.example.com/tasks/{id}`. Default: `<origin>/tasks/{id}`. */
+  TASK_URL_TEMPLATE?: string;
+  /**
+   * Where the rows of a table tool's table are shown, as a JSON object from table name to template,
+   * e.g. `{"mood_entries": "https://app.example.com/moods/{id}"}`. Tables not named get no links.
+   */
+  TABLE_URL_TEMPLATES?: string | Record<string, string>;
+}
+
+const PLACEHOLDER = '{id}';
+
+type Templates = { ok: true; document?: string; task?: string; tables: Record<string, string> };
+type Checked<T> = { ok: true; value: T } | Failure;
+
+// Parsed templates by their configuration text: plain data, no I/O, safe to keep per isolate.
+let cached: { key: string; templates: Templates | Failure } | undefined;
+
+/**
+ * The links of a call that came to `origin` (e.g. `http://127.0.0.1:8787`), or CONFIG_ERROR naming
+ * a template that is not an absolute http(s) URL with `{id}` in it.
+ */
+export function linksFromEnv(env: LinksEnv, origin: string): { ok: true; links: Links } | Failure {
+  const key = JSON.stringify([env.DOCUMENT_URL_TEMPLATE, env.TASK_URL_TEMPLATE, env.TABLE_URL_TEMPLATES]);
+  if (cached?.key !== key) cached = { key, templates: readTemplates(env) };
+  const { templates } = cached;
+  if (!templates.ok) return templates;
+  const expand = (template: string, id: string) => template.replaceAll(PLACEHOLDER, encodeURIComponent(id));
+  return {
+    ok: true,
+    links: {
+      document: (id, title) => ({ label: linkLabel('Document', id, title), url: expand(templates.document ?? `${origin}/documents/${PLACEHOLDER}`, id) }),
+      task: (id, text) => ({ label: linkLabel('Task', id, text), url: expand(templates.task ?? `${origin}/tasks/${PLACEHOLDER}`, id) }),
+      row: (table, id, label) => {
+        const template = Object.hasOwn(templates.tables, table) ? templates.tables[table] : undefined;
+        return template === undefined ? undefined : { label, url: expand(template, id) };
+      },
+    },
+  };
+}
+
+function readTemplates(env: LinksEnv): Templates | Failure {
+  const document = checkTemplate('DOCUMENT_URL_TEMPLATE', env.DOCUMENT_URL_TEMPLATE);
+  if (!document.ok) return document;
+  const task = checkTemplate('TASK_URL_TEMPLATE', env.TASK_URL_TEMPLATE);
+  if (!task.ok) return task;
+  const tables = readTableTemplates(env.TABLE_URL_TEMPLATES);
+  if (!tables.ok) return tables;
+  return { ok: true, document: document.value, task: task.value, tables: tables.value };
+}
+
+function readTableTemplates(raw: LinksEnv['TABLE_URL_TEMPLATES']): Checked<Record<string, string>> {
+  if (raw === undefined || raw === '') return { ok: true, value: {} };
+  let value: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = undefined;
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return invalid('TABLE_URL_TEMPLATES', 'must be a JSON object from table name to URL template, e.g. {"mood_entries": "https://app.example.com/moods/{id}"}');
+  }
+  const tables: Record<string, string> = {};
+  for (const [table, template] of Object.entries(value)) {
+    const checked = checkTemplate(`TABLE_URL_TEMPLATES.${table}`, typeof template === 'string' ? template : String(template));
+    if (!checked.ok) return checked;
+    if (checked.value !== undefined) tables[table] = checked.value;
+  }
+  return { ok: true, value: tables };
+}
+
+/** The template, undefined when unset, or CONFIG_ERROR when it is not an absolute http(s) URL with `{id}`. */
+function checkTemplate(name: string, template: string | undefined): Checked<string | undefined> {
+  if (template === undefined || template === '') return { ok: true, value: undefined };
+  const sample = template.replaceAll(PLACEHOLDER, '00000000-0000-0000-0000-000000000000');
+  const url = URL.canParse(sample) ? new URL(sample) : undefined;
+  if (!template.includes(PLACEHOLDER) || (url?.protocol !== 'https:' && url?.protocol !== 'http:')) {
+    return invalid(name, `must be an absolute http(s) URL containing {id}, e.g. https://app.example.com/items/{id}, but it is '${template.slice(0, 200)}'`);
+  }
+  return { ok: true, value: template };
+}
+
+function invalid(name: string, problem: string): Failure {
+  return fail('CONFIG_ERROR', `The deployment variable ${name} ${problem}. Links cannot be built, so the call did not run.`, {
+    hint: `Fix ${name} in wrangler.toml or the dashboard, or remove it to link to this API's own routes. Retrying will not help.`,
+    details: { reason: 'invalid_variable', variable: name.split('.')[0] },
+  });
+}
