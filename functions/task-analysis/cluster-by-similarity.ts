@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { fail, ok } from '../../shared/core/contract.ts';
+import { responseFormatField } from '../../shared/core/budget.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { parseVector } from '../documents/lib/ingest.ts';
 import { agglomerativeClustering, CLUSTERING_DEFAULTS } from './lib/clustering.ts';
-import { responseFormat, taskIds, tasksNotFound } from './lib/tasks.ts';
+import { taskIds, tasksNotFound } from './lib/tasks.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
 
 /**
@@ -24,7 +25,7 @@ export default defineTool({
       .enum(['average', 'complete', 'single'])
       .default(CLUSTERING_DEFAULTS.linkage)
       .describe('How group similarity is measured: average of all pairs (default), complete (least similar pair), single (most similar pair).'),
-    response_format: responseFormat,
+    response_format: responseFormatField,
   }),
   output: z.object({
     clusters: z.array(

@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
+import { responseFormatField } from '../../shared/core/budget.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { findCycles } from './lib/graph.ts';
-import { loadTasks, relationshipShape, responseFormat, taskIds } from './lib/tasks.ts';
+import { loadTasks, relationshipShape, taskIds } from './lib/tasks.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
 
 /**
@@ -20,7 +21,7 @@ export default defineTool({
   input: z.strictObject({
     task_ids: taskIds(2, 50),
     include_document_context: z.boolean().default(false).describe("Also give the detector each task's document text (slower, better context). Default false."),
-    response_format: responseFormat,
+    response_format: responseFormatField,
   }),
   output: z.object({
     detection_method: z.string(),

@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { fail, ok } from '../../shared/core/contract.ts';
+import { responseFormatField } from '../../shared/core/budget.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { paginate, PAGINATION_DEFAULTS } from './lib/pagination.ts';
-import { loadTasks, responseFormat, taskIds } from './lib/tasks.ts';
+import { loadTasks, taskIds } from './lib/tasks.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
 
 const { chunkSize: CHUNK_SIZE, overlap: OVERLAP } = PAGINATION_DEFAULTS;
@@ -27,7 +28,7 @@ export default defineTool({
   input: z.strictObject({
     task_ids: taskIds(1, 50),
     chunk_number: z.int().min(1).default(1).describe('Which chunk of long documents to return, from 1 (default 1).'),
-    response_format: responseFormat,
+    response_format: responseFormatField,
   }),
   output: z.object({
     documents: z.array(

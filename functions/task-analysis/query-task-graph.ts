@@ -1,9 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
+import { responseFormatField } from '../../shared/core/budget.ts';
 import { uuid } from '../../shared/core/fields.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { loadTasks, relationshipShape, responseFormat } from './lib/tasks.ts';
+import { loadTasks, relationshipShape } from './lib/tasks.ts';
 
 /**
  * Walks the saved task relationships from one task, transitively up to `depth` hops, in one
@@ -25,7 +26,7 @@ export default defineTool({
       .describe('outgoing: edges whose source is the task; incoming: edges pointing at it; both (default).'),
     depth: z.int().min(1).max(10).default(1).describe('How many hops to follow, 1 to 10 (default 1).'),
     limit: z.int().min(1).max(500).default(100).describe('Most relationships to return (default 100).'),
-    response_format: responseFormat,
+    response_format: responseFormatField,
   }),
   output: z.object({
     task: z.object({ task_id: z.string(), text: z.string() }),

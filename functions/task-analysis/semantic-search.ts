@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
+import { responseFormatField } from '../../shared/core/budget.ts';
 import { fail, ok, type Failure, type Success } from '../../shared/core/contract.ts';
 import { text, uuid } from '../../shared/core/fields.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
@@ -9,7 +10,6 @@ import { searchTerms } from '../../shared/providers/text.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
 import { vectorLiteral } from '../documents/lib/ingest.ts';
 import { shownSimilarity } from './lib/similarity.ts';
-import { responseFormat } from './lib/tasks.ts';
 
 const result = z.object({
   task_id: z.string(),
@@ -60,7 +60,7 @@ export default defineTool({
           `calibrated threshold (${HASHING_EMBEDDER_THRESHOLD} for the offline embedder, ${OPENAI_THRESHOLDS['text-embedding-3-small']} for OpenAI text-embedding-3); the answer says which was applied.`,
       ),
     document_ids: z.array(uuid()).min(1).max(100).nullish().describe('Search only these documents. Optional; null means all.'),
-    response_format: responseFormat,
+    response_format: responseFormatField,
   }),
   output,
   example: EXAMPLE,

@@ -3,6 +3,9 @@
  * its data (and `meta.truncated: true`) when there is more, and the caller sends it back as
  * `cursor` to get the next page. What a cursor holds (an offset, the last key seen) is the tool's
  * business; callers only pass it back.
+ *
+ * A cursor can be bound to the inputs it continues (`scope`): sent back with other inputs (other
+ * task ids, another threshold), it is refused instead of silently paging through something else.
  */
 import { z } from 'zod';
 import { fail, type Failure } from './contract.ts';
@@ -11,31 +14,47 @@ import { text } from './fields.ts';
 /** Cursors are short; anything longer was not made by {@link encodeCursor}. */
 const MAX_CURSOR_LENGTH = 1_000;
 
+/** The key of a position that holds its scope's fingerprint. */
+const SCOPE_KEY = '~';
+
 /** The `cursor` input field of a paginated tool. */
-export const cursorField = text({ max: MAX_CURSOR_LENGTH, min: 1 }).describe("Where to continue: the next_cursor of the previous answer. Optional; omit (or null) for the first page.");
+export const cursorField = text({ max: MAX_CURSOR_LENGTH, min: 1 }).describe(
+  "Where to continue: the next_cursor of the previous answer, sent with that call's other fields unchanged. Optional; omit (or null) for the first page.",
+);
 
 /** The `next_cursor` output field: null on the last page. */
 export const nextCursorField = z
   .string()
   .nullable()
-  .describe('Pass it as cursor to get the next page; null when this page is the last.');
+  .describe('Pass it as cursor (with the same other fields) to get the next page; null when this page is the last.');
 
 /**
- * Encodes a position as an opaque cursor (base64url of its JSON).
+ * Encodes a position as an opaque cursor (base64url of its JSON). With `scope` (the inputs the
+ * position is relative to), the cursor only decodes with the same scope.
  *
  * @example
- * encodeCursor({ after: 120 }) // 'eyJhZnRlciI6MTIwfQ'
+ * encodeCursor({ after: 120 })                        // 'eyJhZnRlciI6MTIwfQ'
+ * encodeCursor({ after: 120 }, { task_ids, threshold }) // refused later with other task_ids
  */
-export function encodeCursor(position: Record<string, unknown>): string {
-  const bytes = new TextEncoder().encode(JSON.stringify(position));
+export function encodeCursor(position: Record<string, unknown>, scope?: unknown): string {
+  const value = scope === undefined ? position : { ...position, [SCOPE_KEY]: fingerprint(scope) };
+  const bytes = new TextEncoder().encode(JSON.stringify(value));
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+export interface DecodeOptions {
+  /** The inputs of this call that the cursor must have been made for (as given to encodeCursor). */
+  scope?: unknown;
+  /** The example of a valid call shown when the cursor is refused. */
+  hint?: string;
 }
 
 /**
  * Decodes a cursor made by {@link encodeCursor} and checks it against `schema` (the position the
- * tool encodes). A cursor that is not one answers VALIDATION_ERROR on the field `cursor`.
+ * tool encodes) and `scope`. A cursor that is not one, or was made for other inputs, answers
+ * VALIDATION_ERROR on the field `cursor`.
  */
-export function decodeCursor<S extends z.ZodType>(schema: S, cursor: string, hint?: string): { ok: true; value: z.output<S> } | Failure {
+export function decodeCursor<S extends z.ZodType>(schema: S, cursor: string, { scope, hint }: DecodeOptions = {}): { ok: true; value: z.output<S> } | Failure {
   let position: unknown;
   try {
     const binary = atob(cursor.replace(/-/g, '+').replace(/_/g, '/'));
@@ -43,11 +62,34 @@ export function decodeCursor<S extends z.ZodType>(schema: S, cursor: string, hin
   } catch {
     position = undefined;
   }
+  let scoped: unknown;
+  if (typeof position === 'object' && position !== null && SCOPE_KEY in position) {
+    ({ [SCOPE_KEY]: scoped, ...position } = position as Record<string, unknown>);
+  }
   const parsed = schema.safeParse(position);
-  if (parsed.success) return { ok: true, value: parsed.data };
-  const message = "Field 'cursor' is not a cursor this tool returned. Pass the next_cursor of the previous answer unchanged, or omit cursor to start from the first page.";
+  if (!parsed.success) {
+    return refused("Field 'cursor' is not a cursor this tool returned. Pass the next_cursor of the previous answer unchanged, or omit cursor to start from the first page.", cursor, hint);
+  }
+  if (scope !== undefined && scoped !== fingerprint(scope)) {
+    return refused("Field 'cursor' continues a call with other inputs. Send it with the same fields as the call that returned it (only cursor changes), or omit cursor to start from the first page.", cursor, hint);
+  }
+  return { ok: true, value: parsed.data };
+}
+
+function refused(message: string, cursor: string, hint: string | undefined): Failure {
   return fail('VALIDATION_ERROR', message, {
     hint: hint ?? 'Omit cursor to get the first page.',
     details: { fields: [{ field: 'cursor', code: 'invalid_cursor', message, expected: 'a next_cursor from a previous answer', received: `'${cursor.slice(0, 60)}'` }] },
   });
+}
+
+/** A short digest of a JSON value (FNV-1a, 32 bits): enough to tell one call's inputs from another's. */
+function fingerprint(value: unknown): string {
+  const text = JSON.stringify(value) ?? '';
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(36);
 }

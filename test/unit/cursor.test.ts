@@ -19,4 +19,15 @@ describe('cursors', () => {
     const decoded = decodeCursor(position, cursor);
     expect(decoded).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor', code: 'invalid_cursor' }] } } });
   });
+
+  it('binds a cursor to the inputs it continues', () => {
+    const scope = { task_ids: ['a', 'b'], threshold: 0.5 };
+    const cursor = encodeCursor({ after: 3, key: 'k' }, scope);
+    expect(decodeCursor(position, cursor, { scope: { task_ids: ['a', 'b'], threshold: 0.5 } })).toEqual({ ok: true, value: { after: 3, key: 'k' } });
+    const other = decodeCursor(position, cursor, { scope: { task_ids: ['a', 'c'], threshold: 0.5 } });
+    expect(other).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor' }] } } });
+    if (!other.ok) expect(other.error.message).toContain('continues a call with other inputs');
+    // A cursor made without a scope does not pass for one made with it.
+    expect(decodeCursor(position, encodeCursor({ after: 3, key: 'k' }), { scope }).ok).toBe(false);
+  });
 });

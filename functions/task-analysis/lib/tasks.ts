@@ -8,11 +8,6 @@ import { notFound, type Failure } from '../../../shared/core/contract.ts';
 import { uuidList } from '../../../shared/core/fields.ts';
 import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
 
-export const responseFormat = z
-  .enum(['concise', 'detailed'])
-  .default('concise')
-  .describe('concise (default): what an agent needs to decide; detailed: everything, for inspection.');
-
 /** A list of task ids, unique, between `min` and `max` long. */
 export function taskIds(min: number, max: number) {
   return uuidList({ min, max }).describe(`Task ids (from semantic-search or add-document), ${min} to ${max}, each at most once.`);

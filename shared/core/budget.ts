@@ -1,0 +1,54 @@
+/**
+ * Answer budgets: one call never answers megabytes. Every tool's answer fits the budget of its
+ * `response_format`; anything that can grow (documents, tasks, relationships, clusters and their
+ * members) is cut to the budget and continued with a cursor (shared/core/cursor.ts), and the answer
+ * says so (`meta.truncated`, `next_cursor`, the message).
+ *
+ * Budgets count characters of JSON, which is what an agent reads back (tokens are roughly a
+ * quarter of them).
+ */
+import { z } from 'zod';
+
+export type ResponseFormat = 'concise' | 'detailed';
+
+/** The `response_format` input field of every tool whose answer is more than an id. */
+export const responseFormatField = z
+  .enum(['concise', 'detailed'])
+  .default('concise')
+  .describe('concise (default): what an agent needs to decide, in a few thousand characters; detailed: everything, in larger pages.');
+
+/**
+ * Characters per answer, by format:
+ * - `list`: the listed items of one answer (tasks, relationships, clusters, results, ...);
+ * - `content`: document text (get-document-context, `GET /documents/:id`), beyond which further
+ *   documents wait for the next page; one chunk of a document always fits (50,000 characters).
+ */
+export const ANSWER_BUDGETS = {
+  concise: { list: 6_000, content: 12_000 },
+  detailed: { list: 24_000, content: 50_000 },
+} as const satisfies Record<ResponseFormat, { list: number; content: number }>;
+
+/** Characters of `value` as JSON. */
+export function jsonLength(value: unknown): number {
+  return JSON.stringify(value)?.length ?? 0;
+}
+
+/**
+ * The longest prefix of `items` whose JSON (with the commas between them) fits in `budget`
+ * characters, and never less than `atLeast` items (default 1), so that paging always advances even
+ * past one oversized item.
+ *
+ * @example
+ * const page = fitToBudget(tasks, ANSWER_BUDGETS[response_format].list);
+ * const truncated = page.length < tasks.length;
+ */
+export function fitToBudget<T>(items: readonly T[], budget: number, atLeast = 1): T[] {
+  let used = 0;
+  let count = 0;
+  for (const item of items) {
+    used += jsonLength(item) + 1;
+    if (used > budget && count >= atLeast) break;
+    count++;
+  }
+  return items.slice(0, count);
+}
