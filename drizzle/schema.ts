@@ -84,6 +84,12 @@ export const tasks = pgTable(
       .references(() => documents.id, { onDelete: 'cascade' }),
     text: text('text').notNull(),
     position: integer('position').notNull(),
+    /**
+     * Where the task's line starts in its document's content, in characters (code points, as
+     * Postgres' substr counts them): which chunk of a long document holds the task. Null only for
+     * rows written before the column existed, until the migration script fills them in.
+     */
+    contentOffset: integer('content_offset'),
     embedding: vector('embedding', { dimensions: EMBEDDING_DIMENSIONS }),
     /** The provider that made the vector: vectors of different providers are never compared. */
     embeddingModel: text('embedding_model'),

@@ -16,13 +16,23 @@ describe('extractTasks', () => {
       '- [ ]  Renew the SOC 2 audit  ',
     ].join('\n');
     expect(extractTasks(markdown)).toEqual([
-      { text: 'Hire a senior backend engineer', position: 0, line: 3, checked: false, section: 'Hiring plan' },
-      { text: 'Write the job description', position: 1, line: 4, checked: true, section: 'Hiring plan' },
-      { text: 'Post it on **LinkedIn**', position: 2, line: 5, checked: true, section: 'Hiring plan' },
-      { text: 'Screen candidates', position: 3, line: 6, checked: false, section: 'Hiring plan' },
-      { text: 'Book [interview rooms](https://example.com)', position: 4, line: 7, checked: true, section: 'Hiring plan' },
-      { text: 'Renew the SOC 2 audit', position: 5, line: 10, checked: false, section: 'Security' },
+      { text: 'Hire a senior backend engineer', position: 0, line: 3, offset: 15, checked: false, section: 'Hiring plan' },
+      { text: 'Write the job description', position: 1, line: 4, offset: 52, checked: true, section: 'Hiring plan' },
+      { text: 'Post it on **LinkedIn**', position: 2, line: 5, offset: 84, checked: true, section: 'Hiring plan' },
+      { text: 'Screen candidates', position: 3, line: 6, offset: 114, checked: false, section: 'Hiring plan' },
+      { text: 'Book [interview rooms](https://example.com)', position: 4, line: 7, offset: 139, checked: true, section: 'Hiring plan' },
+      { text: 'Renew the SOC 2 audit', position: 5, line: 10, offset: 203, checked: false, section: 'Security' },
     ]);
+  });
+
+  it("gives each task's line start in characters (code points), whatever the line breaks", () => {
+    const markdown = '😀 intro\r\n- [ ] First\r- [ ] Sëcond 🙂\n\n  - [ ] Third';
+    const points = [...markdown];
+    for (const task of extractTasks(markdown)) {
+      // Judged by code-point slicing, as Postgres' substr counts: the line at the offset is the item.
+      expect(points.slice(task.offset).join('')).toMatch(new RegExp(`^\\s*- \\[ \\] ${task.text}`));
+    }
+    expect(extractTasks(markdown).map((t) => t.offset)).toEqual([9, 21, 37]);
   });
 
   it('finds items at any indentation, nested or indented with tabs', () => {
@@ -37,7 +47,7 @@ describe('extractTasks', () => {
   });
 
   it('omits section before the first heading', () => {
-    expect(extractTasks('- [ ] Orphan')).toEqual([{ text: 'Orphan', position: 0, line: 1, checked: false }]);
+    expect(extractTasks('- [ ] Orphan')).toEqual([{ text: 'Orphan', position: 0, line: 1, offset: 0, checked: false }]);
   });
 
   it('skips empty checkbox items and anything that is not a task checkbox', () => {

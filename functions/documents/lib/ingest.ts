@@ -19,6 +19,8 @@ export interface StoredTask {
   id: string;
   text: string;
   position: number;
+  /** Where the task's line starts in the document, in characters. */
+  offset: number;
 }
 
 export interface EmbeddingReport {
@@ -52,7 +54,7 @@ export async function storeDocument(
   const documentId = replaceId ?? (await idFor('document'));
   const extracted = extractTasks(document.content);
   const ids = await Promise.all(extracted.map((task) => idFor(`task:${task.position}`)));
-  const tasks = extracted.map((task, i) => ({ id: ids[i]!, text: task.text, position: task.position }));
+  const tasks = extracted.map((task, i) => ({ id: ids[i]!, text: task.text, position: task.position, offset: task.offset }));
   const writeDocument = replaceId
     ? db.execute(sql`update documents set title = ${document.title}, content = ${document.content}, updated_at = now()
         where id = ${documentId} and project_id = ${projectId}`)
@@ -69,10 +71,10 @@ export async function storeDocument(
 }
 
 function insertTasks(projectId: string, documentId: string, tasks: StoredTask[]): SQL {
-  const rows = JSON.stringify(tasks.map((t) => ({ id: t.id, text: t.text, position: t.position })));
-  return sql`insert into tasks (id, project_id, document_id, text, position)
-    select r.id, ${projectId}::uuid, ${documentId}::uuid, r.text, r.position
-    from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, text text, position int)
+  const rows = JSON.stringify(tasks.map((t) => ({ id: t.id, text: t.text, position: t.position, content_offset: t.offset })));
+  return sql`insert into tasks (id, project_id, document_id, text, position, content_offset)
+    select r.id, ${projectId}::uuid, ${documentId}::uuid, r.text, r.position, r.content_offset
+    from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, text text, position int, content_offset int)
     on conflict (id) do nothing`;
 }
 

@@ -9,6 +9,11 @@ export interface ExtractedTask {
   position: number;
   /** 1-based line number of the item. */
   line: number;
+  /**
+   * Where the item's line starts in the document, in characters (code points: what Postgres'
+   * char_length and substr count), 0-based.
+   */
+  offset: number;
   /** `[x]` or `[X]`. */
   checked: boolean;
   /** Text of the nearest heading above the item, if any. */
@@ -40,10 +45,14 @@ const LIST_ITEM = /^\s*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)/;
  */
 export function extractTasks(markdown: string): ExtractedTask[] {
   const lines = markdown.split(/\r\n|\n|\r/);
+  const breaks = Array.from(markdown.matchAll(/\r\n|\n|\r/g), (match) => match[0].length);
   const tasks: ExtractedTask[] = [];
   let fence: { char: string; length: number } | undefined;
   let section: string | undefined;
+  let lineStart = 0;
   lines.forEach((line, index) => {
+    const offset = lineStart;
+    lineStart += characterCount(line) + (breaks[index] ?? 0);
     if (fence) {
       if (closesFence(line, fence)) fence = undefined;
       return;
@@ -58,11 +67,27 @@ export function extractTasks(markdown: string): ExtractedTask[] {
     const task = TASK_ITEM.exec(line);
     const text = task?.[2]?.trim();
     if (!task || !text) return;
-    const extracted: ExtractedTask = { text, position: tasks.length, line: index + 1, checked: task[1] !== ' ' };
+    const extracted: ExtractedTask = { text, position: tasks.length, line: index + 1, offset, checked: task[1] !== ' ' };
     if (section !== undefined) extracted.section = section;
     tasks.push(extracted);
   });
   return tasks;
+}
+
+/** Characters (code points) of a line: UTF-16 units minus one per surrogate pair. */
+function characterCount(line: string): number {
+  let count = line.length;
+  for (let i = 0; i < line.length - 1; i++) {
+    const unit = line.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = line.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count--;
+        i++;
+      }
+    }
+  }
+  return count;
 }
 
 function openFence(line: string): { char: string; length: number } | undefined {
