@@ -30,7 +30,7 @@ import { parseArgs } from 'node:util';
 import { storeDocument } from '../functions/documents/lib/ingest.ts';
 import detectDependenciesTool from '../functions/task-analysis/detect-dependencies.ts';
 import getDocumentContext from '../functions/task-analysis/get-document-context.ts';
-import { PAGINATION_DEFAULTS } from '../functions/task-analysis/lib/pagination.ts';
+import { CHUNK_DEFAULTS, chunkLayout } from '../shared/records/chunks.ts';
 import { extractTasks } from '../functions/task-analysis/lib/task-extraction.ts';
 import queryTaskGraph from '../functions/task-analysis/query-task-graph.ts';
 import semanticSearch from '../functions/task-analysis/semantic-search.ts';
@@ -365,7 +365,7 @@ async function documentBench(db: Database, projectId: string, call: Call): Promi
   const document = longDocument(BENCH.documentCharacters);
   const { tasks } = await storeDocument(db, projectId, document);
   const taskId = tasks[0]!.id;
-  const chunks = Math.ceil((BENCH.documentCharacters - PAGINATION_DEFAULTS.chunkSize) / (PAGINATION_DEFAULTS.chunkSize - PAGINATION_DEFAULTS.overlap)) + 1;
+  const chunks = chunkLayout(BENCH.documentCharacters).totalChunks;
   const rows: Row[] = [];
   for (let chunk = 1; chunk <= chunks; chunk++) {
     const input = { task_ids: [taskId], chunk_number: chunk };
@@ -509,7 +509,7 @@ function report(r: Results): string {
     `Design target (DESIGN.md): exact search over <= 10k tasks, p95 <= 50 ms database time. Here ${p95At10k} at 10k: ` +
       "PGlite's pgvector is WASM without SIMD in one thread, so these figures rank plans and sizes; they are not Neon's.",
     '',
-    `### get-document-context (one ${thousands(BENCH.documentCharacters)}-character document, ${thousands(PAGINATION_DEFAULTS.chunkSize)}-character chunks)`,
+    `### get-document-context (one ${thousands(BENCH.documentCharacters)}-character document, ${thousands(CHUNK_DEFAULTS.chunkSize)}-character chunks)`,
     '',
     '| chunk | calls | database p50 | database p95 | total p50 | total p95 | tasks in the document | response |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',

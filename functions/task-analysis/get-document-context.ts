@@ -1,99 +1,104 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { fail, ok } from '../../shared/core/contract.ts';
 import { responseFormatField } from '../../shared/core/budget.ts';
+import { fail, ok } from '../../shared/core/contract.ts';
+import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { linkList } from '../../shared/core/links.ts';
+import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { paginate, PAGINATION_DEFAULTS } from './lib/pagination.ts';
-import { loadTasks, taskIds } from './lib/tasks.ts';
+import { CHUNK_DEFAULTS } from '../../shared/records/chunks.ts';
+import { documentPageShape, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../../shared/records/documents.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
+import { EXAMPLE_IDS } from '../documents/lib/schemas.ts';
+import { taskIds, tasksNotFound } from './lib/tasks.ts';
 
-const { chunkSize: CHUNK_SIZE, overlap: OVERLAP } = PAGINATION_DEFAULTS;
-
-const documentTask = z.object({
-  task_id: z.string(),
-  text: z.string(),
-  position: z.int(),
-  embedding_status: z.string().optional(),
-});
+const { chunkSize: CHUNK_SIZE, overlap: OVERLAP } = CHUNK_DEFAULTS;
 
 /**
- * The parent documents of some tasks: full markdown (paginated past 50,000 characters) and all of
- * each document's tasks.
+ * The parent documents of some tasks, a page at a time: one chunk of each document's markdown
+ * (documents past 50,000 characters come in chunks) with the tasks of that chunk, as many as the
+ * answer's budget holds; a cursor continues with the rest, across tasks and documents.
  */
 export default defineTool({
   id: 'get-document-context',
   title: 'Get document context',
   annotations: READ_ONLY,
-  description: `Get the documents that contain the given tasks: each document's markdown and ALL its tasks, to understand a task in context. Documents longer than ${CHUNK_SIZE.toLocaleString('en')} characters come in chunks (overlapping by ${OVERLAP}); ask for the next one with chunk_number.`,
+  description:
+    `Read the documents that contain the given tasks, to understand a task in context: each document's markdown with the tasks written in it. ` +
+    `Use it after semantic-search or add-document gave you task ids; do not use it to find tasks (semantic-search does). ` +
+    `Documents longer than ${CHUNK_SIZE.toLocaleString('en')} characters come in chunks overlapping by ${OVERLAP} (chunk_number); ` +
+    `a chunk comes with its own tasks. Long answers are paged: pass next_cursor back as cursor.`,
   input: z.strictObject({
     task_ids: taskIds(1, 50),
-    chunk_number: z.int().min(1).default(1).describe('Which chunk of long documents to return, from 1 (default 1).'),
+    chunk_number: z.int().min(1).default(1).describe('Which chunk of the documents to read, from 1 (default 1). Every document named must have it.'),
     response_format: responseFormatField,
+    cursor: cursorField.nullish(),
   }),
   output: z.object({
-    documents: z.array(
-      z.object({
-        document_id: z.string(),
-        title: z.string(),
-        content: z.string(),
-        tasks: z.array(documentTask),
-        pagination: z.object({ current_chunk: z.int(), total_chunks: z.int(), chunk_size: z.int(), overlap: z.int() }),
-      }),
-    ),
+    documents: z.array(documentPageShape),
+    next_cursor: nextCursorField,
   }),
-  example: { task_ids: ['3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f'] },
-  async execute({ task_ids, chunk_number, response_format }, { db, project }) {
-    const tasks = await loadTasks(db, project.id, task_ids);
-    if (!Array.isArray(tasks)) return tasks;
-    const documentIds = [...new Set(tasks.map((task) => task.document_id))];
-
-    // Documents and all their tasks, read together: one snapshot.
-    const [documentRows, taskRows] = await db.batch([
-      db.execute(sql`select id, title, content from documents where project_id = ${project.id} and id = any(${uuidArray(documentIds)})`),
-      db.execute(sql`select id, document_id, text, position, embedding_status from tasks
-        where project_id = ${project.id} and document_id = any(${uuidArray(documentIds)}) order by document_id, position`),
-    ]);
-    const byId = new Map((documentRows.rows as { id: string; title: string; content: string }[]).map((row) => [row.id, row]));
-    const vanished = documentIds.find((id) => !byId.has(id));
-    if (vanished) {
-      return fail('DOCUMENT_DELETED', `Document ${vanished} was deleted during execution.`, {
-        hint: 'The document no longer exists; search again (semantic-search) for current tasks. Repeating this call will not bring it back.',
-        details: { entity_type: 'document', document_id: vanished },
-      });
+  example: { task_ids: [EXAMPLE_IDS.tasks[0]] },
+  async execute({ task_ids, chunk_number, response_format, cursor }, { db, project, links }) {
+    const scope = { task_ids, chunk_number, response_format };
+    const hint = `Example of a valid call: ${JSON.stringify({ task_ids })}`;
+    let from = { document: 0, task: 0 };
+    if (cursor) {
+      const decoded = decodeCursor(pagePositionSchema, cursor, { scope, hint });
+      if (!decoded.ok) return decoded;
+      from = decoded.value;
     }
 
-    const pages = documentIds.map((id) => ({ id, pages: paginate(byId.get(id)!.content) }));
-    const mostChunks = Math.max(...pages.map((p) => p.pages.totalChunks));
-    if (chunk_number > mostChunks) {
-      return fail('VALIDATION_ERROR', `Field 'chunk_number' must be between 1 and ${mostChunks} for these documents, but received ${chunk_number}.`, {
-        hint: `Example of a valid call: ${JSON.stringify({ task_ids, chunk_number: mostChunks })}`,
-        details: { fields: [{ field: 'chunk_number', code: 'too_big', message: `at most ${mostChunks}`, expected: `between 1 and ${mostChunks}`, received: String(chunk_number) }] },
+    const { rows } = await db.execute(sql`select id, document_id from tasks where project_id = ${project.id} and id = any(${uuidArray(task_ids)})`);
+    const documentOf = new Map((rows as { id: string; document_id: string }[]).map((row) => [row.id, row.document_id]));
+    const missing = task_ids.filter((id) => !documentOf.has(id));
+    if (missing.length > 0) return tasksNotFound(missing);
+    // Documents in the order their tasks were asked for.
+    const documentIds = [...new Set(task_ids.map((id) => documentOf.get(id)!))];
+    const summaries = await readDocumentSummaries(db, project.id, documentIds, chunk_number);
+    const vanished = documentIds.find((id) => !summaries.has(id));
+    if (vanished) return documentDeleted(vanished);
+    const documents = documentIds.map((id) => summaries.get(id)!);
+
+    const short = documents.filter((document) => document.layout.totalChunks < chunk_number);
+    if (short.length > 0) {
+      const fewest = Math.min(...short.map((document) => document.layout.totalChunks));
+      const longer = task_ids.filter((id) => !short.some((document) => document.id === documentOf.get(id)));
+      const named = short.slice(0, 3).map((document) => `'${document.title}' has ${plural(document.layout.totalChunks, 'chunk')}`).join(', ');
+      const message = `Field 'chunk_number' must be between 1 and ${fewest} for these tasks' documents, but received ${chunk_number}: ${named}${short.length > 3 ? ` (and ${short.length - 3} more)` : ''}.`;
+      return fail('VALIDATION_ERROR', message, {
+        hint: `Example of a valid call: ${JSON.stringify(longer.length > 0 ? { task_ids: longer, chunk_number } : { task_ids, chunk_number: fewest })}`,
+        details: {
+          fields: [{ field: 'chunk_number', code: 'too_big', message, expected: `between 1 and ${fewest}`, received: String(chunk_number) }],
+          total_chunks: Object.fromEntries(documents.map((document) => [document.id, document.layout.totalChunks])),
+        },
       });
     }
-    const tasksOf = Map.groupBy(taskRows.rows as { id: string; document_id: string; text: string; position: number; embedding_status: string }[], (row) => row.document_id);
-    const result = pages.map(({ id, pages: doc }) => {
-      const document = byId.get(id)!;
-      // A short document has no chunk N > 1: it answers empty content, its pagination says why.
-      const content = chunk_number <= doc.totalChunks ? doc.chunk(chunk_number) : '';
-      return {
-        document_id: id,
-        title: document.title,
-        content,
-        tasks: (tasksOf.get(id) ?? []).map((task) => ({
-          task_id: task.id,
-          text: task.text,
-          position: task.position,
-          ...(response_format === 'detailed' ? { embedding_status: task.embedding_status } : {}),
-        })),
-        pagination: { current_chunk: chunk_number, total_chunks: doc.totalChunks, chunk_size: CHUNK_SIZE, overlap: OVERLAP },
-      };
+    const page = await readDocumentPage(db, project.id, documents, { chunk: chunk_number, from, format: response_format });
+    if (page.vanished) return documentDeleted(page.vanished);
+    const next_cursor = page.next ? encodeCursor(page.next, scope) : null;
+    const asked = new Set(task_ids);
+    const given = page.entries.reduce((n, entry) => n + entry.tasks.length, 0);
+    const otherChunks = page.entries.filter((entry) => entry.task_count > entry.chunk_task_count).length;
+    const message =
+      `${plural(page.entries.length, 'document')} of ${documents.length} (chunk ${chunk_number}) with ${plural(given, 'task')} of ${page.entries.length === 1 ? 'its' : 'their'} chunk.` +
+      (next_cursor ? ' The answer was cut to its budget: call again with the same fields and cursor set to next_cursor for the rest.' : '') +
+      (otherChunks > 0 ? ` ${plural(otherChunks, 'document')} ${otherChunks === 1 ? 'has' : 'have'} tasks in other chunks: see task_count and pagination.total_chunks.` : '');
+    return ok({ documents: page.entries, next_cursor }, message, {
+      truncated: next_cursor !== null,
+      links: linkList(
+        page.entries.flatMap((entry) => [
+          links.document(entry.document_id, entry.title),
+          ...entry.tasks.filter((task) => asked.has(task.task_id)).map((task) => links.task(task.task_id, task.text)),
+        ]),
+      ),
     });
-    const more = result.filter((d) => d.pagination.total_chunks > chunk_number);
-    return ok(
-      { documents: result },
-      `${result.length} document${result.length === 1 ? '' : 's'} with ${result.reduce((n, d) => n + d.tasks.length, 0)} tasks.` +
-        (more.length ? ` ${more.length} document${more.length === 1 ? ' has' : 's have'} more: call again with chunk_number ${chunk_number + 1}.` : ''),
-      { truncated: more.length > 0 },
-    );
   },
 });
+
+function documentDeleted(documentId: string) {
+  return fail('DOCUMENT_DELETED', `Document ${documentId} was deleted during execution.`, {
+    hint: 'The document no longer exists; search again (semantic-search) for current tasks. Repeating this call will not bring it back.',
+    details: { entity_type: 'document', document_id: documentId },
+  });
+}
