@@ -14,11 +14,13 @@
  *
  * const failures = await client.executions({ status: 'failure', limit: 10 });
  * const metrics = await client.metrics({ window: '24h' });
+ * const task = await client.getTask(result.data.results[0].task_id);   // where links point
  */
 import { hc } from 'hono/client';
 import type { z } from 'zod';
 import type { ToolResult } from '../shared/core/contract.ts';
 import type { Gateway } from '../shared/http/app.ts';
+import type { documentRecordData, taskRecordData } from '../shared/http/records.ts';
 import type { AnyTool } from '../shared/core/tool.ts';
 import type { ExecutionDetail, ExecutionsPage, executionsQuery } from '../shared/observability/executions.ts';
 import type { Metrics, metricsQuery } from '../shared/observability/metrics.ts';
@@ -67,7 +69,18 @@ export interface EdgeToolsClient {
   execution(traceId: string): Promise<ToolResult<ExecutionDetail>>;
   /** Metrics per tool over a window (`GET /metrics`), default the last 24 hours. */
   metrics(query?: MetricsQuery): Promise<ToolResult<Metrics>>;
+  /** `GET /documents/:id`: a chunk of a document with a page of its tasks (pass `cursor` for the next page). */
+  getDocument(id: string, query?: DocumentQuery): Promise<ToolResult<DocumentRecord>>;
+  /** `GET /tasks/:id`: a task, its document and its relationship counts. */
+  getTask(id: string, query?: { format?: 'concise' | 'detailed' }): Promise<ToolResult<TaskRecord>>;
 }
+
+/** The query of `GET /documents/:id`. */
+export type DocumentQuery = { chunk?: number; cursor?: string; format?: 'concise' | 'detailed' };
+/** The `data` of `GET /documents/:id`. */
+export type DocumentRecord = z.output<typeof documentRecordData>;
+/** The `data` of `GET /tasks/:id`. */
+export type TaskRecord = z.output<typeof taskRecordData>;
 
 /** A client of the gateway at `baseUrl` (e.g. `http://127.0.0.1:8787`). */
 export function createClient(baseUrl: string, { apiKey, fetch = globalThis.fetch }: ClientOptions): EdgeToolsClient {
@@ -91,5 +104,7 @@ export function createClient(baseUrl: string, { apiKey, fetch = globalThis.fetch
     executions: (query) => read('/executions', query),
     execution: (traceId) => read(`/executions/${encodeURIComponent(traceId)}`),
     metrics: (query) => read('/metrics', query),
+    getDocument: (id, query = {}) => read(`/documents/${encodeURIComponent(id)}`, query),
+    getTask: (id, query = {}) => read(`/tasks/${encodeURIComponent(id)}`, query),
   };
 }

@@ -10,6 +10,7 @@ import { log } from '../observability/log.ts';
 import { createMcpHandler, mcpCors } from './mcp.ts';
 import { openAiCatalog } from './openai-export.ts';
 import { observabilityRoutes } from './observability.ts';
+import { documentRoute, taskRoute } from './records.ts';
 import { createOpenApiDocument, type OpenApiOptions } from './openapi.ts';
 import { respond, runToolCall, unexpected, type PipelineOptions } from '../runtime/pipeline.ts';
 import { checkReadiness } from '../runtime/readiness.ts';
@@ -40,7 +41,8 @@ export interface CatalogEntry {
  * - `GET /health` answers when the worker is up; `GET /health/ready` whether its database and
  *   Redis answer (503 when one does not).
  * - `GET /executions`, `GET /executions/:trace_id`, `GET /metrics` and `GET /dashboard` read the
- *   caller's trace and metrics (shared/http/observability.ts).
+ *   caller's trace and metrics (shared/http/observability.ts);
+ * - `GET /documents/:id` and `GET /tasks/:id` read the records answers link to.
  */
 export function createGateway(tools: readonly AnyTool[], options: PipelineOptions = {}) {
   return refuseOtherMethods(routes(tools, options, {}));
@@ -79,6 +81,8 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
       return answer(ok({ tools: tools.map(catalogEntry) }, `${plural(tools.length, 'tool')} available: ${ids}.`), 'catalog');
     })
     .get('/openapi.json', (c) => c.json(openApi(new URL(c.req.url).origin)))
+    .get('/documents/:id', (c) => documentRoute(c.req.raw, c.env, c.req.param('id')))
+    .get('/tasks/:id', (c) => taskRoute(c.req.raw, c.env, c.req.param('id')))
     .post('/tools/:toolId', (c) => {
       const toolId = c.req.param('toolId');
       const tool = byId.get(toolId);
@@ -114,7 +118,7 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
   return app;
 }
 
-const ROUTES_HINT = 'Routes: GET /health, GET /health/ready, GET /tools, GET /openapi.json, POST /tools/<tool id> with a JSON body, POST /mcp (MCP), GET /executions, GET /executions/<trace id>, GET /metrics, GET /dashboard.';
+const ROUTES_HINT = 'Routes: GET /health, GET /health/ready, GET /tools, GET /openapi.json, POST /tools/<tool id> with a JSON body, POST /mcp (MCP), GET /executions, GET /executions/<trace id>, GET /metrics, GET /dashboard, GET /documents/<id>, GET /tasks/<id>.';
 
 /**
  * Answers 405 METHOD_NOT_ALLOWED, with an `Allow` header and the envelope, on every path `app`

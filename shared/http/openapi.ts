@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ERROR_STATUS } from '../core/contract.ts';
 import { executionDetail, executionsPage, executionsQuery } from '../observability/executions.ts';
 import { metricsData, metricsQuery } from '../observability/metrics.ts';
+import { documentQuery, documentRecordData, taskQuery, taskRecordData } from './records.ts';
 import { embed, envelopeParts, failureEnvelopeSchema, successEnvelopeSchema, type EnvelopeParts, type JsonSchema } from './envelope-schema.ts';
 import { SERVER_INFO } from './mcp.ts';
 import { IDEMPOTENCY_HEADER, KEY_TTL_HOURS, MAX_KEY_LENGTH } from '../runtime/idempotency.ts';
@@ -72,6 +73,19 @@ function buildDocument(tools: readonly AnyTool[], { toolPath = (tool) => `/tools
     },
     ...observabilityPaths(),
   };
+  for (const [path, record] of Object.entries(RECORD_ROUTES)) {
+    schemas[`${record.name}.data`] = embed(z.toJSONSchema(record.data, { io: 'output' }), ref(`${record.name}.data`).$ref);
+    paths[path] = {
+      get: {
+        ...operation(record.operationId, record.description, ref(`${record.name}.data`), [400, 401, 404, 500, 503]),
+        security: [{ apiKey: [] }],
+        parameters: [
+          { name: 'id', in: 'path', required: true, description: `The ${record.name}'s id (a UUID, any letter case).`, schema: { type: 'string', format: 'uuid' } },
+          ...queryParameters(record.query),
+        ],
+      },
+    };
+  }
   for (const tool of tools) {
     const { input, output } = tool.jsonSchemas();
     schemas[`${tool.id}.input`] = embed(input, ref(`${tool.id}.input`).$ref);
@@ -205,6 +219,31 @@ const idempotencyKeyParameter: JsonSchema = {
   schema: { type: 'string', minLength: 1, maxLength: MAX_KEY_LENGTH + 2 },
   example: '"8e03978e-40d5-43e8-bc93-6894a57f9324"',
 };
+
+/** The read routes for records, documented like the tools: parameters and the envelope of their data. */
+const RECORD_ROUTES = {
+  '/documents/{id}': {
+    name: 'document',
+    operationId: 'getDocument',
+    description:
+      "A document: one chunk of its markdown (chunk, default 1) with a page of the tasks whose line starts in that chunk; next_cursor continues the tasks. Where links to documents point by default.",
+    data: documentRecordData,
+    query: documentQuery,
+  },
+  '/tasks/{id}': {
+    name: 'task',
+    operationId: 'getTask',
+    description: 'A task: its text, its document and the chunk that holds it, whether it is embedded, and how many saved relationships touch it. Where links to tasks point by default.',
+    data: taskRecordData,
+    query: taskQuery,
+  },
+} as const;
+
+/** A strict zod object of query parameters as OpenAPI parameters. */
+function queryParameters(query: z.ZodObject): JsonSchema[] {
+  const schema = z.toJSONSchema(query, { io: 'input' }) as { properties: Record<string, JsonSchema & { description?: string }> };
+  return Object.entries(schema.properties).map(([name, { description, ...property }]) => ({ name, in: 'query', required: false, description, schema: property }));
+}
 
 function ref(name: string): { $ref: string } {
   return { $ref: COMPONENTS + name };

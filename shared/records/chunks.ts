@@ -68,6 +68,15 @@ export function chunkWindow(n: number, options: ChunkOptions = {}): Span {
   return { start, end: start + chunkSize };
 }
 
+/**
+ * The first chunk that holds character `offset` (0-based): chunks overlap, so a character in the
+ * overlap is in the next chunk too.
+ */
+export function chunkOf(offset: number, options: ChunkOptions = {}): number {
+  const { chunkSize, overlap } = resolveOptions(options);
+  return offset < chunkSize ? 1 : Math.floor((offset - chunkSize) / (chunkSize - overlap)) + 2;
+}
+
 function resolveOptions(options: ChunkOptions): Required<ChunkOptions> {
   const chunkSize = options.chunkSize ?? CHUNK_DEFAULTS.chunkSize;
   const overlap = options.overlap ?? CHUNK_DEFAULTS.overlap;

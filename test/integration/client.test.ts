@@ -47,6 +47,16 @@ describe('typed client', () => {
     expect(metrics.data.tools[0]?.calls).toBeGreaterThanOrEqual(1);
   });
 
+  it('reads the records links point at', async () => {
+    const added = await client.callTool('add-document', { title: 'Client record', content: '- [ ] Read me through the client' });
+    if (!added.success) throw new Error(added.message);
+    const document = await client.getDocument(added.data.document_id, { format: 'detailed' });
+    expect(document).toMatchObject({ success: true, data: { document: { title: 'Client record', tasks: [{ text: 'Read me through the client' }] } } });
+    const task = await client.getTask(added.data.tasks[0]!.task_id);
+    expect(task).toMatchObject({ success: true, data: { task: { document_id: added.data.document_id } } });
+    expect(await client.getTask(crypto.randomUUID())).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } });
+  });
+
   it('reaches the other routes through hono/client', async () => {
     const response = await client.api.health.$get();
     expect(response.status).toBe(200);

@@ -51,7 +51,7 @@ describe('GET /openapi.json', () => {
     const document = await openApi();
     expect(document).toMatchObject({ openapi: '3.1.0', info: { title: 'edge-tools' }, servers: [{ url: 'http://edge-tools.test' }] });
     const observability = ['/dashboard', '/executions', '/executions/{trace_id}', '/metrics'];
-    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/health/ready', '/openapi.json', '/tools', ...observability, ...tools.map((tool) => `/tools/${tool.id}`)].sort());
+    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/health/ready', '/openapi.json', '/tools', '/documents/{id}', '/tasks/{id}', ...observability, ...tools.map((tool) => `/tools/${tool.id}`)].sort());
     expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const { ref, resolves } of references(document)) expect(resolves, ref).toBe(true);
   });
@@ -121,9 +121,28 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(document.paths['/metrics'].get.responses[200].content).sort()).toEqual(['application/json', 'text/plain']);
   });
 
+  it('documents the read routes for records, parameters and answers, as the worker gives them', async () => {
+    const document = await openApi();
+    const operation = document.paths['/documents/{id}'].get;
+    expect(operation).toMatchObject({ operationId: 'getDocument', security: [{ apiKey: [] }] });
+    expect(operation.parameters.map((p: Document) => [p.name, p.in])).toEqual([['id', 'path'], ['chunk', 'query'], ['cursor', 'query'], ['format', 'query']]);
+    const added = await callTool<{ document_id: string; tasks: { task_id: string }[] }>('add-document', { title: 'OpenAPI record', content: '- [ ] Describe the record route' });
+    if (!added.body.success) throw new Error(added.body.message);
+    const headers = { authorization: `Bearer ${tenantA.apiKey}` };
+    for (const [path, url] of [
+      ['/documents/{id}', `/documents/${added.body.data.document_id}?format=detailed`],
+      ['/tasks/{id}', `/tasks/${added.body.data.tasks[0]!.task_id}?format=detailed`],
+      ['/tasks/{id}', `/tasks/${crypto.randomUUID()}`],
+    ] as const) {
+      const response = await send(new Request(`http://edge-tools.test${url}`, { headers }));
+      const pointer = `#/paths/${encode(path)}/get/responses/${response.status}/content/application~1json/schema`;
+      expect(validateAt(document, pointer, await response.json()), url).toMatchObject({ valid: true });
+    }
+  });
+
   it("documents a tool's own worker with POST / for that tool only", async () => {
     const document = await openApi(createToolWorker(logMood));
-    expect(Object.keys(document.paths).sort()).toEqual(['/', '/dashboard', '/executions', '/executions/{trace_id}', '/health', '/health/ready', '/metrics', '/openapi.json', '/tools']);
+    expect(Object.keys(document.paths).sort()).toEqual(['/', '/dashboard', '/documents/{id}', '/executions', '/executions/{trace_id}', '/health', '/health/ready', '/metrics', '/openapi.json', '/tasks/{id}', '/tools']);
     expect(document.paths['/'].post.operationId).toBe('log-mood');
   });
 });
@@ -139,7 +158,7 @@ describe('GET /tools?format=openai', () => {
     }
     // submit-health-form's `symptoms` is free-form JSON, which strict mode cannot express; the message says so.
     expect(body.data.tools.filter((definition) => !definition.function.strict).map((definition) => definition.function.name)).toEqual(['submit-health-form']);
-    expect(body.message).toContain("submit-health-form ('symptoms' allows objects with any keys)");
+    expect(body.message).toContain("submit-health-form ('symptoms' allows objects with any keys");
   });
 
   it('promises what the validator accepts: a strict call with null for every optional field runs', async () => {

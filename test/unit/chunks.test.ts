@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chunkLayout, type ChunkOptions } from '../../shared/records/chunks.ts';
+import { chunkLayout, chunkOf, type ChunkOptions } from '../../shared/records/chunks.ts';
 
 const points = (s: string) => [...s];
 
@@ -76,6 +76,21 @@ describe('chunkLayout', () => {
     expect(chunks('😀😁😂🤣😃😄😅😆😉😊', { chunkSize: 4, overlap: 1 })).toEqual(['😀😁😂🤣', '🤣😃😄😅', '😅😆😉😊']);
     expectChunked('ab😀cd😁ef', 3, 1);
     expectChunked('😀'.repeat(7), 3, 2);
+  });
+
+  it('finds the first chunk holding a character (property, against every span)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 2, max: 300 }), fc.integer({ min: 0, max: 99 }), (offset, chunkSize, share) => {
+        const options = { chunkSize, overlap: Math.floor((chunkSize - 1) * (share / 100)) };
+        const layout = chunkLayout(offset + 1, options);
+        const holding = Array.from({ length: layout.totalChunks }, (_, i) => i + 1).filter((n) => {
+          const { start, end } = layout.span(n);
+          return start <= offset && offset < end;
+        });
+        expect(chunkOf(offset, options)).toBe(holding[0]);
+      }),
+      { numRuns: 1_000, seed: 3 },
+    );
   });
 
   it('rejects invalid options, lengths and chunk numbers', () => {
