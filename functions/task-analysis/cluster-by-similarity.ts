@@ -187,7 +187,7 @@ function detailedPage(clusters: Cluster[], allMerges: Merge[], from: Position): 
     const { members, ...cluster } = clusters[index]!;
     const start = index === from.cluster ? from.member : 0;
     const base = { ...cluster, task_ids: [] as string[], members_from: start };
-    const fitted = fitToBudget(members.slice(start), budget - jsonLength(base), page.length === 0 ? 1 : 0);
+    const fitted = fitToBudget(members.slice(start), budget - jsonLength(base), { atLeast: page.length === 0 ? 1 : 0 });
     if (fitted.length === 0) return { clusters: page, next: { cluster: index, member: start, merge: 0 } };
     const entry = { ...base, task_ids: fitted };
     page.push(entry);
@@ -195,7 +195,7 @@ function detailedPage(clusters: Cluster[], allMerges: Merge[], from: Position): 
     if (start + fitted.length < members.length) return { clusters: page, next: { cluster: index, member: start + fitted.length, merge: 0 } };
   }
   const mergesFrom = from.cluster >= clusters.length ? from.merge : 0;
-  const merges = fitToBudget(allMerges.slice(mergesFrom), budget, page.length === 0 ? 1 : 0);
+  const merges = fitToBudget(allMerges.slice(mergesFrom), budget, { atLeast: page.length === 0 ? 1 : 0 });
   const after = mergesFrom + merges.length;
   return { clusters: page, merges, mergesFrom, next: after < allMerges.length ? { cluster: clusters.length, member: 0, merge: after } : null };
 }

@@ -33,20 +33,30 @@ export function jsonLength(value: unknown): number {
   return JSON.stringify(value)?.length ?? 0;
 }
 
+export interface FitOptions<T> {
+  /** Never fewer items than this (default 1), so that paging advances even past one oversized item. */
+  atLeast?: number;
+  /**
+   * What taking `item` adds to the answer, in characters (default: its JSON and a comma). Called in
+   * order, once per item considered, so it may count what the item brings along only once (e.g. a
+   * task first named by this item).
+   */
+  size?: (item: T) => number;
+}
+
 /**
  * The longest prefix of `items` whose JSON (with the commas between them) fits in `budget`
- * characters, and never less than `atLeast` items (default 1), so that paging always advances even
- * past one oversized item.
+ * characters, and never fewer than `atLeast` items.
  *
  * @example
  * const page = fitToBudget(tasks, ANSWER_BUDGETS[response_format].list);
  * const truncated = page.length < tasks.length;
  */
-export function fitToBudget<T>(items: readonly T[], budget: number, atLeast = 1): T[] {
+export function fitToBudget<T>(items: readonly T[], budget: number, { atLeast = 1, size = (item) => jsonLength(item) + 1 }: FitOptions<T> = {}): T[] {
   let used = 0;
   let count = 0;
   for (const item of items) {
-    used += jsonLength(item) + 1;
+    used += size(item);
     if (used > budget && count >= atLeast) break;
     count++;
   }

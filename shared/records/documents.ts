@@ -150,7 +150,7 @@ export async function readDocumentPage(
       ...(format === 'detailed' ? { embedding_status: row.embedding_status, content_offset: row.content_offset } : {}),
     }));
     // The first document of a page always advances; a later one whose tasks do not fit starts the next page.
-    const page = fitToBudget(tasks, listBudget, index === 0 ? 1 : 0);
+    const page = fitToBudget(tasks, listBudget, { atLeast: index === 0 ? 1 : 0 });
     if (index > 0 && page.length === 0 && document.chunkTaskCount > 0) return { entries, next: { document: from.document + index, task: 0 } };
     listBudget -= jsonLength(page);
     const { chunkSize, overlap } = CHUNK_DEFAULTS;

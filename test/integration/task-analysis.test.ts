@@ -388,6 +388,45 @@ describe('detect-dependencies and query-task-graph', () => {
   });
 });
 
+describe('query-task-graph pages', () => {
+  it('pages many relationships within the budget, each exactly once, with the tasks each page names', async () => {
+    const lines = ['- [ ] Kick off the migration project', ...Array.from({ length: 120 }, (_, i) => `- [ ] Migrate service number ${i + 1} of the platform`)];
+    const doc = await data('add-document', { title: 'Star', content: lines.join('\n') });
+    const [hub, ...spokes] = doc.tasks.map((t: Data) => t.task_id) as string[];
+    const rows = JSON.stringify(spokes.map((spoke, i) => ({ source: hub, target: spoke, confidence: 0.5 + (i % 10) / 100 })));
+    await db.execute(sql`insert into task_relationships (project_id, source_task_id, target_task_id, type, confidence, detection_method, rationale)
+      select ${tenantA.projectId}::uuid, r.source, r.target, 'prerequisite', r.confidence, 'test', 'the hub comes first'
+      from jsonb_to_recordset(${rows}::jsonb) as r(source uuid, target uuid, confidence real)`);
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const { body } = await call('query-task-graph', { task_id: hub, direction: 'outgoing', ...(cursor ? { cursor } : {}) });
+      if (!body.success) throw new Error(body.message);
+      const page = body.data;
+      expect(page).toMatchObject({ task_count: 120, relationship_count: 120 });
+      expect(JSON.stringify(page.relationships).length + JSON.stringify(page.tasks).length).toBeLessThanOrEqual(6_000);
+      for (const relationship of page.relationships) {
+        expect(relationship).not.toHaveProperty('rationale');
+        expect(page.tasks.map((t: Data) => t.task_id)).toContain(relationship.target_task_id);
+      }
+      seen.push(...page.relationships.map((r: Data) => r.target_task_id));
+      cursor = page.next_cursor;
+      expect(body.meta.truncated).toBe(cursor !== null);
+      pages++;
+    } while (cursor && pages < 40);
+    expect(pages).toBeGreaterThan(1);
+    expect(seen).toHaveLength(120);
+    expect(new Set(seen)).toEqual(new Set(spokes));
+
+    // incoming from a spoke: what it depends on, the hub; detailed adds the rationale.
+    const back = await data('query-task-graph', { task_id: spokes[7], direction: 'incoming', response_format: 'detailed' });
+    expect(back.relationships).toEqual([expect.objectContaining({ source_task_id: hub, target_task_id: spokes[7], rationale: 'the hub comes first', detection_method: 'test' })]);
+    expect(back.tasks).toEqual([expect.objectContaining({ task_id: hub, depth: 1, document_id: doc.document_id })]);
+  });
+});
+
 describe('cluster-by-similarity', () => {
   const allIds = () => [...hiring.tasks, ...infrastructure.tasks, ...compliance.tasks].map((t: Data) => t.task_id);
 
