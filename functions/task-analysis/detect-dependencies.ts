@@ -1,46 +1,94 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
+import { ANSWER_BUDGETS, fitToBudget, responseFormatField, type ResponseFormat } from '../../shared/core/budget.ts';
 import { ok } from '../../shared/core/contract.ts';
-import { responseFormatField } from '../../shared/core/budget.ts';
+import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { linkList } from '../../shared/core/links.ts';
+import { plural } from '../../shared/core/plural.ts';
 import { defineTool } from '../../shared/core/tool.ts';
-import { findCycles } from './lib/graph.ts';
-import { loadTasks, relationshipShape, taskIds } from './lib/tasks.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
+import { EXAMPLE_IDS } from '../documents/lib/schemas.ts';
+import { findCycles } from './lib/graph.ts';
+import { loadTasks, relationshipShape, relationshipType, taskIds } from './lib/tasks.ts';
+
+type Relationship = z.output<typeof relationshipShape>;
+
+/** The last relationship a page gave, in page order: the next page starts after it. */
+const position = z.strictObject({
+  detector: z.string(),
+  after: z.tuple([z.number(), z.string(), z.string(), relationshipType]),
+});
 
 /**
  * Detects prerequisite / blocks / related relationships among tasks with the configured detector
  * (an LLM, or the offline heuristic), and saves them for query-task-graph. Saving is idempotent:
- * the same edge detected again updates its confidence and rationale.
+ * the same edge detected again updates its confidence and rationale. The answer lists them most
+ * confident first within the budget; a cursor pages through the rest as saved, without detecting
+ * again.
  */
 export default defineTool({
   id: 'detect-dependencies',
   title: 'Detect dependencies',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
-    'Detect dependencies among 2 to 50 tasks: which must come first (prerequisite), which block others, which are related. Saves them so query-task-graph can walk them. Circular dependencies are reported as groups of tasks that depend on each other, with one example chain per group.',
+    'Detect dependencies among 2 to 50 tasks: which must come first (prerequisite), which block others, which are related; circular dependencies are reported as groups of tasks that depend on each other, with one example chain per group. ' +
+    'Saves them, so query-task-graph can walk them later. Use it once on tasks you want ordered or linked; to read relationships already detected, use query-task-graph (no new detection). ' +
+    'concise: source, target, type and confidence; detailed: with each rationale. Long answers are paged: pass next_cursor back as cursor (the rest is read as saved, not detected again).',
   input: z.strictObject({
     task_ids: taskIds(2, 50),
     include_document_context: z.boolean().default(false).describe("Also give the detector each task's document text (slower, better context). Default false."),
     response_format: responseFormatField,
+    cursor: cursorField.nullish(),
   }),
   output: z.object({
     detection_method: z.string(),
-    relationships: z.array(relationshipShape),
+    relationship_count: z.int().describe('Relationships detected among the tasks (on later pages: saved among them by this detector).'),
+    relationships: z.array(relationshipShape).describe('Most confident first.'),
     cycles: z
       .array(z.array(z.string()))
+      .optional()
       .describe(
-        'One example circular chain per group in cycle_groups: a shortest one, as task ids in order (each before the next, the last before the first). At most one per group, so at most 25.',
+        'First page only: one example circular chain per group in cycle_groups, a shortest one, as task ids in order (each before the next, the last before the first). At most one per group, so at most 25.',
       ),
     cycle_groups: z
       .array(z.array(z.string()))
+      .optional()
       .describe(
-        'Groups of tasks caught in circular prerequisite/blocks dependencies: within a group, every task is (directly or through others) both before and after every other, so none can start first. Break a group by removing relationships between its tasks.',
+        'First page only: groups of tasks caught in circular prerequisite/blocks dependencies among the relationships detected: within a group, every task is (directly or through others) both before and after every other, so none can start first. Break a group by removing relationships between its tasks.',
       ),
+    next_cursor: nextCursorField,
   }),
-  example: { task_ids: ['3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f', '9a1c2e3f-4b5d-4e6f-8a7b-0c1d2e3f4a5b'] },
-  async execute({ task_ids, include_document_context }, { db, project, providers, signal }) {
+  example: { task_ids: [...EXAMPLE_IDS.tasks] },
+  async execute({ task_ids, include_document_context, response_format, cursor }, { db, project, providers, signal, links }) {
+    const scope = { task_ids, include_document_context, response_format };
     const tasks = await loadTasks(db, project.id, task_ids);
     if (!Array.isArray(tasks)) return tasks;
+    const textOf = new Map(tasks.map((task) => [task.task_id, task.text]));
+    const linksOf = (page: Relationship[]) =>
+      linkList(page.flatMap((r) => [r.source_task_id, r.target_task_id]).map((id) => links.task(id, textOf.get(id))));
+
+    if (cursor) {
+      const decoded = decodeCursor(position, cursor, { scope, hint: `Example of a valid call: ${JSON.stringify({ task_ids })}` });
+      if (!decoded.ok) return decoded;
+      const { detector, after } = decoded.value;
+      const [confidence, source, target, type] = after;
+      // At most 50 × 49 × 3 rows: ordered here, by the same comparison as the first page.
+      const { rows } = await db.execute(sql`
+        select source_task_id, target_task_id, type, confidence, rationale from task_relationships
+        where project_id = ${project.id} and detection_method = ${detector}
+          and source_task_id = any(${uuidArray(task_ids)}) and target_task_id = any(${uuidArray(task_ids)})`);
+      const saved = (rows as (Relationship & { rationale: string })[]).map((row) => ({ ...row, confidence: Number(row.confidence) })).sort(byConfidence);
+      const rest = saved.filter((r) => isAfter(r, { confidence, source, target, type }));
+      const page = pageOf(rest, response_format);
+      const next_cursor = page.length < rest.length ? encodeCursor(cursorAt(detector, page.at(-1)!), scope) : null;
+      return ok(
+        { detection_method: detector, relationship_count: saved.length, relationships: page, next_cursor },
+        `${plural(page.length, 'more relationship')} saved among ${plural(tasks.length, 'task')} by ${detector} (${saved.length - rest.length + page.length} of ${saved.length} given so far).` +
+          (next_cursor ? ' Call again with the same fields and cursor set to next_cursor for the rest.' : ''),
+        { truncated: next_cursor !== null, links: linksOf(page) },
+      );
+    }
+
     let documentContext: Map<string, string> | undefined;
     if (include_document_context) {
       const ids = [...new Set(tasks.map((task) => task.document_id))];
@@ -52,13 +100,15 @@ export default defineTool({
       tasks.map((task) => ({ id: task.task_id, text: task.text, documentId: task.document_id, documentTitle: task.document_title, position: task.position })),
       { documentContext, signal },
     );
-    const relationships = detected.map((r) => ({
-      source_task_id: r.sourceTaskId,
-      target_task_id: r.targetTaskId,
-      type: r.type,
-      confidence: Math.round(r.confidence * 1000) / 1000,
-      rationale: r.rationale,
-    }));
+    const relationships = detected
+      .map((r) => ({
+        source_task_id: r.sourceTaskId,
+        target_task_id: r.targetTaskId,
+        type: r.type,
+        confidence: Math.round(r.confidence * 1000) / 1000,
+        rationale: r.rationale,
+      }))
+      .sort(byConfidence);
     if (relationships.length > 0) {
       const rows = JSON.stringify(relationships);
       await db.execute(sql`
@@ -70,12 +120,45 @@ export default defineTool({
     }
     const { groups, examples } = findCycles(relationships.filter((r) => r.type !== 'related'));
     const circular = groups.reduce((sum, group) => sum + group.length, 0);
+    const page = pageOf(relationships, response_format);
+    const next_cursor = page.length < relationships.length ? encodeCursor(cursorAt(detector.id, page.at(-1)!), scope) : null;
     return ok(
-      { detection_method: detector.id, relationships, cycles: examples, cycle_groups: groups },
-      `Detected ${relationships.length} relationship${relationships.length === 1 ? '' : 's'} among ${tasks.length} tasks with ${detector.id}` +
+      { detection_method: detector.id, relationship_count: relationships.length, relationships: page, cycles: examples, cycle_groups: groups, next_cursor },
+      `Detected ${plural(relationships.length, 'relationship')} among ${plural(tasks.length, 'task')} with ${detector.id}` +
         (groups.length
-          ? `; ${circular} tasks depend on each other circularly, in ${groups.length} group${groups.length === 1 ? '' : 's'} (cycle_groups, one example chain each in cycles).`
-          : '.'),
+          ? `; ${circular} tasks depend on each other circularly, in ${plural(groups.length, 'group')} (cycle_groups, one example chain each in cycles).`
+          : '.') +
+        (next_cursor ? ` This page has the ${page.length} most confident; all are saved: call again with the same fields and cursor set to next_cursor for the rest.` : ''),
+      { truncated: next_cursor !== null, links: linksOf(page) },
     );
   },
 });
+
+/** Most confident first, then by ids and type: the order of pages, in JS and in SQL alike. */
+function byConfidence(a: Relationship, b: Relationship): number {
+  return b.confidence - a.confidence || compare(a.source_task_id, b.source_task_id) || compare(a.target_task_id, b.target_task_id) || compare(a.type, b.type);
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function isAfter(r: Relationship, last: { confidence: number; source: string; target: string; type: string }): boolean {
+  return byConfidence({ source_task_id: last.source, target_task_id: last.target, type: last.type as Relationship['type'], confidence: last.confidence }, r) < 0;
+}
+
+function cursorAt(detector: string, last: Relationship) {
+  return { detector, after: [last.confidence, last.source_task_id, last.target_task_id, last.type] };
+}
+
+/** The relationships of one page: within the budget, the rationale in the detailed format only. */
+function pageOf(relationships: (Relationship & { rationale?: string })[], format: ResponseFormat): Relationship[] {
+  const shaped = relationships.map(({ rationale, ...r }) => ({
+    source_task_id: r.source_task_id,
+    target_task_id: r.target_task_id,
+    type: r.type,
+    confidence: r.confidence,
+    ...(format === 'detailed' ? { rationale } : {}),
+  }));
+  return fitToBudget(shaped, ANSWER_BUDGETS[format].list);
+}

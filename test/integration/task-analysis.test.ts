@@ -334,7 +334,7 @@ describe('get-document-context', () => {
 describe('detect-dependencies and query-task-graph', () => {
   it('detects the explicit "after" wording, labels the method, and saves the edges idempotently', async () => {
     const ids = hiring.tasks.map((t: Data) => t.task_id);
-    const first = await data('detect-dependencies', { task_ids: ids });
+    const first = await data('detect-dependencies', { task_ids: ids, response_format: 'detailed' });
     expect(first.detection_method).toBe('offline-heuristic-v1');
     const edge = first.relationships.find((r: Data) => r.type === 'prerequisite' && r.source_task_id === ids[0] && r.target_task_id === ids[1]);
     expect(edge).toBeTruthy();
@@ -385,6 +385,42 @@ describe('detect-dependencies and query-task-graph', () => {
     await data('detect-dependencies', { task_ids: loopIds });
     const loop = await data('query-task-graph', { task_id: loopIds[0], depth: 10 });
     expect(loop.tasks.map((t: Data) => t.task_id)).toEqual([loopIds[1]]);
+  });
+});
+
+describe('detect-dependencies pages', () => {
+  it('answers concisely without rationales, and pages the rest as saved, each relationship once', async () => {
+    const lines = Array.from({ length: 20 }, (_, i) => `- [ ] Review the quarterly budget line ${i + 1} with the finance team`);
+    const doc = await data('add-document', { title: 'Budget lines', content: lines.join('\n') });
+    const ids: string[] = doc.tasks.map((t: Data) => t.task_id);
+    const first = await call('detect-dependencies', { task_ids: ids });
+    if (!first.body.success) throw new Error(first.body.message);
+    expect(first.body.data.relationship_count).toBeGreaterThan(100);
+    expect(first.body.data.relationships[0]).not.toHaveProperty('rationale');
+    expect(first.body.meta.truncated).toBe(true);
+    expect(first.body.message).toContain('next_cursor');
+
+    const seen = [...first.body.data.relationships];
+    let cursor = first.body.data.next_cursor as string | null;
+    let pages = 1;
+    while (cursor && pages < 40) {
+      const page = await data('detect-dependencies', { task_ids: ids, cursor });
+      expect(JSON.stringify(page.relationships).length).toBeLessThanOrEqual(6_000);
+      expect(page).not.toHaveProperty('cycles');
+      seen.push(...page.relationships);
+      cursor = page.next_cursor;
+      pages++;
+    }
+    const key = (r: Data) => `${r.source_task_id}>${r.target_task_id}:${r.type}`;
+    const { rows } = await db.execute(sql`select source_task_id, target_task_id, type from task_relationships
+      where project_id = ${tenantA.projectId} and source_task_id = any(${sql.param(ids)}::uuid[])`);
+    expect(seen.map(key).sort()).toEqual((rows as Data[]).map(key).sort());
+    expect(new Set(seen.map(key)).size).toBe(seen.length);
+    const confidences = seen.map((r) => r.confidence);
+    expect(confidences).toEqual([...confidences].sort((a, b) => b - a));
+
+    const detailed = await data('detect-dependencies', { task_ids: ids.slice(0, 3), response_format: 'detailed' });
+    for (const relationship of detailed.relationships) expect(relationship.rationale).toEqual(expect.any(String));
   });
 });
 
