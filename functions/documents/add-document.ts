@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { responseFormatField } from '../../shared/core/budget.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { embedTasks, storeDocument } from './lib/ingest.ts';
 import { documentFields, ingestOutcome, ingestResult } from './lib/schemas.ts';
@@ -9,13 +10,14 @@ export default defineTool({
   title: 'Add document',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
-    'Add a markdown document. Its checkbox items ("- [ ] ...") become tasks that the task-analysis tools can search, cluster and link. Returns the document id and its tasks.',
-  input: z.strictObject(documentFields),
+    'Add a markdown document. Its checkbox items ("- [ ] ...") become tasks that the task-analysis tools can search, cluster and link; returns the document id and its first tasks. ' +
+    'Use it for new documents only: to change one, use replace-document with its id (adding it again makes a second copy).',
+  input: z.strictObject({ ...documentFields, response_format: responseFormatField }),
   output: ingestResult,
   example: { title: 'Q3 hiring plan', content: '# Hiring\n- [ ] Open the senior backend engineer role\n- [ ] Interview candidates after the role is open' },
-  async execute({ title, content }, { db, project, providers, signal, idFor }) {
+  async execute({ title, content, response_format }, { db, project, providers, signal, idFor, links }) {
     const { documentId, tasks } = await storeDocument(db, project.id, { title, content }, { idFor });
     const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal);
-    return ingestOutcome('Added', { documentId, title, tasks }, report, providers.embeddings.id);
+    return ingestOutcome('Added', { documentId, title, tasks }, report, { embeddingModel: providers.embeddings.id, format: response_format, links });
   },
 });

@@ -2,18 +2,21 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
+import { plural } from '../../shared/core/plural.ts';
 import { receiptResult, recordReceipt } from '../../shared/runtime/receipts.ts';
-import { documentId, documentNotFound } from './lib/schemas.ts';
+import { documentId, documentNotFound, EXAMPLE_IDS } from './lib/schemas.ts';
 
 /** Deletes a document with its tasks and their relationships. */
 export default defineTool({
   id: 'delete-document',
   title: 'Delete document',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description: 'Delete a document. Its tasks and every relationship involving them are deleted too.',
+  description:
+    'Delete a document for good: its tasks and every relationship involving them are deleted too. Use it only when the document should no longer exist; to change it, use replace-document. ' +
+    'Answers the id and the number of tasks deleted (no response_format: there is nothing more to show).',
   input: z.strictObject({ document_id: documentId }),
   output: z.object({ document_id: z.string(), deleted_task_count: z.int() }),
-  example: { document_id: '3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f' },
+  example: { document_id: EXAMPLE_IDS.document },
   async execute({ document_id }, { db, project, idFor }) {
     const receipt = { id: await idFor('receipt'), projectId: project.id };
     // One statement: the count sees the tasks as they were just before the cascade removed them, and
@@ -32,6 +35,6 @@ export default defineTool({
     if (deletedTaskCount === null) {
       return documentNotFound(document_id);
     }
-    return ok({ document_id, deleted_task_count: deletedTaskCount }, `Deleted document ${document_id} with its ${deletedTaskCount} tasks and their relationships.`);
+    return ok({ document_id, deleted_task_count: deletedTaskCount }, `Deleted document ${document_id} with its ${plural(deletedTaskCount, 'task')} and their relationships.`);
   },
 });

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { embedTasks } from './lib/ingest.ts';
-import { documentId } from './lib/schemas.ts';
+import { plural } from '../../shared/core/plural.ts';
+import { documentId, documentNotFound } from './lib/schemas.ts';
 
 /** Tasks embedded per call at most: a large backlog is worked off over several calls. */
 const MAX_TASKS_PER_CALL = 1_000;
@@ -17,11 +18,19 @@ export default defineTool({
   id: 'embed-tasks',
   title: 'Embed tasks',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  description: `Embed tasks whose embedding is pending, failed, or was made by another embedding model than the configured one, so semantic-search and cluster-by-similarity can use them. At most ${MAX_TASKS_PER_CALL} per call; call again while remaining_count > 0.`,
+  description:
+    `Embed tasks whose embedding is pending, failed, or was made by another embedding model than the configured one (after a provider outage or a model change, or when semantic-search reports unsearchable tasks), so semantic-search and cluster-by-similarity can use them. ` +
+    `Not needed after add-document when it reported no failed embeddings. At most ${MAX_TASKS_PER_CALL} per call; call again while remaining_count > 0. Answers counts only (no response_format).`,
   input: z.strictObject({ document_id: documentId.nullish().describe('Only this document\'s tasks. Optional; null means every document.') }),
   output: z.object({ embedded_count: z.int(), failed_count: z.int(), remaining_count: z.int(), embedding_model: z.string() }),
   example: {},
-  async execute({ document_id }, { db, project, providers, signal }) {
+  async execute({ document_id }, { db, project, providers, signal, links }) {
+    let document: { id: string; title: string } | undefined;
+    if (document_id) {
+      const { rows } = await db.execute(sql`select id, title from documents where id = ${document_id} and project_id = ${project.id}`);
+      document = rows[0] as { id: string; title: string } | undefined;
+      if (!document) return documentNotFound(document_id);
+    }
     const onlyDocument = document_id ? sql`and document_id = ${document_id}` : sql``;
     const model = providers.embeddings.id;
     const waiting = sql`project_id = ${project.id} and (embedding_status in ('pending', 'failed') or embedding_model is distinct from ${model}) ${onlyDocument}`;
@@ -33,9 +42,10 @@ export default defineTool({
     return ok(
       { embedded_count: report.embedded, failed_count: report.failed, remaining_count: remaining, embedding_model: model },
       tasks.length === 0
-        ? `Every task is already embedded with ${model}.`
-        : `Embedded ${report.embedded} of ${tasks.length} tasks with ${model}${report.failed ? `; ${report.failed} failed (${report.error})` : ''}` +
+        ? `Every task${document ? ` of "${document.title}"` : ''} is already embedded with ${model}.`
+        : `Embedded ${report.embedded} of ${plural(tasks.length, 'task')} with ${model}${report.failed ? `; ${report.failed} failed (${report.error})` : ''}` +
             `${remaining ? `; ${remaining} remain: call embed-tasks again` : ''}.`,
+      document ? { links: [links.document(document.id, document.title)] } : {},
     );
   },
 });

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { documents } from '../../drizzle/schema.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { embedTasks, storeDocument } from './lib/ingest.ts';
-import { documentFields, documentId, documentNotFound, ingestOutcome, ingestResult } from './lib/schemas.ts';
+import { responseFormatField } from '../../shared/core/budget.ts';
+import { documentFields, documentId, documentNotFound, EXAMPLE_IDS, ingestOutcome, ingestResult } from './lib/schemas.ts';
 
 /** Replaces a document's title and content; its tasks are extracted and embedded anew. */
 export default defineTool({
@@ -11,11 +12,12 @@ export default defineTool({
   title: 'Replace document',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
-    "Replace a document's title and markdown. Its tasks are extracted again (new task ids); the old tasks and their relationships are removed.",
-  input: z.strictObject({ document_id: documentId, ...documentFields }),
+    "Replace a document's title and markdown, when the document changed. Its tasks are extracted again with new task ids: the old tasks and their relationships are removed, so ids you kept from before no longer exist. " +
+    'To add a new document, use add-document.',
+  input: z.strictObject({ document_id: documentId, ...documentFields, response_format: responseFormatField }),
   output: ingestResult,
-  example: { document_id: '3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f', title: 'Q3 hiring plan', content: '- [ ] Open the role' },
-  async execute({ document_id, title, content }, { db, project, providers, signal, idFor }) {
+  example: { document_id: EXAMPLE_IDS.document, title: 'Q3 hiring plan', content: '- [ ] Open the role' },
+  async execute({ document_id, title, content, response_format }, { db, project, providers, signal, idFor, links }) {
     const [existing] = await db
       .select({ id: documents.id })
       .from(documents)
@@ -25,6 +27,6 @@ export default defineTool({
     }
     const { tasks } = await storeDocument(db, project.id, { title, content }, { idFor, replaceId: document_id });
     const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal);
-    return ingestOutcome('Replaced', { documentId: document_id, title, tasks }, report, providers.embeddings.id);
+    return ingestOutcome('Replaced', { documentId: document_id, title, tasks }, report, { embeddingModel: providers.embeddings.id, format: response_format, links });
   },
 });

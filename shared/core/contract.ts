@@ -229,6 +229,6 @@ export function envelope<T>(outcome: Outcome<T>, meta: Meta): ToolResult<T> {
       ? { ...meta, pagination: outcome.pagination, truncated: outcome.truncated }
       : meta;
   const result: ToolResult<T> = { success: true, message: outcome.message, data: outcome.data, meta: fullMeta };
-  if (outcome.links) result.links = outcome.links;
+  if (outcome.links?.length) result.links = outcome.links;
   return result;
 }

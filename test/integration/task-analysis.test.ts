@@ -15,7 +15,7 @@ import { createProviders, readProviderConfig } from '../../shared/providers/inde
 import type { ToolContext } from '../../shared/core/tool.ts';
 import { nameBasedUuid } from '../../shared/runtime/ids.ts';
 import { linksFromEnv } from '../../shared/runtime/links.ts';
-import { callTool, db, tenantA, tenantB } from './helpers.ts';
+import { callTool, db, tenantA, tenantB, tenantC } from './helpers.ts';
 
 type Data = Record<string, any>;
 const defaultLinks = (() => {
@@ -50,6 +50,14 @@ const COMPLIANCE = `# Compliance
 let hiring: Data;
 let infrastructure: Data;
 let compliance: Data;
+/** Tests that load many similar tasks do it in tenant C, so searches over tenant A never rank them. */
+const heavy = tenantC;
+
+/** Every task id of a document, in order (answers list the first ones only). */
+async function taskIdsOf(documentId: string): Promise<string[]> {
+  const { rows } = await db.execute(sql`select id from tasks where document_id = ${documentId} order by position`);
+  return rows.map((row) => String(row.id));
+}
 const taskId = (document: Data, position: number): string => document.tasks[position].task_id;
 
 beforeAll(async () => {
@@ -59,10 +67,26 @@ beforeAll(async () => {
 });
 
 describe('documents in', () => {
-  it('extracts the checkbox tasks in order and embeds them', () => {
+  it('extracts the checkbox tasks in order and embeds them', async () => {
     expect(hiring).toMatchObject({ task_count: 4, embedded_count: 4, failed_count: 0, embedding_model: 'offline-hashing-v2' });
-    expect(hiring.tasks.map((t: Data) => t.position)).toEqual([0, 1, 2, 3]);
-    expect(hiring.tasks[0].text).toBe('Open the senior backend engineer role');
+    expect(hiring.tasks[0]).toEqual({ task_id: expect.any(String), text: 'Open the senior backend engineer role' });
+    const content = '# Offsites\n- [ ] Book the offsite venue\n  - [ ] Plan the offsite agenda\n\n- [ ] Send the offsite invitations\n';
+    const detailed = await data('add-document', { title: 'Offsites', content, response_format: 'detailed' }, heavy.apiKey);
+    expect(detailed.tasks.map((t: Data) => t.position)).toEqual([0, 1, 2]);
+    expect(detailed.tasks.map((t: Data) => content.slice(t.content_offset).split('\n')[0]!.trim())).toEqual(detailed.tasks.map((t: Data) => `- [ ] ${t.text}`));
+  });
+
+  it('lists the first tasks of a long document within the budget, and links the document for the rest', async () => {
+    const content = Array.from({ length: 500 }, (_, i) => `- [ ] Label the archive box number ${i + 1} in the basement storage room`).join('\n');
+    const { body } = await call('add-document', { title: 'Archive boxes', content }, heavy.apiKey);
+    if (!body.success) throw new Error(body.message);
+    expect(body.data.task_count).toBe(500);
+    expect(body.data.tasks.length).toBeGreaterThan(10);
+    expect(body.data.tasks.length).toBeLessThan(500);
+    expect(JSON.stringify(body.data.tasks).length).toBeLessThanOrEqual(6_000);
+    expect(body.meta.truncated).toBe(true);
+    expect(body.message).toContain(`The first ${body.data.tasks.length} are listed`);
+    expect(body.links).toEqual([{ label: 'Document: Archive boxes', url: `http://edge-tools.test/documents/${body.data.document_id}` }]);
   });
 
   it('records failed embeddings, keeps the document, and embeds them later with embed-tasks', async () => {
@@ -198,11 +222,11 @@ describe('get-document-context', () => {
   it('reads long documents chunk by chunk in SQL (code points, overlapping by exactly 200), each chunk with its own tasks', async () => {
     const filler = 'Background paragraph about the 🚀 launch, ëxactly. '.repeat(2_400); // ~120k code points, emoji included
     const content = `# Launch\n- [ ] Prepare the launch\n${filler}\n- [ ] Announce the launch\n`;
-    const doc = await data('add-document', { title: 'Long launch plan', content });
+    const doc = await data('add-document', { title: 'Long launch plan', content }, heavy.apiKey);
     const chunks: string[] = [];
     const tasksByChunk: string[][] = [];
     for (let chunk = 1; chunk <= 3; chunk++) {
-      const context = await data('get-document-context', { task_ids: [taskId(doc, 0)], chunk_number: chunk });
+      const context = await data('get-document-context', { task_ids: [taskId(doc, 0)], chunk_number: chunk }, heavy.apiKey);
       const page = context.documents[0];
       expect(page.pagination).toEqual({ current_chunk: chunk, total_chunks: 3, chunk_size: 50_000, overlap: 200, total_characters: [...content].length });
       expect(page.task_count).toBe(2);
@@ -213,7 +237,7 @@ describe('get-document-context', () => {
     const points = [...content];
     expect(chunks).toEqual([points.slice(0, 50_000), points.slice(49_800, 99_800), points.slice(99_600)].map((part) => part.join('')));
     expect(tasksByChunk).toEqual([['Prepare the launch'], [], ['Announce the launch']]);
-    const beyond = await call('get-document-context', { task_ids: [taskId(doc, 0)], chunk_number: 4 });
+    const beyond = await call('get-document-context', { task_ids: [taskId(doc, 0)], chunk_number: 4 }, heavy.apiKey);
     expect(beyond.status).toBe(400);
     expect(beyond.body.message).toContain("'chunk_number' must be between 1 and 3");
     expect(beyond.body.message).toContain("'Long launch plan' has 3 chunks");
@@ -228,12 +252,13 @@ describe('get-document-context', () => {
 
   it('pages a chunk with more tasks than the budget holds, every task reachable once through the cursor', async () => {
     const lines = Array.from({ length: 400 }, (_, i) => `- [ ] Review the quarterly budget line number ${i + 1} with the finance team`);
-    const doc = await data('add-document', { title: 'Budget review', content: `# Budget\n${lines.join('\n')}\n` });
+    const doc = await data('add-document', { title: 'Budget review', content: `# Budget\n${lines.join('\n')}\n` }, heavy.apiKey);
+    const all = await taskIdsOf(doc.document_id);
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const { body } = await call('get-document-context', { task_ids: [taskId(doc, 5)], ...(cursor ? { cursor } : {}) });
+      const { body } = await call('get-document-context', { task_ids: [all[5]!], ...(cursor ? { cursor } : {}) }, heavy.apiKey);
       if (!body.success) throw new Error(body.message);
       const [page] = body.data.documents;
       // The content comes once, on the first page; later pages continue the tasks.
@@ -247,13 +272,13 @@ describe('get-document-context', () => {
       pages++;
     } while (cursor && pages < 50);
     expect(pages).toBeGreaterThan(2);
-    expect(seen).toEqual(doc.tasks.map((t: Data) => t.task_id));
+    expect(seen).toEqual(all);
   });
 
   it('pages many documents across answers, and refuses a cursor sent with other task ids', async () => {
     const docs = [];
     for (let i = 0; i < 8; i++) {
-      docs.push(await data('add-document', { title: `Plan ${i}`, content: `# Plan ${i}\n${'Context sentence for the plan. '.repeat(100)}\n- [ ] Task A of plan ${i}\n- [ ] Task B of plan ${i}\n` }));
+      docs.push(await data('add-document', { title: `Plan ${i}`, content: `# Plan ${i}\n${'Context sentence for the plan. '.repeat(100)}\n- [ ] Task A of plan ${i}\n- [ ] Task B of plan ${i}\n` }, heavy.apiKey));
     }
     const taskIds = docs.map((doc) => taskId(doc, 1));
     const seenDocuments: string[] = [];
@@ -261,7 +286,7 @@ describe('get-document-context', () => {
     let cursor: string | null = null;
     let first: string | null = null;
     do {
-      const answer: Data = await data('get-document-context', { task_ids: taskIds, ...(cursor ? { cursor } : {}) });
+      const answer: Data = await data('get-document-context', { task_ids: taskIds, ...(cursor ? { cursor } : {}) }, heavy.apiKey);
       for (const page of answer.documents) {
         if (page.content !== null) seenDocuments.push(page.document_id);
         seenTasks.push(...page.tasks.map((t: Data) => t.task_id));
@@ -272,7 +297,7 @@ describe('get-document-context', () => {
     expect(seenDocuments).toEqual(docs.map((doc) => doc.document_id));
     expect(seenTasks).toEqual(docs.flatMap((doc) => doc.tasks.map((t: Data) => t.task_id)));
     expect(first).not.toBeNull();
-    const refused = await call('get-document-context', { task_ids: taskIds.slice(1), cursor: first });
+    const refused = await call('get-document-context', { task_ids: taskIds.slice(1), cursor: first }, heavy.apiKey);
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor' }] } } });
   });
@@ -391,9 +416,9 @@ describe('detect-dependencies and query-task-graph', () => {
 describe('detect-dependencies pages', () => {
   it('answers concisely without rationales, and pages the rest as saved, each relationship once', async () => {
     const lines = Array.from({ length: 20 }, (_, i) => `- [ ] Review the quarterly budget line ${i + 1} with the finance team`);
-    const doc = await data('add-document', { title: 'Budget lines', content: lines.join('\n') });
+    const doc = await data('add-document', { title: 'Budget lines', content: lines.join('\n') }, heavy.apiKey);
     const ids: string[] = doc.tasks.map((t: Data) => t.task_id);
-    const first = await call('detect-dependencies', { task_ids: ids });
+    const first = await call('detect-dependencies', { task_ids: ids }, heavy.apiKey);
     if (!first.body.success) throw new Error(first.body.message);
     expect(first.body.data.relationship_count).toBeGreaterThan(100);
     expect(first.body.data.relationships[0]).not.toHaveProperty('rationale');
@@ -404,7 +429,7 @@ describe('detect-dependencies pages', () => {
     let cursor = first.body.data.next_cursor as string | null;
     let pages = 1;
     while (cursor && pages < 40) {
-      const page = await data('detect-dependencies', { task_ids: ids, cursor });
+      const page = await data('detect-dependencies', { task_ids: ids, cursor }, heavy.apiKey);
       expect(JSON.stringify(page.relationships).length).toBeLessThanOrEqual(6_000);
       expect(page).not.toHaveProperty('cycles');
       seen.push(...page.relationships);
@@ -413,13 +438,13 @@ describe('detect-dependencies pages', () => {
     }
     const key = (r: Data) => `${r.source_task_id}>${r.target_task_id}:${r.type}`;
     const { rows } = await db.execute(sql`select source_task_id, target_task_id, type from task_relationships
-      where project_id = ${tenantA.projectId} and source_task_id = any(${sql.param(ids)}::uuid[])`);
+      where project_id = ${heavy.projectId} and source_task_id = any(${sql.param(ids)}::uuid[])`);
     expect(seen.map(key).sort()).toEqual((rows as Data[]).map(key).sort());
     expect(new Set(seen.map(key)).size).toBe(seen.length);
     const confidences = seen.map((r) => r.confidence);
     expect(confidences).toEqual([...confidences].sort((a, b) => b - a));
 
-    const detailed = await data('detect-dependencies', { task_ids: ids.slice(0, 3), response_format: 'detailed' });
+    const detailed = await data('detect-dependencies', { task_ids: ids.slice(0, 3), response_format: 'detailed' }, heavy.apiKey);
     for (const relationship of detailed.relationships) expect(relationship.rationale).toEqual(expect.any(String));
   });
 });
@@ -427,18 +452,18 @@ describe('detect-dependencies pages', () => {
 describe('query-task-graph pages', () => {
   it('pages many relationships within the budget, each exactly once, with the tasks each page names', async () => {
     const lines = ['- [ ] Kick off the migration project', ...Array.from({ length: 120 }, (_, i) => `- [ ] Migrate service number ${i + 1} of the platform`)];
-    const doc = await data('add-document', { title: 'Star', content: lines.join('\n') });
-    const [hub, ...spokes] = doc.tasks.map((t: Data) => t.task_id) as string[];
+    const doc = await data('add-document', { title: 'Star', content: lines.join('\n') }, heavy.apiKey);
+    const [hub, ...spokes] = await taskIdsOf(doc.document_id);
     const rows = JSON.stringify(spokes.map((spoke, i) => ({ source: hub, target: spoke, confidence: 0.5 + (i % 10) / 100 })));
     await db.execute(sql`insert into task_relationships (project_id, source_task_id, target_task_id, type, confidence, detection_method, rationale)
-      select ${tenantA.projectId}::uuid, r.source, r.target, 'prerequisite', r.confidence, 'test', 'the hub comes first'
+      select ${heavy.projectId}::uuid, r.source, r.target, 'prerequisite', r.confidence, 'test', 'the hub comes first'
       from jsonb_to_recordset(${rows}::jsonb) as r(source uuid, target uuid, confidence real)`);
 
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const { body } = await call('query-task-graph', { task_id: hub, direction: 'outgoing', ...(cursor ? { cursor } : {}) });
+      const { body } = await call('query-task-graph', { task_id: hub, direction: 'outgoing', ...(cursor ? { cursor } : {}) }, heavy.apiKey);
       if (!body.success) throw new Error(body.message);
       const page = body.data;
       expect(page).toMatchObject({ task_count: 120, relationship_count: 120 });
@@ -457,7 +482,7 @@ describe('query-task-graph pages', () => {
     expect(new Set(seen)).toEqual(new Set(spokes));
 
     // incoming from a spoke: what it depends on, the hub; detailed adds the rationale.
-    const back = await data('query-task-graph', { task_id: spokes[7], direction: 'incoming', response_format: 'detailed' });
+    const back = await data('query-task-graph', { task_id: spokes[7], direction: 'incoming', response_format: 'detailed' }, heavy.apiKey);
     expect(back.relationships).toEqual([expect.objectContaining({ source_task_id: hub, target_task_id: spokes[7], rationale: 'the hub comes first', detection_method: 'test' })]);
     expect(back.tasks).toEqual([expect.objectContaining({ task_id: hub, depth: 1, document_id: doc.document_id })]);
   });
