@@ -1,8 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { responseFormatField } from '../../shared/core/budget.ts';
-import { fail, ok, type Failure, type Success } from '../../shared/core/contract.ts';
+import { ANSWER_BUDGETS, fitToBudget, responseFormatField } from '../../shared/core/budget.ts';
+import { fail, notFound, ok, type Failure, type Success } from '../../shared/core/contract.ts';
 import { text, uuid } from '../../shared/core/fields.ts';
+import { linkList } from '../../shared/core/links.ts';
+import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { HASHING_EMBEDDER_THRESHOLD } from '../../shared/providers/hashing-embedder.ts';
 import { OPENAI_THRESHOLDS } from '../../shared/providers/openai.ts';
@@ -46,7 +48,8 @@ export default defineTool({
   annotations: READ_ONLY,
   description:
     'Find tasks by meaning across all documents: returns the most similar tasks to a natural-language query, with their documents and a similarity from 0 to 1. ' +
-    'Use it first to get task ids for the other task-analysis tools. When nothing reaches the threshold, the answer gives the best similarity found and a threshold that would return results.',
+    "Use it first, to get task ids for the other task-analysis tools; not to read a known task's document (get-document-context) or its dependencies (query-task-graph). " +
+    'When nothing reaches the threshold, the answer gives the best similarity found and a threshold that would return results.',
   input: z.strictObject({
     query: text({ max: 2_000, blank: false }).describe('What to look for, in natural language, e.g. "hire backend engineers".'),
     limit: z.int().min(1).max(50).default(20).describe('Most results to return (default 20, at most 50).'),
@@ -64,7 +67,7 @@ export default defineTool({
   }),
   output,
   example: EXAMPLE,
-  async execute({ query, limit, threshold, document_ids, response_format }, { db, project, providers, signal }) {
+  async execute({ query, limit, threshold, document_ids, response_format }, { db, project, providers, signal, links }) {
     if (searchTerms(query).length === 0) return nothingToSearch(query);
     const { embeddings } = providers;
     const applied = threshold ?? embeddings.defaultThreshold;
@@ -99,7 +102,7 @@ export default defineTool({
     const ranked = (matches.rows as unknown as SearchRow[])
       .map((row) => ({ ...row, similarity: shownSimilarity(Number(row.similarity)) }))
       .filter((row) => Number.isFinite(row.similarity));
-    const results = ranked
+    const matched = ranked
       .filter((row) => row.similarity >= applied)
       .map((row) => ({
         task_id: row.task_id,
@@ -109,8 +112,10 @@ export default defineTool({
         similarity: row.similarity,
         ...(response_format === 'detailed' ? { position: row.position } : {}),
       }));
+    // The most similar first, as many as the answer budget holds.
+    const results = fitToBudget(matched, ANSWER_BUDGETS[response_format].list, { atLeast: 0 });
     const { total, searchable } = counts.rows[0] as { total: number; searchable: number };
-    return answer({
+    const outcome = answer({
       query,
       data: { results, embedding_model: embeddings.id, threshold: applied, unembedded_task_count: total - searchable },
       thresholdGiven: threshold !== undefined,
@@ -120,6 +125,13 @@ export default defineTool({
       searchable,
       documentCount: document_ids ? documents.length : undefined,
     });
+    const cut = results.length < matched.length;
+    return {
+      ...outcome,
+      message: outcome.message + (cut ? ` The answer budget holds the ${results.length} most similar of ${matched.length}: ask for response_format detailed (larger answers) or a lower limit.` : ''),
+      truncated: cut,
+      links: linkList(results.flatMap((result) => [links.task(result.task_id, result.text), links.document(result.document_id, result.document_title)])),
+    };
   },
 });
 
@@ -149,15 +161,15 @@ interface Answer {
 
 /** The answer's message (and suggestion, when nothing is found), for each situation. */
 function answer({ query, data, thresholdGiven, defaultThreshold, ranked, total, searchable, documentCount }: Answer): Success<Output> {
-  const where = documentCount === undefined ? 'in this project' : `in the ${count(documentCount, 'document')} asked for`;
+  const where = documentCount === undefined ? 'in this project' : `in the ${plural(documentCount, 'document')} asked for`;
   const applied = `${data.threshold} (${thresholdGiven ? 'as asked' : `the default for ${data.embedding_model}`})`;
   const waiting = data.unembedded_task_count;
   const waitingNote = waiting
-    ? ` ${count(waiting, 'task')} ${waiting === 1 ? 'is' : 'are'} not searchable yet (embedding pending, failed, or made by another model): embed-tasks embeds them.`
+    ? ` ${plural(waiting, 'task')} ${waiting === 1 ? 'is' : 'are'} not searchable yet (embedding pending, failed, or made by another model): embed-tasks embeds them.`
     : '';
 
   if (data.results.length > 0) {
-    return ok(data, `Found ${count(data.results.length, 'task')} ${where} with similarity >= ${applied} for ${quote(query)}.${waitingNote}`);
+    return ok(data, `Found ${plural(data.results.length, 'task')} ${where} with similarity >= ${applied} for ${quote(query)}.${waitingNote}`);
   }
   if (total === 0) {
     const suggestion = 'Add a document whose checkbox items are tasks ("- [ ] Hire two backend engineers") with add-document, then search again.';
@@ -167,7 +179,7 @@ function answer({ query, data, thresholdGiven, defaultThreshold, ranked, total, 
     const suggestion = 'Call embed-tasks (again while its remaining_count > 0), then search again.';
     return ok(
       { ...data, suggestion },
-      `None of the ${count(total, 'task')} ${where} is searchable yet: their embeddings are pending, failed, or were made by another model than ${data.embedding_model}. ${suggestion}`,
+      `None of the ${plural(total, 'task')} ${where} is searchable yet: their embeddings are pending, failed, or were made by another model than ${data.embedding_model}. ${suggestion}`,
     );
   }
   const rephrase = 'rephrase the query with words the tasks would use';
@@ -187,7 +199,7 @@ function answer({ query, data, thresholdGiven, defaultThreshold, ranked, total, 
     best.similarity < defaultThreshold
       ? ` That is below the default threshold of ${data.embedding_model} (${defaultThreshold}), so little in common: rephrasing the query with words the tasks use may serve better.`
       : '';
-  const suggestion = `Retry with threshold ${lower} to get ${more}${count(reached, 'task')}, or ${rephrase}.`;
+  const suggestion = `Retry with threshold ${lower} to get ${more}${plural(reached, 'task')}, or ${rephrase}.`;
   return ok(
     { ...data, best_similarity: best.similarity, suggestion },
     `No task ${where} reaches the threshold ${applied} for ${quote(query)}: the closest, ${quote(best.text)}, scores ${best.similarity}, ` +
@@ -208,18 +220,11 @@ function nothingToSearch(query: string): Failure {
 }
 
 function documentsNotFound(missing: string[]): Failure {
-  return fail('NOT_FOUND', `No document with id ${missing.map((id) => `'${id}'`).join(', ')} exists in this project.`, {
-    hint: 'Leave document_ids out to search every document; document ids come from add-document or from earlier search results.',
-    details: { entity_type: 'document', query: { document_ids: missing } },
-  });
+  return notFound('document', { document_ids: missing }, 'Leave document_ids out to search every document; document ids come from add-document or from earlier search results.');
 }
 
 /** `text` in double quotes, cut after 80 characters: messages never echo a long input whole. */
 function quote(text: string): string {
   const points = [...text];
   return JSON.stringify(points.length > 80 ? `${points.slice(0, 80).join('')}…` : text);
-}
-
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
