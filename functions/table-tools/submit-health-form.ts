@@ -5,7 +5,8 @@ export default tableTool({
   toolId: 'submit-health-form',
   displayName: 'Submit health form',
   recordName: 'health form',
-  description: "Submit a patient's health form (name, age, weight, smoking, blood type, symptoms). Use after collecting the answers from the user.",
+  description:
+    "Submit a patient's health form (name, age, weight, smoking, blood type, symptoms). Use it once all the answers are collected from the user; not for a quick mood or energy report (log-mood).",
   tableName: 'health_forms',
   fields: [
     { name: 'patient_name', label: 'Patient name', dataType: 'text', required: true, minLength: 2, maxLength: 200, example: 'Ada Lovelace' },

@@ -112,6 +112,31 @@ describe('log-mood: valid calls', () => {
   });
 });
 
+describe('links to the row inserted', () => {
+  it('come only when the deployment has a URL template for the table: no fake URLs', async () => {
+    const without = await callTool<{ id: string }>('log-mood', mood({ user_id: 'user_unlinked' }));
+    expect(without.body.success).toBe(true);
+    expect(without.body).not.toHaveProperty('links');
+
+    const { createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test');
+    const ctx = createExecutionContext();
+    const response = await gateway.fetch(
+      new Request('http://edge-tools.test/tools/log-mood', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(mood({ user_id: 'user_linked' })),
+      }),
+      { ...env, TABLE_URL_TEMPLATES: '{"mood_entries": "https://app.example.com/moods/{id}", "health_forms": "https://app.example.com/forms/{id}"}' },
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    const body = (await response.json()) as { data: { id: string }; links: { label: string; url: string }[] };
+    const [row] = await moodRowsFor('user_linked');
+    expect(body.data.id).toBe(row!.id);
+    expect(body.links).toEqual([{ label: `Mood entry ${row!.id}`, url: `https://app.example.com/moods/${row!.id}` }]);
+  });
+});
+
 describe('log-mood: invalid input, in the words of the seed', () => {
   it.each([
     ['energy above the range', { energy_level: 15 }, 'energy_level', 'too_big', "Field 'energy_level' must be between 1 and 10, but received 15."],

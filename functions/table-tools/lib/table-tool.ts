@@ -13,6 +13,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { fail, ok, type Failure } from '../../../shared/core/contract.ts';
 import { databaseFailure, type Database } from '../../../shared/runtime/db.ts';
+import { linkLabel } from '../../../shared/core/links.ts';
 import { log } from '../../../shared/observability/log.ts';
 import { defineTool, READ_ONLY, type AnyTool } from '../../../shared/core/tool.ts';
 import { buildExample, buildInputSchema } from './input-schema.ts';
@@ -57,7 +58,7 @@ export function tableTool(config: TableConfig): AnyTool {
     input,
     output: insertResult,
     example,
-    async execute(values, { db, project, idFor }) {
+    async execute(values, { db, project, idFor, links }) {
       const columns = await liveColumns(db, valid.tableName);
       const mismatch = checkColumns(valid, columns);
       if (mismatch) return mismatch;
@@ -80,7 +81,9 @@ export function tableTool(config: TableConfig): AnyTool {
         throw error;
       }
       const message = successMessage(valid, values);
-      return ok({ id, row_count: 1, message }, message);
+      // A link only when the deployment says where its rows are shown (TABLE_URL_TEMPLATES).
+      const link = links.row(valid.tableName, id, linkLabel(capitalized(valid.recordName), id));
+      return ok({ id, row_count: 1, message }, message, link ? { links: [link] } : {});
     },
   });
 }
@@ -144,6 +147,10 @@ function conflictInFields(config: ValidTableConfig, failure: Failure): Failure {
     `A ${config.recordName} with the same ${fields.join(' and ')} already exists. Change ${fields.length > 1 ? 'one of these fields' : 'this field'} to record a new entry.`,
     { details: { ...failure.error.details, fields: fields.map((field) => ({ field, code: 'conflict', message: `Field '${field}' duplicates an existing record.` })) }, cause: failure.cause },
   );
+}
+
+function capitalized(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function successMessage(config: ValidTableConfig, values: Record<string, unknown>): string {
