@@ -213,6 +213,11 @@ function withUniqueTime(input: Record<string, unknown>, n: number): Record<strin
 export function answerSizesMarkdown(rows: SizeRow[]): string {
   const cell = (value: number | string | undefined) => (value === undefined || value === '' ? 'n/a' : typeof value === 'number' ? value.toLocaleString('en') : value);
   return [
+    'Characters of the answer to one call through the real gateway (HTTP: the envelope; MCP: the JSON-RPC answer of tools/call, ' +
+      'whose text content repeats the data for clients that show text only), on the demo corpus of `npm run dev` plus a 145,681-character ' +
+      'plan of 1,400 tasks. Before: the same calls on the code before answer budgets (one format then: both rows show it). ' +
+      'A cut answer is the first page; the rest comes through next_cursor.',
+    '',
     '| tool | call | format | HTTP before | HTTP now | MCP before | MCP now |',
     '|---|---|---|---:|---:|---:|---:|',
     ...rows.map((row) => {
