@@ -64,8 +64,9 @@ export default defineTool({
     const tasks = await loadTasks(db, project.id, task_ids);
     if (!Array.isArray(tasks)) return tasks;
     const textOf = new Map(tasks.map((task) => [task.task_id, task.text]));
+    // The tasks the page's relationships name first, then the tasks asked about.
     const linksOf = (page: Relationship[]) =>
-      linkList(page.flatMap((r) => [r.source_task_id, r.target_task_id]).map((id) => links.task(id, textOf.get(id))));
+      linkList([...page.flatMap((r) => [r.source_task_id, r.target_task_id]), ...task_ids].map((id) => links.task(id, textOf.get(id))));
 
     if (cursor) {
       const decoded = decodeCursor(position, cursor, { scope, hint: `Example of a valid call: ${JSON.stringify({ task_ids })}` });
