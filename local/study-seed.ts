@@ -12,6 +12,7 @@ import { sql } from 'drizzle-orm';
 import type { AnyTool, ToolContext } from '../shared/core/tool.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
 import { nameBasedUuid } from '../shared/runtime/ids.ts';
+import { linksFromEnv } from '../shared/runtime/links.ts';
 import addPlanItem from '../functions/study/add-plan-item.ts';
 import createFlashcard from '../functions/study/create-flashcard.ts';
 import quizPreFetch from '../functions/study/quiz-pre-fetch.ts';
@@ -101,6 +102,8 @@ function caller(db: Database, projectId: string) {
       signal: new AbortController().signal,
       traceId: crypto.randomUUID(),
       idFor: (purpose) => nameBasedUuid(`${projectId}:study-seed:${call}:${purpose}`),
+      // The answers (and their links) are not kept.
+      links: (linksFromEnv({}, 'http://127.0.0.1') as { ok: true; links: ToolContext['links'] }).links,
     };
     const outcome = await tool.execute(tool.input.parse(input), context);
     if (!outcome.ok) throw new Error(`Seeding the study data: ${tool.id} failed: ${outcome.error.message}`);

@@ -14,10 +14,9 @@ import { ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY, type ToolContext } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { nameBasedUuid } from '../../shared/runtime/ids.ts';
-import { linksFromEnv } from '../../shared/runtime/links.ts';
 import { offlineDependencyDetector } from '../../shared/providers/offline.ts';
 import { databaseFailure } from '../../shared/runtime/db.ts';
-import { db, tenantC } from './helpers.ts';
+import { db, defaultLinks, tenantC } from './helpers.ts';
 import { denseEmbedder } from './dense-embedder.ts';
 
 const THEMES = ['hiring', 'billing', 'security', 'migration', 'marketing'];
@@ -35,8 +34,6 @@ beforeAll(async () => {
 }, 120_000);
 
 function context(): ToolContext {
-  const links = linksFromEnv({}, 'http://edge-tools.test');
-  if (!links.ok) throw new Error(links.error.message);
   return {
     db,
     project: { id: tenant.projectId, name: 'Tenant C' },
@@ -44,7 +41,7 @@ function context(): ToolContext {
     signal: new AbortController().signal,
     traceId: 'big-data',
     idFor: (purpose) => nameBasedUuid(`big-data:${purpose}`),
-    links: links.links,
+    links: defaultLinks,
   };
 }
 

@@ -38,6 +38,8 @@ export function denseEmbedder(spread = 0.8): EmbeddingProvider {
   return {
     id: 'test-dense-v1',
     dimensions: DIMENSIONS,
+    // Not calibrated: only clustering uses these vectors.
+    defaultThreshold: 0.5,
     async embed(texts) {
       return texts.map((text) => embedOne(text, spread));
     },

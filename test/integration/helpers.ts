@@ -5,6 +5,14 @@ import { ok, type ToolResult } from '../../shared/core/contract.ts';
 import { defineTool, type AnyTool } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { createDb } from '../../shared/runtime/db.ts';
+import { linksFromEnv } from '../../shared/runtime/links.ts';
+
+/** The links a tool's context gets by default (this API's read routes), for tests that run execute directly. */
+export const defaultLinks = (() => {
+  const made = linksFromEnv({}, 'http://edge-tools.test');
+  if (!made.ok) throw new Error(made.error.message);
+  return made.links;
+})();
 
 export const tenantA = env.TEST_PROJECTS.tenantA;
 export const tenantB = env.TEST_PROJECTS.tenantB;

@@ -14,15 +14,9 @@ import { embedText } from '../../shared/providers/hashing-embedder.ts';
 import { createProviders, readProviderConfig } from '../../shared/providers/index.ts';
 import type { ToolContext } from '../../shared/core/tool.ts';
 import { nameBasedUuid } from '../../shared/runtime/ids.ts';
-import { linksFromEnv } from '../../shared/runtime/links.ts';
-import { callTool, db, tenantA, tenantB, tenantC } from './helpers.ts';
+import { callTool, db, defaultLinks, tenantA, tenantB, tenantC } from './helpers.ts';
 
 type Data = Record<string, any>;
-const defaultLinks = (() => {
-  const made = linksFromEnv({}, 'http://edge-tools.test');
-  if (!made.ok) throw new Error(made.error.message);
-  return made.links;
-})();
 const call = async (toolId: string, input: unknown, key = tenantA.apiKey) => callTool<Data>(toolId, input, { key });
 async function data(toolId: string, input: unknown, key = tenantA.apiKey): Promise<Data> {
   const { status, body } = await call(toolId, input, key);
