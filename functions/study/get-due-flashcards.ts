@@ -7,7 +7,7 @@ import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { limitField, recordId } from './lib/fields.ts';
 import { moreNote, pageOf } from './lib/page.ts';
 import { isoTime } from './lib/sql.ts';
-import { count } from './lib/words.ts';
+import { plural } from '../../shared/core/plural.ts';
 
 const position = z.strictObject({ due_after: z.iso.datetime(), card_after: z.int().min(1) });
 
@@ -66,7 +66,7 @@ export default defineTool({
     const message =
       page.rows.length === 0
         ? `No ${after ? 'more ' : ''}flashcards are due now${scope}.${nextDueAt ? ` The next is due at ${nextDueAt}.` : ''}`
-        : `${count(page.rows.length, 'flashcard')} due now${scope}, most overdue first. After each, record the review with update-flashcard-review.${moreNote(page, 'due flashcards')}`;
+        : `${plural(page.rows.length, 'flashcard')} due now${scope}, most overdue first. After each, record the review with update-flashcard-review.${moreNote(page, 'due flashcards')}`;
     return ok({ cards: page.rows, next_due_at: nextDueAt, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
   },
 });

@@ -9,7 +9,7 @@ import { notFound } from './lib/lookup.ts';
 import { sessionIdField } from './lib/messages.ts';
 import { moreNote, pageOf } from './lib/page.ts';
 import { isoTime } from './lib/sql.ts';
-import { count } from './lib/words.ts';
+import { plural } from '../../shared/core/plural.ts';
 
 const position = z.strictObject({ message_after: z.int().min(1) });
 
@@ -59,7 +59,7 @@ export default defineTool({
     const text =
       page.rows.length === 0
         ? 'No more messages in this session.'
-        : `${count(page.rows.length, 'message')} of session "${session_id}", ${newestFirst ? 'newest' : 'oldest'} first.${moreNote(page, 'messages')}`;
+        : `${plural(page.rows.length, 'message')} of session "${session_id}", ${newestFirst ? 'newest' : 'oldest'} first.${moreNote(page, 'messages')}`;
     return ok({ session_id, messages: page.rows, next_cursor: page.next_cursor }, text, { truncated: page.truncated });
   },
 });

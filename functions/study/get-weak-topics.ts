@@ -6,7 +6,7 @@ import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { limitField } from './lib/fields.ts';
 import { moreNote, pageOf } from './lib/page.ts';
 import { PASS_MARK } from './lib/quiz.ts';
-import { count } from './lib/words.ts';
+import { plural } from '../../shared/core/plural.ts';
 
 const position = z.strictObject({ weak_offset: z.int().min(1) });
 
@@ -53,7 +53,7 @@ export default defineTool({
         ? offset === 0
           ? 'No topic has graded quiz attempts yet, so none can be ranked. Save attempts with a score (save-quiz-attempt or quiz-post-save) first.'
           : 'No more ranked topics.'
-        : `${count(page.rows.length, 'topic')}, weakest first: ${page.rows.map((t) => `"${t.topic_name}" (mean ${t.mean_score}, ${t.wrong_count} wrong)`).join(', ')}.${moreNote(page, 'topics')}`;
+        : `${plural(page.rows.length, 'topic')}, weakest first: ${page.rows.map((t) => `"${t.topic_name}" (mean ${t.mean_score}, ${t.wrong_count} wrong)`).join(', ')}.${moreNote(page, 'topics')}`;
     return ok({ topics: page.rows, pass_mark: PASS_MARK, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
   },
 });

@@ -6,7 +6,7 @@ import { exactlyOne, limitField, recordId, topicNameField } from './lib/fields.t
 import { findTopic } from './lib/lookup.ts';
 import { moreNote } from './lib/page.ts';
 import { attempt, PASS_MARK, wrongAnswers } from './lib/quiz.ts';
-import { count } from './lib/words.ts';
+import { plural } from '../../shared/core/plural.ts';
 
 /** The wrong answers of one topic, newest first. */
 export default defineTool({
@@ -36,7 +36,7 @@ export default defineTool({
     const message =
       page.rows.length === 0
         ? `No ${cursor === undefined ? '' : 'more '}wrong answers in topic ${topic.topic_id} "${topic.topic_name}".`
-        : `${count(page.rows.length, 'wrong answer')} in topic ${topic.topic_id} "${topic.topic_name}", newest first.${moreNote(page, 'wrong answers')}`;
+        : `${plural(page.rows.length, 'wrong answer')} in topic ${topic.topic_id} "${topic.topic_name}", newest first.${moreNote(page, 'wrong answers')}`;
     return ok(
       { ...topic, pass_mark: PASS_MARK, wrong_questions: page.rows, next_cursor: page.next_cursor },
       message,

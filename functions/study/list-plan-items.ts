@@ -6,7 +6,7 @@ import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { exactlyOne, itemStatus, limitField, planIdField, planStatus, planTitleField } from './lib/fields.ts';
 import { findPlan, type Plan } from './lib/lookup.ts';
 import { moreNote, pageOf } from './lib/page.ts';
-import { count } from './lib/words.ts';
+import { plural } from '../../shared/core/plural.ts';
 
 const position = z.strictObject({ after_plan: z.int().min(1), after_position: z.int(), after_item: z.int().min(1) });
 
@@ -76,11 +76,11 @@ export default defineTool({
       group.items.push({ item_id: row.item_id, title: row.title, status: row.status, due_date: row.due_date, notes: row.notes });
     }
     const filter = status === undefined ? '' : ` with status ${status}`;
-    const where = plan ? `plan ${plan.plan_id} "${plan.title}"` : count(plans.length, 'plan');
+    const where = plan ? `plan ${plan.plan_id} "${plan.title}"` : plural(plans.length, 'plan');
     const message =
       page.rows.length === 0
         ? `${after ? 'No more items' : `No items${filter}`} in ${plan ? where : 'any plan of this project'}.${plan || after ? '' : ' Create a plan with write-plan.'}`
-        : `${count(page.rows.length, 'item')}${filter} from ${where}, in plan order.${moreNote(page, 'items')}`;
+        : `${plural(page.rows.length, 'item')}${filter} from ${where}, in plan order.${moreNote(page, 'items')}`;
     return ok({ plans, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
   },
 });

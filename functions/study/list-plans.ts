@@ -6,7 +6,7 @@ import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cu
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { limitField, planStatus } from './lib/fields.ts';
 import { moreNote, pageOf } from './lib/page.ts';
-import { count } from './lib/words.ts';
+import { plural } from '../../shared/core/plural.ts';
 import { isoTime } from './lib/sql.ts';
 
 const position = z.strictObject({ plans_before: z.int().min(1) });
@@ -63,7 +63,7 @@ export default defineTool({
         ? before === undefined
           ? `This project has no plans${filter}.${status === undefined ? ' Create one with write-plan.' : ''}`
           : 'No more plans.'
-        : `${count(page.rows.length, 'plan')}${filter}, newest first.${moreNote(page, 'plans')}`;
+        : `${plural(page.rows.length, 'plan')}${filter}, newest first.${moreNote(page, 'plans')}`;
     return ok({ plans: page.rows, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
   },
 });

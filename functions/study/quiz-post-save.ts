@@ -8,7 +8,7 @@ import { recordId } from './lib/fields.ts';
 import { notFound, TOPIC_NEXT } from './lib/lookup.ts';
 import { deleteAttempts, deletedByCall, feedbackField, questionField, userAnswerField } from './lib/quiz.ts';
 import { reserveIds } from './lib/sql.ts';
-import { count } from './lib/words.ts';
+import { plural } from '../../shared/core/plural.ts';
 
 const MAX_WRONG = 50;
 const MAX_RETRIES = 100;
@@ -99,8 +99,8 @@ export default defineTool({
     const results = await db.batch(statements as [(typeof statements)[number], ...typeof statements]);
     const { saved, deleted } = results[writes.length]!.rows[0] as { saved: number[]; deleted: number[] };
     const parts = [
-      saved.length > 0 ? `saved ${count(saved.length, 'wrong answer')}` : '',
-      deleted.length > 0 ? `cleared ${count(deleted.length, 'earlier wrong attempt')} now answered correctly` : '',
+      saved.length > 0 ? `saved ${plural(saved.length, 'wrong answer')}` : '',
+      deleted.length > 0 ? `cleared ${plural(deleted.length, 'earlier wrong attempt')} now answered correctly` : '',
     ].filter(Boolean);
     return ok(
       { topic_id, saved_wrong: saved.length, deleted_correct: deleted.length, saved_attempt_ids: saved, deleted_attempt_ids: deleted },

@@ -7,7 +7,7 @@ import { limitField, topicNameField } from './lib/fields.ts';
 import { moreNote } from './lib/page.ts';
 import { attempt, PASS_MARK, wrongAnswers } from './lib/quiz.ts';
 import { reserveIds } from './lib/sql.ts';
-import { count } from './lib/words.ts';
+import { plural } from '../../shared/core/plural.ts';
 
 /** Before a quiz round: the topic by name (created when new) and what the user got wrong in it before. */
 export default defineTool({
@@ -49,7 +49,7 @@ export default defineTool({
       ? `Created ${name}: there are no earlier wrong answers to revisit. Ask new questions, then save the round with quiz-post-save.`
       : page.rows.length === 0
         ? `No earlier wrong answers in ${name}. Ask new questions, then save the round with quiz-post-save.`
-        : `${count(page.rows.length, 'earlier wrong answer')} in ${name} to ask again, newest first.${moreNote(page, 'wrong answers', `get them with get-wrong-questions, topic_id ${topic.topic_id} and cursor set to next_cursor`)} Save the round with quiz-post-save.`;
+        : `${plural(page.rows.length, 'earlier wrong answer')} in ${name} to ask again, newest first.${moreNote(page, 'wrong answers', `get them with get-wrong-questions, topic_id ${topic.topic_id} and cursor set to next_cursor`)} Save the round with quiz-post-save.`;
     return ok({ ...topic, created, pass_mark: PASS_MARK, wrong_questions: page.rows, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
   },
 });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { dueDateField, itemTitleField, notesField, planStatus, planTitleField } from './lib/fields.ts';
-import { count } from './lib/words.ts';
+import { plural } from '../../shared/core/plural.ts';
 import { reserveIds } from './lib/sql.ts';
 
 const MAX_ITEMS = 100;
@@ -71,10 +71,10 @@ export default defineTool({
         from study_plans p where p.project_id = ${project.id} and p.request_id = ${requestId}`),
     ]);
     const plan = created.rows[0] as { id: number; title: string; status: 'active'; item_ids: number[]; namesakes: number };
-    const shared = plan.namesakes > 0 ? ` ${count(plan.namesakes, 'other plan has', 'other plans have')} the same title: refer to this one by plan_id ${plan.id}.` : '';
+    const shared = plan.namesakes > 0 ? ` ${plural(plan.namesakes, 'other plan has', 'other plans have')} the same title: refer to this one by plan_id ${plan.id}.` : '';
     return ok(
       { created_plan_id: plan.id, title: plan.title, status: plan.status, item_count: plan.item_ids.length, item_ids: plan.item_ids },
-      `Created plan ${plan.id} "${plan.title}" with ${count(plan.item_ids.length, 'item')}.${shared}`,
+      `Created plan ${plan.id} "${plan.title}" with ${plural(plan.item_ids.length, 'item')}.${shared}`,
     );
   },
 });

@@ -1,10 +1,5 @@
 /** The few sentences every study tool phrases the same way. */
 
-/** "1 plan", "3 plans". */
-export function count(n: number, singular: string, plural = `${singular}s`): string {
-  return `${n} ${n === 1 ? singular : plural}`;
-}
-
 /**
  * What setting a status did: "Marked plan 3 "Biology" completed (it was active)." or, when it had
  * that status already, "Plan 3 "Biology" is already completed; nothing changed."
