@@ -6,8 +6,8 @@
  *
  * Every call goes through the real gateway (`createGateway(tools).fetch`, in this process) against a
  * fresh in-memory Neon stand-in holding the demo corpus of `npm run dev` (50 plans, 1,000 tasks,
- * offline embeddings), one long plan added with add-document, and the relationships
- * detect-dependencies finds in it. Sizes are deterministic up to a few characters (durations and
+ * offline embeddings), one long plan added with add-document, the relationships detect-dependencies
+ * finds in it, and the study planner's demo data. Sizes are deterministic up to a few characters (durations and
  * generated ids vary in length by a digit or two), so one run is enough.
  *
  * `BEFORE` holds the figures of the same calls measured on the code before answer budgets existed;
@@ -18,6 +18,7 @@ import { generateCorpus } from '../local/corpus.ts';
 import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
 import { seedCorpus } from '../local/seed.ts';
+import { seedStudy } from '../local/study-seed.ts';
 import { tools } from '../functions/registry.ts';
 import { createGateway } from '../shared/http/app.ts';
 import { createDb } from '../shared/runtime/db.ts';
@@ -95,8 +96,9 @@ export async function measureAnswerSizes(): Promise<SizeRow[]> {
     const url = standIn.connectionString;
     await migrateDatabase(url);
     const { projectId, apiKey } = await createProject(url, 'Answer sizes');
-    log('seeding the demo corpus (50 plans, 1,000 tasks)...');
+    log('seeding the demo corpus (50 plans, 1,000 tasks) and the study planner demo data...');
     await seedCorpus(url, projectId);
+    await seedStudy(url, projectId);
     const db = createDb(url);
     const gateway = createGateway(tools, { retryDelayMs: 10 });
     const pending: Promise<unknown>[] = [];
@@ -166,10 +168,12 @@ export async function measureAnswerSizes(): Promise<SizeRow[]> {
       { tool: 'query-task-graph', call: 'depth 10, limit 500', input: { task_id: graphStart, depth: 10, limit: 500 }, formats: true },
       { tool: 'cluster-by-similarity', call: `the ${typical.task_ids.length} tasks of a typical plan`, input: { task_ids: typical.task_ids }, formats: true },
       { tool: 'cluster-by-similarity', call: `${allTaskIds.length} tasks of 50 plans`, input: { task_ids: allTaskIds }, formats: true },
-      ...tools
-        .filter((tool) => TABLE_TOOLS.includes(tool.id))
-        .map((tool): Case => ({ tool: tool.id, call: 'its example', input: tool.example as Record<string, unknown>, formats: false })),
     ];
+    // Every other tool (the table tools, the study planner) with its example, in catalog order.
+    const covered = new Set(cases.map((c) => c.tool));
+    for (const tool of tools) {
+      if (!covered.has(tool.id)) cases.push({ tool: tool.id, call: 'its example', input: tool.example as Record<string, unknown>, formats: 'response_format' in tool.input.shape });
+    }
 
     const rows: SizeRow[] = [];
     let variant = 0;
@@ -215,8 +219,9 @@ export function answerSizesMarkdown(rows: SizeRow[]): string {
   return [
     'Characters of the answer to one call through the real gateway (HTTP: the envelope; MCP: the JSON-RPC answer of tools/call, ' +
       'whose text content repeats the data for clients that show text only), on the demo corpus of `npm run dev` plus a 145,681-character ' +
-      'plan of 1,400 tasks. Before: the same calls on the code before answer budgets (one format then: both rows show it). ' +
-      'A cut answer is the first page; the rest comes through next_cursor.',
+      'plan of 1,400 tasks, and the study planner demo data. Before: the same calls on the code before answer budgets (one format then: both rows show it; ' +
+      'n/a: the tool did not exist). A cut answer is the first page; the rest comes through next_cursor. Each call runs over HTTP, then over MCP: ' +
+      'an example that deletes its record finds it gone the second time (NOT_FOUND).',
     '',
     '| tool | call | format | HTTP before | HTTP now | MCP before | MCP now |',
     '|---|---|---|---:|---:|---:|---:|',
