@@ -72,11 +72,11 @@ export interface EdgeToolsClient {
   /** `GET /documents/:id`: a chunk of a document with a page of its tasks (pass `cursor` for the next page). */
   getDocument(id: string, query?: DocumentQuery): Promise<ToolResult<DocumentRecord>>;
   /** `GET /tasks/:id`: a task, its document and its relationship counts. */
-  getTask(id: string, query?: { format?: 'concise' | 'detailed' }): Promise<ToolResult<TaskRecord>>;
+  getTask(id: string, query?: { response_format?: 'concise' | 'detailed' }): Promise<ToolResult<TaskRecord>>;
 }
 
 /** The query of `GET /documents/:id`. */
-export type DocumentQuery = { chunk?: number; cursor?: string; format?: 'concise' | 'detailed' };
+export type DocumentQuery = { chunk?: number; cursor?: string; response_format?: 'concise' | 'detailed' };
 /** The `data` of `GET /documents/:id`. */
 export type DocumentRecord = z.output<typeof documentRecordData>;
 /** The `data` of `GET /tasks/:id`. */

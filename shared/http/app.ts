@@ -10,7 +10,7 @@ import { log } from '../observability/log.ts';
 import { createMcpHandler, mcpCors } from './mcp.ts';
 import { openAiCatalog } from './openai-export.ts';
 import { observabilityRoutes } from './observability.ts';
-import { documentRoute, taskRoute } from './records.ts';
+import { recordRoutes } from './records.ts';
 import { createOpenApiDocument, type OpenApiOptions } from './openapi.ts';
 import { respond, runToolCall, unexpected, type PipelineOptions } from '../runtime/pipeline.ts';
 import { checkReadiness } from '../runtime/readiness.ts';
@@ -81,8 +81,6 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
       return answer(ok({ tools: tools.map(catalogEntry) }, `${plural(tools.length, 'tool')} available: ${ids}.`), 'catalog');
     })
     .get('/openapi.json', (c) => c.json(openApi(new URL(c.req.url).origin)))
-    .get('/documents/:id', (c) => documentRoute(c.req.raw, c.env, c.req.param('id')))
-    .get('/tasks/:id', (c) => taskRoute(c.req.raw, c.env, c.req.param('id')))
     .post('/tools/:toolId', (c) => {
       const toolId = c.req.param('toolId');
       const tool = byId.get(toolId);
@@ -99,7 +97,8 @@ function routes(tools: readonly AnyTool[], options: PipelineOptions, openApiOpti
     })
     .use('/mcp', mcpCors())
     .all('/mcp', (c) => mcp(c.req.raw, scopeOf(c)))
-    .route('/', observabilityRoutes());
+    .route('/', observabilityRoutes())
+    .route('/', recordRoutes());
 
   app.notFound((c) =>
     answer(

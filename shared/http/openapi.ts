@@ -239,12 +239,6 @@ const RECORD_ROUTES = {
   },
 } as const;
 
-/** A strict zod object of query parameters as OpenAPI parameters. */
-function queryParameters(query: z.ZodObject): JsonSchema[] {
-  const schema = z.toJSONSchema(query, { io: 'input' }) as { properties: Record<string, JsonSchema & { description?: string }> };
-  return Object.entries(schema.properties).map(([name, { description, ...property }]) => ({ name, in: 'query', required: false, description, schema: property }));
-}
-
 function ref(name: string): { $ref: string } {
   return { $ref: COMPONENTS + name };
 }

@@ -129,7 +129,7 @@ export async function listExecutions(db: Database, projectId: string, query: Exe
   if (query.min_duration_ms !== undefined) conditions.push(gte(toolExecutions.durationMs, query.min_duration_ms));
   if (query.otel_trace_id) conditions.push(eq(toolExecutions.otelTraceId, query.otel_trace_id.toLowerCase()));
   if (query.cursor) {
-    const position = decodeCursor(executionsCursor, query.cursor, EXAMPLE);
+    const position = decodeCursor(executionsCursor, query.cursor, { hint: EXAMPLE });
     if (!position.ok) return position;
     const [time, id] = position.value.before;
     conditions.push(sql`(${toolExecutions.createdAt}, ${toolExecutions.id}) < (${time}::timestamptz, ${id}::uuid)`);

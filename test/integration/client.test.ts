@@ -50,7 +50,7 @@ describe('typed client', () => {
   it('reads the records links point at', async () => {
     const added = await client.callTool('add-document', { title: 'Client record', content: '- [ ] Read me through the client' });
     if (!added.success) throw new Error(added.message);
-    const document = await client.getDocument(added.data.document_id, { format: 'detailed' });
+    const document = await client.getDocument(added.data.document_id, { response_format: 'detailed' });
     expect(document).toMatchObject({ success: true, data: { document: { title: 'Client record', tasks: [{ text: 'Read me through the client' }] } } });
     const task = await client.getTask(added.data.tasks[0]!.task_id);
     expect(task).toMatchObject({ success: true, data: { task: { document_id: added.data.document_id } } });

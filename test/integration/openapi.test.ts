@@ -125,13 +125,13 @@ describe('GET /openapi.json', () => {
     const document = await openApi();
     const operation = document.paths['/documents/{id}'].get;
     expect(operation).toMatchObject({ operationId: 'getDocument', security: [{ apiKey: [] }] });
-    expect(operation.parameters.map((p: Document) => [p.name, p.in])).toEqual([['id', 'path'], ['chunk', 'query'], ['cursor', 'query'], ['format', 'query']]);
+    expect(operation.parameters.map((p: Document) => [p.name, p.in])).toEqual([['id', 'path'], ['chunk', 'query'], ['cursor', 'query'], ['response_format', 'query']]);
     const added = await callTool<{ document_id: string; tasks: { task_id: string }[] }>('add-document', { title: 'OpenAPI record', content: '- [ ] Describe the record route' });
     if (!added.body.success) throw new Error(added.body.message);
     const headers = { authorization: `Bearer ${tenantA.apiKey}` };
     for (const [path, url] of [
-      ['/documents/{id}', `/documents/${added.body.data.document_id}?format=detailed`],
-      ['/tasks/{id}', `/tasks/${added.body.data.tasks[0]!.task_id}?format=detailed`],
+      ['/documents/{id}', `/documents/${added.body.data.document_id}?response_format=detailed`],
+      ['/tasks/{id}', `/tasks/${added.body.data.tasks[0]!.task_id}?response_format=detailed`],
       ['/tasks/{id}', `/tasks/${crypto.randomUUID()}`],
     ] as const) {
       const response = await send(new Request(`http://edge-tools.test${url}`, { headers }));

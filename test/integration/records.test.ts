@@ -38,7 +38,7 @@ describe('GET /documents/:id', () => {
       tasks: [{ task_id: doc.tasks[0].task_id, text: 'Write the record route', position: 0 }, { text: 'Link answers to it' }],
     });
     expect(body.data.next_cursor).toBeNull();
-    expect(body.meta).toMatchObject({ tool: 'GET /documents/:id', attempts: 1 });
+    expect(body.meta).toMatchObject({ tool: 'documents', attempts: 0 });
     expect(body.links?.[0]).toEqual({ label: 'Document: Record plan', url: `http://edge-tools.test/documents/${doc.document_id}` });
   });
 
@@ -92,7 +92,7 @@ describe('GET /tasks/:id', () => {
     const doc = await added('Task record plan', '# Plan\n- [ ] Draft the memo\n- [ ] Send the memo after draft the memo');
     await callTool('detect-dependencies', { task_ids: doc.tasks.map((task: Data) => task.task_id) });
     const id = doc.tasks[1].task_id;
-    const { status, body } = await get(`/tasks/${id.toUpperCase()}?format=detailed`);
+    const { status, body } = await get(`/tasks/${id.toUpperCase()}?response_format=detailed`);
     expect(status).toBe(200);
     if (!body.success) throw new Error(body.message);
     expect(body.data.task).toMatchObject({

@@ -1,0 +1,64 @@
+/**
+ * What every authenticated read route shares (the observability routes, the records): the caller
+ * from the API key, the query string validated like a tool input, and the envelope. Read routes
+ * execute no tool, so `meta.attempts` is 0 and no trace row is written.
+ */
+import type { Context } from 'hono';
+import type { z } from 'zod';
+import { metaWithoutExecution, type Outcome } from '../core/contract.ts';
+import { validateInput, type Parsed } from '../core/validation.ts';
+import type { Caller } from '../runtime/auth.ts';
+import { databaseFailure, type Database } from '../runtime/db.ts';
+import type { Env } from '../runtime/env.ts';
+import { log } from '../observability/log.ts';
+import { authorize, credentialsOf, respond, unexpected } from '../runtime/pipeline.ts';
+
+/** The caller of a read route, with the database client of the request. */
+export type Authenticated = Caller & { db: Database };
+
+/**
+ * Answers a read route for an authenticated caller: `run` gets the caller's project and database
+ * client and returns an outcome (answered as the envelope) or a finished response. Database
+ * failures become DATABASE_ERROR, anything else UNKNOWN_ERROR with a trace id; never throws.
+ */
+export async function authenticated(c: Context<{ Bindings: Env }>, route: string, run: (caller: Authenticated) => Promise<Outcome<unknown> | Response>): Promise<Response> {
+  const traceId = crypto.randomUUID();
+  const startedAt = performance.now();
+  let answer: Outcome<unknown> | Response;
+  try {
+    const caller = await authorize(credentialsOf(c.req.raw), { env: c.env, waitUntil: (work) => c.executionCtx.waitUntil(work) }, { traceId });
+    if (!caller.ok) answer = caller;
+    else {
+      // A cached key is re-checked alongside the read: a key revoked meanwhile reads nothing.
+      const [result, revoked] = await Promise.all([run(caller), caller.confirmed]);
+      answer = revoked ?? result;
+    }
+  } catch (error) {
+    const failure = databaseFailure(error);
+    if (!failure) log('error', 'read_route_failed', { trace_id: traceId, route, error: String(error) });
+    answer = failure ?? unexpected(error, traceId);
+  }
+  if (answer instanceof Response) return answer;
+  const response = respond(answer, { ...metaWithoutExecution(route, traceId), duration_ms: Math.round((performance.now() - startedAt) * 100) / 100 });
+  response.headers.set('cache-control', 'no-store');
+  if (!answer.ok && answer.error.code === 'UNAUTHENTICATED') response.headers.set('www-authenticate', 'Bearer realm="edge-tools"');
+  return response;
+}
+
+/**
+ * Reads a URL's query string into an object and validates it like a tool input: unknown
+ * parameters are refused by name; `numeric` parameters that look like numbers become numbers
+ * (others stay strings, and the schema says what was expected); a repeated parameter arrives as a
+ * list and is refused.
+ */
+export function readQuery<S extends z.ZodType>(url: string, schema: S, numeric: readonly string[], hint: string): Parsed<z.output<S>> {
+  const params = new URL(url).searchParams;
+  const query: Record<string, unknown> = {};
+  for (const name of new Set(params.keys())) {
+    const values = params.getAll(name).map((value) => (numeric.includes(name) && NUMBER.test(value.trim()) ? Number(value) : value));
+    query[name] = values.length === 1 ? values[0] : values;
+  }
+  return validateInput(schema, query, hint);
+}
+
+const NUMBER = /^-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
