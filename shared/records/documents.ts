@@ -12,7 +12,7 @@ import { uuidArray, type Database } from '../runtime/db.ts';
 import { CHUNK_DEFAULTS, chunkLayout, chunkWindow, type ChunkLayout } from './chunks.ts';
 
 /** One task of a document page. */
-export const documentTaskShape = z.object({
+const documentTaskShape = z.object({
   task_id: z.string(),
   text: z.string(),
   position: z.int().describe("The task's order in the document, from 0."),

@@ -9,7 +9,7 @@ import { sql } from 'drizzle-orm';
 import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
 
 /** Vectors per query: about 2 MB of answer for 1536 dimensions, a fifth of Neon's limit. */
-export const VECTOR_BATCH_SIZE = 250;
+const VECTOR_BATCH_SIZE = 250;
 
 export interface StoredTaskVector {
   text: string;
@@ -39,7 +39,7 @@ export async function readTaskVectors(db: Database, projectId: string, ids: read
 }
 
 /** Decodes pgvector's binary form, base64-encoded, into its float32 values. */
-export function decodeVector(base64: string): Float32Array {
+function decodeVector(base64: string): Float32Array {
   const binary = atob(base64);
   const view = new DataView(Uint8Array.from(binary, (c) => c.charCodeAt(0)).buffer);
   const dimensions = view.getInt16(0);
