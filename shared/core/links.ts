@@ -20,7 +20,7 @@ export interface Links {
 }
 
 /** An answer carries at most this many links: the records it names first, in order. */
-export const MAX_LINKS = 20;
+export const MAX_LINKS = 10;
 
 /** Characters of a record's text kept in a link's label. */
 const LABEL_TEXT_CHARS = 80;
