@@ -24,6 +24,7 @@
  * });
  */
 import { z } from 'zod';
+import { plural } from './plural.ts';
 import { codePointLength, FORBIDDEN_KEYS, NON_BLANK_TEXT_PATTERN, quote, refuseValue, SAFE_TEXT_PATTERN } from './validation.ts';
 
 export interface TextOptions {
@@ -57,15 +58,15 @@ export function text({ max, min = 0, blank = true, trim = false }: TextOptions) 
       refuseValue(payload, {
         code: 'blank',
         expected: 'text with at least one character other than whitespace',
-        received: value === '' ? 'an empty string' : `only whitespace (${characters(codePointLength(value))})`,
+        received: value === '' ? 'an empty string' : `only whitespace (${plural(codePointLength(value), 'character')})`,
       });
       return;
     }
     // A string has between length/2 and length code points: count only when that decides.
     if (value.length <= max && value.length >= 2 * least) return;
     const length = codePointLength(value);
-    if (length > max) refuseValue(payload, { code: 'too_big', expected, received: characters(length) });
-    else if (length < least) refuseValue(payload, { code: 'too_small', expected, received: characters(length) });
+    if (length > max) refuseValue(payload, { code: 'too_big', expected, received: plural(length, 'character') });
+    else if (length < least) refuseValue(payload, { code: 'too_small', expected, received: plural(length, 'character') });
   });
   // overwrite, not transform: the field stays a string (a union with it as an option still
   // reports its problems), and the metadata below stays attached.
@@ -74,10 +75,6 @@ export function text({ max, min = 0, blank = true, trim = false }: TextOptions) 
     maxLength: max,
     pattern: (blank ? SAFE_TEXT_PATTERN : NON_BLANK_TEXT_PATTERN).source,
   });
-}
-
-function characters(count: number): string {
-  return `${count} character${count === 1 ? '' : 's'}`;
 }
 
 /**

@@ -12,7 +12,8 @@ import { fail, notFound, ok, type Outcome } from '../core/contract.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../core/cursor.ts';
 import { linkList } from '../core/links.ts';
 import { plural } from '../core/plural.ts';
-import { uuidField, validateInput } from '../core/validation.ts';
+import { uuid } from '../core/fields.ts';
+import { validateInput } from '../core/validation.ts';
 import { documentPageShape, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../records/documents.ts';
 import { readTaskRecord, taskRecordShape } from '../records/tasks.ts';
 import type { Env } from '../runtime/env.ts';
@@ -34,7 +35,7 @@ export const documentQuery = z.strictObject({
 /** The query parameters of `GET /tasks/:id`. */
 export const taskQuery = z.strictObject({ response_format: responseFormatField });
 
-const idParam = z.strictObject({ id: uuidField().describe('The id of the record.') });
+const idParam = z.strictObject({ id: uuid().describe('The id of the record.') });
 
 const DOCUMENT_HINT = 'Example of a valid call: GET /documents/3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f?chunk=1';
 const TASK_HINT = 'Example of a valid call: GET /tasks/9a1c2e3f-4b5d-4e6f-8a7b-0c1d2e3f4a5b';

@@ -8,6 +8,7 @@ import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import { apiKeys, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import { ERROR_STATUS, fail, ok, type ErrorCode, type Outcome } from '../core/contract.ts';
+import { plural } from '../core/plural.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../core/cursor.ts';
 import type { Database } from '../runtime/db.ts';
 
@@ -164,7 +165,7 @@ export async function listExecutions(db: Database, projectId: string, query: Exe
   });
   const last = page.at(-1);
   const nextCursor = more && last ? encodeCursor({ before: [last.started_at, last.trace_id] }) : null;
-  const count = `${executions.length} execution${executions.length === 1 ? '' : 's'}`;
+  const count = plural(executions.length, 'execution');
   const message = executions.length === 0
     ? 'No executions match; widen the filters (or the time range) to see more.'
     : more
@@ -209,7 +210,7 @@ export async function getExecution(db: Database, projectId: string, traceId: str
         actor: { api_key_id: row.api_key_id, api_key_name: row.api_key_name },
         otel: { trace_id: row.otel_trace_id, span_id: row.otel_span_id, parent_span_id: row.otel_parent_span_id },
       },
-      `Execution ${traceId} of ${row.tool}: ${row.status === 'success' ? 'succeeded' : `failed with ${row.error_code}`} in ${row.duration_ms} ms after ${row.attempts} attempt${row.attempts === 1 ? '' : 's'}.`,
+      `Execution ${traceId} of ${row.tool}: ${row.status === 'success' ? 'succeeded' : `failed with ${row.error_code}`} in ${row.duration_ms} ms after ${plural(row.attempts, 'attempt')}.`,
     );
   }
   const details = { entity_type: 'execution', query: { trace_id: traceId } };

@@ -9,6 +9,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { fail, ok, type Failure, type Outcome } from '../core/contract.ts';
+import { plural } from '../core/plural.ts';
 import type { Database } from '../runtime/db.ts';
 
 const datetime = z.iso.datetime({ offset: true });
@@ -162,7 +163,7 @@ export async function readMetrics(db: Database, projectId: string, window: Metri
     series: buckets,
   };
   const rate = totals.success_rate === null ? '' : ` (${(totals.success_rate * 100).toFixed(1)} % succeeded)`;
-  return ok(data, `${totals.calls} execution${totals.calls === 1 ? '' : 's'} of ${tools.length} tool${tools.length === 1 ? '' : 's'} between ${data.window.since} and ${data.window.until}${rate}.`);
+  return ok(data, `${plural(totals.calls, 'execution')} of ${plural(tools.length, 'tool')} between ${data.window.since} and ${data.window.until}${rate}.`);
 }
 
 /**

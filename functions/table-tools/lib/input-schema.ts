@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { dateTime, jsonObject, text } from '../../../shared/core/fields.ts';
+import { plural } from '../../../shared/core/plural.ts';
 import { DEFAULT_TEXT_MAX_LENGTH, type FieldConfig, type ValidTableConfig } from './table-config.ts';
 
 /** Postgres `integer` range: larger values would fail in the database instead of here. */
@@ -76,7 +77,7 @@ function describeField(field: FieldConfig): string {
     if (field.minDate) parts.push(`On or after ${field.minDate}.`);
     if (field.maxDate) parts.push(`On or before ${field.maxDate}.`);
   }
-  if (field.dataType === 'numeric' && field.precision !== undefined) parts.push(`Rounded to ${field.scale ?? 0} decimal place${field.scale === 1 ? '' : 's'}.`);
+  if (field.dataType === 'numeric' && field.precision !== undefined) parts.push(`Rounded to ${plural(field.scale ?? 0, 'decimal place')}.`);
   if (field.dataType === 'json') parts.push('Any JSON value.');
   if (!field.required) parts.push(field.default !== undefined ? `Optional; defaults to ${JSON.stringify(field.default)}.` : 'Optional; null means absent.');
   return parts.join(' ');
