@@ -78,7 +78,7 @@ function describeField(field: FieldConfig): string {
     if (field.maxDate) parts.push(`On or before ${field.maxDate}.`);
   }
   if (field.dataType === 'numeric' && field.precision !== undefined) parts.push(`Rounded to ${plural(field.scale ?? 0, 'decimal place')}.`);
-  if (field.dataType === 'json') parts.push('Any JSON value.');
+  if (field.dataType === 'json') parts.push('A JSON object, with any JSON inside it.');
   if (!field.required) parts.push(field.default !== undefined ? `Optional; defaults to ${JSON.stringify(field.default)}.` : 'Optional; null means absent.');
   return parts.join(' ');
 }
