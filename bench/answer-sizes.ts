@@ -11,7 +11,8 @@
  * generated ids vary in length by a digit or two), so one run is enough.
  *
  * `BEFORE` holds the figures of the same calls measured on the code before answer budgets existed;
- * they are printed next to this run's. Run with `node bench/answer-sizes.ts`.
+ * they are printed next to this run's. Run with `npm run bench -- answer-sizes` (or
+ * `node --import ./local/wasm-imports.ts bench/answer-sizes.ts`).
  */
 import { sql } from 'drizzle-orm';
 import { generateCorpus } from '../local/corpus.ts';
