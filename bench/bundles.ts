@@ -1,37 +1,146 @@
 /**
  * Bundle sizes of every deployable worker (each tool alone, and the gateway), from the same
- * offline dry-run deploy a user runs (`npm run deploy -- <tool-id> --dry-run`).
+ * offline dry-run deploy a user runs (`npm run deploy -- <tool-id> --dry-run`), next to the same
+ * workers built from a baseline commit, and what weighs what inside them (esbuild's metafile,
+ * which wrangler writes with `--metafile`).
+ *
+ * The baseline is extracted with `git archive` into a temporary folder that shares this checkout's
+ * node_modules, so both are bundled by the same wrangler and esbuild.
+ *
+ * Run with `node bench/bundles.ts [--baseline <commit>]`; `runBundlesBench()` returns the markdown
+ * section for RESULTS.md.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deployArgs, toolFiles } from '../local/deploy.ts';
+import { parseArgs } from 'node:util';
 import { wranglerEnv } from '../local/wrangler-env.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
+/** The commit the sizes are compared with: the last one before bundles were made smaller. */
+export const BASELINE_COMMIT = '578ce1ec389e6c87e22cbc361a3127f1f0fd2614';
+
+/** Targets (gzip, as wrangler counts it). */
+export const TARGETS = { toolWorkerGzipKib: 150, gatewayGzipKib: 220 };
+
 export interface BundleSize {
+  /** A tool id, or `gateway`. */
   worker: string;
   kib: number;
   gzipKib: number;
+  /** The bundled script, for running it (bench/cold-start.ts). */
+  script: string;
+  /** Minified bytes in the bundle per package (or per folder of this repository). */
+  byPackage: Map<string, number>;
 }
 
-export function measureBundles(): BundleSize[] {
-  const targets: (string | undefined)[] = [...toolFiles().keys(), undefined];
+/** A checkout to bundle: this one, or a baseline commit extracted next to it. */
+export interface Checkout {
+  root: string;
+  /** Removes a temporary checkout. */
+  dispose(): void;
+}
+
+/** The baseline commit, extracted into a temporary folder sharing this checkout's node_modules. */
+export function extractCommit(commit: string): Checkout {
+  const root = mkdtempSync(join(tmpdir(), 'edge-tools-baseline-'));
+  const archive = execFileSync('git', ['archive', '--format=tar', commit], { cwd: ROOT, maxBuffer: 1 << 30 });
+  execFileSync('tar', ['-x', '-C', root], { input: archive });
+  symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'));
+  return { root, dispose: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+/**
+ * Bundles the workers of the checkout at `root` (every tool and the gateway, or the `only` ones)
+ * with that checkout's own `npm run deploy -- … --dry-run` arguments.
+ */
+export async function measureBundles(root: string = ROOT, only?: string[]): Promise<BundleSize[]> {
+  const { deployArgs, toolFiles } = (await import(join(root, 'local/deploy.ts'))) as typeof import('../local/deploy.ts');
+  const targets = [...toolFiles().keys(), undefined].filter((toolId) => !only || only.includes(toolId ?? 'gateway'));
   return targets.map((toolId) => {
-    const result = spawnSync(join(ROOT, 'node_modules/.bin/wrangler'), deployArgs(toolId, true), {
-      cwd: ROOT,
-      env: wranglerEnv(ROOT, { offline: true }),
-      encoding: 'utf8',
-    });
+    const worker = toolId ?? 'gateway';
+    const outdir = join(root, 'dist', worker);
+    const metafile = join(outdir, 'bundle-meta.json');
+    const args = [...deployArgs(toolId, true), '--metafile', metafile];
+    const result = spawnSync(join(ROOT, 'node_modules/.bin/wrangler'), args, { cwd: root, env: wranglerEnv(root, { offline: true }), encoding: 'utf8' });
     const match = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(result.stdout + result.stderr);
-    if (!match) throw new Error(`No bundle size in the dry run of ${toolId ?? 'the gateway'}:\n${result.stderr}`);
-    return { worker: toolId ?? 'gateway (all tools)', kib: Number(match[1]), gzipKib: Number(match[2]) };
+    if (!match) throw new Error(`No bundle size in the dry run of ${worker} (${root}):\n${result.stdout}\n${result.stderr}`);
+    const meta = JSON.parse(readFileSync(metafile, 'utf8')) as { outputs: Record<string, { bytes: number; inputs: Record<string, { bytesInOutput: number }> }> };
+    const [script, output] = Object.entries(meta.outputs).find(([file]) => file.endsWith('.js'))!;
+    return { worker, kib: Number(match[1]), gzipKib: Number(match[2]), script: join(root, script), byPackage: byPackage(output.inputs) };
   });
 }
 
-export function bundlesMarkdown(sizes: BundleSize[]): string {
-  return ['| worker | minified KiB | gzip KiB |', '|---|---:|---:|', ...sizes.map((s) => `| ${s.worker} | ${s.kib} | ${s.gzipKib} |`)].join('\n');
+/** Groups a bundle's inputs by npm package (zod's locales apart), or by the repository folder they come from. */
+function byPackage(inputs: Record<string, { bytesInOutput: number }>): Map<string, number> {
+  const sizes = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(inputs)) {
+    const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)(\/.*)?$/.exec(input);
+    let key: string;
+    if (pkg) key = pkg[1] === 'zod' && pkg[2]?.includes('/locales/') && !pkg[2].endsWith('/en.js') ? 'zod (other locales)' : pkg[1]!;
+    else key = input.split('/').slice(0, input.startsWith('functions/') || input.startsWith('shared/') ? 2 : 1).join('/');
+    sizes.set(key, (sizes.get(key) ?? 0) + bytesInOutput);
+  }
+  return sizes;
 }
 
-if (import.meta.main) console.log(bundlesMarkdown(measureBundles()));
+const kib = (bytes: number) => (bytes / 1024).toFixed(1);
+
+/** The before/after table, every worker, with the targets. */
+export function bundlesMarkdown(after: BundleSize[], before: BundleSize[] = []): string {
+  const old = new Map(before.map((size) => [size.worker, size]));
+  const rows = after.map((size) => {
+    const target = size.worker === 'gateway' ? TARGETS.gatewayGzipKib : TARGETS.toolWorkerGzipKib;
+    const was = old.get(size.worker);
+    return `| ${size.worker} | ${was?.kib ?? '–'} | ${was?.gzipKib ?? '–'} | ${size.kib} | ${size.gzipKib} | ${target} | ${size.gzipKib <= target ? 'yes' : '**no**'} |`;
+  });
+  return ['| worker | before: minified KiB | before: gzip KiB | after: minified KiB | after: gzip KiB | target gzip KiB | within |', '|---|---:|---:|---:|---:|---:|---|', ...rows].join('\n');
+}
+
+/** What weighs what (minified KiB) in some workers, before and after, largest first. */
+export function breakdownMarkdown(after: BundleSize[], before: BundleSize[], workers: string[]): string {
+  const find = (sizes: BundleSize[], worker: string) => sizes.find((size) => size.worker === worker)?.byPackage ?? new Map<string, number>();
+  const columns = workers.flatMap((worker) => [find(before, worker), find(after, worker)]);
+  const keys = [...new Set(columns.flatMap((column) => [...column.keys()]))];
+  const weight = (key: string) => Math.max(...columns.map((column) => column.get(key) ?? 0));
+  const rows = keys
+    .filter((key) => weight(key) >= 1024)
+    .sort((a, b) => weight(b) - weight(a))
+    .map((key) => `| ${key} | ${columns.map((column) => (column.has(key) ? kib(column.get(key)!) : '–')).join(' | ')} |`);
+  const header = `| package or folder | ${workers.flatMap((worker) => [`${worker} before`, `${worker} after`]).join(' | ')} |`;
+  return [header, `|---|${columns.map(() => '---:').join('|')}|`, ...rows].join('\n');
+}
+
+/** Measures this checkout and the baseline, and returns the markdown section. */
+export async function runBundlesBench({ baseline = BASELINE_COMMIT } = {}): Promise<string> {
+  const old = extractCommit(baseline);
+  try {
+    const before = await measureBundles(old.root);
+    const after = await measureBundles(ROOT);
+    return bundlesSection(after, before, baseline);
+  } finally {
+    old.dispose();
+  }
+}
+
+export function bundlesSection(after: BundleSize[], before: BundleSize[], baseline: string): string {
+  return [
+    '## Bundle sizes (`npm run deploy -- <tool-id> --dry-run`)',
+    '',
+    `Sizes as wrangler prints them for the upload (minified; gzip), each tool's own worker and the gateway (\`npm run deploy -- --all --dry-run\`). Before: commit ${baseline.slice(0, 7)}, bundled by the same wrangler and node_modules (\`node bench/bundles.ts\`).`,
+    '',
+    bundlesMarkdown(after, before),
+    '',
+    'What weighs what, minified KiB (esbuild metafile; packages and folders of at least 1 KiB):',
+    '',
+    breakdownMarkdown(after, before, ['log-mood', 'gateway']),
+  ].join('\n');
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({ options: { baseline: { type: 'string', default: BASELINE_COMMIT } } });
+  console.log(await runBundlesBench({ baseline: values.baseline }));
+}

@@ -83,10 +83,12 @@ const SECTIONS: Section[] = [
   {
     name: 'bundles',
     progress: 'Bundle sizes (dry-run deploys)...',
-    run: async () => {
-      const { bundlesMarkdown, measureBundles } = await import('./bundles.ts');
-      return `## Bundle sizes (\`npm run deploy -- <tool-id> --dry-run\`)\n\n${bundlesMarkdown(measureBundles())}`;
-    },
+    run: async () => (await import('./bundles.ts')).runBundlesBench(),
+  },
+  {
+    name: 'cold-start',
+    progress: 'Cold start in workerd, before and after...',
+    run: async () => (await import('./cold-start.ts')).runColdStartBench(),
   },
 ];
 
