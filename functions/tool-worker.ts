@@ -1,8 +1,9 @@
 /**
  * The entry of a per-tool worker. `npm run deploy -- <tool-id>` aliases the module
- * 'edge-tools-selected-tool' to that tool's file, so the bundle holds that tool only.
+ * 'edge-tools-selected-tool' to that tool's file, so the bundle holds that tool only. It serves
+ * `POST /` (the tool) and health: shared/http/tool-worker.ts.
  */
-import { createToolWorker } from '../shared/http/app.ts';
+import { createToolWorker } from '../shared/http/tool-worker.ts';
 import { workerModule } from '../shared/runtime/worker.ts';
 import tool from 'edge-tools-selected-tool';
 

@@ -1,5 +1,5 @@
 /**
- * The observability routes, on every worker: `GET /executions`, `GET /executions/:trace_id`,
+ * The observability routes, on the gateway: `GET /executions`, `GET /executions/:trace_id`,
  * `GET /metrics` (JSON or Prometheus text) and `GET /dashboard` (the page that reads them).
  * The JSON routes are authenticated like the tools (`Authorization: Bearer <key>`), scoped to the
  * key's project, and answer with the envelope; they execute no tool, so `meta.attempts` is 0.
@@ -16,7 +16,7 @@ import { authenticated, readQuery } from './read-route.ts';
 const EXECUTIONS_HINT = 'Example of a valid call: GET /executions?status=failure&tool=log-mood&limit=20';
 const METRICS_HINT = 'Example of a valid call: GET /metrics?window=24h (or ?format=prometheus for scraping)';
 
-/** The observability routes, mounted by every worker (shared/http/app.ts). */
+/** The observability routes, mounted by the gateway (shared/http/app.ts). */
 export function observabilityRoutes() {
   return new Hono<{ Bindings: Env }>()
     .get('/executions', (c) =>

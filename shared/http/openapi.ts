@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document of a worker (`GET /openapi.json`): every tool route with its input
+ * The OpenAPI 3.1 document of the gateway (`GET /openapi.json`): every tool route with its input
  * schema as the request body and the envelope as the response, for the success and for every
  * error status, plus the catalog, health and observability routes. Generated from the same zod
  * schemas the validator enforces, through the catalog's JSON Schemas (`tool.jsonSchemas()`).
@@ -14,14 +14,6 @@ import { SERVER_INFO } from './mcp.ts';
 import { IDEMPOTENCY_HEADER, KEY_TTL_HOURS, MAX_KEY_LENGTH } from '../runtime/idempotency.ts';
 import type { AnyTool } from '../core/tool.ts';
 
-export interface OpenApiOptions {
-  /**
-   * The route that runs `tool` (default: `/tools/<id>`, the gateway's). A tool's own worker
-   * documents `POST /` for it.
-   */
-  toolPath?: (tool: AnyTool) => string;
-}
-
 const COMPONENTS = '#/components/schemas/';
 const refs: EnvelopeParts = { meta: ref('Meta'), error: ref('ToolError'), link: ref('Link') };
 
@@ -29,15 +21,15 @@ const refs: EnvelopeParts = { meta: ref('Meta'), error: ref('ToolError'), link: 
  * Builds the document for `tools` on first use; the returned function adds the server URL the
  * document was requested from.
  */
-export function createOpenApiDocument(tools: readonly AnyTool[], options: OpenApiOptions = {}): (serverUrl: string) => JsonSchema {
+export function createOpenApiDocument(tools: readonly AnyTool[]): (serverUrl: string) => JsonSchema {
   let document: JsonSchema | undefined;
   return (serverUrl) => {
-    document ??= buildDocument(tools, options);
+    document ??= buildDocument(tools);
     return { ...document, servers: [{ url: serverUrl }] };
   };
 }
 
-function buildDocument(tools: readonly AnyTool[], { toolPath = (tool) => `/tools/${tool.id}` }: OpenApiOptions): JsonSchema {
+function buildDocument(tools: readonly AnyTool[]): JsonSchema {
   const parts = envelopeParts();
   const schemas: Record<string, JsonSchema> = { Meta: parts.meta, Link: parts.link, ToolError: parts.error, Failure: failureEnvelopeSchema(refs) };
   const paths: Record<string, JsonSchema> = {
@@ -90,7 +82,7 @@ function buildDocument(tools: readonly AnyTool[], { toolPath = (tool) => `/tools
     const { input, output } = tool.jsonSchemas();
     schemas[`${tool.id}.input`] = embed(input, ref(`${tool.id}.input`).$ref);
     schemas[`${tool.id}.data`] = embed(output, ref(`${tool.id}.data`).$ref);
-    paths[toolPath(tool)] = {
+    paths[`/tools/${tool.id}`] = {
       post: {
         ...operation(tool.id, tool.description, ref(`${tool.id}.data`), errorStatuses()),
         summary: tool.title,

@@ -40,7 +40,7 @@ const idParam = z.strictObject({ id: uuid().describe('The id of the record.') })
 const DOCUMENT_HINT = 'Example of a valid call: GET /documents/3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f?chunk=1';
 const TASK_HINT = 'Example of a valid call: GET /tasks/9a1c2e3f-4b5d-4e6f-8a7b-0c1d2e3f4a5b';
 
-/** The record routes, mounted by every worker (shared/http/app.ts): links must lead somewhere on each. */
+/** The record routes, mounted by every worker (shared/http/app.ts, tool-worker.ts): links must lead somewhere on each. */
 export function recordRoutes() {
   return new Hono<{ Bindings: Env }>()
     .get('/documents/:id', (c) =>

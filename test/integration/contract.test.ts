@@ -4,9 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
-import { createToolWorker } from '../../shared/http/app.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
 import { resetExampleRecords } from './fixtures.ts';
+import { createToolWorker } from '../../shared/http/tool-worker.ts';
+import logMood from '../../functions/table-tools/log-mood.ts';
+import addDocument from '../../functions/documents/add-document.ts';
 import { callTool, getJson, send, tenantA, tenantB, type CallOptions } from './helpers.ts';
 
 const ENVELOPE_META_KEYS = ['attempts', 'duration_ms', 'performance_warning', 'queued_ms', 'tool', 'trace_id'];
@@ -41,6 +43,42 @@ describe('catalog', () => {
     const { status, body } = await getJson('/health');
     expect(status).toBe(200);
     expect(body.success).toBe(true);
+  });
+});
+
+describe("a tool's own worker", () => {
+  const worker = createToolWorker(logMood);
+  const get = async (method: string, path: string) => {
+    const response = await send(new Request(`http://edge-tools.test${path}`, { method, headers: { authorization: `Bearer ${tenantA.apiKey}` } }), worker);
+    return { status: response.status, body: (await response.json()) as { success: boolean; data?: unknown; error?: { code: string; hint?: string } } };
+  };
+
+  it('answers /health for its one tool', async () => {
+    expect(await get('GET', '/health')).toMatchObject({ status: 200, body: { success: true, data: { status: 'ok', tools: 1 } } });
+  });
+
+  it('serves the records its answers link to, so a link leads somewhere on the worker that gave it', async () => {
+    const own = createToolWorker(addDocument);
+    const added = await callTool<{ document_id: string }>('add-document', { title: 'Own worker links', content: '- [ ] Follow the link' }, { worker: own, path: '/' });
+    expect(added.status).toBe(200);
+    const link = added.body.success ? added.body.links?.find((entry) => entry.url.includes(added.body.success ? added.body.data.document_id : '')) : undefined;
+    expect(link?.url).toMatch(/^http:\/\/edge-tools\.test\/documents\//);
+    const response = await send(new Request(link!.url, { headers: { authorization: `Bearer ${tenantA.apiKey}` } }), own);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ success: true, data: { document: { document_id: added.body.success ? added.body.data.document_id : '' } } });
+  });
+
+  it.each([
+    ['GET', '/tools'],
+    ['GET', '/openapi.json'],
+    ['POST', '/mcp'],
+    ['GET', '/executions'],
+    ['POST', '/tools/log-mood'],
+  ])('leaves %s %s to the gateway, and says so', async (method, path) => {
+    const { status, body } = await get(method, path);
+    expect(status).toBe(404);
+    expect(body).toMatchObject({ success: false, error: { code: 'NOT_FOUND', hint: expect.stringContaining('served by the gateway') } });
+    expect(body.error!.hint).toContain('POST /');
   });
 });
 
@@ -126,7 +164,6 @@ describe('a known route with another method', () => {
     ['DELETE', '/mcp', 'POST', undefined],
     ['GET', '/', 'POST', toolWorker],
     ['PATCH', '/health', 'GET, HEAD', toolWorker],
-    ['GET', '/mcp', 'POST', toolWorker],
   ] as const)('%s %s answers 405 with Allow: %s and the envelope', async (method, path, allow, worker) => {
     const response = await send(new Request(`http://edge-tools.test${path}`, { method, headers: { authorization: `Bearer ${tenantA.apiKey}` } }), worker);
     expect(response.status).toBe(405);

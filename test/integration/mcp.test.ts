@@ -10,7 +10,7 @@ import { eq, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toolExecutions } from '../../drizzle/schema.ts';
 import { tools } from '../../functions/registry.ts';
-import { createGateway, createToolWorker } from '../../shared/http/app.ts';
+import { createGateway } from '../../shared/http/app.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
 import { embed } from '../../shared/http/envelope-schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
@@ -184,13 +184,6 @@ describe('MCP: tools/call', () => {
     expect(result.isError).toBe(true);
     expect(envelopeOf(result)).toMatchObject({ success: false, error: { code: 'UNKNOWN_TOOL', details: { available_tools: tools.map((tool) => tool.id) } } });
     for (const tool of tools) expect(textOf(result)).toContain(tool.id);
-  });
-
-  it('serves only its own tool on a per-tool worker', async () => {
-    const client = await connect({ worker: createToolWorker(logMood) });
-    expect((await client.listTools()).tools.map((entry) => entry.name)).toEqual(['log-mood']);
-    const result = await client.callTool({ name: 'semantic-search', arguments: { query: 'x' } });
-    expect(envelopeOf(result)).toMatchObject({ error: { code: 'UNKNOWN_TOOL', details: { available_tools: ['log-mood'] } } });
   });
 });
 

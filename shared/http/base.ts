@@ -1,0 +1,89 @@
+/**
+ * What every worker serves, the gateway and a tool's own worker alike: liveness and readiness, the
+ * envelope for a route that does not exist, and for anything unexpected. Kept apart from the
+ * gateway's surfaces (MCP, OpenAPI, the catalog, observability) so that a tool's own worker
+ * bundles none of them.
+ */
+import { Hono, type Context } from 'hono';
+import { fail, metaWithoutExecution, ok, type Outcome } from '../core/contract.ts';
+import type { Env } from '../runtime/env.ts';
+import { log } from '../observability/log.ts';
+import { respond, unexpected, type RequestScope } from '../runtime/pipeline.ts';
+import { checkReadiness } from '../runtime/readiness.ts';
+
+/** Options of {@link baseApp}. */
+export interface BaseAppOptions {
+  /** How many tools the worker serves (said by `GET /health`). */
+  tools: number;
+  /** The hint of a NOT_FOUND answer: the worker's routes. */
+  routesHint: string;
+}
+
+/**
+ * A Hono app serving `GET /health` (the worker is up; no key, no I/O) and `GET /health/ready`
+ * (its database and Redis answer; 503 when one does not), answering unknown routes with
+ * NOT_FOUND and unexpected errors with UNKNOWN_ERROR, both as the envelope. Workers chain their
+ * own routes on it.
+ */
+export function baseApp({ tools, routesHint }: BaseAppOptions) {
+  const app = new Hono<{ Bindings: Env }>()
+    .get('/health', () => answer(ok({ status: 'ok', tools }, 'The service is up.'), 'health'))
+    .get('/health/ready', async (c) => answer(await checkReadiness(c.env), 'health'));
+  app.notFound((c) =>
+    answer(
+      fail('NOT_FOUND', `There is no route ${c.req.method} ${new URL(c.req.url).pathname}.`, {
+        hint: routesHint,
+        details: { entity_type: 'route' },
+      }),
+      'gateway',
+    ),
+  );
+  app.onError((error, c) => {
+    const traceId = crypto.randomUUID();
+    log('error', 'unhandled_error', { trace_id: traceId, path: new URL(c.req.url).pathname, error: String(error) });
+    return answer(unexpected(error, traceId), 'gateway', traceId);
+  });
+  return app;
+}
+
+/**
+ * Answers 405 METHOD_NOT_ALLOWED, with an `Allow` header and the envelope, on every path `app`
+ * routes for other methods only (`GET /tools/log-mood`, `POST /health`, ...). Registered after
+ * the routes, so it covers every route registered before it. Paths routed for every method (such
+ * as `/mcp`, whose handler answers 405 itself) are left alone. `routesHint` names the worker's routes.
+ */
+export function refuseOtherMethods<App extends Hono<{ Bindings: Env }>>(app: App, routesHint: string): App {
+  const allowed = new Map<string, Set<string>>();
+  for (const { path, method } of app.routes) {
+    if (method === 'ALL') continue;
+    const methods = allowed.get(path) ?? new Set<string>();
+    allowed.set(path, methods.add(method));
+    // Hono answers HEAD with the GET route.
+    if (method === 'GET') methods.add('HEAD');
+  }
+  for (const [path, methods] of allowed) {
+    const allow = [...methods].join(', ');
+    app.all(path, (c) => {
+      const response = answer(
+        fail('METHOD_NOT_ALLOWED', `${c.req.method} is not allowed on ${new URL(c.req.url).pathname}; it answers ${allow}.`, {
+          hint: routesHint,
+          details: { allowed_methods: [...methods] },
+        }),
+        'gateway',
+      );
+      response.headers.set('allow', allow);
+      return response;
+    });
+  }
+  return app;
+}
+
+/** The pipeline's view of a Hono request: the worker's variables and its `waitUntil`. */
+export function scopeOf(c: Context<{ Bindings: Env }>): RequestScope {
+  return { env: c.env, waitUntil: (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise) };
+}
+
+/** Answers a route that runs no tool; such answers are not executions, so attempts is 0. */
+export function answer(outcome: Outcome<unknown>, tool: string, traceId?: string): Response {
+  return respond(outcome, metaWithoutExecution(tool, traceId));
+}
