@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { responseFormatField } from '../../shared/core/budget.ts';
 import { defineTool } from '../../shared/core/tool.ts';
+import { providersFromEnv } from '../../shared/providers/index.ts';
 import { embedTasks, storeDocument } from './lib/ingest.ts';
 import { documentFields, ingestOutcome, ingestResult } from './lib/schemas.ts';
 
@@ -15,6 +16,7 @@ export default defineTool({
   input: z.strictObject({ ...documentFields, response_format: responseFormatField }),
   output: ingestResult,
   example: { title: 'Q3 hiring plan', content: '# Hiring\n- [ ] Open the senior backend engineer role\n- [ ] Interview candidates after the role is open' },
+  providers: providersFromEnv,
   async execute({ title, content, response_format }, { db, project, providers, signal, idFor, links }) {
     const { documentId, tasks } = await storeDocument(db, project.id, { title, content }, { idFor });
     const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal);

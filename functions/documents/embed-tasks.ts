@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
+import { providersFromEnv } from '../../shared/providers/index.ts';
 import { embedTasks } from './lib/ingest.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { documentId, documentNotFound } from './lib/schemas.ts';
@@ -24,6 +25,7 @@ export default defineTool({
   input: z.strictObject({ document_id: documentId.nullish().describe('Only this document\'s tasks. Optional; null means every document.') }),
   output: z.object({ embedded_count: z.int(), failed_count: z.int(), remaining_count: z.int(), embedding_model: z.string() }),
   example: {},
+  providers: providersFromEnv,
   async execute({ document_id }, { db, project, providers, signal, links }) {
     let document: { id: string; title: string } | undefined;
     if (document_id) {

@@ -2,6 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { documents } from '../../drizzle/schema.ts';
 import { defineTool } from '../../shared/core/tool.ts';
+import { providersFromEnv } from '../../shared/providers/index.ts';
 import { embedTasks, storeDocument } from './lib/ingest.ts';
 import { responseFormatField } from '../../shared/core/budget.ts';
 import { documentFields, documentId, documentNotFound, EXAMPLE_IDS, ingestOutcome, ingestResult } from './lib/schemas.ts';
@@ -16,6 +17,7 @@ export default defineTool({
     'To add a new document, use add-document.',
   input: z.strictObject({ document_id: documentId, ...documentFields, response_format: responseFormatField }),
   output: ingestResult,
+  providers: providersFromEnv,
   example: { document_id: EXAMPLE_IDS.document, title: 'Q3 hiring plan', content: '- [ ] Open the role' },
   async execute({ document_id, title, content, response_format }, { db, project, providers, signal, idFor, links }) {
     const [existing] = await db

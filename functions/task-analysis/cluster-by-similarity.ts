@@ -5,6 +5,7 @@ import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../
 import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
+import { providersFromEnv } from '../../shared/providers/index.ts';
 import { EXAMPLE_IDS } from '../documents/lib/schemas.ts';
 import { agglomerativeClustering, CLUSTERING_DEFAULTS, type ClusteringResult } from './lib/clustering.ts';
 import { taskIds, tasksNotFound } from './lib/tasks.ts';
@@ -86,6 +87,7 @@ export default defineTool({
     next_cursor: nextCursorField,
   }),
   example: { task_ids: [...EXAMPLE_IDS.tasks] },
+  providers: providersFromEnv,
   async execute({ task_ids, threshold, linkage, response_format, cursor }, { db, project, providers, links }) {
     const scope = { task_ids, threshold, linkage, response_format };
     let from = { cluster: 0, member: 0, merge: 0 };

@@ -6,6 +6,7 @@ import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../
 import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool } from '../../shared/core/tool.ts';
+import { providersFromEnv } from '../../shared/providers/index.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
 import { EXAMPLE_IDS } from '../documents/lib/schemas.ts';
 import { findCycles } from './lib/graph.ts';
@@ -59,6 +60,7 @@ export default defineTool({
     next_cursor: nextCursorField,
   }),
   example: { task_ids: [...EXAMPLE_IDS.tasks] },
+  providers: providersFromEnv,
   async execute({ task_ids, include_document_context, response_format, cursor }, { db, project, providers, signal, links }) {
     const scope = { task_ids, include_document_context, response_format };
     const tasks = await loadTasks(db, project.id, task_ids);

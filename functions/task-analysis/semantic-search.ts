@@ -6,6 +6,7 @@ import { text, uuid } from '../../shared/core/fields.ts';
 import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
+import { providersFromEnv } from '../../shared/providers/index.ts';
 import { HASHING_EMBEDDER_THRESHOLD } from '../../shared/providers/hashing-embedder.ts';
 import { OPENAI_THRESHOLDS } from '../../shared/providers/openai.ts';
 import { searchTerms } from '../../shared/providers/text.ts';
@@ -67,6 +68,7 @@ export default defineTool({
   }),
   output,
   example: EXAMPLE,
+  providers: providersFromEnv,
   async execute({ query, limit, threshold, document_ids, response_format }, { db, project, providers, signal, links }) {
     if (searchTerms(query).length === 0) return nothingToSearch(query);
     const { embeddings } = providers;

@@ -22,8 +22,9 @@ export interface ToolContext {
   db: Database;
   project: Project;
   /**
-   * Embeddings and dependency detection, as configured. Built on first use: reading it in a
-   * deployment whose provider settings are wrong throws, and the call answers CONFIG_ERROR.
+   * Embeddings and dependency detection, as configured, for a tool whose definition names
+   * `providers`. Built on first use: reading it in a deployment whose provider settings are wrong
+   * throws, and the call answers CONFIG_ERROR.
    */
   readonly providers: Providers;
   /** Aborted when the call is abandoned (client gone, lease lost): stop work early. */
@@ -77,6 +78,12 @@ export interface ToolDefinition<I extends InputSchema, O extends z.ZodType, Id e
   output: O;
   /** A valid input, shown to callers as the example of a valid call. */
   example: z.input<I>;
+  /**
+   * How its `context.providers` are built, for a tool that uses them: `providersFromEnv` from
+   * shared/providers/index.ts. Named here rather than built by the pipeline so that the worker of
+   * a tool without providers does not bundle them.
+   */
+  providers?: (env: Record<string, unknown>) => Providers;
   execute(input: z.output<I>, context: ToolContext): Promise<Outcome<z.output<O>>>;
 }
 

@@ -16,7 +16,7 @@
  * workers-ai needs the `AI` binding (`[ai] binding = "AI"` in wrangler.toml).
  */
 import { z } from 'zod';
-import { fail, type Failure, type FieldError } from '../core/contract.ts';
+import { fail, FailureError, type Failure, type FieldError } from '../core/contract.ts';
 import { offlineDependencyDetector, offlineEmbeddings } from './offline.ts';
 import {
   createOpenAiDependencyDetector,
@@ -170,6 +170,18 @@ export function readProviderConfig(env: Record<string, unknown>): { ok: true; co
   return fail('CONFIG_ERROR', `The deployment's provider configuration is wrong: ${fields.map((f) => f.message).join(' ')}`, {
     details: { fields },
   });
+}
+
+/**
+ * The providers configured by a worker's variables (`env`, with the `AI` binding when there is
+ * one). A tool that uses providers names this function in its definition (`providers:
+ * providersFromEnv`); the pipeline calls it on the first read of `context.providers`. Only the
+ * workers of such tools bundle the adapters. A wrong setting throws a CONFIG_ERROR (FailureError).
+ */
+export function providersFromEnv(env: Record<string, unknown>): Providers {
+  const config = readProviderConfig(env);
+  if (!config.ok) throw new FailureError(config);
+  return createProviders(config.config, env.AI as AiBinding | undefined);
 }
 
 /**

@@ -16,7 +16,7 @@ import { claimIdempotencyKey, keyFromHeader } from './idempotency.ts';
 import { runsLocally, type Env } from './env.ts';
 import { linksFromEnv } from './links.ts';
 import { errorForLog, log } from '../observability/log.ts';
-import { createProviders, readProviderConfig, type Providers } from '../providers/index.ts';
+import type { Providers } from '../providers/index.ts';
 import { ProviderError, providerFailure } from '../providers/types.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, withRetries } from './retry.ts';
 import type { AnyTool, ToolContext } from '../core/tool.ts';
@@ -202,10 +202,8 @@ export async function callTool(
       db: createDb(scope.env.DATABASE_URL!, { signal }),
       project: caller.project,
       get providers() {
-        if (providers) return providers;
-        const config = readProviderConfig(scope.env as Record<string, unknown>);
-        if (!config.ok) throw new FailureError(config);
-        return (providers = createProviders(config.config, scope.env.AI));
+        if (!tool.providers) throw new Error(`The tool '${tool.id}' reads context.providers, but its definition names none (providers: providersFromEnv).`);
+        return (providers ??= tool.providers(scope.env as Record<string, unknown>));
       },
       signal,
       traceId,

@@ -9,6 +9,7 @@ import { resetExampleRecords } from './fixtures.ts';
 import { createToolWorker } from '../../shared/http/tool-worker.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
 import addDocument from '../../functions/documents/add-document.ts';
+import semanticSearch from '../../functions/task-analysis/semantic-search.ts';
 import { callTool, getJson, send, tenantA, tenantB, type CallOptions } from './helpers.ts';
 
 const ENVELOPE_META_KEYS = ['attempts', 'duration_ms', 'performance_warning', 'queued_ms', 'tool', 'trace_id'];
@@ -79,6 +80,14 @@ describe("a tool's own worker", () => {
     expect(status).toBe(404);
     expect(body).toMatchObject({ success: false, error: { code: 'NOT_FOUND', hint: expect.stringContaining('served by the gateway') } });
     expect(body.error!.hint).toContain('POST /');
+  });
+
+  it('chooses its providers by the variables, as the gateway does', async () => {
+    const own = createToolWorker(semanticSearch);
+    const withBadProvider = { fetch: (request: Request, env: Cloudflare.Env, ctx: ExecutionContext) => own.fetch(request, { ...env, EMBEDDINGS_PROVIDER: 'word2vec' }, ctx) };
+    const { status, body } = await callTool('semantic-search', semanticSearch.example, { worker: withBadProvider, path: '/' });
+    expect(status).toBe(500);
+    expect(body).toMatchObject({ success: false, error: { code: 'CONFIG_ERROR', message: expect.stringContaining('EMBEDDINGS_PROVIDER must be one of: offline, openai, workers-ai') } });
   });
 });
 
