@@ -1,15 +1,23 @@
 /**
- * MCP (Model Context Protocol) on `POST /mcp`: Streamable HTTP, stateless, served by the official
- * SDK's `Server` over its Web-standard transport, one pair per request (no session survives a
- * request, so any isolate can answer any call).
+ * MCP (Model Context Protocol) on `POST /mcp`, served by the official SDK (v2,
+ * `@modelcontextprotocol/server`) with a fresh low-level `Server` per request, so that any isolate
+ * answers any request:
  *
- * - `tools/list` advertises each tool's description, its input JSON Schema (the catalog's) and an
- *   `outputSchema` describing the envelope, which every result carries as `structuredContent`.
+ * - protocol 2026-07-28, stateless: no `initialize` needed; each request carries its version and
+ *   the client's capabilities in `_meta` (and the `MCP-Protocol-Version`, `Mcp-Method` headers),
+ *   `server/discover` answers what the server supports. Served by the SDK's `createMcpHandler`.
+ * - 2025-11-25, 2025-06-18, 2025-03-26 (and 2024-11-05) through the same endpoint: the
+ *   `initialize` handshake and the messages after it, statelessly, over the SDK's Streamable HTTP
+ *   transport with JSON answers (no session id, no event stream).
+ * - `tools/list` advertises each tool in registry order (the same every time), with its title,
+ *   annotations, description, input JSON Schema (the catalog's) and an `outputSchema` describing
+ *   the envelope, which every result carries as `structuredContent`. On 2026-07-28 it carries
+ *   cache hints ({@link TOOLS_LIST_CACHE}).
  * - `tools/call` runs the HTTP pipeline (`callTool`: auth, validation, rate limit, slot, retries,
  *   trace). An idempotency key travels in the request's `_meta["edge-tools/idempotency-key"]`, a W3C
  *   `traceparent` in `params._meta.traceparent` (or the HTTP header) makes the execution a span of
- *   the caller's trace. Every failure, validation included, is a result with `isError: true` and a text the
- *   model can act on; JSON-RPC errors are left to protocol faults.
+ *   the caller's trace. Every failure, validation included, is a result with `isError: true` and a
+ *   text the model can act on; JSON-RPC errors are left to protocol faults.
  * - Same API keys as HTTP: `Authorization: Bearer <key>`, checked before the body is read. The key
  *   is only compared against this server's hashes, never forwarded anywhere (no token passthrough).
  * - `Origin` is validated against DNS rebinding: see {@link isAllowedOrigin}.
@@ -17,20 +25,19 @@
  * The low-level `Server` is used rather than `McpServer` on purpose: `McpServer` validates input
  * with its own zod pass and answers in its own words, while the pipeline must do it.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
+  createMcpHandler as createSdkHandler,
+  isLegacyRequest,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
   type CallToolResult,
   type RequestId,
   type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js';
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+} from '@modelcontextprotocol/server';
 import { cors } from 'hono/cors';
 import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome, type ToolResult } from '../core/contract.ts';
 import { toolResultSchema } from './envelope-schema.ts';
-import { authorize, callTool, credentialsOf, respond, type PipelineOptions, type RequestScope } from '../runtime/pipeline.ts';
+import { authorize, callTool, credentialsOf, respond, type Credentials, type PipelineOptions, type RequestScope } from '../runtime/pipeline.ts';
 import type { AnyTool } from '../core/tool.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from '../core/validation.ts';
 import { keyFromMeta } from '../runtime/idempotency.ts';
@@ -55,8 +62,24 @@ const INSTRUCTIONS =
   'error.message says what was wrong and error.hint shows a valid call; repeat a call unchanged only when ' +
   'error.retryable is true.';
 
+/**
+ * How long clients of 2026-07-28 may keep `tools/list` and `server/discover` answers: the tools
+ * change only with a deploy, and they are the same for every caller (the catalog, `GET /tools`,
+ * is public), so shared caches may keep them too.
+ */
+export const TOOLS_LIST_CACHE = { ttlMs: 3_600_000, cacheScope: 'public' } as const;
+
 /** Answers an MCP request (any method) for `tools`. */
 export type McpHandler = (request: Request, scope: RequestScope) => Promise<Response>;
+
+/** What one HTTP request brings to the MCP server that answers it. */
+interface McpRequest {
+  request: Request;
+  scope: RequestScope;
+  credentials: Credentials;
+  /** Each `tools/call` of the body as sent, by JSON-RPC id (see {@link rawToolCalls}). */
+  calls: Map<RequestId, RawToolCall>;
+}
 
 /**
  * The `/mcp` endpoint serving `tools`. Pipeline options (body limit, retries, ...) are those of
@@ -71,6 +94,36 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
   let listed: McpTool[] | undefined;
   const listTools = () => (listed ??= tools.map(describeTool));
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+
+  /** A fresh server for one request: it lists the tools and runs calls through the pipeline. */
+  const serverFor = ({ request, scope, credentials, calls }: McpRequest): Server => {
+    const server = new Server(SERVER_INFO, {
+      capabilities: { tools: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+      cacheHints: { 'tools/list': TOOLS_LIST_CACHE, 'server/discover': TOOLS_LIST_CACHE },
+    });
+    server.setRequestHandler('tools/list', () => ({ tools: listTools() }));
+    server.setRequestHandler('tools/call', async ({ params }, ctx) => {
+      const tool = byId.get(params.name);
+      if (!tool) return toolResult(unknownTool(params.name, [...byId.keys()]), metaWithoutExecution(params.name));
+      const sent = calls.get(ctx.mcpReq.id) ?? { arguments: params.arguments, meta: params._meta };
+      const { outcome, meta } = await callTool(
+        tool,
+        {
+          ...credentials,
+          readInput: async (hint) => screenInput(sent.arguments ?? {}, hint),
+          signal: AbortSignal.any([request.signal, ctx.mcpReq.signal]),
+          idempotencyKey: keyFromMeta(sent.meta),
+          traceparent: traceparentOf(sent.meta) ?? request.headers.get('traceparent'),
+          origin: new URL(request.url).origin,
+        },
+        scope,
+        options,
+      );
+      return toolResult(outcome, meta);
+    });
+    return server;
+  };
 
   return async (request, scope) => {
     const { env } = scope;
@@ -91,54 +144,29 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
     } catch {
       parsed = undefined;
     }
-    const rawArguments = rawToolArguments(parsed);
+    const calls = rawToolCalls(parsed);
     // A tool call waits for the re-check of a cached key alongside its admission (in the pipeline);
     // any other request waits for it here.
     const messages = Array.isArray(parsed) ? parsed.length : 1;
-    if (rawArguments.size < messages) {
+    if (calls.size < messages) {
       const revoked = await caller.confirmed;
       if (revoked) return refuseCaller(revoked);
     }
+    const context = { request, scope, credentials, calls };
     if (parsed === undefined) {
       // The transport answers the protocol's parse error for the same bytes.
       const unparsed = new Request(request.url, { method: 'POST', headers: request.headers, body: body.value });
-      return serve(unparsed, undefined, new Map());
+      return serveLegacy(serverFor(context), unparsed, undefined);
     }
-    return serve(request, parsed, rawArguments);
+    if (await isLegacyRequest(request, parsed, { maxRequestBodySize: bodyLimitBytes })) return serveLegacy(serverFor(context), request, parsed);
+    // 2026-07-28: the SDK checks the envelope and the headers, answers server/discover and
+    // subscriptions/listen, and hands the rest to the server.
+    const modern = createSdkHandler(() => serverFor(context), { legacy: 'reject', maxRequestBodySize: bodyLimitBytes });
+    return modern.fetch(request, { parsedBody: parsed });
 
-    async function serve(httpRequest: Request, parsedBody: unknown, rawArguments: Map<RequestId, unknown>): Promise<Response> {
-      const server = new Server(SERVER_INFO, {
-        capabilities: { tools: { listChanged: false } },
-        instructions: INSTRUCTIONS,
-        // The default (Ajv) compiles schemas with `new Function`, which Workers forbid.
-        jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
-      });
-      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listTools() }));
-      server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
-        const tool = byId.get(params.name);
-        if (!tool) return toolResult(unknownTool(params.name, [...byId.keys()]), metaWithoutExecution(params.name));
-        const input = rawArguments.has(extra.requestId) ? rawArguments.get(extra.requestId) : params.arguments;
-        const { outcome, meta } = await callTool(
-          tool,
-          {
-            ...credentials,
-            readInput: async (hint) => screenInput(input ?? {}, hint),
-            signal: AbortSignal.any([request.signal, extra.signal]),
-            idempotencyKey: keyFromMeta(params._meta),
-            traceparent: traceparentOf(params._meta) ?? request.headers.get('traceparent'),
-            origin: new URL(request.url).origin,
-          },
-          scope,
-          options,
-        );
-        return toolResult(outcome, meta);
-      });
-      // Stateless: no session id, and JSON answers rather than an event stream that would outlive the request.
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-        maxRequestBodySize: bodyLimitBytes,
-      });
+    /** 2025-era messages: statelessly, no session id, and JSON answers rather than an event stream. */
+    async function serveLegacy(server: Server, httpRequest: Request, parsedBody: unknown): Promise<Response> {
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: bodyLimitBytes });
       await server.connect(transport);
       const response = await transport.handleRequest(httpRequest, { parsedBody });
       scope.waitUntil(server.close());
@@ -155,7 +183,7 @@ export function mcpCors() {
   return cors({
     origin: (origin, c) => (isAllowedOrigin(origin, c.req.url, c.env as McpEnv) ? origin : null),
     allowMethods: ['POST'],
-    allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID'],
+    allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID', 'traceparent'],
     exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate'],
     maxAge: 600,
   });
@@ -195,18 +223,25 @@ function describeTool(tool: AnyTool): McpTool {
   };
 }
 
+/** A `tools/call` as sent: its `arguments` and its `params._meta`. */
+interface RawToolCall {
+  arguments: unknown;
+  meta: unknown;
+}
+
 /**
- * The `arguments` of each `tools/call` in a JSON-RPC body exactly as sent, by request id. The SDK
- * re-parses messages with zod, which silently drops `__proto__` keys; screening what was sent keeps
- * MCP's refusals the same as HTTP's.
+ * Each `tools/call` in a JSON-RPC body exactly as sent, by request id. The SDK re-parses messages
+ * with zod, which silently drops `__proto__` keys, and lifts protocol keys out of `_meta`:
+ * screening what was sent keeps MCP's refusals the same as HTTP's.
  */
-function rawToolArguments(body: unknown): Map<RequestId, unknown> {
-  const calls = new Map<RequestId, unknown>();
+function rawToolCalls(body: unknown): Map<RequestId, RawToolCall> {
+  const calls = new Map<RequestId, RawToolCall>();
   for (const message of Array.isArray(body) ? body : [body]) {
     if (typeof message !== 'object' || message === null) continue;
     const { method, id, params } = message as { method?: unknown; id?: unknown; params?: unknown };
     if (method !== 'tools/call' || (typeof id !== 'string' && typeof id !== 'number')) continue;
-    calls.set(id, typeof params === 'object' && params !== null ? (params as { arguments?: unknown }).arguments : undefined);
+    const { arguments: args, _meta: meta } = typeof params === 'object' && params !== null ? (params as { arguments?: unknown; _meta?: unknown }) : {};
+    calls.set(id, { arguments: args, meta });
   }
   return calls;
 }
