@@ -16,10 +16,10 @@
  * durations log-normal (median 20 ms), 5 % failures over four error codes, 2 % retried, 0.5 %
  * over the slow-call threshold, 10 % queued; 3,000 refusals.
  */
-import { neonConfig } from '@neondatabase/serverless';
 import { sql } from 'drizzle-orm';
 import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn, type NeonStandIn } from '../local/neon-http.ts';
+import { interceptDatabase } from './database-fetch.ts';
 import { listExecutions, executionsQuery } from '../shared/observability/executions.ts';
 import { readMetrics, resolveWindow, type MetricsWindow } from '../shared/observability/metrics.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
@@ -192,25 +192,24 @@ async function explain(request: { query: string; params: unknown[] }[], standIn:
 }
 
 interface Captured {
-  /** The statements of the last request the driver sent. */
+  /** The statements of the last request the database client sent. */
   last(): { query: string; params: unknown[] }[];
   restore(): void;
 }
 
-/** Records the body of every request of the Neon driver (process-wide), until restore(). */
+/** Records the body of every request of the database client (process-wide), until restore(). */
 function captureStatements(): Captured {
-  const previous = neonConfig.fetchFunction;
   let last = '';
-  neonConfig.fetchFunction = (input: string, init: RequestInit) => {
+  const restore = interceptDatabase((url, init, forward) => {
     last = String(init.body);
-    return fetch(input, init);
-  };
+    return forward(url, init);
+  });
   return {
     last: () => {
       const body = JSON.parse(last) as { query: string; params: unknown[] } | { queries: { query: string; params: unknown[] }[] };
       return 'queries' in body ? body.queries : [body];
     },
-    restore: () => void (neonConfig.fetchFunction = previous),
+    restore,
   };
 }
 

@@ -6,13 +6,13 @@
  * - "edge-tools core": validate -> execute -> envelope, the same work as the peer's execute;
  * - "Mastra createTool": the same zod schema through `createTool(...).execute` (the seeds' framework).
  * Every execute is a no-op, so only the framework is measured. The database is an in-memory
- * responder behind the Neon driver's fetch hook: the trace insert is built and "sent", never waited on.
+ * responder behind the database client's fetch (bench/database-fetch.ts): the trace insert is built and "sent", never waited on.
  * zod runs jitless, as it does on Workers.
  */
-import { neonConfig } from '@neondatabase/serverless';
 import { createTool } from '@mastra/core/tools';
 import { z } from 'zod';
 import logMood from '../functions/table-tools/log-mood.ts';
+import { interceptDatabase } from './database-fetch.ts';
 import { createGateway } from '../shared/http/app.ts';
 import { hashApiKey } from '../shared/runtime/auth.ts';
 import { envelope, ok } from '../shared/core/contract.ts';
@@ -35,18 +35,16 @@ export interface Figures {
 }
 
 /**
- * Answers the driver's SQL-over-HTTP requests from memory: the key lookup, and empty results
- * otherwise. Returns what puts the driver's own fetch back (for the benches run after this one).
+ * Answers the database client's SQL-over-HTTP requests from memory: the key lookup, and empty results
+ * otherwise. Returns what puts the global fetch back (for the benches run after this one).
  */
 async function inMemoryNeon(keyHash: string): Promise<() => void> {
-  const previous = neonConfig.fetchFunction;
-  neonConfig.fetchFunction = async (_url: string, init: { body: string }) => {
-    const { query } = JSON.parse(init.body) as { query: string };
+  return interceptDatabase(async (_url, init) => {
+    const { query } = JSON.parse(String(init.body)) as { query: string };
     const rows = query.includes('"api_keys"') ? [[PROJECT_ID, keyHash, PROJECT_ID, 'Bench project', null]] : [];
     const fields = ['id', 'key_hash', 'id', 'name', 'rate_limit_per_minute'].map((name) => ({ name, dataTypeID: 25 }));
     return Response.json({ fields, rows, command: 'SELECT', rowCount: rows.length, rowAsArray: true });
-  };
-  return () => void (neonConfig.fetchFunction = previous);
+  });
 }
 
 /** Times `call` (after a warm-up); `settle` runs between calls, outside the timed region. */
@@ -152,11 +150,6 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
     let beforeExecution = 0;
     let databaseRequests = 0;
     let databaseBeforeExecution = 0;
-    const answerSql = neonConfig.fetchFunction as (url: string, init: { body: string }) => Promise<Response>;
-    neonConfig.fetchFunction = (url: string, init: { body: string }) => {
-      databaseRequests++;
-      return answerSql(url, init);
-    };
     const benchTool = defineTool({
       ...logMood,
       execute: async () => {
@@ -170,7 +163,9 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
     const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
     const realFetch = globalThis.fetch;
     globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: RequestInit) => {
-      if (String(input instanceof Request ? input.url : input).startsWith(upstash.url)) redisRequests++;
+      const url = String(input instanceof Request ? input.url : input);
+      if (url.startsWith(upstash.url)) redisRequests++;
+      else if (new URL(url).pathname === '/sql') databaseRequests++;
       return realFetch(input, init);
     }) as typeof fetch;
     const rows: string[] = [];

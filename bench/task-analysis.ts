@@ -20,10 +20,9 @@
  *   detect-dependencies on overlapping 50-task windows of the 10k tasks.
  *
  * Database time: the sum of the HTTP round trips to the stand-in during one call (timed inside the
- * driver's fetch), i.e. what Neon's endpoint would add; end to end: the whole `execute`, query
+ * database client's fetch), i.e. what Neon's endpoint would add; end to end: the whole `execute`, query
  * embedding and result shaping included. Both in the same process as PGlite, on the same cores.
  */
-import { neonConfig } from '@neondatabase/serverless';
 import { sql } from 'drizzle-orm';
 import { request as httpRequest } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -39,6 +38,7 @@ import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
 import { seededRandom } from '../local/random.ts';
 import { seedCorpus } from '../local/seed.ts';
+import { interceptDatabase } from './database-fetch.ts';
 import type { Outcome } from '../shared/core/contract.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
 import { nameBasedUuid } from '../shared/runtime/ids.ts';
@@ -219,12 +219,11 @@ interface DatabaseTimer {
   restore(): void;
 }
 
-/** Times every request of the Neon driver (process-wide), until restore(). */
+/** Times every request of the database client (process-wide), until restore(). */
 function timeDatabase(): DatabaseTimer {
-  const previous = neonConfig.fetchFunction;
   let elapsed = 0;
   let last = '';
-  neonConfig.fetchFunction = async (input: string, init: RequestInit) => {
+  const restore = interceptDatabase(async (input, init, fetch) => {
     last = String(init.body);
     const started = performance.now();
     const response = await fetch(input, init).catch((error: unknown) => {
@@ -237,12 +236,12 @@ function timeDatabase(): DatabaseTimer {
     const body = await response.arrayBuffer();
     elapsed += performance.now() - started;
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-  };
+  });
   return {
     elapsed: () => elapsed,
     reset: () => void (elapsed = 0),
     lastRequest: () => last,
-    restore: () => void (neonConfig.fetchFunction = previous),
+    restore,
   };
 }
 

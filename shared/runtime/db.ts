@@ -1,29 +1,19 @@
 /**
- * The database client (Neon over HTTP through drizzle) and the one place where database errors
- * become contract failures.
+ * The database client (Neon over HTTP through drizzle, with the client of ./neon-http.ts) and the
+ * one place where database errors become contract failures.
  */
-import { neon, neonConfig } from '@neondatabase/serverless';
-import { DrizzleQueryError, sql, type SQL } from 'drizzle-orm';
-import { drizzle, type NeonHttpDatabase } from 'drizzle-orm/neon-http';
+import { DrizzleQueryError, entityKind, sql, type SQL } from 'drizzle-orm';
+import type { NeonHttpDatabase } from 'drizzle-orm/neon-http';
+import { NeonHttpSession, type NeonHttpClient } from 'drizzle-orm/neon-http/session';
+import { PgDatabase, PgDialect } from 'drizzle-orm/pg-core';
 import { fail, type Failure, type ToolError } from '../core/contract.ts';
+import { isLoopbackHost, neonHttp } from './neon-http.ts';
 
 export type Database = NeonHttpDatabase;
 
-const neonDefaultEndpoint = neonConfig.fetchEndpoint;
-const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-// A loopback connection string means the local stand-in, which speaks plain HTTP on its own port;
-// Neon hosts keep the driver's default (https://api.<region>/sql).
-neonConfig.fetchEndpoint = (host, port, options) =>
-  LOOPBACK_HOSTS.has(host)
-    ? `http://${host}:${port}/sql`
-    : typeof neonDefaultEndpoint === 'function'
-      ? neonDefaultEndpoint(host, port, options)
-      : neonDefaultEndpoint;
-
 /** Whether a connection string points at the local stand-in (a loopback host), as in development and tests. */
 export function isLocalDatabaseUrl(databaseUrl: string): boolean {
-  return URL.canParse(databaseUrl) && LOOPBACK_HOSTS.has(new URL(databaseUrl).hostname);
+  return URL.canParse(databaseUrl) && isLoopbackHost(new URL(databaseUrl).hostname);
 }
 
 /** Options of {@link createDb}. */
@@ -33,12 +23,31 @@ export interface DbOptions {
 }
 
 /**
+ * drizzle's neon-http database (`NeonHttpDatabase`: the pg query builders, `execute`, and `batch`
+ * as one transaction in one request), put together from drizzle's own neon-http session over
+ * {@link neonHttp}, as drizzle's neon-http driver module does over `neon()`. That module imports
+ * the whole Neon package, so it is not used.
+ */
+class NeonDatabase extends PgDatabase<NeonHttpDatabase extends PgDatabase<infer H> ? H : never> {
+  static override readonly [entityKind]: string = 'NeonHttpDatabase';
+  readonly #session: NeonHttpSession<Record<string, never>, never>;
+
+  constructor(dialect: PgDialect, session: NeonHttpSession<Record<string, never>, never>) {
+    super(dialect, session, undefined);
+    this.#session = session;
+  }
+
+  batch: NeonHttpDatabase['batch'] = (queries) => this.#session.batch(queries);
+}
+
+/**
  * A drizzle client for one request. Cheap (a few µs): it holds no connection, only the URL.
  * No relational schema is attached: building drizzle's relational config costs ~90 µs per client.
  */
-export function createDb(databaseUrl: string, { signal }: DbOptions = {}): Database {
-  // The driver spreads fetchOptions over its own request options (headers included): pass the signal only.
-  return drizzle({ client: neon(databaseUrl, signal ? { fetchOptions: { signal } } : {}) });
+export function createDb(databaseUrl: string, options: DbOptions = {}): Database {
+  const dialect = new PgDialect();
+  const client = neonHttp(databaseUrl, options) as unknown as NeonHttpClient;
+  return new NeonDatabase(dialect, new NeonHttpSession(client, dialect, undefined)) as unknown as Database;
 }
 
 /**
@@ -64,7 +73,7 @@ export interface PostgresErrorFields {
   column?: string;
 }
 
-/** Unwraps drizzle's DrizzleQueryError (single queries) to the driver's NeonDbError (batches arrive bare). */
+/** Unwraps drizzle's DrizzleQueryError (single queries) to the client's NeonDbError (batches arrive bare). */
 export function postgresErrorOf(error: unknown): PostgresErrorFields | undefined {
   const inner = error instanceof DrizzleQueryError && error.cause ? error.cause : error;
   if (inner instanceof Error && inner.name === 'NeonDbError') return inner as PostgresErrorFields;
