@@ -10,7 +10,7 @@
  * zod runs jitless, as it does on Workers.
  */
 import { createTool } from '@mastra/core/tools';
-import { z } from 'zod';
+import * as z from 'zod';
 import logMood from '../functions/table-tools/log-mood.ts';
 import { interceptDatabase } from './database-fetch.ts';
 import { createGateway } from '../shared/http/app.ts';

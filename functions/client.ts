@@ -17,7 +17,7 @@
  * const task = await client.getTask(result.data.results[0].task_id);   // where links point
  */
 import { hc } from 'hono/client';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { ToolResult } from '../shared/core/contract.ts';
 import type { Gateway } from '../shared/http/app.ts';
 import type { documentRecordData, taskRecordData } from '../shared/http/records.ts';

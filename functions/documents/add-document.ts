@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { responseFormatField } from '../../shared/core/budget.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { providersFromEnv } from '../../shared/providers/index.ts';

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import { documents } from '../../drizzle/schema.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { providersFromEnv } from '../../shared/providers/index.ts';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createEmptyCard } from 'ts-fsrs';
 import { CARD_STATES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MESSAGE_ROLES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cursor.ts';

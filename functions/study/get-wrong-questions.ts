@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { cursorField, nextCursorField } from '../../shared/core/cursor.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Card } from 'ts-fsrs';
 import { CARD_STATES, REVIEW_RATINGS } from '../../drizzle/schema.ts';
 import { fail, ok } from '../../shared/core/contract.ts';

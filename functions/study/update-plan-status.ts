@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { exactlyOne, planIdField, planStatus, planTitleField } from './lib/fields.ts';

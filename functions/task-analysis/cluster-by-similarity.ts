@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, jsonLength, responseFormatField } from '../../shared/core/budget.ts';
 import { fail, ok } from '../../shared/core/contract.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../shared/core/cursor.ts';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import { responseFormatField } from '../../shared/core/budget.ts';
 import { fail, ok } from '../../shared/core/contract.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../shared/core/cursor.ts';

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, jsonLength, responseFormatField } from '../../shared/core/budget.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../shared/core/cursor.ts';

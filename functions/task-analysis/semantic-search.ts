@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, responseFormatField } from '../../shared/core/budget.ts';
 import { fail, notFound, ok, type Failure, type Success } from '../../shared/core/contract.ts';
 import { text, uuid } from '../../shared/core/fields.ts';

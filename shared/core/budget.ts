@@ -7,7 +7,7 @@
  * Budgets count characters of JSON, which is what an agent reads back (tokens are roughly a
  * quarter of them).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export type ResponseFormat = 'concise' | 'detailed';
 

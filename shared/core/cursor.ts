@@ -7,7 +7,7 @@
  * A cursor can be bound to the inputs it continues (`scope`): sent back with other inputs (other
  * task ids, another threshold), it is refused instead of silently paging through something else.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { fail, type Failure } from './contract.ts';
 import { text } from './fields.ts';
 

@@ -23,7 +23,7 @@
  *   due: dateTime({ minDate: '2000-01-01' }).optional().describe('When it is due.'),
  * });
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { plural } from './plural.ts';
 import { codePointLength, FORBIDDEN_KEYS, NON_BLANK_TEXT_PATTERN, quote, refuseValue, SAFE_TEXT_PATTERN } from './validation.ts';
 

@@ -3,7 +3,7 @@
  * and by its own worker. A tool sees only its validated input and a {@link ToolContext}: never
  * Hono, `env`, Redis or tracing.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Failure, Outcome } from './contract.ts';
 import type { Links } from './links.ts';
 import type { Database } from '../runtime/db.ts';

@@ -8,7 +8,7 @@
  * What is enforced here is what the tools' input JSON Schemas advertise: the field builders of
  * fields.ts carry each rule into both (the text rules below as `pattern`).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { fail, type Failure, type FieldError } from './contract.ts';
 import { plural } from './plural.ts';
 

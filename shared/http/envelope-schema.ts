@@ -4,7 +4,7 @@
  * responses. The parts are written in zod, checked at compile time against the contract's types,
  * and a tool's `data` is its own output schema, as the catalog advertises it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ERROR_STATUS, type ErrorCode, type Link, type Meta, type ToolError } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
 

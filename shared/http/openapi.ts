@@ -4,7 +4,7 @@
  * error status, plus the catalog, health and observability routes. Generated from the same zod
  * schemas the validator enforces, through the catalog's JSON Schemas (`tool.jsonSchemas()`).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ERROR_STATUS } from '../core/contract.ts';
 import { executionDetail, executionsPage, executionsQuery } from '../observability/executions.ts';
 import { metricsData, metricsQuery } from '../observability/metrics.ts';

@@ -4,7 +4,7 @@
  * execute no tool, so `meta.attempts` is 0 and no trace row is written.
  */
 import type { Context } from 'hono';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { metaWithoutExecution, type Outcome } from '../core/contract.ts';
 import { validateInput, type Parsed } from '../core/validation.ts';
 import type { Caller } from '../runtime/auth.ts';

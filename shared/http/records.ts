@@ -6,7 +6,7 @@
  * are not tool executions (no execution slot, no trace row).
  */
 import { Hono } from 'hono';
-import { z } from 'zod';
+import * as z from 'zod';
 import { responseFormatField } from '../core/budget.ts';
 import { fail, notFound, ok, type Outcome } from '../core/contract.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../core/cursor.ts';

@@ -5,7 +5,7 @@
  */
 import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
-import { z } from 'zod';
+import * as z from 'zod';
 import { apiKeys, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import { ERROR_STATUS, fail, ok, type ErrorCode, type Outcome } from '../core/contract.ts';
 import { plural } from '../core/plural.ts';

@@ -7,7 +7,7 @@
  * window's rows.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import { fail, ok, type Failure, type Outcome } from '../core/contract.ts';
 import { plural } from '../core/plural.ts';
 import type { Database } from '../runtime/db.ts';

@@ -15,7 +15,7 @@
  *
  * workers-ai needs the `AI` binding (`[ai] binding = "AI"` in wrangler.toml).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { fail, FailureError, type Failure, type FieldError } from '../core/contract.ts';
 import { offlineDependencyDetector, offlineEmbeddings } from './offline.ts';
 import {

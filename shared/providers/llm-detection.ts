@@ -5,7 +5,7 @@
  * Tasks are shown to the model as short aliases (T1, T2, ...) rather than their UUIDs: models copy
  * short ids reliably, and the schema can list every valid id as an enum.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ProviderError, type DependencyTask, type DetectedRelationship, type DetectOptions } from './types.ts';
 
 /** A chat message in the OpenAI shape, which Workers AI accepts as well. */

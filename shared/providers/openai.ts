@@ -6,7 +6,7 @@
  * Failures become {@link ProviderError}s: HTTP 408/429/5xx, network errors and timeouts are
  * retryable; 400/401/403/404 are not, and say what to fix. The API key never appears in a message.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { detectWithLlm, type LlmDetectionLimits } from './llm-detection.ts';
 import {
   ProviderError,

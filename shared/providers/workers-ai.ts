@@ -6,7 +6,7 @@
  * temporarily exceeded"); they become {@link ProviderError}s, retryable for timeouts, lack of
  * capacity and connection failures.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { detectWithLlm, type LlmDetectionLimits } from './llm-detection.ts';
 import {
   ProviderError,

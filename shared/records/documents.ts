@@ -6,7 +6,7 @@
  * document's tasks if need be (its content is then not repeated).
  */
 import { sql } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, jsonLength, type ResponseFormat } from '../core/budget.ts';
 import { uuidArray, type Database } from '../runtime/db.ts';
 import { CHUNK_DEFAULTS, chunkLayout, chunkWindow, type ChunkLayout } from './chunks.ts';

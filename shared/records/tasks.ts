@@ -3,7 +3,7 @@
  * searchable, and how many saved relationships touch it.
  */
 import { sql } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Database } from '../runtime/db.ts';
 import { chunkOf } from './chunks.ts';
 

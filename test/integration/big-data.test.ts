@@ -7,7 +7,7 @@ import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { embedTasks, storeDocument } from '../../functions/documents/lib/ingest.ts';
 import clusterBySimilarity from '../../functions/task-analysis/cluster-by-similarity.ts';
 import { ok } from '../../shared/core/contract.ts';

@@ -6,7 +6,7 @@ import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { Redis } from '@upstash/redis';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { eq, sql } from 'drizzle-orm';
 import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';

@@ -1,6 +1,6 @@
 /** Calls the real worker (inside workerd) the way an agent does, over HTTP. */
 import { env, exports } from 'cloudflare:workers';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ok, type ToolResult } from '../../shared/core/contract.ts';
 import { defineTool, type AnyTool } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';

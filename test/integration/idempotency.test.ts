@@ -8,7 +8,7 @@ import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { tools } from '../../functions/registry.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool, IDEMPOTENCY_NOTE, type AnyTool } from '../../shared/core/tool.ts';

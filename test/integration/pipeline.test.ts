@@ -7,7 +7,7 @@ import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { eq } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
 import { ProviderError } from '../../shared/providers/types.ts';
 import { hashApiKey } from '../../shared/runtime/auth.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { decodeCursor, encodeCursor } from '../../shared/core/cursor.ts';
 
 const position = z.strictObject({ after: z.int().min(0), key: z.string() });

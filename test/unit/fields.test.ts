@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { advertiseRule, date, DATE_TIME_PATTERN, dateTime, distinctList, given, jsonValue, text, uuidList } from '../../shared/core/fields.ts';
 import { validateInput } from '../../shared/core/validation.ts';
 import type { FieldError } from '../../shared/core/contract.ts';

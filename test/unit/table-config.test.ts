@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { buildExample, buildInputSchema } from '../../functions/table-tools/lib/input-schema.ts';
 import { tableConfigSchema, type TableConfig } from '../../functions/table-tools/lib/table-config.ts';
 import { tableTool } from '../../functions/table-tools/lib/table-tool.ts';

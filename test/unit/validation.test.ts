@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { readJsonObject, SAFE_TEXT_PATTERN, validateInput } from '../../shared/core/validation.ts';
 
 const HINT = 'Example of a valid call: {}';

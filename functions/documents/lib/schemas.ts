@@ -1,5 +1,5 @@
 /** Input and output pieces shared by the document tools. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, type ResponseFormat } from '../../../shared/core/budget.ts';
 import { notFound, ok, type Failure, type Success } from '../../../shared/core/contract.ts';
 import { text, uuid } from '../../../shared/core/fields.ts';

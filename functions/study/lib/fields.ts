@@ -2,7 +2,7 @@
  * Input pieces the study tools share, so that a plan, a status or a page size is asked for the
  * same way in every tool.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ITEM_STATUSES, PLAN_STATUSES } from '../../../drizzle/schema.ts';
 import { advertiseRule, date, given, text } from '../../../shared/core/fields.ts';
 

@@ -1,6 +1,6 @@
 /** What the quiz tools share: the pass mark, the shape of an attempt, the wrong answers of a topic, and deleting attempts. */
 import { sql, type SQL } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import { decodeCursor } from '../../../shared/core/cursor.ts';
 import { text } from '../../../shared/core/fields.ts';
 import type { Failure } from '../../../shared/core/contract.ts';

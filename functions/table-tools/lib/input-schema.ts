@@ -5,7 +5,7 @@
  * states every rule: lengths in code points, non-blank required text, RFC 3339 date-times within
  * their date bounds, bounded numbers.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { dateTime, jsonObject, text } from '../../../shared/core/fields.ts';
 import { plural } from '../../../shared/core/plural.ts';
 import { DEFAULT_TEXT_MAX_LENGTH, type FieldConfig, type ValidTableConfig } from './table-config.ts';

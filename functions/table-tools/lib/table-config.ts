@@ -2,7 +2,7 @@
  * TableConfig: the declaration an insert tool is generated from. It is itself validated with zod
  * when the worker starts, so a broken configuration is reported by name instead of misbehaving.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DATE_PATTERN } from '../../../shared/core/fields.ts';
 
 export const DATA_TYPES = ['text', 'integer', 'numeric', 'boolean', 'enum', 'datetime', 'json'] as const;

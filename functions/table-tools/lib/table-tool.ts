@@ -10,7 +10,7 @@
  * constraints (the `id` conflict is checked first and ends the insert).
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import { fail, ok, type Failure } from '../../../shared/core/contract.ts';
 import { databaseFailure, type Database } from '../../../shared/runtime/db.ts';
 import { linkLabel } from '../../../shared/core/links.ts';

@@ -3,7 +3,7 @@
  * way (so an agent can chain them), and loading tasks by id within the caller's project.
  */
 import { sql } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import { notFound, type Failure } from '../../../shared/core/contract.ts';
 import { uuidList } from '../../../shared/core/fields.ts';
 import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
