@@ -11,9 +11,9 @@
  * Run with `node bench/cold-start.ts [--baseline <commit>] [--samples <n>]`; `runColdStartBench()`
  * returns the markdown section for RESULTS.md.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Miniflare } from 'miniflare';
 import { BASELINE_COMMIT, extractCommit, measureBundles, type BundleSize } from './bundles.ts';
@@ -28,13 +28,18 @@ interface Sample {
   totalMs: number;
 }
 
-/** Starts workerd with `script`, asks `GET /health` once, and stops it. */
+/**
+ * Starts workerd with `script` and the modules uploaded with it (the .wasm files wrangler writes
+ * next to it), asks `GET /health` once, and stops it.
+ */
 async function coldStart(script: string): Promise<Sample> {
-  const contents = readFileSync(script, 'utf8');
+  const main = basename(script);
+  const modules: Record<string, { type: 'esm' | 'wasm'; contents: string | Uint8Array<ArrayBuffer> }> = { [main]: { type: 'esm', contents: readFileSync(script, 'utf8') } };
+  for (const file of readdirSync(dirname(script))) {
+    if (file.endsWith('.wasm')) modules[file] = { type: 'wasm', contents: new Uint8Array(readFileSync(join(dirname(script), file))) };
+  }
   const startedAt = performance.now();
-  const miniflare = new Miniflare({
-    workers: [{ config: { name: 'worker', compatibilityDate: COMPATIBILITY_DATE, manifest: { mainModule: 'worker.js', modules: { 'worker.js': { type: 'esm', contents } } } } }],
-  });
+  const miniflare = new Miniflare({ workers: [{ config: { name: 'worker', compatibilityDate: COMPATIBILITY_DATE, manifest: { mainModule: main, modules } } }] });
   try {
     await miniflare.ready;
     const readyMs = performance.now() - startedAt;
@@ -58,6 +63,7 @@ export async function runColdStartBench({ baseline = BASELINE_COMMIT, samples = 
   const old = extractCommit(baseline);
   const scratch = mkdtempSync(join(tmpdir(), 'edge-tools-cold-'));
   try {
+    // In a folder of its own: the modules next to a script are loaded with it.
     const floor = join(scratch, 'floor.js');
     writeFileSync(floor, "export default { fetch: () => new Response('ok') };\n");
     const bundles: { label: string; size?: BundleSize; script: string }[] = [{ label: 'floor (a worker of one line)', script: floor }];
