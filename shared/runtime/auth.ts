@@ -96,7 +96,12 @@ export async function authenticate(header: string | null, db: Database, context:
   const cached = verifiedKeys.get(key);
   if (cached && now - cached.verifiedAt < settings.maxStaleMs) {
     if (now - cached.verifiedAt < settings.recheckAfterMs) return { ok: true, ...cached.caller, confirmed: Promise.resolve(undefined) };
-    cached.recheck ??= recheck(key, cached, db, settings).finally(() => (cached.recheck = undefined));
+    if (!cached.recheck) {
+      cached.recheck = recheck(key, cached, db, settings).finally(() => (cached.recheck = undefined));
+      // Its query belongs to this request, and later calls of the key wait on it too: it must
+      // finish even when this request is answered first (Workers cancel a finished request's I/O).
+      context.waitUntil(cached.recheck);
+    }
     return { ok: true, ...cached.caller, confirmed: cached.recheck };
   }
   if ((unknownKeys.get(key) ?? 0) > now) return notValid();

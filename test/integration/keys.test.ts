@@ -6,7 +6,7 @@
  * "Without a query" is checked by pointing the worker at a database that cannot be reached
  * (a closed loopback port): any query there would answer 503 DATABASE_ERROR instead.
  */
-import { env } from 'cloudflare:workers';
+import { env, exports } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { apiKeys, projects } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import { AUTH_DEFAULTS, generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import type { PipelineOptions } from '../../shared/runtime/pipeline.ts';
 import { db } from './helpers.ts';
@@ -196,4 +196,30 @@ describe('configuration is not told to unverified callers', () => {
     expect(allowed.status).toBe(200);
     expect(state.executions).toBe(2);
   });
+});
+
+describe('a key re-check shared by concurrent calls', () => {
+  // Each call through the worker's own entrypoint is a request of its own, as on a deployed worker:
+  // a request's I/O ends with it unless it is kept alive.
+  it('still answers the calls waiting on it when the call that started it has already been answered', async () => {
+    const { key } = await freshKey();
+    const mcp = (body: unknown) =>
+      exports.default.fetch(
+        new Request('http://edge-tools.test/mcp', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify(body),
+        }),
+      );
+    expect((await mcp(mcpList)).status).toBe(200);
+    // Past the re-check interval, the next call starts a re-check of the key; this one is answered
+    // at once (the MCP SDK refuses its arguments) while the re-check is still under way.
+    await new Promise((resolve) => setTimeout(resolve, AUTH_DEFAULTS.recheckAfterMs + 100));
+    await (await mcp({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list-plans', arguments: 5 } })).text();
+    // Before, the re-check died with that call, and every call of the key waited on it (holding
+    // execution slots) until the key's cache entry expired a minute later.
+    const noAnswer = new Promise<'no answer'>((resolve) => setTimeout(() => resolve('no answer'), 4_000));
+    const later = await Promise.race([mcp(mcpList).then((response) => response.status), noAnswer]);
+    expect(later).toBe(200);
+  }, 15_000);
 });
