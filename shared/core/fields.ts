@@ -7,8 +7,9 @@
  * - {@link text}: lengths in Unicode code points (as JSON Schema and Postgres count them), no NUL
  *   or unpaired surrogate (`pattern`), optionally not blank;
  * - {@link uuid}, {@link uuidList}, {@link distinctList} (items never repeat: `uniqueItems`);
- * - {@link dateTime}: the RFC 3339 date-times Postgres stores (`format` and `pattern`), optionally
- *   bounded by calendar dates; {@link date}: calendar dates Postgres stores;
+ * - {@link dateTime}: the RFC 3339 date-times Postgres stores (`format` and `pattern`), instants of
+ *   years 0001 to 9999 (`not`), optionally bounded by calendar dates; {@link date}: calendar dates
+ *   Postgres stores;
  * - {@link jsonValue}: any JSON value of storable text, nested to a bounded depth;
  * - {@link advertiseRule} and {@link given}: a rule between fields that a `.superRefine()` enforces
  *   (one of two fields, not both), stated in the object's schema.
@@ -131,6 +132,16 @@ export const DATE_TIME_PATTERN = new RegExp(String.raw`^${DATE}T(?:[01]\d|2[0-3]
 
 const DATE_TIME_EXPECTED = 'an RFC 3339 date-time with seconds and a UTC offset between -15:59 and +15:59, e.g. 2025-10-05T14:30:00Z or 2025-10-05T16:30:00+02:00';
 
+/**
+ * Date-times on the first or last day of years 0001 to 9999 whose offset could carry the instant
+ * out of them: 0001-01-01 with an offset ahead of UTC, 9999-12-31 with one behind. Refused (and
+ * advertised as `not`), so that every accepted date-time is an instant of years 0001 to 9999 in
+ * UTC too, which JavaScript writes (`toISOString`) in a form Postgres reads.
+ */
+export const EDGE_OFFSET_PATTERN = new RegExp(String.raw`^(?:0001-01-01T[^+]*\+|9999-12-31T[^-]*-)(?:00:(?:0[1-9]|[1-5]\d)|(?:0[1-9]|1\d):\d\d)$`);
+
+const EDGE_OFFSET_EXPECTED = 'a date-time within years 0001 to 9999 in UTC too: on 0001-01-01 end with Z or an offset behind UTC, on 9999-12-31 with Z or an offset ahead of UTC';
+
 /** A calendar date, YYYY-MM-DD, years 0001 to 9999: the form of {@link date} and of {@link DateTimeOptions} bounds. */
 export const DATE_PATTERN = new RegExp(`^${DATE}$`);
 
@@ -174,6 +185,10 @@ export function dateTime({ minDate, maxDate }: DateTimeOptions = {}) {
         refuseValue(payload, { code: 'invalid_format', expected: DATE_TIME_EXPECTED, received: `${quote(value)}${why ? ` (${why})` : ''}` });
         return;
       }
+      if (EDGE_OFFSET_PATTERN.test(value)) {
+        refuseValue(payload, { code: 'out_of_range', expected: EDGE_OFFSET_EXPECTED, received: quote(value) });
+        return;
+      }
       for (const bound of bounds) {
         if (!bound.pattern.test(value)) {
           refuseValue(payload, { code: 'out_of_range', expected: `a date-time ${bound.expected} (its date as written)`, received: quote(value) });
@@ -184,6 +199,7 @@ export function dateTime({ minDate, maxDate }: DateTimeOptions = {}) {
     .meta({
       format: 'date-time',
       pattern: DATE_TIME_PATTERN.source,
+      not: { pattern: EDGE_OFFSET_PATTERN.source },
       ...(bounds.length ? { allOf: bounds.map((bound) => ({ pattern: bound.pattern.source })) } : {}),
     });
 }

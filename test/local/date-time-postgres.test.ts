@@ -6,8 +6,13 @@
 import { PGlite } from '@electric-sql/pglite';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATE_PATTERN, DATE_TIME_PATTERN } from '../../shared/core/fields.ts';
+import * as z from 'zod';
+import { DATE_PATTERN, DATE_TIME_PATTERN, dateTime } from '../../shared/core/fields.ts';
+import { validateInput } from '../../shared/core/validation.ts';
 import { dateTimeLike } from '../support/schema-arbitrary.ts';
+
+/** An input with one date-time field, validated as every tool validates one. */
+const input = z.strictObject({ at: dateTime() });
 
 let postgres: PGlite;
 beforeAll(async () => {
@@ -50,6 +55,18 @@ describe('accepted date-times, judged by Postgres timestamptz', () => {
       if (!('stored' in result)) continue;
       // Postgres rounds fractions to microseconds, JS to milliseconds: compare within a millisecond.
       expect(Math.abs(epochOf(result.stored) - Date.parse(value)), `${value} stored as ${result.stored}`).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('stores every accepted date-time as JavaScript writes it back (toISOString), as the same instant', async () => {
+    const values = fc.sample(dateTimeLike, { seed: 17, numRuns: 3_000 });
+    const accepted = values.filter((value) => validateInput(input, { at: value }, '').ok);
+    expect(accepted.filter((value) => /^(0001-01-01|9999-12-31)/.test(value)).length).toBeGreaterThan(50);
+    for (const value of accepted) {
+      const written = new Date(value).toISOString();
+      const result = await cast(written, 'timestamptz');
+      expect(result, `${value} written as ${written}`).toHaveProperty('stored');
+      if ('stored' in result) expect(epochOf(result.stored), value).toBe(Date.parse(value));
     }
   });
 

@@ -211,7 +211,7 @@ const validDateTime: fc.Arbitrary<string> = fc
   })
   .map(({ year, month, day, time: [h, m, s], fraction, zone }) => `${year}-${two(month)}-${two(day)}T${two(h)}:${two(m)}:${two(s)}${fraction}${zone}`);
 
-/** Date-times of every form, mostly valid, each part sometimes out of range or written differently. */
+/** Date-times of every form, mostly valid, each part sometimes out of range or written differently, the edges of years 0001 to 9999 included. */
 export const dateTimeLike: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 12,
@@ -236,6 +236,13 @@ export const dateTimeLike: fc.Arbitrary<string> = fc.oneof(
       .map(({ year, month, day, time: [h, m, s], seconds, fraction, separator, zone }) =>
         `${String(year).padStart(4, '0')}-${two(month)}-${two(day)}${separator}${two(h)}:${two(m)}${seconds ? `:${two(s)}${fraction}` : ''}${zone}`,
       ),
+  },
+  {
+    // The first and last days Postgres and JavaScript share, with offsets on either side of UTC.
+    weight: 2,
+    arbitrary: fc
+      .tuple(fc.constantFrom('0001-01-01', '9999-12-31'), fc.integer({ min: 0, max: 23 }), fc.constantFrom('Z', '+00:00', '-00:00', '+00:01', '-00:01', '+05:30', '-05:30', '+15:59', '-15:59'))
+      .map(([day, hour, zone]) => `${day}T${two(hour)}:30:00${zone}`),
   },
   { weight: 1, arbitrary: fc.constantFrom('2025-10-05', 'yesterday', '2025-10-05T14:30:00Z\u0000', '') },
 );

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { advertiseRule, date, DATE_TIME_PATTERN, dateTime, distinctList, given, jsonValue, text, uuidList } from '../../shared/core/fields.ts';
+import { advertiseRule, date, DATE_TIME_PATTERN, dateTime, distinctList, EDGE_OFFSET_PATTERN, given, jsonValue, text, uuidList } from '../../shared/core/fields.ts';
 import { validateInput } from '../../shared/core/validation.ts';
 import type { FieldError } from '../../shared/core/contract.ts';
 
@@ -157,6 +157,25 @@ describe('dateTime', () => {
     expect(problem!.message).toContain('e.g. 2025-10-05T14:30:00Z');
   });
 
+  it.each([
+    ['0001-01-01T00:00:00+00:01', 'on 0001-01-01 end with Z or an offset behind UTC'],
+    ['0001-01-01T23:59:59.5+15:59', 'on 0001-01-01 end with Z or an offset behind UTC'],
+    ['9999-12-31T23:59:59-15:59', 'on 9999-12-31 with Z or an offset ahead of UTC'],
+    ['9999-12-31T00:00:00-00:30', 'on 9999-12-31 with Z or an offset ahead of UTC'],
+  ])('refuses %s, whose offset could carry it out of years 0001 to 9999', (value, why) => {
+    const problem = problemOf(at, value);
+    expect(problem).toMatchObject({ code: 'out_of_range' });
+    expect(problem!.message).toContain(why);
+  });
+
+  it('accepts only instants that JavaScript writes back in a form Postgres reads (years 0001 to 9999)', () => {
+    const edges = ['0001-01-01T00:00:00-15:59', '0001-01-01T00:00:00+00:00', '0001-01-01T00:00:00-00:00', '9999-12-31T23:59:59.999999999+15:59', '9999-12-31T23:59:59-00:00'];
+    for (const value of edges) {
+      expect(problemOf(at, value), value).toBeUndefined();
+      expect(new Date(value).toISOString(), value).toMatch(/^\d{4}-/);
+    }
+  });
+
   it('bounds the date as written, inclusive, and says so', () => {
     const bounded = dateTime({ minDate: '1900-01-01', maxDate: '2030-06-15' });
     expect(problemOf(bounded, '1900-01-01T00:00:00+15:00')).toBeUndefined();
@@ -186,6 +205,7 @@ describe('dateTime', () => {
       type: 'string',
       format: 'date-time',
       pattern: DATE_TIME_PATTERN.source,
+      not: { pattern: EDGE_OFFSET_PATTERN.source },
       allOf: [{ pattern: expect.stringMatching(/^\^\(\?:1900-01-01\|/) }],
     });
   });

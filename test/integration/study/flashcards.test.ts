@@ -205,9 +205,20 @@ describe('update-flashcard-review overrides', () => {
     ['an unknown grade', { card_id: 1, grade: 'perfect' }, 'grade', 'invalid_value'],
     ['an ease factor below 1.3', { card_id: 1, ease_factor: 1 }, 'ease_factor', 'too_small'],
     ['a time without a time zone', { card_id: 1, next_review_at: '2031-01-15T09:30:00' }, 'next_review_at', 'invalid_format'],
-  ])('refuses %s, naming the field', async (_case, input, field, code) => {
+    // An instant in year 10000 (a 500 DATABASE_ERROR before: its ISO form is one Postgres refuses).
+    ['a time past 9999-12-31 in UTC', { card_id: 1, next_review_at: '9999-12-31T23:59:59-15:59' }, 'next_review_at', 'out_of_range'],
+    ['a time before 0001-01-01 in UTC', { card_id: 1, next_review_at: '0001-01-01T00:00:00+01:00' }, 'next_review_at', 'out_of_range'],
+  ])('refuses %s, naming the field, and changes nothing', async (_case, input, field, code) => {
+    const before = await storedCard(tenant, 1);
     const error = await failure(tenant, 'update-flashcard-review', input, 400, 'VALIDATION_ERROR');
     expect(error.details.fields).toMatchObject([{ field, code }]);
+    expect(await storedCard(tenant, 1)).toEqual(before);
+  });
+
+  it('takes the last instant of year 9999, and answers it as it stored it', async () => {
+    const reviewed = await data(tenant, 'update-flashcard-review', { card_id: 3, next_review_at: '9999-12-31T23:59:59.999+15:59' });
+    expect(reviewed.next_review_at).toBe('9999-12-31T08:00:59.999Z');
+    expect((await storedCard(tenant, 3)).due).toBe('9999-12-31T08:00:59.999Z');
   });
 
   it('answers NOT_FOUND for an unknown card', async () => {
