@@ -10,6 +10,7 @@ import { apiKeys, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import { ERROR_STATUS, fail, ok, type ErrorCode, type Outcome } from '../core/contract.ts';
 import { plural } from '../core/plural.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../core/cursor.ts';
+import { dateTime } from '../core/fields.ts';
 import type { Database } from '../runtime/db.ts';
 
 const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
@@ -17,15 +18,13 @@ const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
 /** Stored values longer than this (as JSON text) are left out of listings; the execution itself has them whole. */
 const LISTING_VALUE_LIMIT = 8_000;
 
-const datetime = z.iso.datetime({ offset: true });
-
 /** The query of `GET /executions`. */
 export const executionsQuery = z.strictObject({
   tool: z.string().min(1).max(100).optional().describe('Only executions of this tool (its id).'),
   status: z.enum(['success', 'failure']).optional().describe('Only successes, or only failures.'),
   error_code: z.enum(ERROR_CODES).optional().describe('Only failures with this error code.'),
-  since: datetime.optional().describe('Only executions that started at or after this instant (ISO 8601 with a time zone).'),
-  until: datetime.optional().describe('Only executions that started before this instant (ISO 8601 with a time zone).'),
+  since: dateTime().optional().describe('Only executions that started at or after this instant (RFC 3339 with a time zone, as tool inputs take them).'),
+  until: dateTime().optional().describe('Only executions that started before this instant (RFC 3339 with a time zone, as tool inputs take them).'),
   min_duration_ms: z.number().min(0).max(86_400_000).optional().describe('Only executions that took at least this long.'),
   otel_trace_id: z
     .string()
@@ -44,7 +43,7 @@ export const executionsQuery = z.strictObject({
 export const EXECUTIONS_NUMERIC_PARAMETERS = ['min_duration_ms', 'limit'] as const;
 
 /** Where a page of executions ends: the last (created_at, id) answered. */
-const executionsCursor = z.strictObject({ before: z.tuple([datetime, z.uuid()]) });
+const executionsCursor = z.strictObject({ before: z.tuple([dateTime(), z.uuid()]) });
 
 const summaryShape = {
   trace_id: z.string().describe("The execution's id: meta.trace_id of its answer."),

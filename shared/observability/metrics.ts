@@ -9,14 +9,17 @@
 import { sql, type SQL } from 'drizzle-orm';
 import * as z from 'zod';
 import { fail, ok, type Failure, type Outcome } from '../core/contract.ts';
+import { dateTime } from '../core/fields.ts';
 import { plural } from '../core/plural.ts';
 import type { Database } from '../runtime/db.ts';
 
-const datetime = z.iso.datetime({ offset: true });
 const WINDOW = /^([1-9]\d{0,5})([mhd])$/;
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 export const METRICS_DEFAULTS = { windowMs: 86_400_000, maxWindowMs: 400 * 86_400_000, maxBuckets: 60 } as const;
+
+/** The first instant of year 0001: a window ending early in it cannot reach further back (Postgres has no year 0000). */
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
 
 /** Bucket widths the time series may use, in seconds: the narrowest that gives at most 60 buckets wins. */
 const BUCKET_SECONDS = [60, 300, 900, 1_800, 3_600, 10_800, 21_600, 43_200, 86_400, 604_800] as const;
@@ -28,8 +31,8 @@ export const metricsQuery = z.strictObject({
     .regex(WINDOW, 'must be a number followed by m, h or d, e.g. 15m, 24h or 7d')
     .optional()
     .describe('The last N minutes, hours or days before until: 15m, 24h, 7d (default 24h). Not together with since.'),
-  since: datetime.optional().describe('Start of the window (ISO 8601 with a time zone), inclusive. Not together with window.'),
-  until: datetime.optional().describe('End of the window, exclusive (default: now).'),
+  since: dateTime().optional().describe('Start of the window (RFC 3339 with a time zone, as tool inputs take them), inclusive. Not together with window.'),
+  until: dateTime().optional().describe('End of the window, exclusive (default: now).'),
   tool: z.string().min(1).max(100).optional().describe('Only this tool (its id).'),
   format: z
     .enum(['json', 'prometheus'])
@@ -104,6 +107,9 @@ export function resolveWindow(query: Pick<MetricsQuery, 'window' | 'since' | 'un
   const since = query.since ? new Date(query.since) : new Date(until.getTime() - span);
   const length = until.getTime() - since.getTime();
   if (length <= 0) return invalid('since', "The window must end after it starts: 'since' must be before 'until'.", `before ${until.toISOString()}`, since.toISOString());
+  if (since.getTime() < FIRST_INSTANT) {
+    return invalid('window', `The window must start on or after ${new Date(FIRST_INSTANT).toISOString()}: make it shorter, or move 'until' later.`, `a start on or after ${new Date(FIRST_INSTANT).toISOString()}`, since.toISOString());
+  }
   if (length > METRICS_DEFAULTS.maxWindowMs) {
     return invalid(query.window ? 'window' : 'since', 'The window may span at most 400 days.', 'at most 400 days', `${Math.round(length / 86_400_000)} days`);
   }

@@ -11,6 +11,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { apiKeys, idempotencyKeys, projects, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import { fail, ok } from '../../shared/core/contract.ts';
+import { encodeCursor } from '../../shared/core/cursor.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import type { ExecutionDetail, ExecutionsPage } from '../../shared/observability/executions.ts';
@@ -251,6 +252,11 @@ describe('executions and metrics of known calls', () => {
       ['error_code=OOPS', 'error_code'],
       ['colour=blue', 'colour'],
       ['tool=a&tool=b', 'tool'],
+      // Instants Postgres cannot take (500 DATABASE_ERROR before), refused as tool inputs refuse them.
+      ['until=0000-01-01T00:00:00Z', 'until'],
+      ['since=2025-10-05T14:30:00-23:59', 'since'],
+      ['since=9999-12-31T23:59:59-15:59', 'since'],
+      [`cursor=${encodeCursor({ before: ['0000-01-01T00:00:00Z', crypto.randomUUID()] })}`, 'cursor'],
     ];
     for (const [query, field] of cases) {
       const { status, body } = await get(tenant, `/executions?${query}`);
@@ -397,6 +403,10 @@ describe('executions and metrics of known calls', () => {
       ['since=2025-01-02T00:00:00Z&until=2025-01-01T00:00:00Z', 'since'],
       ['window=999d', 'window'],
       ['format=xml', 'format'],
+      // A window reaching back before year 0001, and instants Postgres cannot take (500 DATABASE_ERROR before).
+      ['until=0001-01-01T10:00:00Z', 'window'],
+      ['until=0000-01-01T00:00:00Z', 'until'],
+      ['since=2025-10-05T14:30:00%2B23:59', 'since'],
     ] as const) {
       const { status, body } = await get(tenant, `/metrics?${query}`);
       expect(status, query).toBe(400);
