@@ -9,18 +9,30 @@
  */
 import * as z from 'zod';
 import { fail, type Failure } from './contract.ts';
-import { text } from './fields.ts';
+import { quote, refuseValue } from './validation.ts';
 
 /** Cursors are short; anything longer was not made by {@link encodeCursor}. */
 const MAX_CURSOR_LENGTH = 1_000;
 
+/** The form of every cursor {@link encodeCursor} makes: base64url, without padding. */
+const CURSOR_PATTERN = /^[A-Za-z0-9_-]+$/;
+
 /** The key of a position that holds its scope's fingerprint. */
 const SCOPE_KEY = '~';
 
-/** The `cursor` input field of a paginated tool. */
-export const cursorField = text({ max: MAX_CURSOR_LENGTH, min: 1 }).describe(
-  "Where to continue: the next_cursor of the previous answer, sent with that call's other fields unchanged. Optional; omit (or null) for the first page.",
-);
+/**
+ * The `cursor` input field of a paginated tool. Its form (base64url, at most 1,000 characters) is
+ * checked and advertised; whether the tool made it, and for these inputs, only the tool can tell
+ * ({@link decodeCursor}), with the same VALIDATION_ERROR.
+ */
+export const cursorField = z
+  .string()
+  .check((payload) => {
+    if (payload.value.length <= MAX_CURSOR_LENGTH && CURSOR_PATTERN.test(payload.value)) return;
+    refuseValue(payload, { code: 'invalid_cursor', expected: 'the next_cursor of a previous answer, unchanged (letters, digits, - and _)', received: quote(payload.value) });
+  })
+  .meta({ minLength: 1, maxLength: MAX_CURSOR_LENGTH, pattern: CURSOR_PATTERN.source })
+  .describe("Where to continue: the next_cursor of the previous answer, sent with that call's other fields unchanged. Optional; omit (or null) for the first page.");
 
 /** The `next_cursor` output field: null on the last page. */
 export const nextCursorField = z

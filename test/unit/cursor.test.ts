@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { decodeCursor, encodeCursor } from '../../shared/core/cursor.ts';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { cursorField, decodeCursor, encodeCursor } from '../../shared/core/cursor.ts';
+import { validateInput } from '../../shared/core/validation.ts';
 
 const position = z.strictObject({ after: z.int().min(0), key: z.string() });
 
@@ -29,5 +31,30 @@ describe('cursors', () => {
     if (!other.ok) expect(other.error.message).toContain('continues a call with other inputs');
     // A cursor made without a scope does not pass for one made with it.
     expect(decodeCursor(position, encodeCursor({ after: 3, key: 'k' }), { scope }).ok).toBe(false);
+  });
+
+  describe('the cursor field', () => {
+    const input = z.strictObject({ cursor: cursorField.optional() });
+    const advertised = new Ajv2020().compile(z.toJSONSchema(input, { io: 'input' }));
+
+    it.each([
+      ['spaces', 'Spanish B1 exam'],
+      ['padding', `${encodeCursor({ after: 1 })}=`],
+      ['an emoji', '😀'],
+      ['a standard base64 character', 'ab+c'],
+      ['too long', 'a'.repeat(1_001)],
+      ['empty', ''],
+    ])('refuses a cursor with %s before the tool runs, as its advertised schema says', (_case, cursor) => {
+      const result = validateInput(input, { cursor }, '');
+      expect(result).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor', code: 'invalid_cursor' }] } } });
+      expect(advertised({ cursor })).toBe(false);
+    });
+
+    it('takes every cursor encodeCursor makes, as its advertised schema does', () => {
+      for (const cursor of [encodeCursor({ after: 120, key: 'é✓' }), encodeCursor({ before: ['2026-11-22T19:15:45.171000Z', crypto.randomUUID()] })]) {
+        expect(validateInput(input, { cursor }, '').ok).toBe(true);
+        expect(advertised({ cursor })).toBe(true);
+      }
+    });
   });
 });

@@ -6,7 +6,8 @@
  *
  * Limits that depend on the data are outside any schema and outside this test: `chunk_number`
  * past the last chunk of the documents asked for (get-document-context answers VALIDATION_ERROR
- * once it has read them), and ids that do not exist (NOT_FOUND).
+ * once it has read them), a well-formed `cursor` the tool did not make (its form is checked
+ * here; what it holds only the tool can tell), and ids that do not exist (NOT_FOUND).
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
