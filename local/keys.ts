@@ -3,6 +3,7 @@
  *
  *   npm run keys -- list [--project <name or id>]
  *   npm run keys -- create --project <name or id> [--name <label>]
+ *   npm run keys -- create --project <name> --new-project       (a new project: another tenant)
  *   npm run keys -- revoke <key id, key prefix or the key itself>
  *
  * Works on DATABASE_URL when set (Neon), else on the local database of `npm run dev` (through the
@@ -16,10 +17,12 @@ import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { apiKeys, projects } from '../drizzle/schema.ts';
 import { API_KEY_FORMAT, generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
+import { createProject } from './database.ts';
 import { LOCAL_DATA_DIR, localDatabaseHolder, openLocalDatabase } from './seed.ts';
 
 const USAGE = `npm run keys -- list [--project <name or id>]
 npm run keys -- create --project <name or id> [--name <label>]
+npm run keys -- create --project <name> --new-project    (creates the project: another tenant)
 npm run keys -- revoke <key id, key prefix or the key itself>
 Works on DATABASE_URL when set, else on the local database of \`npm run dev\`.`;
 
@@ -46,10 +49,21 @@ export async function createKey(db: Database, project: string, name = 'npm run k
     .where(UUID.test(project) ? eq(projects.id, project) : eq(projects.name, project))
     .orderBy(asc(projects.createdAt))
     .limit(1);
-  if (!found) throw new Error(`No project '${project}'. List the keys (npm run keys -- list) to see the projects.`);
+  if (!found) throw new Error(`No project '${project}'. List the keys (npm run keys -- list) to see the projects, or add --new-project to create it.`);
   const key = generateApiKey();
   const [row] = await db.insert(apiKeys).values({ projectId: found.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, PREFIX_LENGTH), name }).returning({ id: apiKeys.id });
   return { key, id: row!.id, project: found.name };
+}
+
+/**
+ * Creates a project (a tenant of its own) named `name`, with its first key. Throws when a project
+ * of that name exists: add a key to it with {@link createKey} instead.
+ */
+export async function createProjectWithKey(databaseUrl: string, name: string): Promise<{ key: string; projectId: string }> {
+  const [existing] = await createDb(databaseUrl).select({ id: projects.id }).from(projects).where(eq(projects.name, name)).limit(1);
+  if (existing) throw new Error(`A project named '${name}' exists already (${existing.id}): leave out --new-project to add a key to it.`);
+  const created = await createProject(databaseUrl, name);
+  return { key: created.apiKey, projectId: created.projectId };
 }
 
 /**
@@ -72,7 +86,7 @@ export async function revokeKey(db: Database, which: string): Promise<{ id: stri
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { project: { type: 'string' }, name: { type: 'string' }, help: { type: 'boolean', short: 'h', default: false } },
+    options: { project: { type: 'string' }, name: { type: 'string' }, 'new-project': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
   });
   const [command, argument] = positionals;
   if (values.help || !command || !['list', 'create', 'revoke'].includes(command)) {
@@ -98,6 +112,9 @@ async function main(): Promise<void> {
     if (command === 'list') {
       const keys = await listKeys(db, values.project);
       console.table(keys.map((k) => ({ id: k.id, prefix: k.prefix, name: k.name, project: k.project, created: k.createdAt.toISOString(), revoked: k.revokedAt?.toISOString() ?? '' })));
+    } else if (command === 'create' && values['new-project']) {
+      const created = await createProjectWithKey(databaseUrl, values.project!);
+      console.log(`Created project '${values.project}' (${created.projectId}) with its first key. Shown once, keep it now:\n${created.key}`);
     } else if (command === 'create') {
       const created = await createKey(db, values.project!, values.name);
       console.log(`Created key ${created.id} for project '${created.project}'. Shown once, keep it now:\n${created.key}`);

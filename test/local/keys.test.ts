@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import logMood from '../../functions/table-tools/log-mood.ts';
-import { createKey, listKeys, revokeKey } from '../../local/keys.ts';
+import { createKey, createProjectWithKey, listKeys, revokeKey } from '../../local/keys.ts';
 import { createProject, migrateDatabase } from '../../local/database.ts';
 import { startNeonStandIn, type NeonStandIn } from '../../local/neon-http.ts';
 import { createGateway } from '../../shared/http/app.ts';
@@ -69,6 +69,18 @@ describe('npm run keys', () => {
     await expect(createKey(db, 'No such project')).rejects.toThrow(/No project 'No such project'/);
   });
 
+  it('creates a new project (another tenant) with its first key, and refuses a name already taken', async () => {
+    const db = createDb(neon.connectionString);
+    const name = `Tenant ${crypto.randomUUID().slice(0, 8)}`;
+    const created = await createProjectWithKey(neon.connectionString, name);
+    expect(created.projectId).not.toBe(projectId);
+    expect(await statusWith(created.key)).toBe(200);
+    expect(await listKeys(db, name)).toMatchObject([{ project: name, revokedAt: null }]);
+    await expect(createProjectWithKey(neon.connectionString, name)).rejects.toThrow(/exists already/);
+    // Keys are then added to it as to any project.
+    expect(await statusWith((await createKey(db, name)).key)).toBe(200);
+  });
+
   it('runs as a command', { timeout: 60_000 }, async () => {
     const run = (...args: string[]) =>
       promisify(execFile)(process.execPath, ['local/keys.ts', ...args], { env: { ...process.env, DATABASE_URL: neon.connectionString } });
@@ -77,5 +89,8 @@ describe('npm run keys', () => {
     expect(await statusWith(key)).toBe(200);
     expect((await run('revoke', key.slice(0, 8))).stdout).toMatch(/Revoked key/);
     expect(await statusWith(key)).toBe(401);
+    const tenant = await run('create', '--project', `Command tenant ${crypto.randomUUID().slice(0, 8)}`, '--new-project');
+    expect(tenant.stdout).toMatch(/Created project/);
+    expect(await statusWith(/et_[A-Za-z0-9_-]{43}/.exec(tenant.stdout)![0])).toBe(200);
   });
 });
