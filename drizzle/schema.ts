@@ -74,6 +74,9 @@ export const documents = pgTable(
 
 export const EMBEDDING_DIMENSIONS = 1536;
 
+/** The HNSW index over `tasks.embedding`, by name: semantic-search asks the catalog how large it is. */
+export const SEARCH_INDEX = 'tasks_embedding_hnsw_idx';
+
 export const tasks = pgTable(
   'tasks',
   {
@@ -101,6 +104,10 @@ export const tasks = pgTable(
   },
   (t) => [
     index('tasks_project_document_idx').on(t.projectId, t.documentId, t.position),
+    // Approximate nearest neighbours for semantic-search over large projects (the operator class of
+    // `<=>`, cosine distance). m and ef_construction are pgvector's defaults: bench/search-at-scale.ts
+    // measures the recall they give. Zero vectors are not indexed (no direction).
+    index(SEARCH_INDEX).using('hnsw', t.embedding.op('vector_cosine_ops')).with({ m: 16, ef_construction: 64 }),
     check('tasks_embedding_status_check', sql`${t.embeddingStatus} in ('pending', 'completed', 'failed')`),
   ],
 );

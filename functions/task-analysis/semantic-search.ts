@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, responseFormatField } from '../../shared/core/budget.ts';
 import { fail, notFound, ok, type Failure, type Success } from '../../shared/core/contract.ts';
@@ -10,8 +9,7 @@ import { providersFromEnv } from '../../shared/providers/index.ts';
 import { HASHING_EMBEDDER_THRESHOLD } from '../../shared/providers/hashing-embedder.ts';
 import { OPENAI_THRESHOLDS } from '../../shared/providers/openai.ts';
 import { searchTerms } from '../../shared/providers/text.ts';
-import { uuidArray } from '../../shared/runtime/db.ts';
-import { vectorLiteral } from '../documents/lib/ingest.ts';
+import { findNearestTasks, type NearestTask } from './lib/nearest-tasks.ts';
 import { shownSimilarity } from './lib/similarity.ts';
 
 const result = z.object({
@@ -39,9 +37,10 @@ type Output = z.output<typeof output>;
 const EXAMPLE = { query: 'hire backend engineers', limit: 10 };
 
 /**
- * Finds the tasks most similar in meaning to a query. Exact: cosine similarity against every
- * embedded task of the project (vectors of the configured provider only), the best `limit` whose
- * shown similarity (4 decimals, rounded down) reaches the threshold.
+ * Finds the tasks most similar in meaning to a query: by cosine similarity to the tasks of the
+ * project embedded by the configured provider, the best `limit` whose shown similarity (4 decimals,
+ * rounded down) reaches the threshold. Exact (every task scored) below a size, through the HNSW
+ * index above it (see lib/nearest-tasks.ts).
  */
 export default defineTool({
   id: 'semantic-search',
@@ -76,33 +75,22 @@ export default defineTool({
     // UUIDs are case-insensitive; Postgres answers them in lower case.
     const documents = document_ids ? [...new Set(document_ids.map((id) => id.toLowerCase()))] : [];
     const [vector] = await embeddings.embed([query], signal);
-    const target = sql`${vectorLiteral(vector!)}::vector`;
-    const inDocuments = document_ids ? sql`and t.document_id = any(${uuidArray(documents)})` : sql``;
-    // One round trip. The best `limit` tasks whatever the threshold: the ones that reach it are a
-    // prefix, and the first is the best similarity when none does. A zero vector has no direction:
-    // its distance is NaN, which Postgres sorts after every number, and it is dropped below.
-    const [matches, counts, known] = await db.batch([
-      db.execute(sql`
-        select t.id as task_id, t.text, t.document_id, d.title as document_title, t.position,
-               1 - (t.embedding <=> ${target}) as similarity
-        from tasks t join documents d on d.id = t.document_id
-        where t.project_id = ${project.id} and t.embedding_status = 'completed' and t.embedding_model = ${embeddings.id} ${inDocuments}
-        order by t.embedding <=> ${target}, t.id
-        limit ${limit}`),
-      db.execute(sql`
-        select count(*)::int as total,
-               (count(*) filter (where t.embedding_status = 'completed' and t.embedding_model = ${embeddings.id}))::int as searchable
-        from tasks t where t.project_id = ${project.id} ${inDocuments}`),
-      // Empty unless document_ids was given.
-      db.execute(sql`select id from documents where project_id = ${project.id} and id = any(${uuidArray(documents)})`),
-    ]);
+    // The best `limit` tasks whatever the threshold: those that reach it are a prefix, and the first
+    // is the best similarity when none does.
+    const nearest = await findNearestTasks(db, {
+      projectId: project.id,
+      model: embeddings.id,
+      vector: vector!,
+      limit,
+      ...(document_ids ? { documentIds: documents } : {}),
+    });
 
-    const found = new Set((known.rows as { id: string }[]).map((row) => row.id));
+    const found = new Set(nearest.knownDocumentIds);
     const missing = (document_ids ?? []).filter((id) => !found.has(id.toLowerCase()));
     if (missing.length > 0) return documentsNotFound(missing);
 
-    const ranked = (matches.rows as unknown as SearchRow[])
-      .map((row) => ({ ...row, similarity: shownSimilarity(Number(row.similarity)) }))
+    const ranked = nearest.tasks
+      .map((row) => ({ ...row, similarity: shownSimilarity(row.similarity) }))
       .filter((row) => Number.isFinite(row.similarity));
     const matched = ranked
       .filter((row) => row.similarity >= applied)
@@ -116,7 +104,7 @@ export default defineTool({
       }));
     // The most similar first, as many as the answer budget holds.
     const results = fitToBudget(matched, ANSWER_BUDGETS[response_format].list, { atLeast: 0 });
-    const { total, searchable } = counts.rows[0] as { total: number; searchable: number };
+    const { total, searchable } = nearest;
     const outcome = answer({
       query,
       data: { results, embedding_model: embeddings.id, threshold: applied, unembedded_task_count: total - searchable },
@@ -137,15 +125,6 @@ export default defineTool({
   },
 });
 
-interface SearchRow {
-  task_id: string;
-  text: string;
-  document_id: string;
-  document_title: string;
-  position: number;
-  similarity: number;
-}
-
 interface Answer {
   query: string;
   data: Output;
@@ -153,7 +132,7 @@ interface Answer {
   /** The embedding model's default threshold: below it, a similarity says little. */
   defaultThreshold: number;
   /** The best tasks with a similarity, best first, whatever the threshold. */
-  ranked: SearchRow[];
+  ranked: NearestTask[];
   /** Tasks in scope, and those of them embedded by the configured model. */
   total: number;
   searchable: number;
