@@ -9,7 +9,7 @@
  * embedded by another model, which a plain index scan would mostly return instead. The judge is an
  * exact ranking computed here from the stored vectors, never the search itself.
  */
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { documents, projects } from '../../drizzle/schema.ts';
 import { parseVector, vectorLiteral } from '../../functions/documents/lib/ingest.ts';
@@ -73,29 +73,30 @@ async function exactTop(query: Float32Array, projectId: string, limit: number, d
     .map((row) => row.id);
 }
 
+/** Settings that push the planner towards the HNSW index: no scan of the whole table, no sort. */
+const towardsTheIndex = sql`select set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`;
+
 /**
- * The search's own statements with the HNSW index preferred: no scan of the whole table and no sort,
- * so the one plan left that yields tasks by distance is the index (the planner picks it by itself
- * on a large project; on a project this small it would rather sort its few rows). Also answers the
- * scans the search statement ran (EXPLAIN ANALYZE, in a second transaction).
+ * The search's own statements in one transaction, after `prefix` if given, and the scans its search
+ * statement ran (EXPLAIN ANALYZE of the same statements, in a second transaction).
  */
-async function preferringTheIndex(query: NearestTasksQuery, options: NearestTasksOptions) {
-  const prefer = () =>
-    db.execute(sql`select set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`);
-  const [settings, scope, search, known] = nearestTasksStatements(query, options);
-  const results = await db.batch([prefer(), db.execute(settings), db.execute(scope), db.execute(search), db.execute(known)]);
-  const explained = await db.batch([prefer(), db.execute(settings), db.execute(scope), db.execute(sql`explain (analyze, costs off) ${search}`)]);
-  const scans = (explained[3].rows as { 'QUERY PLAN': string }[])
+async function search(query: NearestTasksQuery, options: NearestTasksOptions, prefix?: SQL) {
+  const [settings, scope, statement, known] = nearestTasksStatements(query, options);
+  const before = prefix ? [db.execute(prefix)] : [];
+  const results = await db.batch([db.execute(settings), ...before, db.execute(scope), db.execute(statement), db.execute(known)]);
+  const explained = await db.batch([db.execute(settings), ...before, db.execute(scope), db.execute(sql`explain (analyze, costs off) ${statement}`)]);
+  const scans = (explained.at(-1)!.rows as { 'QUERY PLAN': string }[])
     .map((row) => row['QUERY PLAN'].trim())
     .filter((line) => / Scan /.test(line) && !line.includes('never executed'));
-  return { ...readNearestTasks([results[1], results[2], results[3], results[4]]), scans };
+  const [, scopeResult, searchResult, knownResult] = results.slice(before.length);
+  return { ...readNearestTasks([results[0], scopeResult!, searchResult!, knownResult!]), scans };
 }
 
 /** A plain HNSW scan, as pgvector answers without iterative scans (ef_search 40). */
 async function plainIndexScan(query: Float32Array, projectId: string): Promise<string[]> {
   const target = sql`${vectorLiteral(query)}::vector`;
   const [, , result] = await db.batch([
-    db.execute(sql`select set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), set_config('enable_sort', 'off', true)`),
+    db.execute(towardsTheIndex),
     db.execute(sql`select set_config('hnsw.ef_search', '40', true), set_config('hnsw.iterative_scan', 'off', true)`),
     db.execute(sql`select id from tasks where project_id = ${projectId} and embedding_status = 'completed' and embedding_model = ${MODEL}
       order by embedding <=> ${target} limit 20`),
@@ -120,13 +121,15 @@ beforeAll(async () => {
 
 describe('nearest tasks through the HNSW index', () => {
   it('finds the top 20 of a small project among many closer tasks of others, where a plain index scan starves', async () => {
+    // The index method holds the planner to the index even here, where it would rather sort the
+    // small project's few rows.
     for (const vector of queries) {
       const query: NearestTasksQuery = { projectId: small.projectId, model: MODEL, vector, limit: 20 };
       const expected = await exactTop(vector, small.projectId, 20);
       // The scenario: without iterative scans the index yields the crowd, and the filters leave few.
       expect((await plainIndexScan(vector, small.projectId)).length).toBeLessThan(20);
 
-      const found = await preferringTheIndex(query, INDEX);
+      const found = await search(query, INDEX);
       expect(found.method).toBe('index');
       expect(found.scans.join('\n')).toContain('Index Scan using tasks_embedding_hnsw_idx on tasks');
       const ids = found.tasks.map((task) => task.task_id);
@@ -142,7 +145,7 @@ describe('nearest tasks through the HNSW index', () => {
   it('stays exact below the size, even where the planner is pushed towards the index', async () => {
     for (const vector of queries) {
       const query: NearestTasksQuery = { projectId: small.projectId, model: MODEL, vector, limit: 20 };
-      const found = await preferringTheIndex(query, EXACT);
+      const found = await search(query, EXACT, towardsTheIndex);
       expect(found.method).toBe('exact');
       expect(found.scans.join('\n')).not.toContain('tasks_embedding_hnsw_idx');
       expect(found.tasks.map((task) => task.task_id)).toEqual(await exactTop(vector, small.projectId, 20));
@@ -186,7 +189,8 @@ describe('nearest tasks: which method', () => {
   it('sets its settings for its own transaction only', async () => {
     await findNearestTasks(db, query, INDEX);
     const { rows } = await db.execute(sql`select current_setting('hnsw.iterative_scan') as iterative, current_setting('hnsw.ef_search') as ef,
+      current_setting('enable_seqscan') as seqscan, current_setting('enable_bitmapscan') as bitmapscan, current_setting('enable_sort') as sort,
       coalesce(current_setting('edge_tools.search_method', true), '') as method`);
-    expect(rows[0]).toEqual({ iterative: 'off', ef: '40', method: '' });
+    expect(rows[0]).toEqual({ iterative: 'off', ef: '40', seqscan: 'on', bitmapscan: 'on', sort: 'on', method: '' });
   });
 });

@@ -10,11 +10,12 @@
  * - when those tasks are at least `indexMinShare` of the index's vectors, so that the scan meets
  *   enough of them within pgvector's scan bound (`hnsw.max_scan_tuples`);
  * - with pgvector's iterative index scan (`hnsw.iterative_scan`, pgvector >= 0.8), which goes on
- *   scanning until `limit` tasks pass the filters, and a per-query `hnsw.ef_search`. Both are set
- *   with `set_config(…, true)` (`SET LOCAL`), so they last for this transaction only.
+ *   scanning until `limit` tasks pass the filters, and a per-query `hnsw.ef_search`; and with the
+ *   planner held to the index. All are set with `set_config(…, true)` (`SET LOCAL`), so they last
+ *   for this transaction only.
  * The choice is made in SQL from a count the search makes anyway, in the same transaction as the
  * search, so it costs no round trip; the threshold is applied by the caller to these nearest tasks,
- * so it never filters inside the index scan.
+ * so it never filters inside the index scan. bench/search-at-scale.ts measures both methods.
  */
 import { sql, type SQL } from 'drizzle-orm';
 import { SEARCH_INDEX } from '../../../drizzle/schema.ts';
@@ -93,15 +94,25 @@ export function nearestTasksStatements(query: NearestTasksQuery, options: Neares
     sql`select set_config('hnsw.ef_search', ${String(Math.max(efSearch, limit))}, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)`,
     // The counts, and the method for the next statement. reltuples is the catalog's estimate of the
     // index's vectors (-1 before the table is first vacuumed or analysed: then size alone decides);
-    // no index, no row: exact.
+    // no index, no row: exact. With the index chosen, the planner is kept from its alternatives (a
+    // scan of the table or of the project's rows, then a sort): its cost model cannot tell that the
+    // index is right here, and took them even at 40,000 tasks.
     sql`
-      select total, searchable,
-             set_config('edge_tools.search_method',
+      with counts as (
+        select count(*)::int as total, (count(*) filter (where ${searchable}))::int as searchable
+        from tasks t where ${inScope}
+      ), choice as (
+        select total, searchable,
                case when searchable >= ${indexMinTasks}::int
                      and searchable >= ${indexMinShare}::float8 * (select reltuples from pg_class where oid = to_regclass(${SEARCH_INDEX}))
-                    then 'index' else 'exact' end, true) as method
-      from (select count(*)::int as total, (count(*) filter (where ${searchable}))::int as searchable
-            from tasks t where ${inScope}) counts`,
+                    then 'index' else 'exact' end as method
+        from counts
+      )
+      select total, searchable, set_config('edge_tools.search_method', method, true) as method,
+             set_config('enable_seqscan', case when method = 'index' then 'off' else current_setting('enable_seqscan') end, true),
+             set_config('enable_bitmapscan', case when method = 'index' then 'off' else current_setting('enable_bitmapscan') end, true),
+             set_config('enable_sort', case when method = 'index' then 'off' else current_setting('enable_sort') end, true)
+      from choice`,
     // One branch runs, the other is cut by its one-time filter. Exact: every task in scope scored
     // inside a materialized CTE, which the index cannot serve; a zero vector's distance is NaN,
     // sorted after every number. Index: ordered by the distance alone, as the index returns it
