@@ -2,19 +2,17 @@
  * Task-analysis benchmark: the database time of semantic-search, get-document-context and
  * query-task-graph, measured by calling each tool's real `execute` (the same SQL, through the real
  * drizzle/neon-http client) against a fresh in-memory Neon stand-in (PGlite + pgvector in WASM, in
- * this process). Run with `node bench/task-analysis.ts [--hnsw-tasks N]`; `runTaskAnalysisBench()`
- * returns the report as a markdown section for bench/RESULTS.md.
+ * this process). Run with `node bench/task-analysis.ts`; `runTaskAnalysisBench()` returns the report
+ * as a markdown section for bench/RESULTS.md. Search over 100,000 tasks, exact and through the HNSW
+ * index, is bench/search-at-scale.ts.
  *
  * Data: the synthetic corpus (local/corpus.ts), stored by the seed's own path (storeDocument, then
  * embedTasks with the offline hashing embedder): real task wording, clustered by theme, not uniform
  * random vectors (on which every distance is about 1 and recall means nothing). One project grows
- * from 1k to 10k to the HNSW size; queries are task wordings of another seed.
+ * from 1k to 10k tasks; queries are task wordings of another seed.
  *
- * - semantic-search: exact scan at 1k and 10k tasks; at the HNSW size (default 100k), exact first,
- *   then with `create index … using hnsw (embedding vector_cosine_ops)` at two `hnsw.ef_search`
- *   values; then a second, smaller tenant in the same table (which path does the planner take?).
- *   Recall@20 of every call is checked against an exact top 20 computed in JS (ties at the 20th
- *   similarity count as hits), and the plan of the statement the tool sent is read with EXPLAIN.
+ * - semantic-search at 1k and 10k tasks (exact at these sizes). Recall@20 of every call is checked
+ *   against an exact top 20 computed in JS (ties at the 20th similarity count as hits).
  * - get-document-context: a 150,000-character document, every chunk.
  * - query-task-graph: depth 3 from tasks with relationships, over about 10k relationships found by
  *   detect-dependencies on overlapping 50-task windows of the 10k tasks.
@@ -24,8 +22,6 @@
  * embedding and result shaping included. Both in the same process as PGlite, on the same cores.
  */
 import { sql } from 'drizzle-orm';
-import { request as httpRequest } from 'node:http';
-import { parseArgs } from 'node:util';
 import { storeDocument } from '../functions/documents/lib/ingest.ts';
 import detectDependenciesTool from '../functions/task-analysis/detect-dependencies.ts';
 import getDocumentContext from '../functions/task-analysis/get-document-context.ts';
@@ -38,38 +34,21 @@ import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
 import { seededRandom } from '../local/random.ts';
 import { seedCorpus } from '../local/seed.ts';
-import { interceptDatabase } from './database-fetch.ts';
 import type { Outcome } from '../shared/core/contract.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
 import { nameBasedUuid } from '../shared/runtime/ids.ts';
 import { linksFromEnv } from '../shared/runtime/links.ts';
 import { offlineDependencyDetector, offlineEmbeddings } from '../shared/providers/offline.ts';
 import type { AnyTool, ToolContext } from '../shared/core/tool.ts';
-
-export interface TaskAnalysisBenchOptions {
-  /**
-   * Tasks in the project when the HNSW index is built (>= 10,000). Default 100,000: the bench then
-   * takes about 9 minutes on 2 cores, 4.5 of them the index build (PGlite builds HNSW in WASM, on
-   * one core). `--hnsw-tasks 50000` takes about 5.
-   */
-  hnswTasks?: number;
-}
-
-/** The defaults of {@link TaskAnalysisBenchOptions}. */
-export const TASK_ANALYSIS_BENCH_DEFAULTS = { hnswTasks: 100_000 } as const satisfies Required<TaskAnalysisBenchOptions>;
+import { ms, percentile, thousands, timeDatabase, type DatabaseTimer } from './measure.ts';
 
 const BENCH = {
   exactSizes: [1_000, 10_000],
   /** Average tasks per document while a project grows. */
   tasksPerDocument: 200,
   search: { calls: 40, warmup: 5 },
-  /** An exact scan at the HNSW size reads every vector: fewer calls. */
-  exactSearchAtHnswSize: { calls: 6, warmup: 1 },
   limit: 20,
-  /** A tenant this size shares the table and its HNSW index. */
-  secondTenantTasks: 2_000,
   warmup: 5,
-  hnsw: { m: 16, efConstruction: 64, efSearch: [40, 100], maintenanceWorkMem: '1GB' },
   /** Ties at the 20th similarity, and float32 rounding in pgvector, within this count as hits. */
   recallTolerance: 1e-5,
   documentCharacters: 150_000,
@@ -95,16 +74,13 @@ interface Row {
 }
 
 /** Runs the benchmark and returns its report as a markdown section. */
-export async function runTaskAnalysisBench(options: TaskAnalysisBenchOptions = {}): Promise<string> {
-  const hnswTasks = options.hnswTasks ?? TASK_ANALYSIS_BENCH_DEFAULTS.hnswTasks;
-  if (!Number.isInteger(hnswTasks) || hnswTasks < 10_000) throw new RangeError(`hnswTasks must be an integer >= 10000, got ${hnswTasks}`);
+export async function runTaskAnalysisBench(): Promise<string> {
   const standIn = await startNeonStandIn();
   const timer = timeDatabase();
   try {
     const url = standIn.connectionString;
     await migrateDatabase(url);
     const db = createDb(url);
-    const explain = explainLastSearch(timer, standIn.url);
     const queries = queryTexts();
     const search: Row[] = [];
 
@@ -112,42 +88,13 @@ export async function runTaskAnalysisBench(options: TaskAnalysisBenchOptions = {
     for (const size of BENCH.exactSizes) {
       await main.grow(size);
       const reference = await exactReference(db, main.id);
-      search.push(await searchRow(`${thousands(size)} tasks, exact scan`, main.call, explain, reference, queries, BENCH.search));
+      search.push(await searchRow(`${thousands(size)} tasks`, main.call, reference, queries, BENCH.search));
     }
     log('detecting relationships for query-task-graph...');
     const graph = await graphBench(db, main.id, main.call);
     log('get-document-context on a long document...');
     const documentRows = await documentBench(db, main.id, main.call);
-
-    const loadRate = await main.grow(hnswTasks);
-    const reference = await exactReference(db, main.id);
-    const size = thousands(hnswTasks);
-    search.push(await searchRow(`${size} tasks, exact scan`, main.call, explain, reference, queries, BENCH.exactSearchAtHnswSize));
-    log(`building the HNSW index over ${size} vectors...`);
-    const { m, efConstruction, maintenanceWorkMem } = BENCH.hnsw;
-    const built = performance.now();
-    await postUntimed(standIn.url, [
-      `set local maintenance_work_mem = '${maintenanceWorkMem}'`,
-      `create index tasks_embedding_hnsw on tasks using hnsw (embedding vector_cosine_ops) with (m = ${m}, ef_construction = ${efConstruction})`,
-    ]);
-    const buildSeconds = (performance.now() - built) / 1000;
-    const { rows: sizeRows } = await db.execute(sql`select pg_size_pretty(pg_relation_size('tasks_embedding_hnsw')) as size`);
-    log(`built in ${buildSeconds.toFixed(0)} s`);
-    for (const efSearch of BENCH.hnsw.efSearch) {
-      // PGlite is one session, so a plain SET holds for the calls that follow (on Neon it would not).
-      await db.execute(sql.raw(`set hnsw.ef_search = ${efSearch}`));
-      search.push(await searchRow(`${size} tasks, HNSW, ef_search ${efSearch}`, main.call, explain, reference, queries, BENCH.search));
-    }
-
-    // Another tenant in the same table: the index is the table's, its project filter applies after it.
-    const other = await benchProject(url, timer, 'Second tenant');
-    const rates = { withoutIndex: loadRate, withIndex: await other.grow(BENCH.secondTenantTasks) };
-    const otherReference = await exactReference(db, other.id);
-    await db.execute(sql.raw(`set hnsw.ef_search = ${BENCH.hnsw.efSearch[0]}`));
-    const tenant = `second tenant: ${thousands(BENCH.secondTenantTasks)} of the ${thousands(hnswTasks + BENCH.secondTenantTasks)} tasks, ef_search ${BENCH.hnsw.efSearch[0]}`;
-    search.push(await searchRow(tenant, other.call, explain, otherReference, queries, BENCH.search));
-
-    return report({ hnswTasks, buildSeconds, indexSize: (sizeRows[0] as { size: string }).size, rates, search, documentRows, graph });
+    return report({ search, documentRows, graph });
   } finally {
     timer.restore();
     await standIn.close();
@@ -157,8 +104,8 @@ export async function runTaskAnalysisBench(options: TaskAnalysisBenchOptions = {
 interface BenchProject {
   id: string;
   call: Call;
-  /** Seeds the corpus until the project holds `tasks` tasks; answers the rate, in tasks per second. */
-  grow(tasks: number): Promise<number>;
+  /** Seeds the corpus until the project holds `tasks` tasks. */
+  grow(tasks: number): Promise<void>;
 }
 
 async function benchProject(url: string, timer: DatabaseTimer, name: string): Promise<BenchProject> {
@@ -178,70 +125,12 @@ async function benchProject(url: string, timer: DatabaseTimer, name: string): Pr
     call: timedCall(timer, context),
     async grow(tasks) {
       const added = tasks - loaded;
-      if (added <= 0) return NaN;
+      if (added <= 0) return;
       // Each stage its own seed, so the project holds no copies of earlier documents.
       const seeded = await seedCorpus(url, projectId, { documents: Math.ceil(added / BENCH.tasksPerDocument), tasks: added, seed: tasks });
       loaded = tasks;
-      const rate = added / (seeded.elapsedMs / 1000);
-      log(`${name}: ${thousands(tasks)} tasks loaded (${Math.round(rate)} tasks/s)`);
-      return rate;
+      log(`${name}: ${thousands(tasks)} tasks loaded (${Math.round(added / (seeded.elapsedMs / 1000))} tasks/s)`);
     },
-  };
-}
-
-/**
- * Sends statements as one transaction straight to the stand-in, with no client timeout: an HNSW
- * build in WASM can outlast the 300 s a fetch waits for response headers.
- */
-function postUntimed(endpoint: string, statements: string[]): Promise<void> {
-  const body = JSON.stringify({ queries: statements.map((query) => ({ query, params: [] })) });
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(endpoint, { method: 'POST' }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () =>
-        response.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${response.statusCode}: ${Buffer.concat(chunks).toString()}`)),
-      );
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
-}
-
-// ---- timing -------------------------------------------------------------------------------------
-
-interface DatabaseTimer {
-  /** Milliseconds spent in HTTP round trips to the database since the last reset. */
-  elapsed(): number;
-  reset(): void;
-  /** The body of the last request sent (the statements and their params). */
-  lastRequest(): string;
-  restore(): void;
-}
-
-/** Times every request of the database client (process-wide), until restore(). */
-function timeDatabase(): DatabaseTimer {
-  let elapsed = 0;
-  let last = '';
-  const restore = interceptDatabase(async (input, init, fetch) => {
-    last = String(init.body);
-    const started = performance.now();
-    const response = await fetch(input, init).catch((error: unknown) => {
-      // PGlite runs in this thread: while a long statement (or JS work) holds it, the server's
-      // keep-alive timer cannot fire, and fires just as the next request reuses the idle socket.
-      // That request never reached the server, so it is sent again.
-      if ((error as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET') throw error;
-      return fetch(input, init);
-    });
-    const body = await response.arrayBuffer();
-    elapsed += performance.now() - started;
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-  });
-  return {
-    elapsed: () => elapsed,
-    reset: () => void (elapsed = 0),
-    lastRequest: () => last,
-    restore,
   };
 }
 
@@ -307,7 +196,6 @@ function recallAt(k: number, query: Float32Array, found: string[], reference: Re
 async function searchRow(
   label: string,
   call: Call,
-  explain: () => Promise<string>,
   reference: Reference,
   queries: string[],
   { calls, warmup }: { calls: number; warmup: number },
@@ -317,7 +205,6 @@ async function searchRow(
   const recalls: (Recall & { query: string })[] = [];
   const run = (query: string) => call<{ results: { task_id: string }[] }>(semanticSearch, { query, limit: BENCH.limit, threshold: 0 });
   for (const query of queries.slice(-warmup)) await run(query);
-  const plan = await explain();
   for (const query of queries.slice(0, calls)) {
     const { data, sample } = await run(query);
     samples.push(sample);
@@ -326,29 +213,13 @@ async function searchRow(
   }
   const mean = recalls.reduce((sum, r) => sum + r.recall, 0) / recalls.length;
   const worst = recalls.reduce((a, b) => (b.recall < a.recall ? b : a));
-  const row: Row = { label, samples, notes: `${mean.toFixed(3)} (min ${worst.recall.toFixed(2)}) | ${plan}` };
+  const row: Row = { label, samples, notes: `${mean.toFixed(3)} (min ${worst.recall.toFixed(2)})` };
   if (worst.recall < 0.5) {
     row.footnote =
       `${label}: the worst query, “${worst.query}”, found ${Math.round(worst.recall * BENCH.limit)} of its exact top ${BENCH.limit} ` +
       `(best similarity found ${worst.bestFound.toFixed(3)}; exact ${BENCH.limit}th best ${worst.kth.toFixed(3)}).`;
   }
   return row;
-}
-
-/**
- * How Postgres runs the search statement the tool last sent (read from the request itself, so it is
- * the tool's own SQL): the access path on tasks. Asked of the endpoint directly, untimed.
- */
-function explainLastSearch(timer: DatabaseTimer, endpoint: string): () => Promise<string> {
-  return async () => {
-    const { queries } = JSON.parse(timer.lastRequest()) as { queries: { query: string; params: unknown[] }[] };
-    const search = queries[0]!;
-    const response = await fetch(endpoint, { method: 'POST', body: JSON.stringify({ query: `explain ${search.query}`, params: search.params }) });
-    const { rows } = (await response.json()) as { rows: string[][] };
-    const plan = rows.map((row) => row[0]!).join('\n');
-    const scan = /(Index Scan using \w+|Seq Scan on tasks|Bitmap Heap Scan on tasks)/.exec(plan)?.[1] ?? 'unknown';
-    return plan.includes('Incremental Sort') ? `${scan}, incremental sort` : scan;
-  };
 }
 
 /** Natural task wordings from another seed, without their notes: what an agent would ask for. */
@@ -444,11 +315,6 @@ async function graphBench(db: Database, projectId: string, call: Call): Promise<
 // ---- report -------------------------------------------------------------------------------------
 
 interface Results {
-  hnswTasks: number;
-  buildSeconds: number;
-  indexSize: string;
-  /** Load rates (tasks/s) of the seed without and with the HNSW index to maintain. */
-  rates: { withoutIndex: number; withIndex: number };
   search: Row[];
   documentRows: Row[];
   graph: { row: Row; note: string };
@@ -461,13 +327,8 @@ function report(r: Results): string {
     return `${ms(percentile(database, 0.5))} | ${ms(percentile(database, 0.95))} | ${ms(percentile(total, 0.5))} | ${ms(percentile(total, 0.95))}`;
   };
   const line = (row: Row) => `| ${row.label} | ${row.samples.length} | ${figures(row)} | ${row.notes} |`;
-  const exact10k = r.search.find((row) => row.label === '10,000 tasks, exact scan');
+  const exact10k = r.search.find((row) => row.label === '10,000 tasks');
   const p95At10k = exact10k ? ms(percentile(exact10k.samples.map((s) => s.databaseMs), 0.95)) : 'n/a';
-  const planned = r.search.filter((row) => row.label.includes('HNSW') && row.notes.includes('Seq Scan'));
-  const tenantRow = r.search.find((row) => row.label.startsWith('second tenant'));
-  const { m, efConstruction, maintenanceWorkMem } = BENCH.hnsw;
-  // HNSW builds grow a little faster than linearly (n log n).
-  const buildAt100k = r.buildSeconds * (100_000 / r.hnswTasks) * (Math.log(100_000) / Math.log(r.hnswTasks));
   return [
     '## Task analysis: database time of the tools (in-memory Neon stand-in: PGlite + pgvector in WASM)',
     '',
@@ -481,32 +342,16 @@ function report(r: Results): string {
     '',
     `Queries: task wordings from another seed of the corpus. Recall@${BENCH.limit}: each call's results against the exact top ${BENCH.limit} ` +
       `computed in JS from the same embeddings (a result whose exact similarity reaches the ${BENCH.limit}th best is a hit, within ` +
-      `${BENCH.recallTolerance} for ties and float32 rounding). Plan: EXPLAIN of the statement the tool itself sent.`,
+      `${BENCH.recallTolerance} for ties and float32 rounding). Both sizes are below the size from which semantic-search uses the HNSW index: ` +
+      'every task is scored (100,000 tasks, exact and through the index: the search-at-scale section).',
     '',
-    '| data | calls | database p50 | database p95 | total p50 | total p95 | recall@20 mean (min) | plan |',
-    '|---|---:|---:|---:|---:|---:|---:|---|',
+    '| data | calls | database p50 | database p95 | total p50 | total p95 | recall@20 mean (min) |',
+    '|---|---:|---:|---:|---:|---:|---:|',
     ...r.search.map(line),
     ...r.search.flatMap((row) => (row.footnote ? ['', row.footnote] : [])),
     '',
-    `HNSW over ${thousands(r.hnswTasks)} × 1536 (m = ${m}, ef_construction = ${efConstruction}, maintenance_work_mem = ${maintenanceWorkMem}, ` +
-      `vector_cosine_ops): built in ${r.buildSeconds.toFixed(0)} s, ${r.indexSize}.` +
-      (r.hnswTasks < 100_000
-        ? ` 100k was not run: at this pace its build alone would take about ${Math.round(buildAt100k / 60)} minutes (\`node bench/task-analysis.ts\` runs it).`
-        : '') +
-      ' The tool sets no `hnsw.ef_search`: on Neon it runs at the default 40 unless the database or role sets another ' +
-      '(`alter database … set hnsw.ef_search = 100`); here a session SET holds because PGlite is one session.' +
-      (planned.length
-        ? ` Where the plan says Seq Scan despite the index, the planner judged the exact scan cheaper (pgvector's cost model weighs ef_search against the heap's pages): those calls were exact.`
-        : '') +
-      ` Loading with the index in place: ${Math.round(r.rates.withIndex)} tasks/s, against ${Math.round(r.rates.withoutIndex)} without. ` +
-      (tenantRow?.notes.includes('tasks_embedding_hnsw')
-        ? "The second tenant's search went through the shared HNSW index: it yields the ef_search nearest vectors of all tenants and the project " +
-          'filter drops the others afterwards (recall above), unless `hnsw.iterative_scan` lets the scan go on (pgvector >= 0.8).'
-        : "For the second tenant the planner read the tenant's rows through the project index rather than the shared HNSW index, whose " +
-          "ef_search candidates would come from all tenants before the project filter: an exact search, at the cost of scanning the tenant's vectors."),
-    '',
     `Design target (DESIGN.md): exact search over <= 10k tasks, p95 <= 50 ms database time. Here ${p95At10k} at 10k: ` +
-      "PGlite's pgvector is WASM without SIMD in one thread, so these figures rank plans and sizes; they are not Neon's.",
+      "PGlite's pgvector is WASM without SIMD in one thread, so these figures rank sizes; they are not Neon's.",
     '',
     `### get-document-context (one ${thousands(BENCH.documentCharacters)}-character document, ${thousands(CHUNK_DEFAULTS.chunkSize)}-character chunks)`,
     '',
@@ -532,24 +377,8 @@ function dot(a: Float32Array, b: Float32Array): number {
   return s;
 }
 
-function percentile(values: number[], p: number): number {
-  return [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(p * values.length) - 1)]!;
-}
-
-function ms(x: number): string {
-  return x < 10 ? `${x.toFixed(1)} ms` : `${Math.round(x)} ms`;
-}
-
-function thousands(n: number): string {
-  return n.toLocaleString('en');
-}
-
 function log(message: string): void {
   console.error(`[task-analysis bench] ${message}`);
 }
 
-if (import.meta.main) {
-  const { values } = parseArgs({ options: { 'hnsw-tasks': { type: 'string' } } });
-  const hnswTasks = values['hnsw-tasks'] === undefined ? undefined : Number(values['hnsw-tasks']);
-  console.log(await runTaskAnalysisBench(hnswTasks === undefined ? {} : { hnswTasks }));
-}
+if (import.meta.main) console.log(await runTaskAnalysisBench());

@@ -1,0 +1,55 @@
+/**
+ * What the database benches share: timing the database client's round trips, percentiles, and how
+ * figures are printed.
+ */
+import { interceptDatabase } from './database-fetch.ts';
+
+export interface DatabaseTimer {
+  /** Milliseconds spent in HTTP round trips to the database since the last reset. */
+  elapsed(): number;
+  reset(): void;
+  /** The body of the last request sent (the statements and their params). */
+  lastRequest(): string;
+  restore(): void;
+}
+
+/** Times every request of the database client (process-wide), until restore(). */
+export function timeDatabase(): DatabaseTimer {
+  let elapsed = 0;
+  let last = '';
+  const restore = interceptDatabase(async (input, init, fetch) => {
+    last = String(init.body);
+    const started = performance.now();
+    const response = await fetch(input, init).catch((error: unknown) => {
+      // PGlite runs in this thread: while a long statement (or JS work) holds it, the server's
+      // keep-alive timer cannot fire, and fires just as the next request reuses the idle socket.
+      // That request never reached the server, so it is sent again.
+      if ((error as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET') throw error;
+      return fetch(input, init);
+    });
+    const body = await response.arrayBuffer();
+    elapsed += performance.now() - started;
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  });
+  return {
+    elapsed: () => elapsed,
+    reset: () => void (elapsed = 0),
+    lastRequest: () => last,
+    restore,
+  };
+}
+
+/** The p-quantile (0–1) of `values`, nearest rank. */
+export function percentile(values: readonly number[], p: number): number {
+  return [...values].sort((a, b) => a - b)[Math.max(0, Math.ceil(p * values.length) - 1)]!;
+}
+
+/** Milliseconds as printed in the tables: one decimal below 10. */
+export function ms(x: number): string {
+  return x < 10 ? `${x.toFixed(1)} ms` : `${Math.round(x)} ms`;
+}
+
+/** 100000 -> "100,000". */
+export function thousands(n: number): string {
+  return n.toLocaleString('en');
+}
