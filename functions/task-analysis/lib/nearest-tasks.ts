@@ -34,9 +34,9 @@ export interface NearestTasksOptions {
 
 /** The defaults of {@link NearestTasksOptions}, chosen from bench/search-at-scale.ts. */
 export const NEAREST_TASKS_DEFAULTS = {
-  indexMinTasks: 20_000,
-  indexMinShare: 0.01,
-  efSearch: 100,
+  indexMinTasks: 10_000,
+  indexMinShare: 0.02,
+  efSearch: 1_000,
 } as const satisfies Required<NearestTasksOptions>;
 
 export interface NearestTasksQuery {
