@@ -1,1 +1,1 @@
-CREATE INDEX "tasks_embedding_hnsw_idx" ON "tasks" USING hnsw ("embedding" vector_cosine_ops) WITH (m=16,ef_construction=128);
+CREATE INDEX "tasks_embedding_hnsw_idx" ON "tasks" USING hnsw ("embedding" vector_cosine_ops) WITH (m=24,ef_construction=128);
