@@ -68,6 +68,11 @@ const SECTIONS: Section[] = [
     run: async () => (await import('./task-analysis.ts')).runTaskAnalysisBench(),
   },
   {
+    name: 'search-at-scale',
+    progress: 'semantic-search over 100,000 tasks, exact and HNSW (the first run builds its database: 10-15 minutes)...',
+    run: async () => (await import('./search-at-scale.ts')).runSearchAtScaleBench(),
+  },
+  {
     name: 'observability',
     progress: 'Observability reads over 100,000 executions (about 5 minutes)...',
     run: async () => (await import('./observability.ts')).runObservabilityBench(),

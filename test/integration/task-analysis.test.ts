@@ -46,6 +46,11 @@ let infrastructure: Data;
 let compliance: Data;
 /** Tests that load many similar tasks do it in tenant C, so searches over tenant A never rank them. */
 const heavy = tenantC;
+/**
+ * Documents of hundreds of tasks: every embedded task also enters the HNSW search index, which the
+ * stand-in's pgvector (WASM, one thread) builds at about 100 tasks/s.
+ */
+const HNSW_LOAD_TIMEOUT_MS = 30_000;
 
 /** Every task id of a document, in order (answers list the first ones only). */
 async function taskIdsOf(documentId: string): Promise<string[]> {
@@ -81,7 +86,7 @@ describe('documents in', () => {
     expect(body.meta.truncated).toBe(true);
     expect(body.message).toContain(`The first ${body.data.tasks.length} are listed`);
     expect(body.links).toEqual([{ label: 'Document: Archive boxes', url: `http://edge-tools.test/documents/${body.data.document_id}` }]);
-  });
+  }, HNSW_LOAD_TIMEOUT_MS);
 
   it('records failed embeddings, keeps the document, and embeds them later with embed-tasks', async () => {
     const { createGateway } = await import('../../shared/http/app.ts');
@@ -267,7 +272,7 @@ describe('get-document-context', () => {
     } while (cursor && pages < 50);
     expect(pages).toBeGreaterThan(2);
     expect(seen).toEqual(all);
-  });
+  }, HNSW_LOAD_TIMEOUT_MS);
 
   it('pages many documents across answers, and refuses a cursor sent with other task ids', async () => {
     const docs = [];
