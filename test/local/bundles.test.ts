@@ -1,0 +1,26 @@
+/**
+ * What a tool's own worker carries, read from the dry-run deploy a user runs and its esbuild
+ * metafile: a regression to `import { z } from 'zod'` (every locale), a tool worker that mounts MCP,
+ * or a driver creeping back would each show here first. Sizes are not timing: the 150 KiB gzip
+ * budget of a tool worker is asserted as wrangler reports it.
+ */
+import { describe, expect, it } from 'vitest';
+import { measureBundles, TARGETS } from '../../bench/bundles.ts';
+
+/** Packages no tool's own worker bundles: zod's other locales, MCP, a validator or a driver we replaced. */
+const NEVER_IN_A_TOOL_WORKER = ['zod (other locales)', '@modelcontextprotocol/server', '@modelcontextprotocol/sdk', 'ajv', '@neondatabase/serverless'];
+
+describe('a tool worker bundle', () => {
+  // log-mood: a table tool with no provider; cluster-by-similarity: the WebAssembly kernel and the embedder.
+  for (const worker of ['log-mood', 'cluster-by-similarity']) {
+    it(`${worker}: within ${TARGETS.toolWorkerGzipKib} KiB gzip, without what only the gateway serves`, async () => {
+      const [bundle] = await measureBundles(undefined, [worker]);
+      expect(bundle!.worker).toBe(worker);
+      expect(bundle!.gzipKib).toBeLessThanOrEqual(TARGETS.toolWorkerGzipKib);
+      const packages = [...bundle!.byPackage.keys()];
+      expect(packages.filter((name) => NEVER_IN_A_TOOL_WORKER.includes(name))).toEqual([]);
+      // What it must carry: its own code and the validation layer.
+      expect(packages).toEqual(expect.arrayContaining(['zod', 'shared/core']));
+    });
+  }
+});
