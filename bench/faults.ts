@@ -16,16 +16,13 @@
  * (e.g. an older commit, extracted with `git archive`) against the same stand-ins, for a before/after.
  * `runFaultsBench()` returns the markdown section for RESULTS.md.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis as DirectRedis } from 'ioredis';
 import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
-import { wranglerEnv } from '../local/wrangler-env.ts';
+import { startWranglerDev } from '../local/wrangler-dev.ts';
 import { generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import { apiKeys } from '../drizzle/schema.ts';
@@ -168,55 +165,24 @@ async function startStack(root: string): Promise<Stack | null> {
   const neon = await startNeonStandIn();
   await migrateDatabase(neon.connectionString);
   const { projectId, apiKey } = await createProject(neon.connectionString, 'Faults bench');
-  const port = await freePort();
-  const wrangler = spawn(
-    join(root, 'node_modules/.bin/wrangler'),
-    ['dev', '--ip', '127.0.0.1', '--port', String(port), '--var', `DATABASE_URL:${neon.connectionString}`, '--var', `UPSTASH_REDIS_REST_URL:${upstash.url}`,
-      '--var', `UPSTASH_REDIS_REST_TOKEN:${upstash.token}`, '--show-interactive-dev-session=false'],
-    { cwd: root, env: wranglerEnv(root, { offline: true }), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-  );
-  await ready(wrangler);
+  const worker = await startWranglerDev({
+    root,
+    vars: { DATABASE_URL: neon.connectionString, UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: upstash.token },
+  });
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
+    baseUrl: worker.url,
     apiKey,
     projectId,
     databaseUrl: neon.connectionString,
     redisPid: redis.pid,
     redisPort: redis.port,
     stop: async () => {
-      if (wrangler.pid && wrangler.exitCode === null) process.kill(-wrangler.pid, 'SIGTERM');
+      worker.stop();
       await upstash.close();
       await redis.stop();
       await neon.close();
     },
   };
-}
-
-function ready(wrangler: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`wrangler dev did not start within 120 s:\n${output}`)), 120_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready on')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    wrangler.stdout!.on('data', onData);
-    wrangler.stderr!.on('data', onData);
-    wrangler.once('exit', (code) => reject(new Error(`wrangler dev exited (${code}):\n${output}`)));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 function summarizeStatuses(samples: Sample[]): string {

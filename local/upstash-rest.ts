@@ -7,9 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { access, constants } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect, createServer as createTcpServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { freePort } from './wrangler-dev.ts';
 
 /** Largest request body the stand-in accepts. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -93,18 +94,6 @@ async function findOnPath(name: string): Promise<string | null> {
     }
   }
   return null;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createTcpServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPing(port: number, child: ChildProcess): Promise<boolean> {

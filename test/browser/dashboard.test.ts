@@ -10,9 +10,7 @@
  * CI installs it.
  */
 /// <reference lib="dom" />
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +18,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
 import { startNeonStandIn, type NeonStandIn } from '../../local/neon-http.ts';
-import { wranglerEnv } from '../../local/wrangler-env.ts';
+import { startWranglerDev, type WranglerDev } from '../../local/wrangler-dev.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ARTIFACTS = join(ROOT, 'test-artifacts');
@@ -30,42 +28,9 @@ if (!hasChromium) {
   console.warn(`\n!!! Chromium not found at ${CHROMIUM}: the dashboard browser test is SKIPPED. Install it (apt-get install chromium) or set CHROMIUM_PATH.\n`);
 }
 
-/** A free port on 127.0.0.1 (asked of the system, then released for wrangler to take). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** `wrangler dev` serving the gateway on 127.0.0.1:port, in its own process group so that all of it stops. */
-async function startWorker(port: number, databaseUrl: string, persistTo: string): Promise<ChildProcess> {
-  const wrangler = spawn(
-    join(ROOT, 'node_modules/.bin/wrangler'),
-    ['dev', '--ip', '127.0.0.1', '--port', String(port), '--var', `DATABASE_URL:${databaseUrl}`, '--persist-to', persistTo, '--show-interactive-dev-session=false'],
-    { cwd: ROOT, env: wranglerEnv(ROOT, { offline: true }), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
-  );
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`wrangler dev did not start within 60 s:\n${output.slice(-2_000)}`)), 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Ready on')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    wrangler.stdout!.on('data', onData);
-    wrangler.stderr!.on('data', onData);
-    wrangler.on('exit', (code) => reject(new Error(`wrangler dev exited (${code}):\n${output.slice(-2_000)}`)));
-  });
-  return wrangler;
-}
-
 describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
   let neon: NeonStandIn;
-  let wrangler: ChildProcess | undefined;
+  let worker: WranglerDev | undefined;
   let context: BrowserContext;
   let page: Page;
   let base: string;
@@ -85,9 +50,8 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     await migrateDatabase(neon.connectionString);
     tenant = await createProject(neon.connectionString, 'Browser tenant');
     const other = await createProject(neon.connectionString, 'Other tenant');
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    wrangler = await startWorker(port, neon.connectionString, join(temporary, 'wrangler-state'));
+    worker = await startWranglerDev({ vars: { DATABASE_URL: neon.connectionString }, persistTo: join(temporary, 'wrangler-state') });
+    base = worker.url;
 
     // Known calls: 3 successes, a conflict (the same entry twice), a not-found, 2 validation refusals.
     for (const day of [1, 2, 3]) expect((await logMood(`2030-05-0${day}T08:00:00Z`)).status).toBe(200);
@@ -117,7 +81,7 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
 
   afterAll(async () => {
     await context?.close();
-    if (wrangler?.pid && wrangler.exitCode === null) process.kill(-wrangler.pid, 'SIGTERM');
+    worker?.stop();
     await neon?.close();
     rmSync(temporary, { recursive: true, force: true });
   });

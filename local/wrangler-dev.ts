@@ -1,0 +1,86 @@
+/**
+ * The worker as a user runs it, for the tests and benches that need it whole: `wrangler dev` on a
+ * free port of 127.0.0.1, offline, in its own process group so that stopping it stops workerd too.
+ * (`npm run dev` itself, with its stand-ins and seed, is local/dev.ts.)
+ */
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { wranglerEnv } from './wrangler-env.ts';
+
+/** Options of {@link startWranglerDev}. */
+export interface WranglerDevOptions {
+  /** The checkout to serve, with its own node_modules (default: this one). */
+  root?: string;
+  /** Variables of the worker (`--var NAME:value`), e.g. DATABASE_URL. */
+  vars?: Record<string, string>;
+  /** Where wrangler keeps its local state (`--persist-to`); default: its own `.wrangler/state`. */
+  persistTo?: string;
+  /** How long wrangler may take to say it is ready. */
+  startTimeoutMs?: number;
+}
+
+/** The defaults of {@link WranglerDevOptions}. */
+export const WRANGLER_DEV_DEFAULTS = { root: fileURLToPath(new URL('..', import.meta.url)), startTimeoutMs: 120_000 } as const;
+
+/** A running `wrangler dev`. */
+export interface WranglerDev {
+  /** `http://127.0.0.1:<port>`. */
+  url: string;
+  /** Stops wrangler and workerd (its process group); nothing when it has stopped already. */
+  stop(): void;
+}
+
+/** Starts `wrangler dev` and resolves once it serves; rejects with its output when it exits or times out. */
+export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
+  const { root, vars = {}, persistTo, startTimeoutMs } = { ...WRANGLER_DEV_DEFAULTS, ...options };
+  const port = await freePort();
+  const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false'];
+  for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
+  if (persistTo) args.push('--persist-to', persistTo);
+  const wrangler = spawn(join(root, 'node_modules/.bin/wrangler'), args, {
+    cwd: root,
+    env: wranglerEnv(root, { offline: true }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const stop = () => {
+    if (wrangler.pid && wrangler.exitCode === null) process.kill(-wrangler.pid, 'SIGTERM');
+  };
+  let output = '';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`wrangler dev did not start within ${startTimeoutMs / 1000} s:\n${output.slice(-2_000)}`)), startTimeoutMs);
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Ready on')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      wrangler.stdout!.on('data', onData);
+      wrangler.stderr!.on('data', onData);
+      wrangler.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`wrangler dev exited (${code}):\n${output.slice(-2_000)}`));
+      });
+    });
+  } catch (error) {
+    stop();
+    throw error;
+  }
+  return { url: `http://127.0.0.1:${port}`, stop };
+}
+
+/** A free port on 127.0.0.1: asked of the system, then released for the server that takes it. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
