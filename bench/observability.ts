@@ -38,6 +38,7 @@ const OBSERVABILITY_INDEXES = [
   'tool_executions_project_tool_created_idx',
   'tool_executions_project_failures_idx',
   'tool_executions_project_otel_trace_idx',
+  'tool_executions_project_duration_idx',
   'tool_executions_created_idx',
   'tool_refusals_project_created_idx',
   'tool_refusals_created_idx',

@@ -235,6 +235,8 @@ export const toolExecutions = pgTable(
     // Failures are few among many successes: the dashboard's recent failures read this one.
     index('tool_executions_project_failures_idx').on(t.projectId, t.createdAt, t.id).where(sql`${t.status} = 'error'`),
     index('tool_executions_project_otel_trace_idx').on(t.projectId, t.otelTraceId),
+    // Slow calls are few: min_duration_ms finds them here instead of walking every execution.
+    index('tool_executions_project_duration_idx').on(t.projectId, t.durationMs),
     // Retention deletes the oldest rows of every project.
     index('tool_executions_created_idx').on(t.createdAt),
   ],

@@ -1,0 +1,1 @@
+CREATE INDEX "tool_executions_project_duration_idx" ON "tool_executions" USING btree ("project_id","duration_ms");
