@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, responseFormatField } from '../../shared/core/budget.ts';
 import { fail, notFound, ok, type Failure, type Success } from '../../shared/core/contract.ts';
 import { text, uuid } from '../../shared/core/fields.ts';
+import { quote } from '../../shared/core/validation.ts';
 import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
@@ -202,10 +203,4 @@ function nothingToSearch(query: string): Failure {
 
 function documentsNotFound(missing: string[]): Failure {
   return notFound('document', { document_ids: missing }, 'Leave document_ids out to search every document; document ids come from add-document or from earlier search results.');
-}
-
-/** `text` in double quotes, cut after 80 characters: messages never echo a long input whole. */
-function quote(text: string): string {
-  const points = [...text];
-  return JSON.stringify(points.length > 80 ? `${points.slice(0, 80).join('')}…` : text);
 }
