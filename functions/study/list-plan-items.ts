@@ -4,7 +4,7 @@ import { ok } from '../../shared/core/contract.ts';
 import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { exactlyOne, itemStatus, limitField, planIdField, planStatus, planTitleField } from './lib/fields.ts';
-import { findPlan, type Plan } from './lib/lookup.ts';
+import { findPlanIfNamed, type Plan } from './lib/lookup.ts';
 import { moreNote, pageOf } from './lib/page.ts';
 import { plural } from '../../shared/core/plural.ts';
 
@@ -50,12 +50,8 @@ export default defineTool({
       if (!decoded.ok) return decoded;
       after = decoded.value;
     }
-    let plan: Plan | undefined;
-    if (plan_id !== undefined || plan_title !== undefined) {
-      const found = await findPlan(db, project.id, { plan_id, plan_title });
-      if ('ok' in found) return found;
-      plan = found;
-    }
+    const plan = await findPlanIfNamed(db, project.id, { plan_id, plan_title });
+    if (plan && 'ok' in plan) return plan;
     const { rows } = await db.execute(sql`
       select i.plan_id, p.title as plan_title, p.status as plan_status, i.id as item_id, i.title, i.status,
              i.due_date::text as due_date, i.notes, i.position

@@ -4,7 +4,7 @@ import type { ITEM_STATUSES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { exactlyOne, itemStatus, itemTitleField, planIdField, planTitleField, recordId } from './lib/fields.ts';
-import { ambiguous, CANDIDATES_READ, findPlan, notFound, type Plan } from './lib/lookup.ts';
+import { ambiguous, CANDIDATES_READ, findPlanIfNamed, notFound } from './lib/lookup.ts';
 import { setStatus } from './lib/status.ts';
 import { statusSentence } from './lib/words.ts';
 
@@ -51,12 +51,8 @@ export default defineTool({
   }),
   example: { plan_title: 'Spanish B1 exam', item_title: 'Review the subjunctive', status: 'completed' },
   async execute({ status, item_id, item_title, plan_id, plan_title }, { db, project, idFor }) {
-    let plan: Plan | undefined;
-    if (plan_id !== undefined || plan_title !== undefined) {
-      const found = await findPlan(db, project.id, { plan_id, plan_title });
-      if ('ok' in found) return found;
-      plan = found;
-    }
+    const plan = await findPlanIfNamed(db, project.id, { plan_id, plan_title });
+    if (plan && 'ok' in plan) return plan;
     const { rows } = await db.execute(sql`
       select i.id as item_id, i.title, i.status, i.plan_id, p.title as plan_title
       from study_plan_items i join study_plans p on p.project_id = i.project_id and p.id = i.plan_id

@@ -97,6 +97,11 @@ export async function findPlan(db: Database, projectId: string, ref: PlanRef): P
   return rows[0] as unknown as Plan;
 }
 
+/** {@link findPlan} when `ref` names a plan; undefined when it names none (both fields absent). */
+export async function findPlanIfNamed(db: Database, projectId: string, ref: PlanRef): Promise<Plan | Failure | undefined> {
+  return ref.plan_id === undefined && ref.plan_title === undefined ? undefined : findPlan(db, projectId, ref);
+}
+
 export interface Topic {
   topic_id: number;
   topic_name: string;
