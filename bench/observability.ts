@@ -23,6 +23,7 @@ import { interceptDatabase } from './database-fetch.ts';
 import { listExecutions, executionsQuery } from '../shared/observability/executions.ts';
 import { readMetrics, resolveWindow, type MetricsWindow } from '../shared/observability/metrics.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
+import { percentile, thousands } from './measure.ts';
 
 const BENCH = {
   executions: 100_000,
@@ -231,17 +232,8 @@ function report(cases: Case[], rows: number[], withIndexes: Measured[], without:
   return lines.join('\n');
 }
 
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-}
-
 function ms(x: number): string {
   return Number.isNaN(x) ? '?' : x < 10 ? x.toFixed(2) : x.toFixed(1);
-}
-
-function thousands(n: number): string {
-  return n.toLocaleString('en-US');
 }
 
 function log(message: string): void {

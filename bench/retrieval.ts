@@ -20,6 +20,7 @@ import { CORPUS_DEFAULTS, generateCorpus } from '../local/corpus.ts';
 import { embedText, HASHING_EMBEDDER_ID, HASHING_EMBEDDER_THRESHOLD } from '../shared/providers/hashing-embedder.ts';
 import { searchTerms } from '../shared/providers/text.ts';
 import { embedTextV1, HASHING_EMBEDDER_V1_ID, HASHING_EMBEDDER_V1_THRESHOLD } from './hashing-embedder-v1.ts';
+import { thousands } from './measure.ts';
 
 /** Queries per theme (the theme names of local/corpus.ts), as a person would type them. */
 export const THEME_QUERIES: Readonly<Record<string, readonly string[]>> = {
@@ -333,10 +334,6 @@ function share(count: number, total: number): number {
 
 function mean(values: number[]): number {
   return values.reduce((a, b) => a + b, 0) / values.length;
-}
-
-function thousands(n: number): string {
-  return n.toLocaleString('en');
 }
 
 if (import.meta.main) {
