@@ -75,6 +75,7 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
   const restoreNeon = await inMemoryNeon(await hashApiKey(API_KEY));
   const benchTool = defineTool({
     id: logMood.id,
+    toolset: 'documents',
     title: logMood.title,
     annotations: logMood.annotations,
     description: logMood.description,

@@ -8,6 +8,7 @@ import { documentFields, ingestOutcome, ingestResult } from './lib/schemas.ts';
 /** Stores a markdown document, extracts its checkbox tasks and embeds them for search. */
 export default defineTool({
   id: 'add-document',
+  toolset: 'documents',
   title: 'Add document',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:

@@ -9,6 +9,7 @@ import { documentId, documentNotFound, EXAMPLE_IDS } from './lib/schemas.ts';
 /** Deletes a document with its tasks and their relationships. */
 export default defineTool({
   id: 'delete-document',
+  toolset: 'documents',
   title: 'Delete document',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:

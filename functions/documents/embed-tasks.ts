@@ -17,6 +17,7 @@ const MAX_TASKS_PER_CALL = 1_000;
  */
 export default defineTool({
   id: 'embed-tasks',
+  toolset: 'documents',
   title: 'Embed tasks',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:

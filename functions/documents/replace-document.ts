@@ -10,6 +10,7 @@ import { documentFields, documentId, documentNotFound, EXAMPLE_IDS, ingestOutcom
 /** Replaces a document's title and content; its tasks are extracted and embedded anew. */
 export default defineTool({
   id: 'replace-document',
+  toolset: 'documents',
   title: 'Replace document',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:

@@ -19,6 +19,7 @@ const addedItem = z.object({
 /** Appends one item to a plan. */
 export default defineTool({
   id: 'add-plan-item',
+  toolset: 'study',
   title: 'Add a plan item',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:

@@ -22,6 +22,7 @@ const createdCard = z.object({
 /** Creates a flashcard, new and due at once. */
 export default defineTool({
   id: 'create-flashcard',
+  toolset: 'study',
   title: 'Create a flashcard',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:

@@ -9,6 +9,7 @@ import { deleteAttempts } from './lib/quiz.ts';
 /** Deletes one quiz attempt. */
 export default defineTool({
   id: 'delete-quiz-attempt',
+  toolset: 'study',
   title: 'Delete a quiz attempt',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description: 'Delete one quiz attempt for good, e.g. one saved by mistake. To clear questions the user now answers correctly, quiz-post-save does it as part of saving a round.',

@@ -25,6 +25,7 @@ const dueCard = z.object({
 /** The cards due now, most overdue first. */
 export default defineTool({
   id: 'get-due-flashcards',
+  toolset: 'study',
   title: 'Get due flashcards',
   annotations: READ_ONLY,
   description:

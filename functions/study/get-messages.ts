@@ -18,6 +18,7 @@ const message = z.object({ message_id: z.int(), role: z.enum(MESSAGE_ROLES), con
 /** A conversation's messages in order, a page at a time. */
 export default defineTool({
   id: 'get-messages',
+  toolset: 'study',
   title: 'Get conversation messages',
   annotations: READ_ONLY,
   description:

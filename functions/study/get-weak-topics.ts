@@ -22,6 +22,7 @@ const topic = z.object({
 /** Topics ranked weakest first by mean score. */
 export default defineTool({
   id: 'get-weak-topics',
+  toolset: 'study',
   title: 'Get weak quiz topics',
   annotations: READ_ONLY,
   description: `Rank the quiz topics weakest first: lowest mean score of the graded attempts, then most wrong answers (below ${PASS_MARK}). Topics without graded attempts are not ranked. Use it to choose what to practise next.`,

@@ -11,6 +11,7 @@ import { plural } from '../../shared/core/plural.ts';
 /** The wrong answers of one topic, newest first. */
 export default defineTool({
   id: 'get-wrong-questions',
+  toolset: 'study',
   title: 'Get wrong quiz questions',
   annotations: READ_ONLY,
   description: `List the questions of a topic the user answered wrongly (score below ${PASS_MARK}), newest first, with their answers and feedback, to practise them again. Name the topic with topic_id or topic_name (case-insensitive).`,

@@ -30,6 +30,7 @@ interface ItemRow extends z.output<typeof item> {
 /** The items of one plan (by id, "latest" or title), or of every plan, grouped by plan. */
 export default defineTool({
   id: 'list-plan-items',
+  toolset: 'study',
   title: 'List plan items',
   annotations: READ_ONLY,
   description:

@@ -24,6 +24,7 @@ const plan = z.object({
 /** The project's study plans, newest first, with how many items each has by status. */
 export default defineTool({
   id: 'list-plans',
+  toolset: 'study',
   title: 'List study plans',
   annotations: READ_ONLY,
   description:

@@ -22,6 +22,7 @@ const wrongAnswer = z.strictObject({
 /** After a quiz round: saves the wrong answers and clears the earlier wrong ones now answered right, in one transaction. */
 export default defineTool({
   id: 'quiz-post-save',
+  toolset: 'study',
   title: 'Save a quiz round',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description: `End a quiz round on a topic, all in one transaction: saves the questions answered wrongly now (score 0) and deletes the earlier wrong attempts the user has now answered correctly (correct_retries: their attempt ids, from quiz-pre-fetch). Either everything is saved or nothing is. Every id in correct_retries must be an attempt of this topic.`,

@@ -12,6 +12,7 @@ import { plural } from '../../shared/core/plural.ts';
 /** Before a quiz round: the topic by name (created when new) and what the user got wrong in it before. */
 export default defineTool({
   id: 'quiz-pre-fetch',
+  toolset: 'study',
   title: 'Prepare a quiz round',
   // Creates the topic the first time a name is used; repeating the call creates nothing more.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

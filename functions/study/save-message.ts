@@ -14,6 +14,7 @@ const savedMessage = z.object({ message_id: z.int(), session_id: z.string(), rol
 /** Appends one message to a conversation. */
 export default defineTool({
   id: 'save-message',
+  toolset: 'study',
   title: 'Save a conversation message',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description: `Append one message to a conversation's memory: who said it (user, assistant, system or tool) and what (at most ${MAX_CONTENT_CHARS.toLocaleString('en')} characters). The conversation is created by its first message. Read it back with get-messages.`,

@@ -10,6 +10,7 @@ import { reserveIds } from './lib/sql.ts';
 /** Records one answered quiz question. */
 export default defineTool({
   id: 'save-quiz-attempt',
+  toolset: 'study',
   title: 'Save a quiz attempt',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description: `Record one answered quiz question: the question, the user's answer, a score from 0 to 1 and feedback, optionally under a topic (topic ids come from quiz-pre-fetch or get-weak-topics). A score below ${PASS_MARK} counts as wrong: get-wrong-questions and quiz-pre-fetch bring it back for practice. To save a whole round at once, use quiz-post-save.`,

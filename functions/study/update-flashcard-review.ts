@@ -33,6 +33,7 @@ const reviewColumns = sql`r.card_id, r.rating as review, ${isoTime(sql`r.reviewe
 /** Records a review of a flashcard and schedules the next one with FSRS (ts-fsrs), or applies explicit overrides. */
 export default defineTool({
   id: 'update-flashcard-review',
+  toolset: 'study',
   title: 'Review a flashcard',
   // It overwrites the card's schedule, and each review moves it on: repeating a review is another review.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },

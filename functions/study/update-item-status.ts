@@ -19,6 +19,7 @@ interface ItemRow {
 /** Sets the status of one plan item, named by id or by title (optionally within a plan). */
 export default defineTool({
   id: 'update-item-status',
+  toolset: 'study',
   title: 'Update a plan item status',
   // It overwrites the item's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

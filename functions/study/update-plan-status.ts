@@ -9,6 +9,7 @@ import { statusSentence } from './lib/words.ts';
 /** Sets the status of a plan, named by id, "latest" or title. */
 export default defineTool({
   id: 'update-plan-status',
+  toolset: 'study',
   title: 'Update a study plan status',
   // It overwrites the plan's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

@@ -26,6 +26,7 @@ const item = z.union(
 /** Creates a plan with its items, all or nothing, in one transaction. */
 export default defineTool({
   id: 'write-plan',
+  toolset: 'study',
   title: 'Write a study plan',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description: `Create a new study plan with its items (1 to ${MAX_ITEMS}), in order, all in one transaction: either the whole plan is saved or nothing is. Each item is a title, or { title, due_date, notes }. The plan starts active and its items pending. Returns the new plan's id; titles need not be unique, but a shared title makes title lookups ambiguous.`,

@@ -55,6 +55,7 @@ const position = z.strictObject({ cluster: z.int().min(0), member: z.int().min(0
  */
 export default defineTool({
   id: 'cluster-by-similarity',
+  toolset: 'task-analysis',
   title: 'Cluster by similarity',
   annotations: READ_ONLY,
   description:

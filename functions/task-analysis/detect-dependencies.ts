@@ -29,6 +29,7 @@ const position = z.strictObject({
  */
 export default defineTool({
   id: 'detect-dependencies',
+  toolset: 'task-analysis',
   title: 'Detect dependencies',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:

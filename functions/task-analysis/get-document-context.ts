@@ -21,6 +21,7 @@ const { chunkSize: CHUNK_SIZE, overlap: OVERLAP } = CHUNK_DEFAULTS;
  */
 export default defineTool({
   id: 'get-document-context',
+  toolset: 'task-analysis',
   title: 'Get document context',
   annotations: READ_ONLY,
   description:

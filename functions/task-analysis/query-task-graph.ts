@@ -27,6 +27,7 @@ const position = z.strictObject({ offset: z.int().min(0) });
  */
 export default defineTool({
   id: 'query-task-graph',
+  toolset: 'task-analysis',
   title: 'Query task graph',
   annotations: READ_ONLY,
   description:

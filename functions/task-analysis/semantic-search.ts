@@ -45,6 +45,7 @@ const EXAMPLE = { query: 'hire backend engineers', limit: 10 };
  */
 export default defineTool({
   id: 'semantic-search',
+  toolset: 'task-analysis',
   title: 'Semantic search',
   annotations: READ_ONLY,
   description:

@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import type { Failure, Outcome } from './contract.ts';
 import type { Links } from './links.ts';
+import type { Toolset } from './toolsets.ts';
 import type { Database } from '../runtime/db.ts';
 import type { Providers } from '../providers/index.ts';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY, KEY_TTL_HOURS } from '../runtime/idempotency.ts';
@@ -63,6 +64,8 @@ export const READ_ONLY: ToolAnnotations = { readOnlyHint: true, destructiveHint:
 export interface ToolDefinition<I extends InputSchema, O extends z.ZodType, Id extends string = string> {
   /** Kebab-case id; also the tool's file name and its route (`POST /tools/<id>`). */
   id: Id;
+  /** The toolset it belongs to: the folder its file is in (functions/<toolset>/<id>.ts). */
+  toolset: Toolset;
   /** A short human title, e.g. "Semantic search" (MCP `title`, the catalog, OpenAPI `summary`). */
   title: string;
   /** What calling it does: read-only, destructive, idempotent, open world. */
@@ -126,6 +129,7 @@ export const IDEMPOTENCY_NOTE =
  * @example
  * export default defineTool({
  *   id: 'echo',
+ *   toolset: 'documents',
  *   title: 'Echo',
  *   annotations: READ_ONLY,
  *   description: 'Repeats a text back.',

@@ -4,8 +4,8 @@
  * the envelope, except the OpenAPI document and MCP's JSON-RPC messages (whose tool results carry
  * the envelope). A tool's own worker is leaner: shared/http/tool-worker.ts.
  */
-import { fail, ok } from '../core/contract.ts';
-import { createMcpHandler, mcpCors } from './mcp.ts';
+import { fail, ok, type Failure } from '../core/contract.ts';
+import { createMcpHandler, mcpCors, type McpHandler } from './mcp.ts';
 import { openAiCatalog } from './openai-export.ts';
 import { observabilityRoutes } from './observability.ts';
 import { recordRoutes } from './records.ts';
@@ -13,11 +13,15 @@ import { createOpenApiDocument } from './openapi.ts';
 import { runToolCall, type PipelineOptions } from '../runtime/pipeline.ts';
 import { plural } from '../core/plural.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
+import { parseToolsets, type Toolset } from '../core/toolsets.ts';
+import type { JsonSchema } from './envelope-schema.ts';
 import { answer, baseApp, refuseOtherMethods, scopeOf } from './base.ts';
 
 /** One catalog entry: what a model needs to choose and call the tool. */
 export interface CatalogEntry {
   id: string;
+  /** The toolset it belongs to (`GET /tools?toolset=`, `POST /mcp/<toolset>`). */
+  toolset: Toolset;
   /** A short human title. */
   title: string;
   description: string;
@@ -34,7 +38,9 @@ export interface CatalogEntry {
  * - `POST /tools/:toolId` runs a tool;
  * - `GET /tools` is the catalog (ids, descriptions, input and output JSON Schemas);
  *   `GET /tools?format=openai` the same tools as OpenAI function definitions (strict mode);
- * - `POST /mcp` serves the tools over MCP (Streamable HTTP, stateless);
+ * - `POST /mcp` serves the tools over MCP (Streamable HTTP, stateless), `POST /mcp/<toolsets>`
+ *   (`/mcp/study,documents`) those of some toolsets only; `GET /tools` and `GET /openapi.json`
+ *   take `?toolset=` too, and `GET /tools` takes `?tool=<id>` (repeated or comma-separated);
  * - `GET /openapi.json` is the OpenAPI 3.1 document of these routes;
  * - `GET /health` answers when the worker is up; `GET /health/ready` whether its database and
  *   Redis answer (503 when one does not).
@@ -46,15 +52,14 @@ export function createGateway(tools: readonly AnyTool[], options: PipelineOption
   const byId = new Map(tools.map((tool) => [tool.id, tool]));
   if (byId.size !== tools.length) throw new Error('Two tools share an id; tool ids must be unique.');
   const ids = [...byId.keys()].join(', ');
-  const mcp = createMcpHandler(tools, options);
-  const openApi = createOpenApiDocument(tools);
+  const viewOf = toolsetViews(tools, options);
+  const all = viewOf(undefined);
 
   // Chained, so that the routes' types reach `hc<Gateway>`.
   const app = baseApp({ tools: byId.size, routesHint: ROUTES_HINT })
     .get('/tools', (c) => {
       const format = c.req.query('format');
-      if (format === 'openai') return answer(openAiCatalog(tools), 'catalog');
-      if (format !== undefined) {
+      if (format !== undefined && format !== 'openai') {
         return answer(
           fail('VALIDATION_ERROR', `Query parameter 'format' must be 'openai' or absent, but received '${format.slice(0, 60)}'.`, {
             hint: 'GET /tools for the catalog, GET /tools?format=openai for OpenAI function definitions.',
@@ -62,9 +67,19 @@ export function createGateway(tools: readonly AnyTool[], options: PipelineOption
           'catalog',
         );
       }
-      return answer(ok({ tools: tools.map(catalogEntry) }, `${plural(tools.length, 'tool')} available: ${ids}.`), 'catalog');
+      const selected = selectTools(viewOf, c.req.queries('toolset'), c.req.queries('tool'));
+      if (!selected.ok) return answer(selected, 'catalog');
+      const chosen = selected.tools;
+      if (format === 'openai') return answer(openAiCatalog(chosen), 'catalog');
+      return answer(ok({ tools: chosen.map(catalogEntry) }, `${plural(chosen.length, 'tool')} available: ${chosen.map((tool) => tool.id).join(', ')}.`), 'catalog');
     })
-    .get('/openapi.json', (c) => c.json(openApi(new URL(c.req.url).origin)))
+    .get('/openapi.json', (c) => {
+      const toolsets = c.req.query('toolset');
+      if (toolsets === undefined) return c.json(all.openApi(new URL(c.req.url).origin));
+      const parsed = parseToolsets(toolsets, { source: "Query parameter 'toolset'" });
+      if (!parsed.ok) return answer(parsed, 'openapi');
+      return c.json(viewOf(parsed.toolsets).openApi(new URL(c.req.url).origin));
+    })
     .post('/tools/:toolId', (c) => {
       const toolId = c.req.param('toolId');
       const tool = byId.get(toolId);
@@ -80,7 +95,17 @@ export function createGateway(tools: readonly AnyTool[], options: PipelineOption
       return runToolCall(tool, c.req.raw, scopeOf(c), options);
     })
     .use('/mcp', mcpCors())
-    .all('/mcp', (c) => mcp(c.req.raw, scopeOf(c)))
+    .all('/mcp', (c) => all.mcp(c.req.raw, scopeOf(c)))
+    .use('/mcp/:toolsets', mcpCors())
+    .all('/mcp/:toolsets', (c) => {
+      const parsed = parseToolsets(c.req.param('toolsets'), {
+        source: `The path ${new URL(c.req.url).pathname}`,
+        code: 'NOT_FOUND',
+        hint: 'POST /mcp serves every tool; POST /mcp/<toolset> (or a comma-separated list, /mcp/study,documents) serves only those toolsets.',
+      });
+      if (!parsed.ok) return answer(parsed, 'mcp');
+      return viewOf(parsed.toolsets).mcp(c.req.raw, scopeOf(c));
+    })
     .route('/', observabilityRoutes())
     .route('/', recordRoutes());
   return refuseOtherMethods(app, ROUTES_HINT);
@@ -90,12 +115,13 @@ export function createGateway(tools: readonly AnyTool[], options: PipelineOption
 export type Gateway = ReturnType<typeof createGateway>;
 
 const ROUTES_HINT =
-  'Routes: GET /health, GET /health/ready, GET /tools, GET /openapi.json, POST /tools/<tool id> with a JSON body, POST /mcp (MCP), GET /executions, GET /executions/<trace id>, GET /metrics, GET /dashboard.';
+  'Routes: GET /health, GET /health/ready, GET /tools (?toolset=, ?tool=, ?format=openai), GET /openapi.json (?toolset=), POST /tools/<tool id> with a JSON body, POST /mcp or /mcp/<toolsets> (MCP), GET /executions, GET /executions/<trace id>, GET /metrics, GET /dashboard.';
 
 function catalogEntry(tool: AnyTool): CatalogEntry {
   const schemas = tool.jsonSchemas();
   return {
     id: tool.id,
+    toolset: tool.toolset,
     title: tool.title,
     description: tool.description,
     annotations: tool.annotations,
@@ -103,4 +129,53 @@ function catalogEntry(tool: AnyTool): CatalogEntry {
     input_schema: schemas.input,
     output_schema: schemas.output,
   };
+}
+
+/** What the gateway serves for one choice of toolsets: its tools, their MCP endpoint and OpenAPI document. */
+interface ToolsetView {
+  tools: readonly AnyTool[];
+  mcp: McpHandler;
+  openApi: (serverUrl: string) => JsonSchema;
+}
+
+/**
+ * The view of `toolsets` (every tool when undefined), built on first use and kept: there are at
+ * most 2^4 choices, and each builds its schemas lazily.
+ */
+function toolsetViews(tools: readonly AnyTool[], options: PipelineOptions): (toolsets: readonly Toolset[] | undefined) => ToolsetView {
+  const views = new Map<string, ToolsetView>();
+  return (toolsets) => {
+    const key = toolsets?.join(',') ?? '*';
+    let view = views.get(key);
+    if (!view) {
+      const chosen = toolsets ? tools.filter((tool) => toolsets.includes(tool.toolset)) : tools;
+      view = { tools: chosen, mcp: createMcpHandler(chosen, options), openApi: createOpenApiDocument(chosen) };
+      views.set(key, view);
+    }
+    return view;
+  };
+}
+
+/**
+ * The tools a catalog request asks for: those of `?toolset=` (every toolset when absent), narrowed
+ * to `?tool=` when given; each parameter repeated or comma-separated.
+ */
+function selectTools(viewOf: ReturnType<typeof toolsetViews>, toolsetParams: string[] | undefined, toolParams: string[] | undefined): { ok: true; tools: readonly AnyTool[] } | Failure {
+  let view = viewOf(undefined);
+  if (toolsetParams?.length) {
+    const parsed = parseToolsets(toolsetParams.join(','), { source: "Query parameter 'toolset'" });
+    if (!parsed.ok) return parsed;
+    view = viewOf(parsed.toolsets);
+  }
+  if (!toolParams?.length) return { ok: true, tools: view.tools };
+  const wanted = toolParams.flatMap((list) => list.split(',')).map((id) => id.trim()).filter(Boolean);
+  const byId = new Map(view.tools.map((tool) => [tool.id, tool]));
+  const unknown = wanted.filter((id) => !byId.has(id));
+  if (unknown.length) {
+    return fail('UNKNOWN_TOOL', `Query parameter 'tool' names ${unknown.map((id) => `'${id.slice(0, 60)}'`).join(', ')}, which ${unknown.length === 1 ? 'is not a tool' : 'are not tools'} here. Tools: ${[...byId.keys()].join(', ')}.`, {
+      hint: 'Name tools by their ids, repeated (?tool=a&tool=b) or comma-separated (?tool=a,b).',
+      details: { available_tools: [...byId.keys()] },
+    });
+  }
+  return { ok: true, tools: view.tools.filter((tool) => wanted.includes(tool.id)) };
 }

@@ -13,8 +13,17 @@ import { embed, envelopeParts, failureEnvelopeSchema, successEnvelopeSchema, typ
 import { SERVER_INFO } from './mcp.ts';
 import { IDEMPOTENCY_HEADER, KEY_TTL_HOURS, MAX_KEY_LENGTH } from '../runtime/idempotency.ts';
 import type { AnyTool } from '../core/tool.ts';
+import { TOOLSETS } from '../core/toolsets.ts';
 
 const COMPONENTS = '#/components/schemas/';
+
+const toolsetParameter = {
+  name: 'toolset',
+  in: 'query',
+  required: false,
+  description: `Only the tools of these toolsets (${TOOLSETS.join(', ')}), comma-separated.`,
+  schema: { type: 'string' },
+};
 const refs: EnvelopeParts = { meta: ref('Meta'), error: ref('ToolError'), link: ref('Link') };
 
 /**
@@ -53,13 +62,22 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
             description: 'openai: OpenAI function-calling definitions (strict mode) instead of the catalog.',
             schema: { type: 'string', enum: ['openai'] },
           },
+          toolsetParameter,
+          {
+            name: 'tool',
+            in: 'query',
+            required: false,
+            description: 'Only these tools: ids, repeated or comma-separated.',
+            schema: { type: 'string' },
+          },
         ],
       },
     },
     '/openapi.json': {
       get: {
         operationId: 'openApi',
-        description: 'This document.',
+        description: 'This document; with toolset=, the tool routes of those toolsets only.',
+        parameters: [toolsetParameter],
         responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
       },
     },
@@ -103,7 +121,7 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
       description:
         'Validated tools for AI agents. Every answer is the envelope: { success: true, message, data, links?, meta } or ' +
         '{ success: false, message, error: { code, message, hint?, retryable, details? }, meta }. ' +
-        'The same tools are served over MCP (Streamable HTTP) at POST /mcp.',
+        `The same tools are served over MCP (Streamable HTTP) at POST /mcp, and by toolset at POST /mcp/<toolsets> (${TOOLSETS.join(', ')}; comma-separated for several).`,
     },
     paths,
     components: {
@@ -271,6 +289,7 @@ const catalogData: JsonSchema = {
             description: 'A catalog entry (default format).',
             properties: {
               id: { type: 'string' },
+              toolset: { type: 'string', enum: [...TOOLSETS], description: 'The toolset it belongs to.' },
               title: { type: 'string', description: 'A short human title.' },
               description: { type: 'string' },
               annotations: {
@@ -282,7 +301,7 @@ const catalogData: JsonSchema = {
               input_schema: { type: 'object', description: 'JSON Schema of the input.' },
               output_schema: { type: 'object', description: 'JSON Schema of data on success.' },
             },
-            required: ['id', 'title', 'description', 'annotations', 'input_schema', 'output_schema'],
+            required: ['id', 'toolset', 'title', 'description', 'annotations', 'input_schema', 'output_schema'],
           },
           {
             type: 'object',

@@ -81,6 +81,7 @@ describe("Neon's 10 MB answer limit", () => {
   it('is not a transient failure: an answer over the limit is attempted once, never retried', async () => {
     const oversized = defineTool({
       id: 'read-everything',
+      toolset: 'documents',
       title: 'Test tool read-everything',
       annotations: READ_ONLY,
       description: 'Reads far more than one answer may hold.',

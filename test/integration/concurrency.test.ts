@@ -30,6 +30,7 @@ function holdingTool() {
   const state = { running: 0, maxRunning: 0, started: [] as string[] };
   const tool = defineTool({
     id: 'hold',
+    toolset: 'documents',
     title: 'Test tool hold',
     annotations: READ_ONLY,
     description: 'Holds an execution slot for a while.',
@@ -164,6 +165,7 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
     const seen: { aborted?: boolean; queryError?: string } = {};
     const tool = defineTool({
       id: 'lose-lease',
+      toolset: 'documents',
       title: 'Test tool lose-lease',
       annotations: READ_ONLY,
       description: 'Waits until its slot is lost, then queries the database.',

@@ -85,6 +85,7 @@ export function gatedTool() {
   const state = { started: 0, gates: [] as (() => void)[] };
   const tool = defineTool({
     id: 'gated-write',
+    toolset: 'documents',
     title: 'Gated write',
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     description: 'Waits for the test, then answers which execution it was.',

@@ -270,6 +270,7 @@ describe('Idempotency-Key: the stored answer is kept as it was', () => {
     let executions = 0;
     const tool = defineTool({
       id: 'awkward-answer',
+      toolset: 'documents',
       title: 'Awkward answer',
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       description: 'Answers a text Postgres jsonb refuses.',

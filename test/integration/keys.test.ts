@@ -27,6 +27,7 @@ function countingTool() {
   const state = { executions: 0 };
   const tool = defineTool({
     id: 'count',
+    toolset: 'documents',
     title: 'Test tool count',
     annotations: READ_ONLY,
     description: 'Counts its executions.',

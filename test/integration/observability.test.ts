@@ -29,6 +29,7 @@ const text = z.strictObject({ text: z.string().max(100) });
 
 const echo = defineTool({
   id: 'echo',
+  toolset: 'documents',
   title: 'Echo',
   annotations: READ_ONLY,
   description: 'Echoes a text.',
@@ -42,6 +43,7 @@ const echo = defineTool({
 
 const missing = defineTool({
   id: 'find-nothing',
+  toolset: 'documents',
   title: 'Find nothing',
   annotations: READ_ONLY,
   description: 'Never finds what it is asked for.',
@@ -57,6 +59,7 @@ const missing = defineTool({
 const attemptsByCall = new Map<string, number>();
 const flaky = defineTool({
   id: 'flaky',
+  toolset: 'documents',
   title: 'Flaky',
   annotations: READ_ONLY,
   description: 'Fails transiently once.',
@@ -75,6 +78,7 @@ const flaky = defineTool({
 
 const slow = defineTool({
   id: 'slow',
+  toolset: 'documents',
   title: 'Slow',
   annotations: READ_ONLY,
   description: 'Takes a while.',
@@ -89,6 +93,7 @@ const slow = defineTool({
 
 const throwing = defineTool({
   id: 'throws',
+  toolset: 'documents',
   title: 'Throws',
   annotations: READ_ONLY,
   description: 'Throws.',

@@ -20,6 +20,7 @@ const input = z.strictObject({ text: z.string().max(100) });
 
 const throwing = defineTool({
   id: 'always-throws',
+  toolset: 'documents',
   title: 'Test tool always-throws',
   annotations: READ_ONLY,
   description: 'Throws.',
@@ -33,6 +34,7 @@ const throwing = defineTool({
 
 const lying = defineTool({
   id: 'wrong-output',
+  toolset: 'documents',
   title: 'Test tool wrong-output',
   annotations: READ_ONLY,
   description: 'Answers outside its output schema.',
@@ -46,6 +48,7 @@ const lying = defineTool({
 
 const echo = defineTool({
   id: 'echo-project',
+  toolset: 'documents',
   title: 'Test tool echo-project',
   annotations: READ_ONLY,
   description: 'Answers the calling project.',
@@ -62,6 +65,7 @@ const HOSTILE_TEXT = 'nul \u0000 high \uD83D low \uDE00 pair 😀 line \u2028 en
 
 const hostileOutput = defineTool({
   id: 'hostile-output',
+  toolset: 'documents',
   title: 'Test tool hostile-output',
   annotations: READ_ONLY,
   description: 'Answers text that jsonb cannot store, in values and keys.',
@@ -75,6 +79,7 @@ const hostileOutput = defineTool({
 
 const hostileError = defineTool({
   id: 'hostile-error',
+  toolset: 'documents',
   title: 'Test tool hostile-error',
   annotations: READ_ONLY,
   description: 'Throws an error whose message jsonb cannot store.',
@@ -88,6 +93,7 @@ const hostileError = defineTool({
 
 const flaky = defineTool({
   id: 'always-unavailable',
+  toolset: 'documents',
   title: 'Test tool always-unavailable',
   annotations: READ_ONLY,
   description: 'Fails with a transient provider error on every attempt.',

@@ -34,6 +34,7 @@ function holdingTool() {
   const state = { running: 0, maxRunning: 0, started: 0 };
   const tool = defineTool({
     id: 'hold',
+    toolset: 'documents',
     title: 'Test tool hold',
     annotations: READ_ONLY,
     description: 'Holds an execution slot for a while.',

@@ -51,6 +51,7 @@ export function tableTool(config: TableConfig): AnyTool {
 
   return defineTool({
     id: valid.toolId,
+    toolset: 'table-tools',
     title: valid.displayName,
     // Each call inserts a new row: repeating it (without an idempotency key) records a second one.
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -165,6 +166,7 @@ function unavailableTool(config: TableConfig, problems: string[]): AnyTool {
   log('error', 'invalid_table_config', { tool: id, problems });
   return defineTool({
     id,
+    toolset: 'table-tools',
     title: `Unavailable: ${String(config.displayName ?? id).slice(0, 100)}`,
     annotations: READ_ONLY,
     description: `Unavailable: ${message}`,
