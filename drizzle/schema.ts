@@ -261,6 +261,31 @@ export const toolRefusals = pgTable(
   (t) => [index('tool_refusals_project_created_idx').on(t.projectId, t.createdAt), index('tool_refusals_created_idx').on(t.createdAt)],
 );
 
+/**
+ * Cumulative counters of every call, for Prometheus (shared/observability/counters.ts): one row
+ * per project, tool and series, added to in the statement batch that writes the execution (or the
+ * refusal). They only grow: retention never deletes them, so counts survive the trace they came
+ * from. `le` is a histogram bucket's upper bound in seconds (Infinity for the last; 0 for series
+ * that are not buckets); each bucket row counts only its own observations, and the exposition
+ * makes them cumulative.
+ */
+export const toolCounters = pgTable(
+  'tool_counters',
+  {
+    projectId: projectId(),
+    tool: text('tool').notNull(),
+    /** calls, duration_bucket, duration_sum, queue_wait_bucket, queue_wait_sum, retries, slow_calls, lease_warnings. */
+    name: text('name').notNull(),
+    /** success, failure or refused (calls only). */
+    outcome: text('outcome').notNull().default(''),
+    /** The error code (failed and refused calls only). */
+    code: text('code').notNull().default(''),
+    le: doublePrecision('le').notNull().default(0),
+    value: doublePrecision('value').notNull(),
+  },
+  (t) => [primaryKey({ name: 'tool_counters_pk', columns: [t.projectId, t.tool, t.name, t.outcome, t.code, t.le] })],
+);
+
 // ---------------------------------------------------------------------------------------------
 // Target tables of the table tools (functions/table-tools). project_id is filled from the API key.
 

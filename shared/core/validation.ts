@@ -365,7 +365,8 @@ function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldError[] {
       return [{ field, code: issue.code, message: `${name} must be ${expected}, but received ${received}.`, expected, received }];
     }
     case 'invalid_format': {
-      const expected = FORMAT_DESCRIPTIONS[issue.format] ?? `a valid ${issue.format}`;
+      // A pattern's own message ("must be ...") says what it expects; zod's default only names the format.
+      const expected = issue.format === 'regex' && issue.message.startsWith('must be ') ? issue.message.slice('must be '.length) : (FORMAT_DESCRIPTIONS[issue.format] ?? `a valid ${issue.format}`);
       return [{ field, code: issue.code, message: `${name} must be ${expected}, but received ${received}.`, expected, received }];
     }
     case 'not_multiple_of': {

@@ -106,7 +106,7 @@ export function createGateway(tools: readonly AnyTool[], options: PipelineOption
       if (!parsed.ok) return answer(parsed, 'mcp');
       return viewOf(parsed.toolsets).mcp(c.req.raw, scopeOf(c));
     })
-    .route('/', observabilityRoutes())
+    .route('/', observabilityRoutes([...byId.keys()]))
     .route('/', recordRoutes());
   return refuseOtherMethods(app, ROUTES_HINT);
 }

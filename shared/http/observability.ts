@@ -6,18 +6,25 @@
  */
 import { Hono } from 'hono';
 import { fail, type Failure } from '../core/contract.ts';
+import { log } from '../observability/log.ts';
+import type { Parsed } from '../core/validation.ts';
+import type { CounterTotals } from '../observability/counters.ts';
 import type { Env } from '../runtime/env.ts';
 import { EXECUTIONS_NUMERIC_PARAMETERS, executionsQuery, getExecution, listExecutions, normalizeTraceId } from '../observability/executions.ts';
-import { metricsQuery, readMetrics, resolveWindow } from '../observability/metrics.ts';
-import { PROMETHEUS_CONTENT_TYPE, prometheusText } from '../observability/prometheus.ts';
+import { metricsQuery, readMetrics, resolveWindow, type MetricsQuery } from '../observability/metrics.ts';
+import { readCounters } from '../observability/counters.ts';
+import { isMetricsToken, PROMETHEUS_CONTENT_TYPE, prometheusText } from '../observability/prometheus.ts';
+import { createDb, databaseFailure } from '../runtime/db.ts';
+import { unexpected } from '../runtime/pipeline.ts';
+import { answer } from './base.ts';
 import { dashboardPage } from './dashboard.ts';
 import { authenticated, readQuery } from './read-route.ts';
 
 const EXECUTIONS_HINT = 'Example of a valid call: GET /executions?status=failure&tool=log-mood&limit=20';
 const METRICS_HINT = 'Example of a valid call: GET /metrics?window=24h (or ?format=prometheus for scraping)';
 
-/** The observability routes, mounted by the gateway (shared/http/app.ts). */
-export function observabilityRoutes() {
+/** The observability routes, mounted by the gateway (shared/http/app.ts); `tools` are the ids of the tools it serves. */
+export function observabilityRoutes(tools: readonly string[]) {
   return new Hono<{ Bindings: Env }>()
     .get('/executions', (c) =>
       authenticated(c, 'executions', async ({ db, project }) => {
@@ -33,17 +40,17 @@ export function observabilityRoutes() {
         return getExecution(db, project.id, traceId);
       }),
     )
-    .get('/metrics', (c) =>
-      authenticated(c, 'metrics', async ({ db, project }) => {
-        const query = readQuery(c.req.url, metricsQuery, [], METRICS_HINT);
+    .get('/metrics', async (c) => {
+      if (await isMetricsToken(c.req.header('authorization'), c.env)) return answerScrape(c.req.url, c.env, tools);
+      return authenticated(c, 'metrics', async ({ db, project }) => {
+        const query = readMetricsQuery(c.req.url);
         if (!query.ok) return query;
+        if (query.value.format === 'prometheus') return exposition(await readCounters(db, project.id), tools, query.value.tool);
         const window = resolveWindow(query.value);
         if ('ok' in window) return window;
-        const metrics = await readMetrics(db, project.id, window, query.value.tool);
-        if (!metrics.ok || query.value.format !== 'prometheus') return metrics;
-        return new Response(prometheusText(metrics.data), { headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' } });
-      }),
-    )
+        return readMetrics(db, project.id, window, query.value.tool);
+      });
+    })
     .get('/dashboard', () => dashboardPage());
 }
 
@@ -53,4 +60,51 @@ function invalidTraceId(received: string): Failure {
     hint: 'Example of a valid call: GET /executions/5f0c2b1e-8d4a-4e7b-9c2f-1a2b3c4d5e6f',
     details: { fields: [{ field: 'trace_id', code: 'invalid_format', message, expected: 'a UUID', received: `'${received.slice(0, 60)}'` }] },
   });
+}
+
+/**
+ * The query of `GET /metrics`, with what the Prometheus format refuses: its counters run from the
+ * first call, so a window means nothing to them (`rate()` and `increase()` take the window).
+ */
+function readMetricsQuery(url: string): Parsed<MetricsQuery> {
+  const query = readQuery(url, metricsQuery, [], METRICS_HINT);
+  if (!query.ok || query.value.format !== 'prometheus') return query;
+  const windowed = (['window', 'since', 'until'] as const).find((name) => query.value[name] !== undefined);
+  if (!windowed) return query;
+  const message = `Query parameter '${windowed}' applies to the JSON figures only: format=prometheus answers cumulative counters, from which Prometheus computes any window (rate(), increase()).`;
+  return fail('VALIDATION_ERROR', message, {
+    hint: 'Example of a valid call: GET /metrics?format=prometheus (scrape it), or GET /metrics?window=15m for the JSON figures.',
+    details: { fields: [{ field: windowed, code: 'not_with_prometheus', message, expected: 'absent with format=prometheus', received: String(query.value[windowed]) }] },
+  });
+}
+
+/** The counters as Prometheus text, one tool's only when `tool` is given. */
+function exposition(totals: CounterTotals, tools: readonly string[], tool?: string): Response {
+  const shown = tool === undefined ? totals : { projects: totals.projects, rows: totals.rows.filter((row) => row.tool === tool) };
+  return new Response(prometheusText(shown, tool === undefined ? tools : [tool]), {
+    headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' },
+  });
+}
+
+/** A scrape with `METRICS_TOKEN`: every project's counters, in the Prometheus format only. */
+async function answerScrape(url: string, env: Env, tools: readonly string[]): Promise<Response> {
+  const query = readMetricsQuery(url);
+  if (query.ok && query.value.format !== 'prometheus') {
+    return answer(
+      fail('VALIDATION_ERROR', "METRICS_TOKEN reads the Prometheus format only (every project's counters): add format=prometheus. The JSON figures are per project: read them with the project's key.", {
+        hint: 'Example of a valid call: GET /metrics?format=prometheus with Authorization: Bearer <METRICS_TOKEN>',
+      }),
+      'metrics',
+    );
+  }
+  if (!query.ok) return answer(query, 'metrics');
+  const traceId = crypto.randomUUID();
+  if (!env.DATABASE_URL) return answer(fail('CONFIG_ERROR', 'The service has no database configured (DATABASE_URL), so it has no counters to answer.'), 'metrics', traceId);
+  try {
+    return exposition(await readCounters(createDb(env.DATABASE_URL)), tools, query.value.tool);
+  } catch (error) {
+    const failure = databaseFailure(error);
+    if (!failure) log('error', 'read_route_failed', { trace_id: traceId, route: 'metrics', error: String(error) });
+    return answer(failure ?? unexpected(error, traceId), 'metrics', traceId);
+  }
 }

@@ -13,8 +13,8 @@ import { dateTime } from '../core/fields.ts';
 import { plural } from '../core/plural.ts';
 import type { Database } from '../runtime/db.ts';
 
-const WINDOW = /^([1-9]\d{0,5})([mhd])$/;
-const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+const WINDOW = /^([1-9]\d{0,6})([smhd])$/;
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 export const METRICS_DEFAULTS = { windowMs: 86_400_000, maxWindowMs: 400 * 86_400_000, maxBuckets: 60 } as const;
 
@@ -28,9 +28,9 @@ const BUCKET_SECONDS = [60, 300, 900, 1_800, 3_600, 10_800, 21_600, 43_200, 86_4
 export const metricsQuery = z.strictObject({
   window: z
     .string()
-    .regex(WINDOW, 'must be a number followed by m, h or d, e.g. 15m, 24h or 7d')
+    .regex(WINDOW, 'must be a number followed by s, m, h or d, e.g. 15s, 15m, 24h or 7d')
     .optional()
-    .describe('The last N minutes, hours or days before until: 15m, 24h, 7d (default 24h). Not together with since.'),
+    .describe('The last N seconds, minutes, hours or days before until: 15s, 15m, 24h, 7d (default 24h). Not together with since.'),
   since: dateTime().optional().describe('Start of the window (RFC 3339 with a time zone, as tool inputs take them), inclusive. Not together with window.'),
   until: dateTime().optional().describe('End of the window, exclusive (default: now).'),
   tool: z.string().min(1).max(100).optional().describe('Only this tool (its id).'),
@@ -101,12 +101,13 @@ export function resolveWindow(query: Pick<MetricsQuery, 'window' | 'since' | 'un
   if (query.window !== undefined && query.since !== undefined) {
     return invalid('window', "Pass either 'window' or 'since', not both.", 'window or since', 'both');
   }
-  const until = query.until ? new Date(query.until) : now;
   const match = query.window ? WINDOW.exec(query.window) : null;
   const span = match ? Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS] : METRICS_DEFAULTS.windowMs;
+  // Without an end, a window starting in the future ends where it starts: empty, nothing to count yet.
+  const until = query.until ? new Date(query.until) : query.since ? new Date(Math.max(now.getTime(), Date.parse(query.since))) : now;
   const since = query.since ? new Date(query.since) : new Date(until.getTime() - span);
   const length = until.getTime() - since.getTime();
-  if (length <= 0) return invalid('since', "The window must end after it starts: 'since' must be before 'until'.", `before ${until.toISOString()}`, since.toISOString());
+  if (length < 0 || (length === 0 && query.until)) return invalid('since', "The window must end after it starts: 'since' must be before 'until'.", `before ${until.toISOString()}`, since.toISOString());
   if (since.getTime() < FIRST_INSTANT) {
     return invalid('window', `The window must start on or after ${new Date(FIRST_INSTANT).toISOString()}: make it shorter, or move 'until' later.`, `a start on or after ${new Date(FIRST_INSTANT).toISOString()}`, since.toISOString());
   }

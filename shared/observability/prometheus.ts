@@ -1,99 +1,98 @@
 /**
- * The figures of `GET /metrics` in the Prometheus text exposition format (version 0.0.4), for
- * scraping: `GET /metrics?format=prometheus` with the project's key as a bearer token.
+ * The cumulative counters (./counters.ts) in the Prometheus text exposition format (version
+ * 0.0.4), for scraping: `GET /metrics?format=prometheus`, with a project's key (its series) or the
+ * deployment's `METRICS_TOKEN` (every project's). Counters and histograms only grow, so `rate()`,
+ * `increase()` and `histogram_quantile()` read them as Prometheus means them to be read.
  *
- * Every value covers the query's window (default the last 24 hours), not the life of a process:
- * counts are gauges (they fall as calls leave the window), and the latency summaries' quantiles,
- * `_sum` and `_count` describe the executions in the window. Read them as they are; `rate()`
- * over them means nothing.
+ * Every series that a call could create is present from the start, at 0, for every project and
+ * registered tool: a series appearing only with its first call would hide that call from
+ * `increase()`.
  */
-import type { Metrics, ToolMetrics } from './metrics.ts';
+import { ERROR_STATUS } from '../core/contract.ts';
+import { constantTimeEqual, hashApiKey } from '../runtime/auth.ts';
+import { DURATION_BUCKETS, QUEUE_WAIT_BUCKETS, type CounterName, type CounterTotals } from './counters.ts';
+
+/** The variable that lets an operator scrape every project at once. */
+export interface MetricsEnv {
+  /**
+   * A secret bearer token for `GET /metrics?format=prometheus` answering every project's series
+   * (labelled `project`) in one scrape. Unset: each project is scraped with its own key.
+   */
+  METRICS_TOKEN?: string;
+}
+
+/** Whether an `Authorization` header carries the deployment's `METRICS_TOKEN` (compared in constant time). */
+export async function isMetricsToken(authorization: string | undefined, env: MetricsEnv): Promise<boolean> {
+  const token = env.METRICS_TOKEN?.trim();
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  if (!token || !match) return false;
+  // Digests have equal lengths, so comparing them reveals nothing about the token's length either.
+  const [sent, expected] = await Promise.all([hashApiKey(match[1]!), hashApiKey(token)]);
+  return constantTimeEqual(sent, expected);
+}
 
 /** The Content-Type of the text exposition format. */
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
+const ERROR_CODES = Object.keys(ERROR_STATUS);
+
 type Labels = Record<string, string>;
-type Sample = { suffix?: string; labels: Labels; value: number };
 
-/** Renders `metrics` as Prometheus text: one family per figure, labelled by tool. */
-export function prometheusText(metrics: Metrics): string {
-  const families: string[] = [];
-  const family = (name: string, type: 'gauge' | 'summary', help: string, samples: Sample[]) => {
-    const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`];
-    for (const sample of samples) lines.push(`${name}${sample.suffix ?? ''}${labelSet(sample.labels)} ${formatValue(sample.value)}`);
-    families.push(lines.join('\n'));
+/**
+ * Renders the counters: one family per figure, labelled by project and tool. `tools` are the
+ * registered tools (every one gets its series at 0); tools found only in the counters (since
+ * removed) are shown too.
+ */
+export function prometheusText(totals: CounterTotals, tools: readonly string[]): string {
+  const index = new Map<string, number>();
+  const key = (projectId: string, tool: string, name: CounterName, outcome = '', code = '', le = 0) => `${projectId}\n${tool}\n${name}\n${outcome}\n${code}\n${le}`;
+  const toolsOf = new Map<string, Set<string>>(totals.projects.map((project) => [project, new Set(tools)]));
+  for (const row of totals.rows) {
+    index.set(key(row.projectId, row.tool, row.name, row.outcome, row.code, row.le), row.value);
+    let known = toolsOf.get(row.projectId);
+    if (!known) toolsOf.set(row.projectId, (known = new Set(tools)));
+    known.add(row.tool);
+  }
+  const value = (...args: Parameters<typeof key>) => index.get(key(...args)) ?? 0;
+  const series = [...toolsOf].flatMap(([project, names]) => [...names].sort().map((tool) => ({ project, tool, labels: { project, tool } })));
+
+  const lines: string[] = [];
+  const family = (name: string, type: 'counter' | 'histogram', help: string) => lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+  const sample = (name: string, labels: Labels, sampleValue: number) => lines.push(`${name}${labelSet(labels)} ${formatValue(sampleValue)}`);
+
+  family(
+    'edge_tools_tool_calls_total',
+    'counter',
+    'Calls by tool and outcome: success, failure (executed and failed) or refused (answered before executing: invalid input, rate limit, no slot), with the error code.',
+  );
+  for (const { project, tool, labels } of series) {
+    sample('edge_tools_tool_calls_total', { ...labels, outcome: 'success' }, value(project, tool, 'calls', 'success'));
+    for (const outcome of ['failure', 'refused'] as const) {
+      for (const code of ERROR_CODES) sample('edge_tools_tool_calls_total', { ...labels, outcome, code }, value(project, tool, 'calls', outcome, code));
+    }
+  }
+  const histogram = (name: string, help: string, bounds: readonly number[], bucket: CounterName, sum: CounterName) => {
+    family(name, 'histogram', help);
+    for (const { project, tool, labels } of series) {
+      let count = 0;
+      for (const bound of [...bounds, Infinity]) {
+        count += value(project, tool, bucket, '', '', bound);
+        sample(`${name}_bucket`, { ...labels, le: formatValue(bound) }, count);
+      }
+      sample(`${name}_sum`, labels, value(project, tool, sum));
+      sample(`${name}_count`, labels, count);
+    }
   };
-  const { tools } = metrics;
-  const executed = tools.filter((tool) => tool.calls > 0);
-  const perTool = (value: (tool: ToolMetrics) => number, from: readonly ToolMetrics[] = tools): Sample[] =>
-    from.map((tool) => ({ labels: { tool: tool.tool }, value: value(tool) }));
-
-  family('edge_tools_metrics_window_seconds', 'gauge', 'Length of the window every other figure covers.', [
-    { labels: {}, value: (Date.parse(metrics.window.until) - Date.parse(metrics.window.since)) / 1000 },
-  ]);
-  family(
-    'edge_tools_executions',
-    'gauge',
-    'Tool executions in the window, by tool and status.',
-    tools.flatMap((tool) => [
-      { labels: { tool: tool.tool, status: 'success' }, value: tool.successes },
-      { labels: { tool: tool.tool, status: 'failure' }, value: tool.failures },
-    ]),
-  );
-  family(
-    'edge_tools_execution_failures',
-    'gauge',
-    'Failed executions in the window, by tool and error code.',
-    tools.flatMap((tool) => Object.entries(tool.failures_by_code).map(([code, count]) => ({ labels: { tool: tool.tool, code }, value: count }))),
-  );
-  family('edge_tools_execution_success_ratio', 'gauge', 'Successful executions / executions in the window (tools with executions only).', perTool((tool) => tool.success_rate ?? 0, executed));
-  family(
-    'edge_tools_execution_duration_seconds',
-    'summary',
-    'Execution duration (queue wait included) in the window.',
-    summary(executed, (tool) => tool.duration_ms, [
-      ['0.5', 'p50'],
-      ['0.95', 'p95'],
-      ['0.99', 'p99'],
-    ]),
-  );
-  family(
-    'edge_tools_queue_wait_seconds',
-    'summary',
-    'Wait for an execution slot in the window.',
-    summary(executed, (tool) => tool.queued_ms, [
-      ['0.5', 'p50'],
-      ['0.95', 'p95'],
-    ]),
-  );
-  family('edge_tools_retried_executions', 'gauge', 'Executions in the window that needed more than one attempt.', perTool((tool) => tool.retried_calls));
-  family('edge_tools_performance_warnings', 'gauge', 'Executions in the window over the slow-call threshold.', perTool((tool) => tool.performance_warnings));
-  family(
-    'edge_tools_refusals',
-    'gauge',
-    'Calls refused before executing in the window, by tool and reason (validation, rate_limit, busy).',
-    tools.flatMap((tool) => [
-      { labels: { tool: tool.tool, reason: 'validation' }, value: tool.validation_refusals },
-      { labels: { tool: tool.tool, reason: 'rate_limit' }, value: tool.rate_limit_refusals },
-      { labels: { tool: tool.tool, reason: 'busy' }, value: tool.busy_refusals },
-    ]),
-  );
-  return families.join('\n') + '\n';
-}
-
-/** A summary's samples in seconds: one per quantile, then `_sum` and `_count`, for each tool. */
-function summary(
-  tools: readonly ToolMetrics[],
-  figures: (tool: ToolMetrics) => { avg: number | null } & Record<string, number | null>,
-  quantiles: readonly (readonly [string, string])[],
-): Sample[] {
-  return tools.flatMap((tool) => {
-    const values = figures(tool);
-    const samples: Sample[] = quantiles.map(([quantile, key]) => ({ labels: { tool: tool.tool, quantile }, value: (values[key] ?? 0) / 1000 }));
-    samples.push({ suffix: '_sum', labels: { tool: tool.tool }, value: ((values.avg ?? 0) * tool.calls) / 1000 });
-    samples.push({ suffix: '_count', labels: { tool: tool.tool }, value: tool.calls });
-    return samples;
-  });
+  histogram('edge_tools_tool_duration_seconds', 'Execution duration, queue wait included (executed calls only).', DURATION_BUCKETS, 'duration_bucket', 'duration_sum');
+  histogram('edge_tools_tool_queue_wait_seconds', 'Wait for an execution slot (executed calls only).', QUEUE_WAIT_BUCKETS, 'queue_wait_bucket', 'queue_wait_sum');
+  const counter = (name: string, help: string, counterName: CounterName) => {
+    family(name, 'counter', help);
+    for (const { project, tool, labels } of series) sample(name, labels, value(project, tool, counterName));
+  };
+  counter('edge_tools_tool_retries_total', 'Attempts tried again after a transient failure.', 'retries');
+  counter('edge_tools_tool_slow_calls_total', 'Executions slower than the slow-call threshold (answered with meta.performance_warning).', 'slow_calls');
+  counter('edge_tools_tool_lease_warnings_total', "Executions whose execution slot's lease could not be renewed while the tool ran.", 'lease_warnings');
+  return lines.join('\n') + '\n';
 }
 
 function labelSet(labels: Labels): string {
@@ -105,5 +104,5 @@ function labelSet(labels: Labels): string {
 function formatValue(value: number): string {
   if (Number.isNaN(value)) return 'NaN';
   if (!Number.isFinite(value)) return value > 0 ? '+Inf' : '-Inf';
-  return String(Math.round(value * 1e6) / 1e6);
+  return String(value);
 }

@@ -1,6 +1,7 @@
 /**
  * The execution trace: one `tool_executions` row per execution, written after the response is
- * sent (through `waitUntil`), so tracing never delays or fails a call.
+ * sent (through `waitUntil`), so tracing never delays or fails a call. The same batch (one
+ * transaction) adds the execution to the project's cumulative counters (./counters.ts).
  *
  * Input, output, error and retry errors are stored as JSON text in `json` columns: a faithful
  * copy whatever they contain. JSON.stringify escapes NUL and unpaired surrogates (`\u0000`,
@@ -11,6 +12,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { toolExecutions } from '../../drizzle/schema.ts';
 import type { Outcome } from '../core/contract.ts';
 import type { Database } from '../runtime/db.ts';
+import { addCounts, executionCounts } from './counters.ts';
 import { errorForLog, log } from './log.ts';
 import type { SpanContext } from './trace-context.ts';
 
@@ -24,6 +26,8 @@ export interface ExecutionRecord {
   attempts: number;
   queuedMs: number;
   performanceWarning: boolean;
+  /** The slot's lease was lost while the tool ran. */
+  leaseLost: boolean;
   /** When the call arrived. */
   startedAt: Date;
   /** The API key that made the call: the actor. */
@@ -45,11 +49,21 @@ export interface RetryError {
   cause: unknown;
 }
 
-/** Writes one execution to the trace. Never rejects: a failed write is logged instead. */
+/** Writes one execution to the trace and its counters. Never rejects: a failed write is logged instead. */
 export async function recordExecution(db: Database, record: ExecutionRecord): Promise<void> {
   const { outcome } = record;
+  const counts = executionCounts({
+    projectId: record.projectId,
+    tool: record.tool,
+    errorCode: outcome.ok ? undefined : outcome.error.code,
+    durationMs: record.durationMs,
+    queuedMs: record.queuedMs,
+    attempts: record.attempts,
+    slow: record.performanceWarning,
+    leaseLost: record.leaseLost,
+  });
   try {
-    await db.insert(toolExecutions).values({
+    const trace = db.insert(toolExecutions).values({
       id: record.traceId,
       projectId: record.projectId,
       tool: record.tool,
@@ -69,6 +83,7 @@ export async function recordExecution(db: Database, record: ExecutionRecord): Pr
       otelSpanId: record.span.spanId,
       otelParentSpanId: record.span.parentSpanId ?? null,
     });
+    await db.batch([trace, addCounts(db, counts)]);
   } catch (error) {
     log('error', 'trace_write_failed', { trace_id: record.traceId, tool: record.tool, error: errorForLog(error) });
   }

@@ -197,7 +197,7 @@ export async function hashApiKey(key: string): Promise<string> {
 }
 
 /** Compares two strings in time that depends only on their length. */
-function constantTimeEqual(a: string, b: string): boolean {
+export function constantTimeEqual(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
   let difference = 0;
   for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);

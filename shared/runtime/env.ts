@@ -4,12 +4,13 @@
 import type { AdmissionEnv } from '../concurrency/admission.ts';
 import type { McpEnv } from '../http/mcp.ts';
 import type { OtlpEnv } from '../observability/otlp.ts';
+import type { MetricsEnv } from '../observability/prometheus.ts';
 import type { RetentionEnv } from '../observability/retention.ts';
 import type { AiBinding } from '../providers/index.ts';
 import { isLocalDatabaseUrl } from './db.ts';
 import type { LinksEnv } from './links.ts';
 
-export interface Env extends AdmissionEnv, McpEnv, OtlpEnv, RetentionEnv, LinksEnv {
+export interface Env extends AdmissionEnv, McpEnv, OtlpEnv, MetricsEnv, RetentionEnv, LinksEnv {
   /** Postgres connection string: Neon in production, the local stand-in (loopback) in development. */
   DATABASE_URL?: string;
   /** Provider choice: 'offline' (default), 'openai' or 'workers-ai' (see shared/providers). */

@@ -247,6 +247,7 @@ export async function callTool(
           attempts,
           queuedMs: answerMeta.queued_ms,
           performanceWarning: answerMeta.performance_warning,
+          leaseLost: permit.lost.aborted,
           startedAt: arrivedAt,
           apiKeyId: caller.keyId,
           retryErrors,

@@ -419,19 +419,89 @@ describe('executions and metrics of known calls', () => {
     }
   });
 
-  it('GET /metrics?format=prometheus exposes the same figures as text', async () => {
+  it('accepts a window in seconds, and answers a window in the future as empty', async () => {
+    const short = await get<Metrics>(tenant, '/metrics?window=15s');
+    expect(short.status).toBe(200);
+    expect(Date.parse(short.body.data.window.until) - Date.parse(short.body.data.window.since)).toBe(15_000);
+    const future = await get<Metrics>(tenant, `/metrics?since=${encodeURIComponent(new Date(Date.now() + 3_600_000).toISOString())}`);
+    expect(future.status).toBe(200);
+    expect(future.body.data.totals.calls).toBe(0);
+    expect(future.body.data.series).toEqual([]);
+    const unreadable = await get(tenant, '/metrics?window=15x');
+    expect(unreadable.body.error.details.fields[0]).toMatchObject({ field: 'window', expected: expect.stringContaining('followed by s, m, h or d') });
+    expect(unreadable.body.error.message).not.toContain('regex');
+  });
+
+  it('GET /metrics?format=prometheus counts every call since the first, as the trace has them', async () => {
     const response = await send(new Request('http://edge-tools.test/metrics?format=prometheus', { headers: { authorization: `Bearer ${tenant.apiKey}` } }));
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const exposition = await response.text();
-    expect(exposition).toContain('edge_tools_executions{tool="echo",status="success"} 4\n');
-    expect(exposition).toContain('edge_tools_execution_failures{tool="find-nothing",code="NOT_FOUND"} 2\n');
-    expect(exposition).toContain('edge_tools_refusals{tool="echo",reason="validation"} 2\n');
-    expect(exposition).toContain('edge_tools_retried_executions{tool="flaky"} 1\n');
-    expect(exposition).toContain('edge_tools_execution_duration_seconds_count{tool="echo"} 4\n');
-    const json = (await get<Metrics>(tenant, '/metrics')).body.data.tools.find((t) => t.tool === 'slow')!;
-    const shown = /edge_tools_execution_duration_seconds\{tool="slow",quantile="0\.5"\} ([\d.]+)\n/.exec(exposition)?.[1];
-    expect(Number(shown)).toBeCloseTo(json.duration_ms.p50! / 1000, 5);
+    const series = (name: string, labels: string) => {
+      const line = exposition.split('\n').find((l) => l.startsWith(`${name}{project="${tenant.projectId}",${labels}} `));
+      return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+    };
+    expect(series('edge_tools_tool_calls_total', 'tool="echo",outcome="success"')).toBe(4);
+    expect(series('edge_tools_tool_calls_total', 'tool="find-nothing",outcome="failure",code="NOT_FOUND"')).toBe(2);
+    expect(series('edge_tools_tool_calls_total', 'tool="throws",outcome="failure",code="UNKNOWN_ERROR"')).toBe(1);
+    expect(series('edge_tools_tool_calls_total', 'tool="echo",outcome="refused",code="VALIDATION_ERROR"')).toBe(2);
+    expect(series('edge_tools_tool_calls_total', 'tool="find-nothing",outcome="refused",code="VALIDATION_ERROR"')).toBe(1);
+    expect(series('edge_tools_tool_retries_total', 'tool="flaky"')).toBe(1);
+    expect(series('edge_tools_tool_slow_calls_total', 'tool="slow"')).toBe(1);
+    // The histograms hold the durations the trace holds.
+    const rows = await db.select({ tool: toolExecutions.tool, durationMs: toolExecutions.durationMs }).from(toolExecutions).where(eq(toolExecutions.projectId, tenant.projectId));
+    for (const tool of ['echo', 'find-nothing', 'slow']) {
+      const durations = rows.filter((row) => row.tool === tool).map((row) => row.durationMs / 1000);
+      expect(series('edge_tools_tool_duration_seconds_count', `tool="${tool}"`)).toBe(durations.length);
+      expect(series('edge_tools_tool_duration_seconds_sum', `tool="${tool}"`)).toBeCloseTo(durations.reduce((a, b) => a + b, 0), 3);
+      expect(series('edge_tools_tool_duration_seconds_bucket', `tool="${tool}",le="0.2"`)).toBe(durations.filter((d) => d <= 0.2).length);
+    }
+    // Another project's calls are not in this project's scrape.
+    expect(exposition).not.toContain(other.projectId);
+  });
+
+  it('refuses a window with format=prometheus: Prometheus takes the window from the counters', async () => {
+    const { status, body } = await get(tenant, '/metrics?format=prometheus&window=1h');
+    expect(status).toBe(400);
+    expect(body.error.details.fields[0].field).toBe('window');
+  });
+
+  it('METRICS_TOKEN scrapes every project in one scrape, labelled by project, and nothing else', async () => {
+    const token = `metrics-${crypto.randomUUID()}`;
+    const scrape = (authorization: string, query = 'format=prometheus') =>
+      send(new Request(`http://edge-tools.test/metrics?${query}`, { headers: { authorization } }), { ...env, METRICS_TOKEN: token });
+    const response = await scrape(`Bearer ${token}`);
+    expect(response.status).toBe(200);
+    const exposition = await response.text();
+    expect(exposition).toContain(`edge_tools_tool_calls_total{project="${tenant.projectId}",tool="echo",outcome="success"} 4\n`);
+    expect(exposition).toContain(`edge_tools_tool_calls_total{project="${other.projectId}",tool="echo",outcome="success"} 1\n`);
+    expect((await scrape(`Bearer ${token}x`)).status).toBe(401);
+    const json = await scrape(`Bearer ${token}`, 'window=1h');
+    expect(json.status).toBe(400);
+    expect(((await json.json()) as { error: { message: string } }).error.message).toContain('format=prometheus');
+  });
+});
+
+describe('counters outlive the trace', () => {
+  it('retention deletes old executions and refusals, and the counters of their calls stay', async () => {
+    const tenant = await newTenant('Counted');
+    for (let i = 0; i < 3; i++) expect((await call(tenant, 'echo', { text: `${i}` })).status).toBe(200);
+    expect((await call(tenant, 'echo', { text: 1 })).status).toBe(400);
+    const scrape = async () => {
+      const response = await send(new Request('http://edge-tools.test/metrics?format=prometheus&tool=echo', { headers: { authorization: `Bearer ${tenant.apiKey}` } }));
+      return (await response.text()).split('\n').filter((line) => !line.startsWith('#') && !line.endsWith(' 0'));
+    };
+    const before = await scrape();
+    expect(before).toContain(`edge_tools_tool_calls_total{project="${tenant.projectId}",tool="echo",outcome="success"} 3`);
+    expect(before).toContain(`edge_tools_tool_calls_total{project="${tenant.projectId}",tool="echo",outcome="refused",code="VALIDATION_ERROR"} 1`);
+    // Made 400 days old, the rows are the only ones retention deletes 300 days ago.
+    const longAgo = new Date(Date.now() - 400 * 86_400_000);
+    await db.update(toolExecutions).set({ createdAt: longAgo }).where(eq(toolExecutions.projectId, tenant.projectId));
+    await db.update(toolRefusals).set({ createdAt: longAgo }).where(eq(toolRefusals.projectId, tenant.projectId));
+    const deleted = await deleteExpired(db, { days: 30, now: new Date(Date.now() - 300 * 86_400_000) });
+    expect(deleted.executions).toBeGreaterThanOrEqual(3);
+    expect((await get<ExecutionsPage>(tenant, '/executions')).body.data.executions).toEqual([]);
+    expect(await scrape()).toEqual(before);
   });
 });
 

@@ -1,92 +1,139 @@
 /**
- * The Prometheus text exposition of GET /metrics, read back by an independent parser
- * (parse-prometheus-text-format, a port of the Prometheus Python client's parser): every line must
- * parse, label values must survive escaping, and the figures must be those of the JSON metrics.
- * (That parser folds labelled summaries into one entry, so their lines are checked as text.)
+ * The Prometheus exposition of the cumulative counters, judged by Prometheus's own linter
+ * (`promtool check metrics`, from Debian's prometheus package: naming, units, `_total`, histogram
+ * shape) and read back by an independent parser (parse-prometheus-text-format, a port of the
+ * Prometheus Python client's parser): counts and histograms must be those of known calls, every
+ * registered tool must be there at 0, and label values must survive escaping.
  */
+import { spawnSync } from 'node:child_process';
 import parsePrometheus from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
-import type { Metrics, ToolMetrics } from '../../shared/observability/metrics.ts';
+import { ERROR_STATUS } from '../../shared/core/contract.ts';
+import { DURATION_BUCKETS, executionCounts, refusalCount, type CounterRow, type ExecutionCount } from '../../shared/observability/counters.ts';
 import { prometheusText } from '../../shared/observability/prometheus.ts';
 
-function tool(name: string, overrides: Partial<ToolMetrics> = {}): ToolMetrics {
-  return {
-    tool: name,
-    calls: 4,
-    successes: 3,
-    failures: 1,
-    success_rate: 0.75,
-    failures_by_code: { NOT_FOUND: 1 },
-    duration_ms: { avg: 25, p50: 20, p95: 48.5, p99: 49.7, max: 50 },
-    queued_ms: { avg: 2, p50: 0, p95: 7.5 },
-    retried_calls: 1,
-    performance_warnings: 0,
-    validation_refusals: 2,
-    rate_limit_refusals: 1,
-    busy_refusals: 0,
-    ...overrides,
-  };
+const hasPromtool = spawnSync('promtool', ['--version']).status === 0;
+if (!hasPromtool) console.warn('\n!!! promtool not found: the Prometheus lint check is SKIPPED. Install Debian\'s prometheus package.\n');
+
+const PROJECT = '11111111-1111-4111-8111-111111111111';
+const OTHER = '22222222-2222-4222-8222-222222222222';
+const ODD = 'odd"tool\\name';
+
+/** Adds rows up as the database's upsert does. */
+function totalsOf(rows: CounterRow[]): CounterRow[] {
+  const byKey = new Map<string, CounterRow>();
+  for (const row of rows) {
+    const key = JSON.stringify([row.projectId, row.tool, row.name, row.outcome, row.code, row.le]);
+    const found = byKey.get(key);
+    byKey.set(key, found ? { ...found, value: found.value + row.value } : { ...row });
+  }
+  return [...byKey.values()];
 }
 
-const metrics: Metrics = {
-  window: { since: '2026-01-01T00:00:00.000Z', until: '2026-01-02T00:00:00.000Z', bucket_seconds: 1_800 },
-  totals: { ...tool('all') },
-  tools: [
-    tool('log-mood'),
-    // A tool with refusals only, and a name that needs escaping in a label value.
-    tool('odd"tool\\name', { calls: 0, successes: 0, failures: 0, success_rate: null, failures_by_code: {}, duration_ms: { avg: null, p50: null, p95: null, p99: null, max: null }, queued_ms: { avg: null, p50: null, p95: null }, retried_calls: 0 }),
-  ],
-  series: [],
-};
+const execution = (overrides: Partial<ExecutionCount>): ExecutionCount => ({
+  projectId: PROJECT,
+  tool: 'log-mood',
+  durationMs: 12,
+  queuedMs: 0,
+  attempts: 1,
+  slow: false,
+  leaseLost: false,
+  ...overrides,
+});
 
-type Family = { name: string; help: string; type: string; metrics: { value?: string; labels?: Record<string, string> }[] };
+// log-mood: durations 3 ms, 12 ms, 12 ms, 70 ms (success) and 6,000 ms (NOT_FOUND, slow, retried twice).
+const rows = totalsOf([
+  ...executionCounts(execution({ durationMs: 3 })),
+  ...executionCounts(execution({ durationMs: 12 })),
+  ...executionCounts(execution({ durationMs: 12, queuedMs: 40 })),
+  ...executionCounts(execution({ durationMs: 70 })),
+  ...executionCounts(execution({ durationMs: 6_000, errorCode: 'NOT_FOUND', attempts: 3, slow: true, leaseLost: true })),
+  ...executionCounts(execution({ durationMs: 120_000, tool: ODD })),
+  ...refusalCount(PROJECT, 'log-mood', 'VALIDATION_ERROR'),
+  ...refusalCount(PROJECT, 'log-mood', 'VALIDATION_ERROR'),
+  ...refusalCount(PROJECT, 'log-mood', 'RATE_LIMITED'),
+]);
+
+type Family = { name: string; help: string; type: string; metrics: { value?: string; labels?: Record<string, string>}[] };
 
 describe('Prometheus exposition', () => {
-  const text = prometheusText(metrics);
+  const text = prometheusText({ projects: [PROJECT, OTHER], rows }, ['log-mood', 'add-document']);
   const families = parsePrometheus(text) as Family[];
   const family = (name: string) => families.find((f) => f.name === name)!;
-  const value = (name: string, labels: Record<string, string>) =>
-    family(name).metrics.find((m) => JSON.stringify(m.labels) === JSON.stringify(labels))?.value;
+  /** A histogram's samples, read from its lines (the parser folds labelled histograms into one entry). */
+  const histogram = (name: string, project: string, tool: string) => {
+    const labels = `project="${project}",tool="${tool.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+    const sampleOf = (line: string) => Number(line.slice(line.lastIndexOf(' ') + 1));
+    const lines = text.split('\n');
+    const buckets = new Map(
+      lines.filter((line) => line.startsWith(`${name}_bucket{${labels},le=`)).map((line) => [/le="([^"]+)"/.exec(line)![1]!, sampleOf(line)]),
+    );
+    const single = (suffix: string) => lines.filter((line) => line.startsWith(`${name}_${suffix}{${labels}} `)).map(sampleOf);
+    return { buckets, sum: single('sum'), count: single('count') };
+  };
+  const find = (name: string, labels: Record<string, string>) =>
+    family(name).metrics.find((m) => Object.entries(labels).every(([key, value]) => m.labels?.[key] === value) && Object.keys(m.labels ?? {}).length === Object.keys(labels).length);
 
-  it('parses, one family per figure, each with HELP and TYPE', () => {
+  it.skipIf(!hasPromtool)("passes promtool's lint (naming, units, _total, histograms)", () => {
+    const lint = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    expect(lint.stdout + lint.stderr).toBe('');
+    expect(lint.status).toBe(0);
+  });
+
+  it('has counters and histograms only, each with HELP', () => {
     expect(families.map((f) => [f.name, f.type])).toEqual([
-      ['edge_tools_metrics_window_seconds', 'GAUGE'],
-      ['edge_tools_executions', 'GAUGE'],
-      ['edge_tools_execution_failures', 'GAUGE'],
-      ['edge_tools_execution_success_ratio', 'GAUGE'],
-      ['edge_tools_execution_duration_seconds', 'SUMMARY'],
-      ['edge_tools_queue_wait_seconds', 'SUMMARY'],
-      ['edge_tools_retried_executions', 'GAUGE'],
-      ['edge_tools_performance_warnings', 'GAUGE'],
-      ['edge_tools_refusals', 'GAUGE'],
+      ['edge_tools_tool_calls_total', 'COUNTER'],
+      ['edge_tools_tool_duration_seconds', 'HISTOGRAM'],
+      ['edge_tools_tool_queue_wait_seconds', 'HISTOGRAM'],
+      ['edge_tools_tool_retries_total', 'COUNTER'],
+      ['edge_tools_tool_slow_calls_total', 'COUNTER'],
+      ['edge_tools_tool_lease_warnings_total', 'COUNTER'],
     ]);
     for (const f of families) expect(f.help, f.name).not.toBe('');
     expect(text.endsWith('\n')).toBe(true);
   });
 
-  it('carries the JSON figures, with label values escaped and read back intact', () => {
-    expect(family('edge_tools_metrics_window_seconds').metrics[0]!.value).toBe('86400');
-    expect(value('edge_tools_executions', { tool: 'log-mood', status: 'success' })).toBe('3');
-    expect(value('edge_tools_executions', { tool: 'log-mood', status: 'failure' })).toBe('1');
-    expect(value('edge_tools_execution_failures', { tool: 'log-mood', code: 'NOT_FOUND' })).toBe('1');
-    expect(value('edge_tools_execution_success_ratio', { tool: 'log-mood' })).toBe('0.75');
-    expect(value('edge_tools_refusals', { tool: 'odd"tool\\name', reason: 'validation' })).toBe('2');
-    expect(value('edge_tools_refusals', { tool: 'odd"tool\\name', reason: 'rate_limit' })).toBe('1');
-    expect(value('edge_tools_retried_executions', { tool: 'log-mood' })).toBe('1');
-    // A tool without executions has no ratio and no latency summary.
-    expect(value('edge_tools_execution_success_ratio', { tool: 'odd"tool\\name' })).toBeUndefined();
+  it('counts calls by outcome and code', () => {
+    const calls = (labels: Record<string, string>) => find('edge_tools_tool_calls_total', { project: PROJECT, tool: 'log-mood', ...labels })?.value;
+    expect(calls({ outcome: 'success' })).toBe('4');
+    expect(calls({ outcome: 'failure', code: 'NOT_FOUND' })).toBe('1');
+    expect(calls({ outcome: 'refused', code: 'VALIDATION_ERROR' })).toBe('2');
+    expect(calls({ outcome: 'refused', code: 'RATE_LIMITED' })).toBe('1');
+    expect(calls({ outcome: 'refused', code: 'BUSY' })).toBe('0');
+    expect(find('edge_tools_tool_retries_total', { project: PROJECT, tool: 'log-mood' })?.value).toBe('2');
+    expect(find('edge_tools_tool_slow_calls_total', { project: PROJECT, tool: 'log-mood' })?.value).toBe('1');
+    expect(find('edge_tools_tool_lease_warnings_total', { project: PROJECT, tool: 'log-mood' })?.value).toBe('1');
   });
 
-  it('writes latency summaries in seconds, with quantiles, _sum and _count per tool', () => {
-    const lines = text.split('\n').filter((line) => line.startsWith('edge_tools_execution_duration_seconds'));
-    expect(lines).toEqual([
-      'edge_tools_execution_duration_seconds{tool="log-mood",quantile="0.5"} 0.02',
-      'edge_tools_execution_duration_seconds{tool="log-mood",quantile="0.95"} 0.0485',
-      'edge_tools_execution_duration_seconds{tool="log-mood",quantile="0.99"} 0.0497',
-      'edge_tools_execution_duration_seconds_sum{tool="log-mood"} 0.1',
-      'edge_tools_execution_duration_seconds_count{tool="log-mood"} 4',
-    ]);
-    expect(text).toContain('edge_tools_queue_wait_seconds{tool="log-mood",quantile="0.95"} 0.0075\n');
-    expect(text).toContain('edge_tools_queue_wait_seconds_sum{tool="log-mood"} 0.008\n');
+  it('shows every registered tool of every project at 0 before its first call, with every code', () => {
+    const codes = Object.keys(ERROR_STATUS);
+    for (const [project, tool] of [[OTHER, 'log-mood'], [PROJECT, 'add-document'], [OTHER, 'add-document']] as const) {
+      const series = family('edge_tools_tool_calls_total').metrics.filter((m) => m.labels?.project === project && m.labels.tool === tool);
+      expect(series).toHaveLength(1 + 2 * codes.length);
+      expect(series.every((m) => m.value === '0')).toBe(true);
+      expect(histogram('edge_tools_tool_duration_seconds', project, tool)).toMatchObject({ count: [0], sum: [0] });
+    }
+    // A tool no longer registered keeps its series where it has counts.
+    expect(find('edge_tools_tool_calls_total', { project: PROJECT, tool: ODD, outcome: 'success' })?.value).toBe('1');
+    expect(find('edge_tools_tool_calls_total', { project: OTHER, tool: ODD, outcome: 'success' })).toBeUndefined();
+  });
+
+  it('writes cumulative histograms in seconds whose buckets hold the observations at or under their bound', () => {
+    const duration = histogram('edge_tools_tool_duration_seconds', PROJECT, 'log-mood');
+    const observed = [0.003, 0.012, 0.012, 0.07, 6];
+    expect([...duration.buckets.keys()]).toEqual([...DURATION_BUCKETS.map(String), '+Inf']);
+    for (const [bound, count] of duration.buckets) {
+      expect(count, `le=${bound}`).toBe(observed.filter((value) => value <= (bound === '+Inf' ? Infinity : Number(bound))).length);
+    }
+    expect(duration.count).toEqual([5]);
+    expect(duration.sum[0]).toBeCloseTo(6.097, 9);
+    const wait = histogram('edge_tools_tool_queue_wait_seconds', PROJECT, 'log-mood');
+    expect(wait.buckets.get('0.001')).toBe(4);
+    expect(wait.buckets.get('0.05')).toBe(5);
+    expect(wait.sum[0]).toBeCloseTo(0.04, 9);
+    // Beyond the last bound: only +Inf holds it (and the tool's name survives escaping).
+    const odd = histogram('edge_tools_tool_duration_seconds', PROJECT, ODD);
+    expect(odd.buckets.get('60')).toBe(0);
+    expect(odd.buckets.get('+Inf')).toBe(1);
   });
 });
