@@ -143,12 +143,12 @@ function observabilityPaths(): Record<string, JsonSchema> {
   });
   const metrics = read(
     'getMetrics',
-    'Metrics per tool over a window (default the last 24 hours): calls, successes, failures by error code, success rate, duration avg/p50/p95/p99/max, queue wait, retried calls, performance warnings, refused calls, and a time series. format=prometheus answers the same figures in the Prometheus text exposition format.',
+    'Metrics per tool over a window (default the last 24 hours): calls, successes, failures by error code, success rate, duration avg/p50/p95/p99/max, queue wait, retried calls, performance warnings, refused calls, and a time series. format=prometheus answers cumulative counters and histograms (calls by outcome and code, duration, queue wait) in the Prometheus text exposition format, for scraping.',
     metricsData,
     readFailures,
     queryParameters(metricsQuery),
   );
-  metrics.responses[200]!.description = 'The envelope with the metrics; with format=prometheus, the Prometheus text exposition format (version 0.0.4).';
+  metrics.responses[200]!.description = 'The envelope with the metrics; with format=prometheus, the cumulative counters in the Prometheus text exposition format (version 0.0.4).';
   metrics.responses[200]!.content['text/plain'] = { schema: { type: 'string' } };
   return {
     '/executions': {

@@ -29,9 +29,14 @@ describe('resolveWindow', () => {
     expect(resolveWindow({ since: '2026-01-01T00:00:00+02:00', until: '2026-01-01T06:00:00Z' }, now)).toMatchObject({ since: new Date('2025-12-31T22:00:00Z'), bucketSeconds: 900 });
   });
 
+  it('answers a window starting in the future, without an end, as an empty window', () => {
+    const since = new Date('2026-03-11T00:00:00Z');
+    expect(resolveWindow({ since: since.toISOString() }, now)).toMatchObject({ since, until: since });
+    expect(resolveWindow({ window: '15s' }, now)).toMatchObject({ since: new Date(now.getTime() - 15_000), until: now, bucketSeconds: 60 });
+  });
+
   it.each([
     [{ window: '1h', since: '2026-01-01T00:00:00Z' }, 'window'],
-    [{ since: '2026-03-11T00:00:00Z' }, 'since'],
     [{ since: '2026-01-01T00:00:00Z', until: '2026-01-01T00:00:00Z' }, 'since'],
     [{ window: '401d' }, 'window'],
     [{ since: '2020-01-01T00:00:00Z' }, 'since'],
