@@ -2,14 +2,15 @@ import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { CARD_STATES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
-import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { cursorField, nextCursorField } from '../../shared/core/cursor.ts';
+import { dateTime } from '../../shared/core/fields.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { limitField, recordId } from './lib/fields.ts';
-import { moreNote, pageOf } from './lib/page.ts';
+import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { isoTime } from './lib/sql.ts';
 import { plural } from '../../shared/core/plural.ts';
 
-const position = z.strictObject({ due_after: z.iso.datetime(), card_after: z.int().min(1) });
+const position = z.strictObject({ due_after: dateTime(), card_after: recordId('card') });
 
 const dueCard = z.object({
   card_id: z.int(),
@@ -42,12 +43,9 @@ export default defineTool({
   }),
   example: { limit: 10 },
   async execute({ limit, topic_id, cursor }, { db, project }) {
-    let after: z.output<typeof position> | undefined;
-    if (cursor !== undefined) {
-      const decoded = decodeCursor(position, cursor);
-      if (!decoded.ok) return decoded;
-      after = decoded.value;
-    }
+    const from = readCursor(position, cursor, { limit, topic_id });
+    if (!from.ok) return from;
+    const after = from.value;
     const now = new Date().toISOString();
     const inTopic = topic_id === undefined ? sql`` : sql`and c.topic_id = ${topic_id}`;
     const [due, upcoming] = await db.batch([
@@ -61,7 +59,7 @@ export default defineTool({
       db.execute(sql`select ${isoTime(sql`min(c.due)`)} as next_due_at from flashcards c
         where c.project_id = ${project.id} and c.due > ${now}::timestamptz ${inTopic}`),
     ]);
-    const page = pageOf(due.rows as unknown as z.output<typeof dueCard>[], limit, (last) => ({ due_after: last.due, card_after: last.card_id }));
+    const page = pageOfRows(due.rows as unknown as z.output<typeof dueCard>[], limit, { limit, topic_id }, (last) => ({ due_after: last.due, card_after: last.card_id }));
     const nextDueAt = (upcoming.rows[0] as { next_due_at: string | null }).next_due_at;
     const scope = topic_id === undefined ? '' : ` in topic ${topic_id}`;
     const message =

@@ -2,16 +2,15 @@ import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { MESSAGE_ROLES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
-import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { cursorField, nextCursorField } from '../../shared/core/cursor.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { limitField } from './lib/fields.ts';
-import { notFound } from './lib/lookup.ts';
+import { limitField, recordId } from './lib/fields.ts';
 import { sessionIdField } from './lib/messages.ts';
-import { moreNote, pageOf } from './lib/page.ts';
+import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { isoTime } from './lib/sql.ts';
 import { plural } from '../../shared/core/plural.ts';
 
-const position = z.strictObject({ message_after: z.int().min(1) });
+const position = z.strictObject({ message_after: recordId('message') });
 
 const message = z.object({ message_id: z.int(), role: z.enum(MESSAGE_ROLES), content: z.string(), created_at: z.string() });
 
@@ -33,33 +32,22 @@ export default defineTool({
   example: { session_id: 'demo-session', limit: 20 },
   async execute({ session_id, order, limit, cursor }, { db, project }) {
     const newestFirst = order === 'newest_first';
-    let after: number | undefined;
-    if (cursor !== undefined) {
-      const decoded = decodeCursor(position, cursor);
-      if (!decoded.ok) return decoded;
-      after = decoded.value.message_after;
-    }
-    const [session, messages] = await db.batch([
-      db.execute(sql`select 1 from chat_sessions where project_id = ${project.id} and session_id = ${session_id}`),
-      db.execute(sql`
-        select id as message_id, role, content, ${isoTime(sql`created_at`)} as created_at from chat_messages
-        where project_id = ${project.id} and session_id = ${session_id}
-          ${after === undefined ? sql`` : newestFirst ? sql`and id < ${after}` : sql`and id > ${after}`}
-        order by id ${newestFirst ? sql`desc` : sql`asc`}
-        limit ${limit + 1}`),
-    ]);
-    if (session.rows.length === 0) {
-      return notFound(
-        'message',
-        { session_id },
-        `No messages have been saved in session "${session_id}" in this project.`,
-        'If the conversation is new, there is no history yet: save messages with save-message. Otherwise ask the user for the right session id.',
-      );
-    }
-    const page = pageOf(messages.rows as unknown as z.output<typeof message>[], limit, (last) => ({ message_after: last.message_id }));
+    const scope = { session_id, order, limit };
+    const from = readCursor(position, cursor, scope);
+    if (!from.ok) return from;
+    const after = from.value?.message_after;
+    const { rows } = await db.execute(sql`
+      select id as message_id, role, content, ${isoTime(sql`created_at`)} as created_at from chat_messages
+      where project_id = ${project.id} and session_id = ${session_id}
+        ${after === undefined ? sql`` : newestFirst ? sql`and id < ${after}` : sql`and id > ${after}`}
+      order by id ${newestFirst ? sql`desc` : sql`asc`}
+      limit ${limit + 1}`);
+    const page = pageOfRows(rows as unknown as z.output<typeof message>[], limit, scope, (last) => ({ message_after: last.message_id }));
     const text =
       page.rows.length === 0
-        ? 'No more messages in this session.'
+        ? after === undefined
+          ? `Session "${session_id}" has no messages yet: a new conversation starts empty. Save its messages with save-message as it goes.`
+          : 'No more messages in this session.'
         : `${plural(page.rows.length, 'message')} of session "${session_id}", ${newestFirst ? 'newest' : 'oldest'} first.${moreNote(page, 'messages')}`;
     return ok({ session_id, messages: page.rows, next_cursor: page.next_cursor }, text, { truncated: page.truncated });
   },

@@ -1,14 +1,15 @@
 import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
-import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { cursorField, nextCursorField } from '../../shared/core/cursor.ts';
+import { INT4 } from '../../shared/core/fields.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { limitField } from './lib/fields.ts';
-import { moreNote, pageOf } from './lib/page.ts';
+import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { PASS_MARK } from './lib/quiz.ts';
 import { plural } from '../../shared/core/plural.ts';
 
-const position = z.strictObject({ weak_offset: z.int().min(1) });
+const position = z.strictObject({ weak_offset: z.int().min(1).max(INT4.max) });
 
 const topic = z.object({
   topic_id: z.int(),
@@ -33,12 +34,9 @@ export default defineTool({
   output: z.object({ topics: z.array(topic), pass_mark: z.number(), next_cursor: nextCursorField }),
   example: { limit: 5 },
   async execute({ limit, cursor }, { db, project }) {
-    let offset = 0;
-    if (cursor !== undefined) {
-      const decoded = decodeCursor(position, cursor);
-      if (!decoded.ok) return decoded;
-      offset = decoded.value.weak_offset;
-    }
+    const from = readCursor(position, cursor, { limit });
+    if (!from.ok) return from;
+    const offset = from.value?.weak_offset ?? 0;
     const { rows } = await db.execute(sql`
       select t.id as topic_id, t.name as topic_name, count(*)::int as attempt_count, count(a.score)::int as graded_count,
              count(*) filter (where a.score < ${PASS_MARK})::int as wrong_count, round(avg(a.score)::numeric, 4)::float8 as mean_score
@@ -48,7 +46,7 @@ export default defineTool({
       having count(a.score) > 0
       order by avg(a.score), count(*) filter (where a.score < ${PASS_MARK}) desc, t.id
       limit ${limit + 1} offset ${offset}`);
-    const page = pageOf(rows as unknown as z.output<typeof topic>[], limit, () => ({ weak_offset: offset + limit }));
+    const page = pageOfRows(rows as unknown as z.output<typeof topic>[], limit, { limit }, () => ({ weak_offset: offset + limit }));
     const message =
       page.rows.length === 0
         ? offset === 0

@@ -1,14 +1,15 @@
 import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
-import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { cursorField, nextCursorField } from '../../shared/core/cursor.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { exactlyOne, itemStatus, limitField, planIdField, planStatus, planTitleField } from './lib/fields.ts';
+import { INT4 } from '../../shared/core/fields.ts';
+import { exactlyOne, itemStatus, limitField, planIdField, planStatus, planTitleField, recordId } from './lib/fields.ts';
 import { findPlanIfNamed, type Plan } from './lib/lookup.ts';
-import { moreNote, pageOf } from './lib/page.ts';
+import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { plural } from '../../shared/core/plural.ts';
 
-const position = z.strictObject({ after_plan: z.int().min(1), after_position: z.int(), after_item: z.int().min(1) });
+const position = z.strictObject({ after_plan: recordId('plan'), after_position: z.int().min(INT4.min).max(INT4.max), after_item: recordId('item') });
 
 const item = z.object({
   item_id: z.int(),
@@ -45,12 +46,10 @@ export default defineTool({
   output: z.object({ plans: z.array(planItems), next_cursor: nextCursorField }),
   example: { plan_title: 'Spanish B1 exam' },
   async execute({ plan_id, plan_title, status, limit, cursor }, { db, project }) {
-    let after: z.output<typeof position> | undefined;
-    if (cursor !== undefined) {
-      const decoded = decodeCursor(position, cursor);
-      if (!decoded.ok) return decoded;
-      after = decoded.value;
-    }
+    const scope = { plan_id, plan_title, status, limit };
+    const from = readCursor(position, cursor, scope);
+    if (!from.ok) return from;
+    const after = from.value;
     const plan = await findPlanIfNamed(db, project.id, { plan_id, plan_title });
     if (plan && 'ok' in plan) return plan;
     const { rows } = await db.execute(sql`
@@ -63,7 +62,7 @@ export default defineTool({
         ${after ? sql`and (i.plan_id < ${after.after_plan} or (i.plan_id = ${after.after_plan} and (i.position, i.id) > (${after.after_position}, ${after.after_item})))` : sql``}
       order by i.plan_id desc, i.position, i.id
       limit ${limit + 1}`);
-    const page = pageOf(rows as unknown as ItemRow[], limit, (last) => ({ after_plan: last.plan_id, after_position: last.position, after_item: last.item_id }));
+    const page = pageOfRows(rows as unknown as ItemRow[], limit, scope, (last) => ({ after_plan: last.plan_id, after_position: last.position, after_item: last.item_id }));
 
     const plans: z.output<typeof planItems>[] = [];
     if (plan && after === undefined) plans.push({ plan_id: plan.plan_id, title: plan.title, status: plan.status, items: [] });

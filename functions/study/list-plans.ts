@@ -2,14 +2,14 @@ import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { ITEM_STATUSES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
-import { cursorField, decodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { cursorField, nextCursorField } from '../../shared/core/cursor.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { limitField, planStatus } from './lib/fields.ts';
-import { moreNote, pageOf } from './lib/page.ts';
+import { limitField, planStatus, recordId } from './lib/fields.ts';
+import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { isoTime } from './lib/sql.ts';
 
-const position = z.strictObject({ plans_before: z.int().min(1) });
+const position = z.strictObject({ plans_before: recordId('plan') });
 
 const itemCounts = z.record(z.enum(['total', ...ITEM_STATUSES]), z.int());
 
@@ -37,12 +37,10 @@ export default defineTool({
   output: z.object({ plans: z.array(plan), next_cursor: nextCursorField }),
   example: { limit: 10 },
   async execute({ status, limit, cursor }, { db, project }) {
-    let before: number | undefined;
-    if (cursor !== undefined) {
-      const decoded = decodeCursor(position, cursor);
-      if (!decoded.ok) return decoded;
-      before = decoded.value.plans_before;
-    }
+    const scope = { status, limit };
+    const after = readCursor(position, cursor, scope);
+    if (!after.ok) return after;
+    const before = after.value?.plans_before;
     const counts = sql.join(
       ITEM_STATUSES.map((itemStatus) => sql`${itemStatus}::text, count(*) filter (where i.status = ${itemStatus})::int`),
       sql`, `,
@@ -57,7 +55,7 @@ export default defineTool({
         ${before === undefined ? sql`` : sql`and p.id < ${before}`}
       order by p.id desc
       limit ${limit + 1}`);
-    const page = pageOf(rows as unknown as z.output<typeof plan>[], limit, (last) => ({ plans_before: last.plan_id }));
+    const page = pageOfRows(rows as unknown as z.output<typeof plan>[], limit, scope, (last) => ({ plans_before: last.plan_id }));
     const filter = status === undefined ? '' : ` with status ${status}`;
     const message =
       page.rows.length === 0

@@ -27,7 +27,7 @@ export default defineTool({
     created: z.boolean().describe('True when this call created the topic.'),
     pass_mark: z.number(),
     wrong_questions: z.array(attempt),
-    next_cursor: nextCursorField.describe('When there are more wrong questions: pass it as cursor to get-wrong-questions with this topic_id.'),
+    next_cursor: nextCursorField.describe('When there are more wrong questions: pass it as cursor to get-wrong-questions with this topic_id and the same limit.'),
   }),
   example: { topic_name: 'Spanish grammar' },
   async execute({ topic_name, limit }, { db, project, idFor }) {
@@ -50,7 +50,7 @@ export default defineTool({
       ? `Created ${name}: there are no earlier wrong answers to revisit. Ask new questions, then save the round with quiz-post-save.`
       : page.rows.length === 0
         ? `No earlier wrong answers in ${name}. Ask new questions, then save the round with quiz-post-save.`
-        : `${plural(page.rows.length, 'earlier wrong answer')} in ${name} to ask again, newest first.${moreNote(page, 'wrong answers', `get them with get-wrong-questions, topic_id ${topic.topic_id} and cursor set to next_cursor`)} Save the round with quiz-post-save.`;
+        : `${plural(page.rows.length, 'earlier wrong answer')} in ${name} to ask again, newest first.${moreNote(page, 'wrong answers', `get them with get-wrong-questions, topic_id ${topic.topic_id}, limit ${limit} and cursor set to next_cursor`)} Save the round with quiz-post-save.`;
     return ok({ ...topic, created, pass_mark: PASS_MARK, wrong_questions: page.rows, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
   },
 });

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, jsonLength, responseFormatField } from '../../shared/core/budget.ts';
 import { fail, ok } from '../../shared/core/contract.ts';
-import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { cursorField, decodeCursor, encodeCursor, nextCursorField, positionIndex } from '../../shared/core/cursor.ts';
 import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
@@ -45,7 +45,7 @@ const mergeShape = z.object({
 });
 
 /** Where a page starts: a cluster (and how many of its members were given), then the merge tree. */
-const position = z.strictObject({ cluster: z.int().min(0), member: z.int().min(0), merge: z.int().min(0) });
+const position = z.strictObject({ cluster: positionIndex, member: positionIndex, merge: positionIndex });
 
 /**
  * Groups tasks by meaning: exact agglomerative clustering of their embeddings (cosine similarity,

@@ -5,6 +5,7 @@ import { ok } from '../../shared/core/contract.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
 import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
+import { uuid } from '../../shared/core/fields.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { providersFromEnv } from '../../shared/providers/index.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
@@ -16,8 +17,8 @@ type Relationship = z.output<typeof relationshipShape>;
 
 /** The last relationship a page gave, in page order: the next page starts after it. */
 const position = z.strictObject({
-  detector: z.string(),
-  after: z.tuple([z.number(), z.string(), z.string(), relationshipType]),
+  detector: z.string().max(200),
+  after: z.tuple([z.number().min(0).max(1), uuid(), uuid(), relationshipType]),
 });
 
 /**

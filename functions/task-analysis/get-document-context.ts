@@ -7,7 +7,7 @@ import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { CHUNK_DEFAULTS } from '../../shared/records/chunks.ts';
-import { documentPageShape, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../../shared/records/documents.ts';
+import { chunkNumber, documentPageShape, MAX_CHUNKS, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../../shared/records/documents.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
 import { EXAMPLE_IDS } from '../documents/lib/schemas.ts';
 import { taskIds, tasksNotFound } from './lib/tasks.ts';
@@ -31,7 +31,7 @@ export default defineTool({
     `a chunk comes with its own tasks. Long answers are paged: pass next_cursor back as cursor.`,
   input: z.strictObject({
     task_ids: taskIds(1, 50),
-    chunk_number: z.int().min(1).default(1).describe('Which chunk of the documents to read, from 1 (default 1). Every document named must have it.'),
+    chunk_number: chunkNumber().describe(`Which chunk of the documents to read, from 1 (default 1) to at most ${MAX_CHUNKS}. Every document named must have it.`),
     response_format: responseFormatField,
     cursor: cursorField.nullish(),
   }),

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, jsonLength, responseFormatField } from '../../shared/core/budget.ts';
 import { ok } from '../../shared/core/contract.ts';
-import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
+import { cursorField, decodeCursor, encodeCursor, nextCursorField, positionIndex } from '../../shared/core/cursor.ts';
 import { uuid } from '../../shared/core/fields.ts';
 import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
@@ -17,7 +17,7 @@ const reachedTask = z.object({
   document_id: z.string().optional().describe('detailed only.'),
 });
 
-const position = z.strictObject({ offset: z.int().min(0) });
+const position = z.strictObject({ offset: positionIndex });
 
 /**
  * Walks the saved task relationships from one task, transitively up to `depth` hops, in one

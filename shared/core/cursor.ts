@@ -6,10 +6,14 @@
  *
  * A cursor can be bound to the inputs it continues (`scope`): sent back with other inputs (other
  * task ids, another threshold), it is refused instead of silently paging through something else.
+ * What a cursor holds is input like any other: screened and checked against its position schema,
+ * whose every field is bounded by what the query it feeds can hold ({@link positionIndex}), so a
+ * forged cursor is refused as input, never by the database.
  */
 import * as z from 'zod';
 import { fail, type Failure } from './contract.ts';
-import { quote, refuseValue } from './validation.ts';
+import { INT4 } from './fields.ts';
+import { quote, refuseValue, validateInput } from './validation.ts';
 
 /** Cursors are short; anything longer was not made by {@link encodeCursor}. */
 const MAX_CURSOR_LENGTH = 1_000;
@@ -33,6 +37,9 @@ export const cursorField = z
   })
   .meta({ minLength: 1, maxLength: MAX_CURSOR_LENGTH, pattern: CURSOR_PATTERN.source })
   .describe("Where to continue: the next_cursor of the previous answer, sent with that call's other fields unchanged. Optional; omit (or null) for the first page.");
+
+/** A count or an index held in a cursor's position: an integer from 0 to the largest a query's `integer` takes. */
+export const positionIndex = z.int().min(0).max(INT4.max);
 
 /** The `next_cursor` output field: null on the last page. */
 export const nextCursorField = z
@@ -63,8 +70,9 @@ export interface DecodeOptions {
 
 /**
  * Decodes a cursor made by {@link encodeCursor} and checks it against `schema` (the position the
- * tool encodes) and `scope`. A cursor that is not one, or was made for other inputs, answers
- * VALIDATION_ERROR on the field `cursor`.
+ * tool encodes, screened as every input is: see validateInput) and `scope`. A cursor that is not
+ * one, holds a position out of its bounds, or was made for other inputs, answers VALIDATION_ERROR
+ * on the field `cursor`.
  */
 export function decodeCursor<S extends z.ZodType>(schema: S, cursor: string, { scope, hint }: DecodeOptions = {}): { ok: true; value: z.output<S> } | Failure {
   let position: unknown;
@@ -78,14 +86,14 @@ export function decodeCursor<S extends z.ZodType>(schema: S, cursor: string, { s
   if (typeof position === 'object' && position !== null && SCOPE_KEY in position) {
     ({ [SCOPE_KEY]: scoped, ...position } = position as Record<string, unknown>);
   }
-  const parsed = schema.safeParse(position);
-  if (!parsed.success) {
+  const parsed = validateInput(schema, position, '');
+  if (!parsed.ok) {
     return refused("Field 'cursor' is not a cursor this tool returned. Pass the next_cursor of the previous answer unchanged, or omit cursor to start from the first page.", cursor, hint);
   }
   if (scope !== undefined && scoped !== fingerprint(scope)) {
     return refused("Field 'cursor' continues a call with other inputs. Send it with the same fields as the call that returned it (only cursor changes), or omit cursor to start from the first page.", cursor, hint);
   }
-  return { ok: true, value: parsed.data };
+  return { ok: true, value: parsed.value };
 }
 
 function refused(message: string, cursor: string, hint: string | undefined): Failure {

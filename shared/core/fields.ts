@@ -28,6 +28,12 @@ import * as z from 'zod';
 import { plural } from './plural.ts';
 import { codePointLength, FORBIDDEN_KEYS, NON_BLANK_TEXT_PATTERN, quote, refuseValue, SAFE_TEXT_PATTERN } from './validation.ts';
 
+/**
+ * The range of a Postgres `integer` (int4), the type of every id and count the tools store or
+ * query with: a number outside it is refused as input, never by the database.
+ */
+export const INT4 = { min: -2_147_483_648, max: 2_147_483_647 } as const;
+
 export interface TextOptions {
   /** Most characters (Unicode code points). */
   max: number;

@@ -14,7 +14,7 @@ import { linkList } from '../core/links.ts';
 import { plural } from '../core/plural.ts';
 import { uuid } from '../core/fields.ts';
 import { validateInput } from '../core/validation.ts';
-import { documentPageShape, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../records/documents.ts';
+import { chunkNumber, documentPageShape, MAX_CHUNKS, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../records/documents.ts';
 import { readTaskRecord, taskRecordShape } from '../records/tasks.ts';
 import type { Env } from '../runtime/env.ts';
 import { linksFromEnv } from '../runtime/links.ts';
@@ -27,7 +27,7 @@ export const taskRecordData = z.object({ task: taskRecordShape });
 
 /** The query parameters of `GET /documents/:id`. */
 export const documentQuery = z.strictObject({
-  chunk: z.int().min(1).default(1).describe('Which chunk of a long document, from 1 (default 1).'),
+  chunk: chunkNumber().describe(`Which chunk of a long document, from 1 (default 1) to at most ${MAX_CHUNKS}.`),
   cursor: cursorField.optional(),
   response_format: responseFormatField,
 });

@@ -8,7 +8,7 @@
  * `\ud800`), `json` keeps that text as written (where `jsonb` would refuse it and lose the row),
  * and reading the row back parses it into exactly the values that were traced.
  */
-import { sql, type SQL } from 'drizzle-orm';
+import { DrizzleQueryError, sql, type SQL } from 'drizzle-orm';
 import { toolExecutions } from '../../drizzle/schema.ts';
 import type { Outcome } from '../core/contract.ts';
 import type { Database } from '../runtime/db.ts';
@@ -104,10 +104,20 @@ function jsonText(value: unknown): SQL {
   return sql`${text ?? null}::json`;
 }
 
-/** An error as plain data, stack and causes included (for the trace, never for the caller). */
+/** What stands in a trace for the message of a failed statement: the statement and its parameters are never shown. */
+const WITHHELD_QUERY = 'Failed query (its SQL text and parameters are not recorded; the database error follows as its cause)';
+
+/**
+ * An error as plain data, stack and causes included (for the trace, which the project's callers
+ * read at GET /executions/:trace_id, never for the answer). A failed statement's SQL text and
+ * parameters (drizzle's DrizzleQueryError writes them into its message) are withheld: the
+ * database's own error, beneath it, says what went wrong.
+ */
 export function describeCause(cause: unknown, depth = 0): unknown {
   if (!(cause instanceof Error)) return cause;
-  const described: Record<string, unknown> = { name: cause.name, message: cause.message, stack: cause.stack };
+  const message = cause instanceof DrizzleQueryError ? WITHHELD_QUERY : cause.message;
+  const stack = cause.stack?.replace(cause.message, message);
+  const described: Record<string, unknown> = { name: cause.name, message, stack };
   for (const key of ['code', 'detail', 'constraint', 'table', 'column'] as const) {
     const value = (cause as unknown as Record<string, unknown>)[key];
     if (value !== undefined) described[key] = value;

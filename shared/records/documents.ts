@@ -8,8 +8,24 @@
 import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, jsonLength, type ResponseFormat } from '../core/budget.ts';
+import { positionIndex } from '../core/cursor.ts';
 import { uuidArray, type Database } from '../runtime/db.ts';
 import { CHUNK_DEFAULTS, chunkLayout, chunkWindow, type ChunkLayout } from './chunks.ts';
+
+/** Documents are at most this many characters (about 1 MiB, the request body limit). */
+export const MAX_DOCUMENT_CHARS = 900_000;
+
+/** The most chunks a document can have: a larger chunk number names no chunk of any document. */
+export const MAX_CHUNKS = chunkLayout(MAX_DOCUMENT_CHARS).totalChunks;
+
+/**
+ * A chunk number (get-document-context's `chunk_number`, `GET /documents/:id?chunk=`): from 1 to
+ * {@link MAX_CHUNKS}, default 1. Whether the documents asked for have that chunk is known once
+ * they are read.
+ */
+export function chunkNumber() {
+  return z.int().min(1).max(MAX_CHUNKS).default(1);
+}
 
 /** One task of a document page. */
 const documentTaskShape = z.object({
@@ -54,9 +70,10 @@ export interface DocumentSummary {
 
 /**
  * Where a page starts: the index of a document in the call's list, and how many of its chunk's
- * tasks earlier pages gave (its content too, when that is more than 0). Cursors encode it.
+ * tasks earlier pages gave (its content too, when that is more than 0). Cursors encode it; a
+ * chunk of chunkSize characters holds fewer tasks than that, each on a line of its own.
  */
-export const pagePositionSchema = z.strictObject({ document: z.int().min(0), task: z.int().min(0) });
+export const pagePositionSchema = z.strictObject({ document: positionIndex, task: z.int().min(0).max(CHUNK_DEFAULTS.chunkSize) });
 
 export type PagePosition = z.output<typeof pagePositionSchema>;
 
@@ -101,6 +118,8 @@ export async function readDocumentPage(
   documents: readonly DocumentSummary[],
   { chunk, from, format }: { chunk: number; from: PagePosition; format: ResponseFormat },
 ): Promise<DocumentPage> {
+  // A position past the call's documents (a forged cursor) has nothing to read.
+  if (from.document >= documents.length) return { entries: [], next: null };
   const budget = ANSWER_BUDGETS[format];
   const span = chunkWindow(chunk);
   // Documents whose content fits the page (the first always does); the tasks may end it sooner.

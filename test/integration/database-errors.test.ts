@@ -3,7 +3,8 @@
  * proxy fails every query of the call before it reaches the database (so nothing is written), as a
  * transient outage (retried, then 503) or a permission error (attempted once, 500). Each answer
  * follows the agent policy for database errors: apologise briefly and suggest a retry, with a hint
- * of the next step, and never SQL or a stack.
+ * of the next step, and never SQL or a stack. The trace the project reads back keeps the database's
+ * error and a stack, never the statement or its parameters.
  */
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
@@ -50,6 +51,22 @@ beforeAll(async () => {
 
 afterEach(() => script(0));
 
+/** The trace of a call as its project reads it (GET /executions/:trace_id). */
+async function traceOf(traceId: string): Promise<Data> {
+  const ctx = createExecutionContext();
+  const response = await gateway.fetch(
+    new Request(`http://edge-tools.test/executions/${traceId}`, { headers: { authorization: `Bearer ${tenantA.apiKey}` } }),
+    env,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  expect(response.status).toBe(200);
+  return ((await response.json()) as Data).data;
+}
+
+/** SQL text: a statement's keywords, or drizzle's "Failed query: … params: …". */
+const SQL_TEXT = /\bselect\s[^\n]*\sfrom\s|\binsert into\s|\bupdate \w+ set\s|\bdelete from\s|Failed query:|params:/i;
+
 const POLICY = /^.+\. Apologise briefly to the user and suggest trying again .+\.$/;
 
 describe.each(tools.map((tool) => [tool.id, tool.example] as const))('%s', (toolId, example) => {
@@ -75,6 +92,11 @@ describe.each(tools.map((tool) => [tool.id, tool.example] as const))('%s', (tool
     expect(body.message).toContain('suggest trying again later');
     expect(body.error.hint).toContain('try again later');
     expect(JSON.stringify(body)).not.toMatch(/select |insert |update |delete from|stack|127\.0\.0\.1/i);
+    // The trace keeps what the database said, and no statement.
+    const trace = await traceOf(body.meta.trace_id);
+    expect(trace.error).toMatchObject({ code: 'DATABASE_ERROR', cause: { stack: expect.any(String) } });
+    expect(JSON.stringify(trace.error)).toContain('42501');
+    expect(JSON.stringify(trace.error)).not.toMatch(SQL_TEXT);
   });
 });
 

@@ -5,10 +5,8 @@ import { notFound, ok, type Failure, type Success } from '../../../shared/core/c
 import { text, uuid } from '../../../shared/core/fields.ts';
 import type { Links } from '../../../shared/core/links.ts';
 import { plural } from '../../../shared/core/plural.ts';
+import { MAX_DOCUMENT_CHARS } from '../../../shared/records/documents.ts';
 import type { EmbeddingReport, StoredTask } from './ingest.ts';
-
-/** Documents are at most this many characters (about 1 MiB, the request body limit). */
-export const MAX_DOCUMENT_CHARS = 900_000;
 
 export const documentFields = {
   title: text({ max: 500, blank: false }).describe('The document title, e.g. "Q3 hiring plan".'),

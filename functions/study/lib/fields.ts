@@ -4,19 +4,16 @@
  */
 import * as z from 'zod';
 import { ITEM_STATUSES, PLAN_STATUSES } from '../../../drizzle/schema.ts';
-import { advertiseRule, date, given, text } from '../../../shared/core/fields.ts';
-
-/** Ids are Postgres `integer`s: anything larger is refused by the validator, never by the database. */
-const MAX_ID = 2_147_483_647;
+import { advertiseRule, date, given, INT4, text } from '../../../shared/core/fields.ts';
 
 /** The id of a study record (numbered per project: plan 1, 2, 3 …). */
 export function recordId(what: string) {
-  return z.int().min(1).max(MAX_ID).describe(`The ${what} id (an integer, from an earlier answer).`);
+  return z.int().min(1).max(INT4.max).describe(`The ${what} id (an integer, from an earlier answer).`);
 }
 
 /** `plan_id`: a plan's id, or "latest" for the project's most recently created plan. */
 export const planIdField = z
-  .union([z.int().min(1).max(MAX_ID), z.literal('latest')], { error: "must be a plan id (a positive integer) or 'latest'" })
+  .union([z.int().min(1).max(INT4.max), z.literal('latest')], { error: "must be a plan id (a positive integer) or 'latest'" })
   .describe('The plan id, or "latest" for the most recently created plan.');
 
 /** `plan_title`: matched exactly, ignoring case (and surrounding whitespace). */

@@ -1,12 +1,12 @@
 /** What the quiz tools share: the pass mark, the shape of an attempt, the wrong answers of a topic, and deleting attempts. */
 import { sql, type SQL } from 'drizzle-orm';
 import * as z from 'zod';
-import { decodeCursor } from '../../../shared/core/cursor.ts';
 import { text } from '../../../shared/core/fields.ts';
 import type { Failure } from '../../../shared/core/contract.ts';
 import type { Database } from '../../../shared/runtime/db.ts';
 import { receiptResult, recordReceipt, type Receipt } from '../../../shared/runtime/receipts.ts';
-import { pageOf, type Page } from './page.ts';
+import { recordId } from './fields.ts';
+import { pageOfRows, readCursor, type Page } from './page.ts';
 import { isoTime } from './sql.ts';
 
 /** An attempt scoring below this (0 to 1) is wrong; an attempt without a score is not graded, so neither. */
@@ -31,23 +31,25 @@ export type Attempt = z.output<typeof attempt>;
 export const attemptColumns = sql`a.id as attempt_id, a.topic_id, a.question, a.user_answer, a.score, a.feedback, ${isoTime(sql`a.created_at`)} as created_at`;
 
 /** Where a page of wrong answers continues (shared by get-wrong-questions and quiz-pre-fetch). */
-export const wrongAnswersPosition = z.strictObject({ wrong_before: z.int().min(1) });
+const wrongAnswersPosition = z.strictObject({ wrong_before: recordId('attempt') });
 
-/** Reads a page of the topic's wrong answers, newest first, from the position a cursor holds. */
+/**
+ * Reads a page of the topic's wrong answers, newest first, from the position a cursor holds. The
+ * cursor is bound to the topic and the page size, whichever tool made it (quiz-pre-fetch's
+ * continues with get-wrong-questions).
+ */
 export async function wrongAnswers(db: Database, projectId: string, topicId: number, limit: number, cursor?: string): Promise<Page<Attempt> | Failure> {
-  let before: number | undefined;
-  if (cursor !== undefined) {
-    const decoded = decodeCursor(wrongAnswersPosition, cursor);
-    if (!decoded.ok) return decoded;
-    before = decoded.value.wrong_before;
-  }
+  const scope = { topic_id: topicId, limit };
+  const from = readCursor(wrongAnswersPosition, cursor, scope);
+  if (!from.ok) return from;
+  const before = from.value?.wrong_before;
   const { rows } = await db.execute(sql`
     select ${attemptColumns} from quiz_attempts a
     where a.project_id = ${projectId} and a.topic_id = ${topicId} and a.score < ${PASS_MARK}
       ${before === undefined ? sql`` : sql`and a.id < ${before}`}
     order by a.id desc
     limit ${limit + 1}`);
-  return pageOf(rows as unknown as Attempt[], limit, (last) => ({ wrong_before: last.attempt_id }));
+  return pageOfRows(rows as unknown as Attempt[], limit, scope, (last) => ({ wrong_before: last.attempt_id }));
 }
 
 /**

@@ -6,13 +6,9 @@
  * their date bounds, bounded numbers.
  */
 import * as z from 'zod';
-import { dateTime, jsonObject, text } from '../../../shared/core/fields.ts';
+import { dateTime, INT4, jsonObject, text } from '../../../shared/core/fields.ts';
 import { plural } from '../../../shared/core/plural.ts';
 import { DEFAULT_TEXT_MAX_LENGTH, type FieldConfig, type ValidTableConfig } from './table-config.ts';
-
-/** Postgres `integer` range: larger values would fail in the database instead of here. */
-const INT4_MIN = -2_147_483_648;
-const INT4_MAX = 2_147_483_647;
 
 /** Builds the strict input schema of a table tool. Call once per configuration, at module scope. */
 export function buildInputSchema(config: ValidTableConfig) {
@@ -36,7 +32,7 @@ function valueSchema(field: FieldConfig): z.ZodType {
       // A required text field must say something (not only whitespace); an explicit minLength of 0 allows "".
       return text({ max: field.maxLength ?? DEFAULT_TEXT_MAX_LENGTH, min: field.minLength ?? 0, blank: !field.required || field.minLength === 0 });
     case 'integer':
-      return z.int().min(field.min ?? INT4_MIN).max(field.max ?? INT4_MAX);
+      return z.int().min(field.min ?? INT4.min).max(field.max ?? INT4.max);
     case 'numeric':
       return numericSchema(field);
     case 'boolean':

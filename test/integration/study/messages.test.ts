@@ -1,11 +1,11 @@
 /**
  * The study planner's conversation memory in workerd: a conversation saved and read back in
- * order, page by page, unknown sessions and tenant isolation. (Saves retried after a lost answer:
+ * order, page by page, new sessions and tenant isolation. (Saves retried after a lost answer:
  * retry-safety.test.ts.)
  */
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { data, failure, newTenant, rowCount, type Data, type Tenant } from './helpers.ts';
+import { call, data, failure, newTenant, rowCount, type Data, type Tenant } from './helpers.ts';
 
 const CONVERSATION = [
   ['system', 'You are a patient study coach.'],
@@ -45,10 +45,11 @@ describe('a conversation', () => {
     expect(await pages('newest_first')).toEqual([5, 4, 3, 2, 1]);
   });
 
-  it('answers an unknown session with NOT_FOUND, saying a new conversation has no history yet', async () => {
-    const error = await failure(tenant, 'get-messages', { session_id: 'never used' }, 404, 'NOT_FOUND');
-    expect(error.details).toEqual({ entity_type: 'message', query: { session_id: 'never used' } });
-    expect(error.message).toContain('If the conversation is new, there is no history yet');
+  it('answers a session never used with success and no messages: a new conversation has no history yet', async () => {
+    const { status, body } = await call(tenant, 'get-messages', { session_id: 'never used' });
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ success: true, data: { session_id: 'never used', messages: [], next_cursor: null } });
+    expect(body.message).toContain('has no messages yet');
   });
 
   it.each([
@@ -68,8 +69,8 @@ describe('tenant isolation', () => {
     const other = await newTenant('Messages: other');
     await data(owner, 'save-message', { session_id: 'shared name', role: 'user', content: 'Owner secret.' });
     await data(owner, 'save-message', { session_id: 'owner only', role: 'user', content: 'Owner only.' });
-    await failure(other, 'get-messages', { session_id: 'owner only' }, 404, 'NOT_FOUND');
-    await failure(other, 'get-messages', { session_id: 'shared name' }, 404, 'NOT_FOUND');
+    expect((await data(other, 'get-messages', { session_id: 'owner only' })).messages).toEqual([]);
+    expect((await data(other, 'get-messages', { session_id: 'shared name' })).messages).toEqual([]);
     await data(other, 'save-message', { session_id: 'shared name', role: 'user', content: 'Other text.' });
     expect((await data(other, 'get-messages', { session_id: 'shared name' })).messages.map((m: Data) => m.content)).toEqual(['Other text.']);
     expect((await data(owner, 'get-messages', { session_id: 'shared name' })).messages.map((m: Data) => m.content)).toEqual(['Owner secret.']);

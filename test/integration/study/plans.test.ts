@@ -119,7 +119,7 @@ describe('list-plans', () => {
       seen.push(...body.data.plans.map((p: Data) => p.title));
       cursor = body.data.next_cursor;
       expect(body.meta.truncated).toBe(cursor !== null);
-      if (cursor) expect(body.message).toContain('call again with cursor');
+      if (cursor) expect(body.message).toContain('call again with the same fields and cursor');
     } while (cursor);
     expect(pages).toBe(3);
     expect(seen).toEqual(['Plan E', 'Plan D', 'Plan C', 'Plan B', 'Plan A']);
