@@ -35,6 +35,16 @@ export default defineConfig({
         },
       },
       {
+        // Debian's Prometheus scraping the worker under `wrangler dev` (Node drives both).
+        test: {
+          name: 'served',
+          environment: 'node',
+          include: ['test/served/**/*.test.ts'],
+          hookTimeout: 120_000,
+          testTimeout: 60_000,
+        },
+      },
+      {
         // The real worker inside workerd, against the local stand-ins started by the global setup.
         plugins: [
           cloudflareTest(({ inject }) => {
