@@ -45,6 +45,17 @@ export default defineConfig({
         },
       },
       {
+        // The agent frameworks' own MCP clients and tool paths (examples/), against one `wrangler dev` for the project.
+        test: {
+          name: 'frameworks',
+          environment: 'node',
+          include: ['test/frameworks/**/*.test.ts'],
+          globalSetup: ['test/frameworks/gateway.ts'],
+          hookTimeout: 180_000,
+          testTimeout: 60_000,
+        },
+      },
+      {
         // The real worker inside workerd, against the local stand-ins started by the global setup.
         plugins: [
           cloudflareTest(({ inject }) => {
