@@ -12,7 +12,7 @@ export const TOOLSET = 'study';
 
 /** The gateway's MCP endpoint for {@link TOOLSET} and the project's key, as the examples take them. */
 export function edgeTools(): EdgeTools {
-  return { url: `${inject('gatewayUrl')}/mcp`, key: inject('gatewayKey') };
+  return { url: `${inject('gatewayUrl')}/mcp/${TOOLSET}`, key: inject('gatewayKey') };
 }
 
 /** An envelope as the HTTP API answers it. */
@@ -33,11 +33,16 @@ export async function callOverHttp(tool: string, input: unknown): Promise<Envelo
   return (await response.json()) as Envelope;
 }
 
-/** The ids of the toolset's tools, from the catalog (`GET /tools`). */
+/** The ids of the toolset's tools, from the catalog (`GET /tools?toolset=`), which holds others too. */
 export async function catalogIds(): Promise<string[]> {
-  const response = await fetch(`${inject('gatewayUrl')}/tools`);
-  const { data } = (await response.json()) as { data: { tools: { id: string }[] } };
-  return data.tools.map((tool) => tool.id);
+  const [some, all] = await Promise.all([`?toolset=${TOOLSET}`, ''].map(async (query) => {
+    const response = await fetch(`${inject('gatewayUrl')}/tools${query}`);
+    const { data } = (await response.json()) as { data: { tools: { id: string }[] } };
+    return data.tools.map((tool) => tool.id);
+  }));
+  expect(some).toContain('save-message');
+  expect(all!.length).toBeGreaterThan(some!.length);
+  return some!;
 }
 
 /** The calls a model makes in a conversation of its own (`session`): one valid, one invalid. */

@@ -10,6 +10,9 @@ import { measureBundles, TARGETS } from '../../bench/bundles.ts';
 /** Packages no tool's own worker bundles: zod's other locales, MCP, a validator or a driver we replaced. */
 const NEVER_IN_A_TOOL_WORKER = ['zod (other locales)', '@modelcontextprotocol/server', '@modelcontextprotocol/sdk', 'ajv', '@neondatabase/serverless'];
 
+/** The agent frameworks of examples/ and test/frameworks/: devDependencies that no worker bundles. */
+const AGENT_FRAMEWORK = /^(?:ai|openai|@ai-sdk\/.+|@openai\/.+|@langchain\/.+|@mastra\/.+)$/;
+
 describe('a tool worker bundle', () => {
   // log-mood: a table tool with no provider; cluster-by-similarity: the WebAssembly kernel and the embedder.
   for (const worker of ['log-mood', 'cluster-by-similarity']) {
@@ -18,9 +21,19 @@ describe('a tool worker bundle', () => {
       expect(bundle!.worker).toBe(worker);
       expect(bundle!.gzipKib).toBeLessThanOrEqual(TARGETS.toolWorkerGzipKib);
       const packages = [...bundle!.byPackage.keys()];
-      expect(packages.filter((name) => NEVER_IN_A_TOOL_WORKER.includes(name))).toEqual([]);
+      expect(packages.filter((name) => NEVER_IN_A_TOOL_WORKER.includes(name) || AGENT_FRAMEWORK.test(name))).toEqual([]);
       // What it must carry: its own code and the validation layer.
       expect(packages).toEqual(expect.arrayContaining(['zod', 'shared/core']));
     });
   }
+});
+
+describe('the gateway bundle', () => {
+  it('carries MCP and none of the agent frameworks', async () => {
+    const [bundle] = await measureBundles(undefined, ['gateway']);
+    expect(bundle!.worker).toBe('gateway');
+    const packages = [...bundle!.byPackage.keys()];
+    expect(packages.filter((name) => AGENT_FRAMEWORK.test(name))).toEqual([]);
+    expect(packages).toEqual(expect.arrayContaining(['@modelcontextprotocol/server', 'hono']));
+  });
 });
