@@ -10,6 +10,9 @@ import { measureBundles, TARGETS } from '../../bench/bundles.ts';
 /** Packages no tool's own worker bundles: zod's other locales, MCP, a validator or a driver we replaced. */
 const NEVER_IN_A_TOOL_WORKER = ['zod (other locales)', '@modelcontextprotocol/server', '@modelcontextprotocol/sdk', 'ajv', '@neondatabase/serverless'];
 
+/** A ceiling for one dry-run bundle, generous: on a loaded machine one takes tens of seconds. */
+const BUNDLE_TIMEOUT_MS = 180_000;
+
 /** The agent frameworks of examples/ and test/frameworks/: devDependencies that no worker bundles. */
 const AGENT_FRAMEWORK = /^(?:ai|openai|@ai-sdk\/.+|@openai\/.+|@langchain\/.+|@mastra\/.+)$/;
 
@@ -24,7 +27,7 @@ describe('a tool worker bundle', () => {
       expect(packages.filter((name) => NEVER_IN_A_TOOL_WORKER.includes(name) || AGENT_FRAMEWORK.test(name))).toEqual([]);
       // What it must carry: its own code and the validation layer.
       expect(packages).toEqual(expect.arrayContaining(['zod', 'shared/core']));
-    });
+    }, BUNDLE_TIMEOUT_MS);
   }
 });
 
@@ -35,5 +38,5 @@ describe('the gateway bundle', () => {
     const packages = [...bundle!.byPackage.keys()];
     expect(packages.filter((name) => AGENT_FRAMEWORK.test(name))).toEqual([]);
     expect(packages).toEqual(expect.arrayContaining(['@modelcontextprotocol/server', 'hono']));
-  });
+  }, BUNDLE_TIMEOUT_MS);
 });
