@@ -10,7 +10,7 @@ import {
   type Permit,
   type Refused,
   type Semaphore,
-} from './semaphore.ts';
+} from './semaphore-contract.ts';
 
 /** Options of MemorySemaphore; defaults as RedisSemaphore's. */
 export type MemorySemaphoreOptions = {
@@ -22,7 +22,7 @@ type Waiter = { grant(): void; position(): number };
 
 /**
  * Grants slots strictly in order of `acquire` calls. A release hands its slot straight to the oldest
- * waiter. Permits never lose their slot (`lost` never aborts): there is no lease to lose.
+ * waiter. Permits never lapse: there is no lease to lose.
  */
 export class MemorySemaphore implements Semaphore {
   readonly limit: number;
@@ -77,7 +77,7 @@ export class MemorySemaphore implements Semaphore {
   private acquired(startedAt: number, queueDepth: number): Acquired {
     let released = false;
     const permit: Permit = {
-      lost: new AbortController().signal,
+      lapse: () => undefined,
       release: async () => {
         if (released) return;
         released = true;

@@ -78,6 +78,18 @@ export interface Meta {
   truncated?: boolean;
   /** True when the answer is the stored answer of an earlier call with the same idempotency key. */
   replayed?: boolean;
+  /** Facts about a call that did its work, worth knowing but not a failure (e.g. `lease_lost`). */
+  warnings?: Warning[];
+}
+
+/**
+ * Something that happened to a call that still did its work. `lease_lost`: the execution slot's
+ * lease could not be renewed (or was taken back) while the tool ran, so the limit on concurrent
+ * executions may have been exceeded meanwhile; the tool's answer stands, the work is done.
+ */
+export interface Warning {
+  code: 'lease_lost';
+  message: string;
 }
 
 export interface Link {

@@ -48,6 +48,10 @@ const metaSchema = z.object({
   pagination: paginationSchema.optional(),
   truncated: z.boolean().optional(),
   replayed: z.boolean().optional().describe('True when this is the stored answer of an earlier call with the same idempotency key: nothing ran again.'),
+  warnings: z
+    .array(z.object({ code: z.enum(['lease_lost']), message: z.string() }))
+    .optional()
+    .describe('Facts about a call that did its work, not failures: lease_lost (the execution slot could not be vouched for while the tool ran; its answer stands).'),
 });
 
 const linkSchema = z.object({ label: z.string(), url: z.string() });

@@ -6,10 +6,11 @@
  * Every path ends in an envelope; nothing a tool throws reaches the caller. Nothing about the
  * deployment's configuration is told to a caller before its key is verified.
  */
-import { envelope, fail, FailureError, retryAfterMs, statusOf, type Failure, type Meta, type Outcome } from '../core/contract.ts';
+import { envelope, fail, FailureError, retryAfterMs, statusOf, type Failure, type Meta, type Outcome, type Warning } from '../core/contract.ts';
 import { authenticate, type Authenticated, type AuthOptions } from './auth.ts';
 import { admissionFromEnv, namespaceOf, redisFromEnv } from '../concurrency/admission.ts';
 import { FailedAttempts } from '../concurrency/rate-limit.ts';
+import type { LeaseLapse } from '../concurrency/semaphore.ts';
 import { createDb, databaseFailure, type Database } from './db.ts';
 import { nameBasedUuid } from './ids.ts';
 import { claimIdempotencyKey, keyFromHeader } from './idempotency.ts';
@@ -190,13 +191,21 @@ export async function callTool(
   if (queued) log('info', 'dequeued', { tool: tool.id, trace_id: traceId, queued_ms: round(admitted.queuedMs) });
 
   const { permit } = admitted;
+  // A slot whose lease lapsed before the tool started is not used: the call did not run.
+  const lapsedBefore = permit.lapse();
+  if (lapsedBefore) {
+    if (claim) scope.waitUntil(claim.release());
+    scope.waitUntil(permit.release());
+    return refuseChecked(leaseLapsedBeforeStart(lapsedBefore));
+  }
   let outcome: Outcome<unknown>;
   let attempts: number;
+  let lapse: LeaseLapse | undefined;
   const executionStartedAt = performance.now();
   const retryErrors: RetryError[] = [];
   try {
-    // Aborted when the caller goes away or the slot's lease is lost: the tool's database requests too.
-    const signal = AbortSignal.any([call.signal, permit.lost]);
+    // Aborted when the caller goes away. Never on a lapsed lease: see leaseWarning.
+    const signal = call.signal;
     let providers: Providers | undefined;
     const context: ToolContext = {
       db: createDb(scope.env.DATABASE_URL!, { signal }),
@@ -219,15 +228,17 @@ export async function callTool(
         log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: errorForLog(failure.cause) });
       },
     }));
+    lapse = permit.lapse();
   } finally {
     scope.waitUntil(permit.release());
   }
   const executionMs = performance.now() - executionStartedAt;
-  if (permit.lost.aborted) outcome = leaseLost(outcome);
+  const warnings = lapse ? [leaseWarning(lapse)] : undefined;
+  if (lapse) log('warn', 'lease_lost', { tool: tool.id, trace_id: traceId, project_id: caller.project.id, reason: lapse.reason, detail: lapse.detail, ok: outcome.ok });
   if (claim) await claim.settle(outcome);
   if (!outcome.ok) logUnsuccessful('call_failed', outcome, { tool: tool.id, trace_id: traceId, project_id: caller.project.id, attempts });
 
-  const answerMeta = meta(attempts, admitted.queuedMs, executionMs);
+  const answerMeta = { ...meta(attempts, admitted.queuedMs, executionMs), ...(warnings && { warnings }) };
   if (answerMeta.performance_warning) {
     log('warn', 'slow_execution', { tool: tool.id, trace_id: traceId, execution_ms: round(executionMs), threshold_ms: slowCallMs });
   }
@@ -247,7 +258,7 @@ export async function callTool(
           attempts,
           queuedMs: answerMeta.queued_ms,
           performanceWarning: answerMeta.performance_warning,
-          leaseLost: permit.lost.aborted,
+          leaseLost: lapse !== undefined,
           startedAt: arrivedAt,
           apiKeyId: caller.keyId,
           retryErrors,
@@ -312,14 +323,20 @@ function failureOf(error: unknown, traceId: string): Failure {
 }
 
 /**
- * The slot's lease could not be renewed while the tool ran, so another call may have started in
- * its place: the limit can no longer be vouched for, and the call is reported as failed.
+ * The slot's lease lapsed while the tool ran, so another call may have run in its place: the limit
+ * was possibly exceeded, and that can no longer be undone. The tool is never stopped for it (work
+ * stopped half-way would be reported failed although partly written): its answer stands, with this
+ * warning, the `lease_lost` log event and the trace of the call.
  */
-function leaseLost(outcome: Outcome<unknown>): Failure {
-  return fail('BUSY', 'The execution slot was lost while the tool ran (its lease could not be renewed), so the result cannot be trusted. The tool may or may not have completed: check before repeating the call.', {
+function leaseWarning(lapse: LeaseLapse): Warning {
+  return { code: 'lease_lost', message: `The execution slot could not be vouched for while the tool ran (${lapse.detail}); the limit on concurrent executions may have been exceeded. The answer is the tool's own: its work is done.` };
+}
+
+/** The slot's lease lapsed between the grant and the start: the tool did not run. */
+function leaseLapsedBeforeStart(lapse: LeaseLapse): Failure {
+  return fail('BUSY', `The execution slot was lost before the tool started (${lapse.detail}), so the call did not run. Repeat it in a moment.`, {
     retryable: true,
     details: { reason: 'lease_lost', retry_after_ms: 1_000 },
-    cause: outcome.ok ? undefined : outcome.cause,
   });
 }
 
