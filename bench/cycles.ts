@@ -13,7 +13,7 @@
  */
 import { createRequire } from 'node:module';
 import { findCycles, type Edge } from '../functions/task-analysis/lib/graph.ts';
-import { extractTasks } from '../functions/task-analysis/lib/task-extraction.ts';
+import { extractTasks } from '../functions/documents/lib/task-extraction.ts';
 import { generateCorpus } from '../local/corpus.ts';
 import { seededRandom } from '../local/random.ts';
 import { offlineDependencyDetector } from '../shared/providers/offline.ts';

@@ -15,7 +15,7 @@
  * (offline-hashing-v2, with its own default threshold).
  */
 import { shownSimilarity } from '../functions/task-analysis/lib/similarity.ts';
-import { extractTasks } from '../functions/task-analysis/lib/task-extraction.ts';
+import { extractTasks } from '../functions/documents/lib/task-extraction.ts';
 import { CORPUS_DEFAULTS, generateCorpus } from '../local/corpus.ts';
 import { embedText, HASHING_EMBEDDER_ID, HASHING_EMBEDDER_THRESHOLD } from '../shared/providers/hashing-embedder.ts';
 import { searchTerms } from '../shared/providers/text.ts';

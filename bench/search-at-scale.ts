@@ -30,7 +30,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { sql } from 'drizzle-orm';
 import { EMBEDDING_DIMENSIONS, SEARCH_INDEX } from '../drizzle/schema.ts';
-import { vectorLiteral } from '../functions/documents/lib/ingest.ts';
+import { vectorLiteral } from '../shared/records/vectors.ts';
 import { seededRandom } from '../local/random.ts';
 import { findNearestTasks, NEAREST_TASKS_DEFAULTS, type NearestTasksOptions } from '../functions/task-analysis/lib/nearest-tasks.ts';
 import { shownSimilarity } from '../functions/task-analysis/lib/similarity.ts';

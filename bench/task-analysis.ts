@@ -26,7 +26,7 @@ import { storeDocument } from '../functions/documents/lib/ingest.ts';
 import detectDependenciesTool from '../functions/task-analysis/detect-dependencies.ts';
 import getDocumentContext from '../functions/task-analysis/get-document-context.ts';
 import { CHUNK_DEFAULTS, chunkLayout } from '../shared/records/chunks.ts';
-import { extractTasks } from '../functions/task-analysis/lib/task-extraction.ts';
+import { extractTasks } from '../functions/documents/lib/task-extraction.ts';
 import queryTaskGraph from '../functions/task-analysis/query-task-graph.ts';
 import semanticSearch from '../functions/task-analysis/semantic-search.ts';
 import { CORPUS_THEMES, generateCorpus } from '../local/corpus.ts';

@@ -7,7 +7,7 @@ import { migrate } from 'drizzle-orm/neon-http/migrator';
 import { apiKeys, projects } from '../drizzle/schema.ts';
 import { generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
 import { sql } from 'drizzle-orm';
-import { extractTasks } from '../functions/task-analysis/lib/task-extraction.ts';
+import { extractTasks } from '../functions/documents/lib/task-extraction.ts';
 import { createDb, uuidArray, type Database } from '../shared/runtime/db.ts';
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle/migrations', import.meta.url));

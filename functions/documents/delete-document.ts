@@ -4,7 +4,8 @@ import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { receiptResult, recordReceipt } from '../../shared/runtime/receipts.ts';
-import { documentId, documentNotFound, EXAMPLE_IDS } from './lib/schemas.ts';
+import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
+import { documentId, documentNotFound } from './lib/schemas.ts';
 
 /** Deletes a document with its tasks and their relationships. */
 export default defineTool({

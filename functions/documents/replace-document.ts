@@ -5,7 +5,8 @@ import { defineTool } from '../../shared/core/tool.ts';
 import { providersFromEnv } from '../../shared/providers/index.ts';
 import { embedTasks, storeDocument } from './lib/ingest.ts';
 import { responseFormatField } from '../../shared/core/budget.ts';
-import { documentFields, documentId, documentNotFound, EXAMPLE_IDS, ingestOutcome, ingestResult } from './lib/schemas.ts';
+import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
+import { documentFields, documentId, documentNotFound, ingestOutcome, ingestResult } from './lib/schemas.ts';
 
 /** Replaces a document's title and content; its tasks are extracted and embedded anew. */
 export default defineTool({

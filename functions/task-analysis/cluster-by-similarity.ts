@@ -6,10 +6,10 @@ import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { providersFromEnv } from '../../shared/providers/index.ts';
-import { EXAMPLE_IDS } from '../documents/lib/schemas.ts';
+import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { agglomerativeClustering, CLUSTERING_DEFAULTS, type ClusteringResult } from './lib/clustering.ts';
 import { taskIds, tasksNotFound } from './lib/tasks.ts';
-import { readTaskVectors } from './lib/vectors.ts';
+import { readTaskVectors } from '../../shared/records/vectors.ts';
 
 /** Members shown for each cluster in every format. */
 const REPRESENTATIVES = 3;

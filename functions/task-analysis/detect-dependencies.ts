@@ -9,7 +9,7 @@ import { uuid } from '../../shared/core/fields.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { providersFromEnv } from '../../shared/providers/index.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
-import { EXAMPLE_IDS } from '../documents/lib/schemas.ts';
+import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { findCycles } from './lib/graph.ts';
 import { loadTasks, relationshipShape, relationshipType, taskIds } from './lib/tasks.ts';
 

@@ -7,7 +7,7 @@ import { uuid } from '../../shared/core/fields.ts';
 import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { EXAMPLE_IDS } from '../documents/lib/schemas.ts';
+import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { loadTasks, relationshipShape } from './lib/tasks.ts';
 
 const reachedTask = z.object({

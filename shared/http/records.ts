@@ -15,6 +15,7 @@ import { plural } from '../core/plural.ts';
 import { uuid } from '../core/fields.ts';
 import { validateInput } from '../core/validation.ts';
 import { chunkNumber, documentPageShape, MAX_CHUNKS, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../records/documents.ts';
+import { EXAMPLE_IDS } from '../records/example-ids.ts';
 import { readTaskRecord, taskRecordShape } from '../records/tasks.ts';
 import type { Env } from '../runtime/env.ts';
 import { linksFromEnv } from '../runtime/links.ts';
@@ -37,8 +38,8 @@ export const taskQuery = z.strictObject({ response_format: responseFormatField }
 
 const idParam = z.strictObject({ id: uuid().describe('The id of the record.') });
 
-const DOCUMENT_HINT = 'Example of a valid call: GET /documents/3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f?chunk=1';
-const TASK_HINT = 'Example of a valid call: GET /tasks/9a1c2e3f-4b5d-4e6f-8a7b-0c1d2e3f4a5b';
+const DOCUMENT_HINT = `Example of a valid call: GET /documents/${EXAMPLE_IDS.document}?chunk=1`;
+const TASK_HINT = `Example of a valid call: GET /tasks/${EXAMPLE_IDS.tasks[0]}`;
 
 /** The record routes, mounted by every worker (shared/http/app.ts, tool-worker.ts): links must lead somewhere on each. */
 export function recordRoutes() {

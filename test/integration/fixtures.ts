@@ -5,9 +5,9 @@
  * (the examples of replace-document and delete-document consume them).
  */
 import { sql } from 'drizzle-orm';
-import { EXAMPLE_IDS } from '../../functions/documents/lib/schemas.ts';
-import { vectorLiteral } from '../../functions/documents/lib/ingest.ts';
-import { extractTasks } from '../../functions/task-analysis/lib/task-extraction.ts';
+import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
+import { vectorLiteral } from '../../shared/records/vectors.ts';
+import { extractTasks } from '../../functions/documents/lib/task-extraction.ts';
 import { offlineEmbeddings } from '../../shared/providers/offline.ts';
 import { db } from './helpers.ts';
 

@@ -12,7 +12,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { documents, projects } from '../../drizzle/schema.ts';
-import { parseVector, vectorLiteral } from '../../functions/documents/lib/ingest.ts';
+import { vectorLiteral } from '../../shared/records/vectors.ts';
+import { parseVector } from '../support/vectors.ts';
 import { seededRandom } from '../../local/random.ts';
 import {
   findNearestTasks,

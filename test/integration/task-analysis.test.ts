@@ -8,7 +8,7 @@ import { env } from 'cloudflare:workers';
 import { eq, inArray, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { taskRelationships, tasks as tasksTable } from '../../drizzle/schema.ts';
-import { parseVector } from '../../functions/documents/lib/ingest.ts';
+import { parseVector } from '../support/vectors.ts';
 import getDocumentContext from '../../functions/task-analysis/get-document-context.ts';
 import { embedText } from '../../shared/providers/hashing-embedder.ts';
 import { createProviders, readProviderConfig } from '../../shared/providers/index.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { detectDependencies } from '../../shared/providers/dependency-heuristic.ts';
-import { extractTasks } from '../../functions/task-analysis/lib/task-extraction.ts';
+import { extractTasks } from '../../functions/documents/lib/task-extraction.ts';
 import { embedText, HASHING_EMBEDDER_DIMENSIONS } from '../../shared/providers/hashing-embedder.ts';
 import { CORPUS_DEFAULTS, CORPUS_THEMES, generateCorpus } from '../../local/corpus.ts';
 

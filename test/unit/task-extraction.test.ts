@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractTasks } from '../../functions/task-analysis/lib/task-extraction.ts';
+import { extractTasks } from '../../functions/documents/lib/task-extraction.ts';
 
 describe('extractTasks', () => {
   it('extracts every checkbox list marker, checked or not, with position, line and section', () => {

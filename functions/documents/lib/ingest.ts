@@ -10,7 +10,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
 import { ProviderError, type EmbeddingProvider } from '../../../shared/providers/types.ts';
-import { extractTasks } from '../../task-analysis/lib/task-extraction.ts';
+import { vectorLiteral } from '../../../shared/records/vectors.ts';
+import { extractTasks } from './task-extraction.ts';
 
 /** Texts per embeddings request (and per UPDATE of the stored vectors). */
 export const EMBED_BATCH_SIZE = 100;
@@ -111,19 +112,4 @@ export async function embedTasks(
     report.embedded += batch.length;
   }
   return report;
-}
-
-/** pgvector's text form. Eight significant digits keep float32 precision at a third of the size. */
-export function vectorLiteral(vector: Float32Array): string {
-  let text = '[';
-  for (let i = 0; i < vector.length; i++) text += (i ? ',' : '') + (vector[i] === 0 ? '0' : vector[i]!.toPrecision(8));
-  return text + ']';
-}
-
-/** Parses pgvector's text form (as the database returns it) into a Float32Array. */
-export function parseVector(text: string): Float32Array {
-  const values = text.slice(1, -1).split(',');
-  const vector = new Float32Array(values.length);
-  for (let i = 0; i < values.length; i++) vector[i] = Number(values[i]);
-  return vector;
 }

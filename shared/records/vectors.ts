@@ -1,12 +1,23 @@
 /**
- * Reading stored embeddings back, compactly and in batches, so that no database answer nears the
- * 10 MB limit of Neon's HTTP endpoint: 1,000 dense 1536-d vectors are about 17 MB as pgvector
- * text. Each vector travels in pgvector's binary form (`vector_send`: int16 dimensions, int16
+ * Task embeddings to and from the database, for the document tools (which store them) and the
+ * task-analysis tools (which search and compare them).
+ *
+ * Written (and sent as a query vector) in pgvector's text form, {@link vectorLiteral}. Read back
+ * compactly and in batches, so that no database answer nears the 10 MB limit of Neon's HTTP
+ * endpoint: 1,000 dense 1536-d vectors are about 17 MB as pgvector text. Each vector travels in
+ * pgvector's binary form (`vector_send`: int16 dimensions, int16
  * unused, then the float4 values, big-endian), base64-encoded: 8,200 characters for 1536
  * dimensions, exactly the stored values. Batches of {@link VECTOR_BATCH_SIZE} go out in parallel.
  */
 import { sql } from 'drizzle-orm';
-import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
+import { uuidArray, type Database } from '../runtime/db.ts';
+
+/** pgvector's text form. Eight significant digits keep float32 precision at a third of the size. */
+export function vectorLiteral(vector: Float32Array): string {
+  let text = '[';
+  for (let i = 0; i < vector.length; i++) text += (i ? ',' : '') + (vector[i] === 0 ? '0' : vector[i]!.toPrecision(8));
+  return text + ']';
+}
 
 /** Vectors per query: about 2 MB of answer for 1536 dimensions, a fifth of Neon's limit. */
 const VECTOR_BATCH_SIZE = 250;
