@@ -1,53 +1,55 @@
 /**
- * The database client (Neon over HTTP through drizzle, with the client of ./neon-http.ts) and the
- * one place where database errors become contract failures.
+ * The database client (Neon's own driver, `@neondatabase/serverless`, over HTTP, through drizzle's
+ * `drizzle-orm/neon-http` driver) and the one place where database errors become contract failures.
  */
-import { DrizzleQueryError, entityKind, sql, type SQL } from 'drizzle-orm';
-import type { NeonHttpDatabase } from 'drizzle-orm/neon-http';
-import { NeonHttpSession, type NeonHttpClient } from 'drizzle-orm/neon-http/session';
-import { PgDatabase, PgDialect } from 'drizzle-orm/pg-core';
+import { neon, neonConfig, NeonDbError } from '@neondatabase/serverless';
+import { DrizzleQueryError, sql, type SQL } from 'drizzle-orm';
+import { drizzle, type NeonHttpDatabase } from 'drizzle-orm/neon-http';
 import { fail, type Failure, type ToolError } from '../core/contract.ts';
-import { isLoopbackHost, neonHttp } from './neon-http.ts';
 
 export type Database = NeonHttpDatabase;
 
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
 /** Whether a connection string points at the local stand-in (a loopback host), as in development and tests. */
 export function isLocalDatabaseUrl(databaseUrl: string): boolean {
-  return URL.canParse(databaseUrl) && isLoopbackHost(new URL(databaseUrl).hostname);
+  return URL.canParse(databaseUrl) && LOOPBACK_HOSTS.has(new URL(databaseUrl).hostname);
 }
+
+/** The driver's own choice of endpoint: Neon's `https://api.<region…>/sql` for a Neon host. */
+const neonEndpoint = neonConfig.fetchEndpoint;
+
+/**
+ * Where the driver posts each statement (`neonConfig.fetchEndpoint`, the driver's documented
+ * setting for local development): a loopback host is the local stand-in, which speaks plain HTTP
+ * on its own port; any other host is Neon, where the driver's default applies.
+ */
+neonConfig.fetchEndpoint = (host, port, options) => {
+  if (LOOPBACK_HOSTS.has(host)) return `http://${host}:${port}/sql`;
+  return typeof neonEndpoint === 'function' ? neonEndpoint(host, port, options) : neonEndpoint;
+};
 
 /** Options of {@link createDb}. */
 export interface DbOptions {
-  /** Aborting it aborts the client's HTTP requests in flight, and fails those sent after. */
+  /**
+   * Aborting it aborts the driver's HTTP requests in flight, and fails those sent after (it is
+   * passed to every `fetch` through the driver's `fetchOptions`).
+   */
   signal?: AbortSignal;
 }
 
 /**
- * drizzle's neon-http database (`NeonHttpDatabase`: the pg query builders, `execute`, and `batch`
- * as one transaction in one request), put together from drizzle's own neon-http session over
- * {@link neonHttp}, as drizzle's neon-http driver module does over `neon()`. That module imports
- * the whole Neon package, so it is not used.
+ * A drizzle client for one request over `neon()`: the pg query builders, `execute`, and `batch`
+ * as one transaction in one request. Cheap: it holds no connection, only the URL. No relational
+ * schema is attached: building drizzle's relational config costs ~90 µs per client.
+ *
+ * @example
+ * const db = createDb(env.DATABASE_URL, { signal: request.signal });
+ * const rows = await db.select().from(tasks).limit(10);
  */
-class NeonDatabase extends PgDatabase<NeonHttpDatabase extends PgDatabase<infer H> ? H : never> {
-  static override readonly [entityKind]: string = 'NeonHttpDatabase';
-  readonly #session: NeonHttpSession<Record<string, never>, never>;
-
-  constructor(dialect: PgDialect, session: NeonHttpSession<Record<string, never>, never>) {
-    super(dialect, session, undefined);
-    this.#session = session;
-  }
-
-  batch: NeonHttpDatabase['batch'] = (queries) => this.#session.batch(queries);
-}
-
-/**
- * A drizzle client for one request. Cheap (a few µs): it holds no connection, only the URL.
- * No relational schema is attached: building drizzle's relational config costs ~90 µs per client.
- */
-export function createDb(databaseUrl: string, options: DbOptions = {}): Database {
-  const dialect = new PgDialect();
-  const client = neonHttp(databaseUrl, options) as unknown as NeonHttpClient;
-  return new NeonDatabase(dialect, new NeonHttpSession(client, dialect, undefined)) as unknown as Database;
+export function createDb(databaseUrl: string, { signal }: DbOptions = {}): Database {
+  const client = neon(databaseUrl, signal ? { fetchOptions: { signal } } : {});
+  return drizzle({ client });
 }
 
 /**
@@ -73,11 +75,10 @@ export interface PostgresErrorFields {
   column?: string;
 }
 
-/** Unwraps drizzle's DrizzleQueryError (single queries) to the client's NeonDbError (batches arrive bare). */
+/** Unwraps drizzle's `DrizzleQueryError` (single queries) to the driver's `NeonDbError` (batches arrive bare). */
 export function postgresErrorOf(error: unknown): PostgresErrorFields | undefined {
   const inner = error instanceof DrizzleQueryError && error.cause ? error.cause : error;
-  if (inner instanceof Error && inner.name === 'NeonDbError') return inner as PostgresErrorFields;
-  return undefined;
+  return inner instanceof NeonDbError ? inner : undefined;
 }
 
 /** SQLSTATEs after which the same statement may succeed if simply tried again. */

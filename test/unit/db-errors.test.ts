@@ -1,5 +1,5 @@
 /** The database error classifier, on the driver's and drizzle's own error classes. */
-import { NeonDbError } from '../../shared/runtime/neon-http.ts';
+import { NeonDbError } from '@neondatabase/serverless';
 import { DrizzleQueryError } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { databaseFailure } from '../../shared/runtime/db.ts';

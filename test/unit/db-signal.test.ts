@@ -10,13 +10,15 @@ import { createDb } from '../../shared/runtime/db.ts';
 
 let url: string;
 const received: IncomingHttpHeaders[] = [];
+/** Resolved when the server has read a query it will never answer. */
+let hanging = Promise.withResolvers<void>();
 // Answers `select 1` at once; anything else never.
 const server = createServer((request, response) => {
   received.push(request.headers);
   let body = '';
   request.on('data', (chunk: Buffer) => (body += chunk));
   request.on('end', () => {
-    if (!body.includes('select 1')) return;
+    if (!body.includes('select 1')) return hanging.resolve();
     response.writeHead(200, { 'content-type': 'application/json' });
     response.end(JSON.stringify({ fields: [{ name: 'one', dataTypeID: 23 }], rows: [['1']], command: 'SELECT', rowCount: 1, rowAsArray: true }));
   });
@@ -40,10 +42,11 @@ describe('createDb({ signal })', () => {
   });
 
   it('aborts a query in flight with the signal’s reason', async () => {
+    hanging = Promise.withResolvers<void>();
     const controller = new AbortController();
     const query = createDb(url, { signal: controller.signal }).execute(sql`select pg_sleep(3600)`);
     const settled = query.then(() => 'answered', (error: Error) => String(error.cause ?? error));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await hanging.promise; // the request is in flight
     controller.abort(new Error('slot lost'));
     expect(await settled).toMatch(/slot lost/);
   });
