@@ -1,25 +1,23 @@
 /**
  * A local stand-in for Upstash's Redis REST API over a real redis-server, for development and tests
- * only (never bundled into a Worker). It speaks the protocol as @upstash/redis 1.39 uses it; see
- * shared/notes/upstash-rest-protocol.md for the facts it follows.
+ * only (never bundled into a Worker). It speaks the protocol as @upstash/redis 1.39 uses it: one
+ * command, a pipeline or a transaction per POST, JSON arrays in, `{result}`/`{error}` out, every
+ * string reply base64-encoded when the client asks (`Upstash-Encoding: base64`), Redis error text
+ * passed through unchanged, and Upstash-only script flags stripped. It talks to redis-server
+ * through ioredis, with replies kept as the server sent them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { access, constants } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
-import { freePort } from './wrangler-dev.ts';
+import { ReplyError as RedisReplyError, type Redis } from 'ioredis';
+import { connectRedis } from './redis-server.ts';
+
+/** Its users start redis-server from here too. */
+export { startRedisServer, type RedisServer } from './redis-server.ts';
 
 /** Largest request body the stand-in accepts. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 /** Idle dedicated connections kept for blocking commands. */
 const MAX_IDLE_BLOCKING_CONNECTIONS = 256;
-/** How long redis-server may take to answer its first PING. */
-const REDIS_START_TIMEOUT_MS = 5_000;
-/** How long redis-server may take to exit after SIGTERM before it gets SIGKILL. */
-const REDIS_STOP_TIMEOUT_MS = 3_000;
 
 /** Commands that block their connection: each runs on a connection of its own. */
 const BLOCKING_COMMANDS = new Set([
@@ -35,100 +33,6 @@ const REFUSED_COMMANDS = new Set([
 /** Script shebang flags Redis knows; others (Upstash's `allow-key-locking`) are stripped. */
 const REDIS_SCRIPT_FLAGS = new Set(['no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys']);
 
-// ---------------------------------------------------------------------------------------------
-// redis-server
-
-/** A throwaway redis-server started by {@link startRedisServer}. */
-export interface RedisServer {
-  port: number;
-  url: string;
-  /** Its process id, for tests that freeze (SIGSTOP) or kill it. */
-  pid: number;
-  stop(): Promise<void>;
-}
-
-/**
- * Starts a throwaway redis-server on 127.0.0.1 with no persistence, on `options.port` or a random
- * free port. Resolves with null (and does not throw) when no `redis-server` binary is on PATH.
- */
-export async function startRedisServer(options: { port?: number } = {}): Promise<RedisServer | null> {
-  const binary = await findOnPath('redis-server');
-  if (!binary) return null;
-  // A random port can be taken between probing and binding: try a few.
-  for (let attempt = 0; ; attempt++) {
-    const port = options.port ?? (await freePort());
-    const child = spawn(
-      binary,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir(),
-        '--daemonize', 'no', '--loglevel', 'warning'],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    // Never leave an orphan redis-server behind when the test process exits without stopping it.
-    const killOnExit = () => child.kill('SIGKILL');
-    process.once('exit', killOnExit);
-    const stop = async () => {
-      process.off('exit', killOnExit);
-      await stopChild(child);
-    };
-    if (await waitForPing(port, child)) {
-      return { port, url: `redis://127.0.0.1:${port}`, pid: child.pid!, stop };
-    }
-    await stop();
-    if (options.port !== undefined || attempt >= 2) {
-      throw new Error(`redis-server did not start on port ${port}: ${stderr.trim() || 'no output'}`);
-    }
-  }
-}
-
-async function findOnPath(name: string): Promise<string | null> {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    try {
-      await access(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return null;
-}
-
-async function waitForPing(port: number, child: ChildProcess): Promise<boolean> {
-  const deadline = Date.now() + REDIS_START_TIMEOUT_MS;
-  while (Date.now() < deadline && child.exitCode === null) {
-    try {
-      const conn = await RespConnection.open(port);
-      const [reply] = await conn.send([['ping']]);
-      conn.close();
-      if (reply instanceof Buffer && reply.toString() === 'PONG') return true;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return false;
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const force = setTimeout(() => child.kill('SIGKILL'), REDIS_STOP_TIMEOUT_MS);
-    child.once('exit', () => {
-      clearTimeout(force);
-      resolve();
-    });
-    child.kill('SIGTERM');
-    child.kill('SIGCONT'); // a frozen (SIGSTOPped) server handles SIGTERM only once it runs again
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// A minimal RESP2 client: replies exactly as the server sent them (no reply transforms, no offline
-// queue, no reconnect loop), which is what a protocol stand-in needs.
-
 /** A Redis error reply, carried as a value (inside EXEC and pipeline replies too). */
 class ReplyError {
   readonly message: string;
@@ -140,115 +44,17 @@ class ReplyError {
 /** Simple and bulk strings are Buffers (binary safe), integers numbers, nil null. */
 type Reply = Buffer | number | null | ReplyError | Reply[];
 
-const CRLF = Buffer.from('\r\n');
-
-/** Parses one reply at `at`; undefined when the buffer does not hold all of it yet. */
-function parseReply(buf: Buffer, at: number): [Reply, number] | undefined {
-  const lineEnd = buf.indexOf(CRLF, at);
-  if (lineEnd < 0) return undefined;
-  const type = buf[at];
-  const line = buf.toString('utf8', at + 1, lineEnd);
-  const next = lineEnd + 2;
-  switch (type) {
-    case 0x2b: // '+'
-      return [buf.subarray(at + 1, lineEnd), next];
-    case 0x2d: // '-'
-      return [new ReplyError(line), next];
-    case 0x3a: // ':'
-      return [Number(line), next];
-    case 0x24: { // '$'
-      const length = Number(line);
-      if (length < 0) return [null, next];
-      if (buf.length < next + length + 2) return undefined;
-      return [buf.subarray(next, next + length), next + length + 2];
-    }
-    case 0x2a: { // '*'
-      const count = Number(line);
-      if (count < 0) return [null, next];
-      const items: Reply[] = [];
-      let offset = next;
-      for (let i = 0; i < count; i++) {
-        const parsed = parseReply(buf, offset);
-        if (!parsed) return undefined;
-        items.push(parsed[0]);
-        offset = parsed[1];
-      }
-      return [items, offset];
-    }
-    default:
-      throw new Error(`unexpected RESP type byte ${type}`);
-  }
+/** ioredis' reply (errors inside arrays are Error objects) as a {@link Reply}. */
+function toReply(raw: unknown): Reply {
+  if (raw instanceof Error) return new ReplyError(raw.message);
+  if (Array.isArray(raw)) return raw.map(toReply);
+  if (typeof raw === 'string') return Buffer.from(raw);
+  return raw as Buffer | number | null;
 }
 
-function encodeCommand(args: string[]): Buffer {
-  const parts: Buffer[] = [Buffer.from(`*${args.length}\r\n`)];
-  for (const arg of args) {
-    const bytes = Buffer.from(arg, 'utf8');
-    parts.push(Buffer.from(`$${bytes.length}\r\n`), bytes, CRLF);
-  }
-  return Buffer.concat(parts);
-}
-
-class RespConnection {
-  private readonly socket: Socket;
-  private readonly waiting: { resolve(reply: Reply): void; reject(error: Error): void }[] = [];
-  private buffer: Buffer = Buffer.alloc(0);
-  dead = false;
-
-  private constructor(socket: Socket) {
-    this.socket = socket;
-    socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    socket.on('error', (error) => this.fail(error));
-    socket.on('close', () => this.fail(new Error('connection to redis-server closed')));
-  }
-
-  static open(port: number): Promise<RespConnection> {
-    return new Promise((resolve, reject) => {
-      const socket = connect({ port, host: '127.0.0.1' });
-      socket.once('connect', () => {
-        socket.off('error', reject);
-        resolve(new RespConnection(socket));
-      });
-      socket.once('error', reject);
-    });
-  }
-
-  /** Writes all commands in one go (so nothing interleaves) and resolves with their replies. */
-  send(commands: string[][]): Promise<Reply[]> {
-    if (this.dead) return Promise.reject(new Error('connection to redis-server closed'));
-    const replies = commands.map(
-      () => new Promise<Reply>((resolve, reject) => this.waiting.push({ resolve, reject })),
-    );
-    this.socket.write(Buffer.concat(commands.map(encodeCommand)));
-    return Promise.all(replies);
-  }
-
-  close(): void {
-    this.dead = true;
-    this.socket.destroy();
-  }
-
-  private receive(chunk: Buffer): void {
-    this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
-    let offset = 0;
-    try {
-      for (let parsed = parseReply(this.buffer, offset); parsed; parsed = parseReply(this.buffer, offset)) {
-        offset = parsed[1];
-        this.waiting.shift()?.resolve(parsed[0]);
-      }
-    } catch (error) {
-      this.fail(error as Error);
-      this.socket.destroy();
-      return;
-    }
-    this.buffer = this.buffer.subarray(offset);
-  }
-
-  private fail(error: Error): void {
-    this.dead = true;
-    for (const waiter of this.waiting.splice(0)) waiter.reject(error);
-  }
+/** Whether ioredis failed because redis-server answered an error (rather than because it could not be reached). */
+function isRedisError(error: unknown): error is Error {
+  return error instanceof RedisReplyError;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -269,7 +75,7 @@ export async function startUpstashStandIn(options: {
   token: string;
   port?: number;
 }): Promise<{ url: string; token: string; close(): Promise<void> }> {
-  const redis = new RedisLink(options.redisPort);
+  const redis = await RedisLink.open(options.redisPort);
   const expectedAuth = Buffer.from(`Bearer ${options.token}`);
   const server = createServer((req, res) => {
     handle(req, res, redis, expectedAuth).catch((error: unknown) => {
@@ -402,23 +208,33 @@ function toJson(reply: Reply, encoding: Encoding): unknown {
 // commands, and the script rewriting Upstash's shebang flags need.
 
 class RedisLink {
-  private readonly port: number;
-  private shared: Promise<RespConnection> | null = null;
-  private readonly idle: RespConnection[] = [];
-  private readonly borrowed = new Set<RespConnection>();
+  /** For ordinary commands, pipelines and transactions. */
+  private readonly shared: Redis;
+  private readonly idle: Redis[] = [];
+  private readonly borrowed = new Set<Redis>();
   /** sha1(script as sent) -> sha1(script as run), for scripts whose shebang flags were stripped. */
   private readonly shas = new Map<string, string>();
   private closed = false;
 
-  constructor(port: number) {
+  private readonly port: number;
+
+  private constructor(port: number) {
     this.port = port;
+    this.shared = connectRedis(port);
+  }
+
+  /** A link to the redis-server on `port`, its shared connection open. */
+  static async open(port: number): Promise<RedisLink> {
+    const link = new RedisLink(port);
+    await link.shared.connect();
+    return link;
   }
 
   async single(command: string[]): Promise<Reply> {
     const name = command[0]!.toLowerCase();
     if (REFUSED_COMMANDS.has(name)) return new ReplyError(`ERR command '${name}' is not available over REST`);
     const { args, reply } = this.rewrite(command);
-    const [raw] = isBlocking(command) ? await this.onOwnConnection([args]) : await this.onShared([args]);
+    const [raw] = isBlocking(command) ? await this.onOwnConnection([args]) : await this.send(this.shared, [args]);
     return reply(raw!);
   }
 
@@ -426,7 +242,7 @@ class RedisLink {
     const refused = commands.map((c) => REFUSED_COMMANDS.has(c[0]!.toLowerCase()));
     const rewritten = commands.filter((_, i) => !refused[i]).map((c) => this.rewrite(c));
     const args = rewritten.map((r) => r.args);
-    const raw = args.length === 0 ? [] : commands.some(isBlocking) ? await this.onOwnConnection(args) : await this.onShared(args);
+    const raw = args.length === 0 ? [] : commands.some(isBlocking) ? await this.onOwnConnection(args) : await this.send(this.shared, args);
     let next = 0;
     return commands.map((c, i) => {
       if (refused[i]) return new ReplyError(`ERR command '${c[0]!.toLowerCase()}' is not available over REST`);
@@ -440,49 +256,57 @@ class RedisLink {
     const refusedName = commands.map((c) => c[0]!.toLowerCase()).find((name) => REFUSED_COMMANDS.has(name));
     if (refusedName) return new ReplyError(`ERR command '${refusedName}' is not available in a transaction`);
     const rewritten = commands.map((c) => this.rewrite(c));
-    const raw = await this.onShared([['multi'], ...rewritten.map((r) => r.args), ['exec']]);
-    const result = raw[raw.length - 1]!;
-    if (result instanceof ReplyError) return result; // EXECABORT
-    if (!Array.isArray(result)) return new ReplyError('ERR transaction aborted');
-    return result.map((reply, i) => rewritten[i]!.reply(reply));
+    const transaction = this.shared.multi();
+    for (const { args } of rewritten) transaction.callBuffer(...untransformed(args));
+    let replies: [Error | null, unknown][] | null;
+    try {
+      replies = await transaction.exec();
+    } catch (error) {
+      if (isRedisError(error)) return new ReplyError(error.message); // EXECABORT
+      throw error;
+    }
+    if (!replies) return new ReplyError('ERR transaction aborted');
+    return replies.map(([error, value], i) => rewritten[i]!.reply(toReply(error ?? value)));
   }
 
   close(): void {
     this.closed = true;
-    void this.shared?.then((conn) => conn.close(), () => undefined);
-    for (const conn of [...this.idle, ...this.borrowed]) conn.close();
+    for (const connection of [this.shared, ...this.idle, ...this.borrowed]) connection.disconnect();
     this.idle.length = 0;
     this.borrowed.clear();
   }
 
-  private async onShared(commands: string[][]): Promise<Reply[]> {
+  /**
+   * Sends the commands on `connection` as one pipeline (written in one go, so nothing interleaves)
+   * and returns their replies, errors included.
+   */
+  private async send(connection: Redis, commands: string[][]): Promise<Reply[]> {
     if (this.closed) throw new Error('stand-in closed');
-    let conn = await this.sharedConnection();
-    if (conn.dead) {
-      this.shared = null; // redis-server restarted or the socket dropped: reconnect once
-      conn = await this.sharedConnection();
-    }
-    return conn.send(commands);
+    const pipeline = connection.pipeline();
+    for (const args of commands) pipeline.callBuffer(...untransformed(args));
+    const replies = await pipeline.exec();
+    if (!replies) throw new Error('the pipeline was not sent');
+    return replies.map(([error, value]) => {
+      if (error && !isRedisError(error)) throw error; // redis-server unreachable
+      return toReply(error ?? value);
+    });
   }
 
-  private sharedConnection(): Promise<RespConnection> {
-    if (!this.shared) {
-      this.shared = RespConnection.open(this.port);
-      this.shared.catch(() => (this.shared = null));
-    }
-    return this.shared;
-  }
-
+  /** Blocking commands each get a connection of their own, kept idle for the next one. */
   private async onOwnConnection(commands: string[][]): Promise<Reply[]> {
     if (this.closed) throw new Error('stand-in closed');
-    const conn = this.idle.pop() ?? (await RespConnection.open(this.port));
-    this.borrowed.add(conn);
+    let connection = this.idle.pop();
+    if (!connection) {
+      connection = connectRedis(this.port);
+      await connection.connect();
+    }
+    this.borrowed.add(connection);
     try {
-      return await conn.send(commands);
+      return await this.send(connection, commands);
     } finally {
-      this.borrowed.delete(conn);
-      if (!conn.dead && !this.closed && this.idle.length < MAX_IDLE_BLOCKING_CONNECTIONS) this.idle.push(conn);
-      else conn.close();
+      this.borrowed.delete(connection);
+      if (connection.status === 'ready' && !this.closed && this.idle.length < MAX_IDLE_BLOCKING_CONNECTIONS) this.idle.push(connection);
+      else connection.disconnect();
     }
   }
 
@@ -523,6 +347,24 @@ class RedisLink {
     if (rewritten !== script) this.shas.set(sha1(script), sha1(rewritten));
     return rewritten;
   }
+}
+
+/**
+ * Commands whose replies ioredis 6 reshapes (HGETALL into an object; the others into pairs or
+ * entries, by protocol), keyed by their lower-case name.
+ */
+const IOREDIS_REPLY_TRANSFORMS = new Set([
+  'hgetall', 'hrandfield', 'xread', 'xreadgroup', 'vsim', 'zdiff', 'zinter', 'zpopmax', 'zpopmin',
+  'zunion', 'zrandmember', 'zrange', 'zrangebyscore', 'zrevrange', 'zrevrangebyscore',
+]);
+
+/**
+ * The command as ioredis should send it so that its reply comes back as redis-server sent it: the
+ * name of a command ioredis reshapes goes upper-case (Redis reads names in any case), any other
+ * as the client wrote it (Redis quotes an unknown name back in its error).
+ */
+function untransformed([name, ...args]: string[]): [string, ...string[]] {
+  return [IOREDIS_REPLY_TRANSFORMS.has(name!) ? name!.toUpperCase() : name!, ...args];
 }
 
 function isBlocking(command: string[]): boolean {
