@@ -4,45 +4,31 @@
  * 2. redis-server behind the Upstash REST stand-in, when redis-server is installed (otherwise the
  *    worker falls back to its in-process semaphore, and says so);
  * 3. the migrations, and a demo project with its API key (DEV_API_KEY when set), seeded on first
- *    start with sample project plans (local/corpus.ts), and with the study planner's demo data
- *    whenever it has none (local/study-seed.ts);
- * 4. `wrangler dev` serving the gateway on http://127.0.0.1:8787, with the observability variables
+ *    start, all or nothing, with sample project plans and the study planner's demo data
+ *    (local/demo-data.ts);
+ * 4. `wrangler dev` serving the gateway on http://127.0.0.1:PORT (8787 by default), with the observability variables
  *    of this shell passed on (OTEL_*, TRACE_RETENTION_DAYS), and the Cron Trigger callable at
  *    /__scheduled (retention).
  * Ctrl-C stops everything it started.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { and, eq } from 'drizzle-orm';
-import { apiKeys } from '../drizzle/schema.ts';
-import { API_KEY_FORMAT, hashApiKey } from '../shared/runtime/auth.ts';
-import { createDb } from '../shared/runtime/db.ts';
-import { createProject, migrateDatabase, type CreatedProject } from './database.ts';
-import { openLocalDatabase, seedCorpus } from './seed.ts';
-import { hasStudyData, seedStudy } from './study-seed.ts';
+import { API_KEY_FORMAT } from '../shared/runtime/auth.ts';
+import { openDemoData } from './demo-data.ts';
 import { startRedisServer, startUpstashStandIn } from './upstash-rest.ts';
 import { wranglerEnv } from './wrangler-env.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const DATA_DIR = join(ROOT, '.local-data');
-const DEMO_FILE = join(DATA_DIR, 'demo-project.json');
 const PORT = Number(process.env.PORT ?? 8787);
 
 if (process.env.DEV_API_KEY && !API_KEY_FORMAT.test(process.env.DEV_API_KEY)) {
   console.error("DEV_API_KEY must have the form of an API key: 'et_' followed by 8 to 128 letters, digits, '-' or '_' (the worker refuses any other).");
   process.exit(2);
 }
-mkdirSync(DATA_DIR, { recursive: true });
-const neon = await openLocalDatabase(join(DATA_DIR, 'postgres'));
+// Until the stack runs, Ctrl-C just ends the process: an unfinished first start is begun again next time.
+const { neon, demo } = await openDemoData({ apiKey: process.env.DEV_API_KEY, gatewayUrl: `http://127.0.0.1:${PORT}` });
 const databaseUrl = neon.connectionString;
-await migrateDatabase(databaseUrl);
-const demo = await demoProject(databaseUrl, process.env.DEV_API_KEY);
-if (!(await hasStudyData(databaseUrl, demo.projectId))) {
-  await seedStudy(databaseUrl, demo.projectId);
-  console.log('Seeded the study planner: plans, quiz topics and attempts, due flashcards and a conversation.');
-}
 
 const redis = await startRedisServer();
 const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() }) : undefined;
@@ -84,27 +70,6 @@ async function stop(code: number) {
 process.on('SIGINT', () => void stop(0));
 process.on('SIGTERM', () => void stop(0));
 wrangler.on('exit', (code) => void stop(code ?? 0));
-
-/** The demo project, created on first start; its key is kept locally so restarts print it again. */
-async function demoProject(url: string, wantedKey: string | undefined): Promise<CreatedProject> {
-  const saved = existsSync(DEMO_FILE) ? (JSON.parse(readFileSync(DEMO_FILE, 'utf8')) as CreatedProject) : undefined;
-  if (!saved) {
-    const created = await createProject(url, 'Demo project', wantedKey);
-    writeFileSync(DEMO_FILE, JSON.stringify(created, null, 2));
-    console.log('Seeding the demo project with sample project plans...');
-    const seeded = await seedCorpus(url, created.projectId);
-    console.log(`Seeded ${seeded.documents} documents with ${seeded.tasks} tasks (embedded offline) in ${(seeded.elapsedMs / 1000).toFixed(1)} s.`);
-    return created;
-  }
-  if (!wantedKey || wantedKey === saved.apiKey) return saved;
-  const db = createDb(url);
-  const keyHash = await hashApiKey(wantedKey);
-  const [existing] = await db.select().from(apiKeys).where(and(eq(apiKeys.keyHash, keyHash), eq(apiKeys.projectId, saved.projectId)));
-  if (!existing) {
-    await db.insert(apiKeys).values({ projectId: saved.projectId, keyHash, keyPrefix: wantedKey.slice(0, 8), name: 'DEV_API_KEY' });
-  }
-  return { projectId: saved.projectId, apiKey: wantedKey };
-}
 
 function announce(apiKey: string) {
   const base = `http://127.0.0.1:${PORT}`;

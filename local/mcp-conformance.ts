@@ -1,7 +1,7 @@
 /**
  * `npm run conformance -- [--url <mcp url>] [--key <api key>] [scenario ...]`: runs the official MCP
  * conformance suite (`@modelcontextprotocol/conformance`, through npx) against a running server,
- * by default `npm run dev`'s gateway at http://127.0.0.1:8787/mcp with the key in `KEY`.
+ * by default `npm run dev`'s gateway at http://127.0.0.1:PORT/mcp (8787 unless PORT is set) with the key in `KEY`.
  *
  * The suite's client sends no credentials, and every request to /mcp needs an API key, so the
  * suite is pointed at a proxy on 127.0.0.1 that adds `Authorization: Bearer <key>` and passes
@@ -24,7 +24,7 @@ const APPLICABLE = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-pr
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { url: { type: 'string', default: 'http://127.0.0.1:8787/mcp' }, key: { type: 'string', default: process.env.KEY } },
+  options: { url: { type: 'string', default: `http://127.0.0.1:${process.env.PORT ?? 8787}/mcp` }, key: { type: 'string', default: process.env.KEY } },
 });
 if (!values.key) {
   console.error('Give the API key with --key or KEY (npm run dev prints one).');

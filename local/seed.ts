@@ -94,6 +94,8 @@ export async function seedCorpus(
 export interface DataDirHolder {
   pid: number;
   databaseUrl?: string;
+  /** The gateway `npm run dev` serves over this database, for the examples others print. */
+  gatewayUrl?: string;
 }
 
 /** Thrown by {@link openLocalDatabase} when another live process holds the data directory. */
@@ -113,9 +115,9 @@ export class DataDirBusyError extends Error {
  * (`<dataDir>.lock`) for as long as the stand-in runs; the lock names this process and the
  * stand-in's connection string, so {@link localDatabaseHolder} can point others to it.
  * Throws {@link DataDirBusyError} when a live process holds the directory; a lock left by a dead
- * process is taken over.
+ * process is taken over. `gatewayUrl` is recorded in the lock too (`npm run dev`'s address).
  */
-export async function openLocalDatabase(dataDir: string = LOCAL_DATA_DIR): Promise<NeonStandIn> {
+export async function openLocalDatabase(dataDir: string = LOCAL_DATA_DIR, { gatewayUrl }: { gatewayUrl?: string } = {}): Promise<NeonStandIn> {
   const lock = lockPath(dataDir);
   mkdirSync(dirname(lock), { recursive: true });
   claimLock(dataDir, lock);
@@ -130,7 +132,7 @@ export async function openLocalDatabase(dataDir: string = LOCAL_DATA_DIR): Promi
     release();
     throw error;
   }
-  writeFileSync(lock, JSON.stringify({ pid: process.pid, databaseUrl: neon.connectionString } satisfies DataDirHolder));
+  writeFileSync(lock, JSON.stringify({ pid: process.pid, databaseUrl: neon.connectionString, gatewayUrl } satisfies DataDirHolder));
   return {
     ...neon,
     async close() {
@@ -191,8 +193,8 @@ async function projectWithKey(databaseUrl: string, name: string): Promise<{ proj
   return { projectId: existing.id, apiKey, created: false };
 }
 
-/** An in-place progress bar on stderr (a line per 10 % when stderr is not a terminal). */
-function progressBar(): { update(progress: SeedProgress): void; done(): void } {
+/** An in-place progress bar of a seed on stderr, with counts and rate (a line per 10 % when stderr is not a terminal). */
+export function progressBar(): { update(progress: SeedProgress): void; done(): void } {
   const WIDTH = 28;
   const tty = process.stderr.isTTY;
   let lastDraw = 0;
@@ -257,6 +259,7 @@ async function main(): Promise<void> {
   if (corpus.tasks < corpus.documents) throw new RangeError(`--tasks (${corpus.tasks}) must be at least --documents (${corpus.documents}): every document gets a task.`);
 
   let databaseUrl = process.env.DATABASE_URL;
+  let gatewayUrl = `http://127.0.0.1:${process.env.PORT ?? 8787}`;
   let opened: NeonStandIn | undefined;
   if (databaseUrl) {
     console.log(`Seeding DATABASE_URL (${new URL(databaseUrl).host}).`);
@@ -264,6 +267,7 @@ async function main(): Promise<void> {
     const holder = localDatabaseHolder();
     if (holder?.databaseUrl) {
       databaseUrl = holder.databaseUrl;
+      gatewayUrl = holder.gatewayUrl ?? gatewayUrl;
       console.log(`Seeding the local database through the process that has it open (${holder.pid}, normally \`npm run dev\`).`);
     } else {
       console.log(`Opening the local database ${LOCAL_DATA_DIR} (PGlite takes a few seconds to start)...`);
@@ -301,7 +305,7 @@ async function main(): Promise<void> {
     );
     console.log(`API key for this project: ${project.apiKey}`);
     console.log(
-      `Try it (with \`npm run dev\` running):\n  curl -s http://127.0.0.1:8787/tools/semantic-search -H 'Authorization: Bearer ${project.apiKey}' ` +
+      `Try it (with \`npm run dev\` running):\n  curl -s ${gatewayUrl}/tools/semantic-search -H 'Authorization: Bearer ${project.apiKey}' ` +
         `-H 'Content-Type: application/json' -d '{"query":"migrate the primary Postgres database","limit":5}'`,
     );
   } finally {
