@@ -20,11 +20,14 @@ import { wranglerEnv } from '../local/wrangler-env.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** The commit the sizes are compared with: the last one before bundles were made smaller. */
-export const BASELINE_COMMIT = '578ce1ec389e6c87e22cbc361a3127f1f0fd2614';
+/** The commit the sizes are compared with: the last one before Neon's own driver replaced a hand-written client. */
+export const BASELINE_COMMIT = 'a6eba86ce8eeaa14f99ca10de3706701d0d91b5e';
 
-/** Targets (gzip, as wrangler counts it). */
-export const TARGETS = { toolWorkerGzipKib: 150, gatewayGzipKib: 220 };
+/**
+ * Targets (gzip, as wrangler counts it): far under what Workers accept (3 MB gzip on the free
+ * plan), kept so that a regression (every zod locale, MCP in a tool worker) shows.
+ */
+export const TARGETS = { toolWorkerGzipKib: 200, gatewayGzipKib: 320 };
 
 export interface BundleSize {
   /** A tool id, or `gateway`. */
