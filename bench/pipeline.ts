@@ -4,7 +4,7 @@
  *   read, parse, screen, validate, execute, output check, envelope, JSON response, trace record
  *   handed to waitUntil);
  * - "edge-tools core": validate -> execute -> envelope, the same work as the peer's execute;
- * - "Mastra createTool": the same zod schema through `createTool(...).execute` (the seeds' framework).
+ * - "Mastra createTool": the same zod schema through `createTool(...).execute` (a widely used TypeScript agent framework).
  * Every execute is a no-op, so only the framework is measured. The database is an in-memory
  * responder behind the database client's fetch (bench/database-fetch.ts): the trace insert is built and "sent", never waited on.
  * zod runs jitless, as it does on Workers.

@@ -350,7 +350,7 @@ function report(r: Results): string {
     ...r.search.map(line),
     ...r.search.flatMap((row) => (row.footnote ? ['', row.footnote] : [])),
     '',
-    `Design target (DESIGN.md): exact search over <= 10k tasks, p95 <= 50 ms database time. Here ${p95At10k} at 10k: ` +
+    `Project target: exact search over <= 10k tasks, p95 <= 50 ms database time. Here ${p95At10k} at 10k: ` +
       "PGlite's pgvector is WASM without SIMD in one thread, so these figures rank sizes; they are not Neon's.",
     '',
     `### get-document-context (one ${thousands(BENCH.documentCharacters)}-character document, ${thousands(CHUNK_DEFAULTS.chunkSize)}-character chunks)`,

@@ -1,5 +1,5 @@
 // A local stand-in for Neon's SQL-over-HTTP endpoint, backed by PGlite with pgvector.
-// It speaks the protocol described in shared/notes/neon-http-protocol.md: text params in, Postgres
+// It speaks the protocol described in docs/neon-http-protocol.md: text params in, Postgres
 // text output back, one Postgres extended-protocol round per statement, so values reach the client
 // byte for byte as Neon would send them.
 import { mkdir } from 'node:fs/promises';

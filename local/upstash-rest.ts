@@ -4,7 +4,8 @@
  * command, a pipeline or a transaction per POST, JSON arrays in, `{result}`/`{error}` out, every
  * string reply base64-encoded when the client asks (`Upstash-Encoding: base64`), Redis error text
  * passed through unchanged, and Upstash-only script flags stripped. It talks to redis-server
- * through ioredis, with replies kept as the server sent them.
+ * through ioredis, with replies kept as the server sent them. docs/upstash-rest-protocol.md has the
+ * facts it follows.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

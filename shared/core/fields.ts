@@ -280,7 +280,7 @@ export function jsonValue({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDept
 }
 
 /**
- * A JSON object, the table tools' `json` data type (seed 000: "must be a valid JSON object"):
+ * A JSON object, the table tools' `json` data type ("must be a valid JSON object"):
  * any JSON as its values, nesting at most `maxDepth` levels in all (the object itself is one).
  * Arrays, strings and numbers are refused at the top.
  */

@@ -1,5 +1,5 @@
 /**
- * Links (seed 001): every answer that references a document, a task or another record carries
+ * Links: every answer that references a document, a task or another record carries
  * `links` of `{ label, url }`, so an agent (or the person reading along) can open what it names.
  * Tools get a {@link Links} maker in their context; the pipeline builds it from the deployment's
  * configuration (shared/runtime/links.ts). Tools never build URLs themselves.

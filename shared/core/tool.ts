@@ -31,7 +31,7 @@ export interface ToolContext {
   /** Aborted when the call is abandoned (client gone, lease lost): stop work early. */
   signal: AbortSignal;
   traceId: string;
-  /** Links to the records the answer references, as the deployment configured them (seed 001). */
+  /** Links to the records the answer references, as the deployment configured them. */
   links: Links;
   /**
    * An id derived from this call and `purpose` (e.g. 'document', 'row', `task:${n}`): the same on

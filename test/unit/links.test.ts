@@ -1,4 +1,4 @@
-/** Links (seed 001): made from configuration, absolute, never invented. */
+/** Links: made from configuration, absolute, never invented. */
 import { describe, expect, it } from 'vitest';
 import { linkLabel, linkList, MAX_LINKS } from '../../shared/core/links.ts';
 import { linksFromEnv, type LinksEnv } from '../../shared/runtime/links.ts';

@@ -42,7 +42,7 @@ function valueSchema(field: FieldConfig): z.ZodType {
     case 'datetime':
       return dateTime({ minDate: field.minDate, maxDate: field.maxDate });
     case 'json':
-      // A JSON object (seed 000: "must be a valid JSON object"), any JSON inside it.
+      // A JSON object ("must be a valid JSON object"), any JSON inside it.
       return jsonObject();
   }
 }
