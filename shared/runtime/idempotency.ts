@@ -7,7 +7,9 @@
  *   `_meta["edge-tools/idempotency-key"]` (MCP): 1 to 255 printable ASCII characters.
  * - Records live in Postgres (`idempotency_keys`), next to the rows the calls write, scoped to the
  *   project and the tool. The first call claims the key in one statement (insert, or take over an
- *   expired record or an abandoned claim), runs, and stores its answer.
+ *   expired record or an abandoned claim), runs, and stores its answer. A claim whose answer was
+ *   lost is recognised when the statement is sent again, or dropped once the call is answered, so
+ *   it never holds the key for a call that did not run.
  * - Same key, same input (a SHA-256 of the validated input as canonical JSON): the stored answer
  *   is replayed (`meta.replayed: true`) and nothing runs. Another input: IDEMPOTENCY_MISMATCH (422).
  *   While the first call still runs: CONFLICT (409), retryable, with a delay to wait.
@@ -25,6 +27,7 @@ import { fail, type Failure, type Outcome } from '../core/contract.ts';
 import type { Parsed } from '../core/validation.ts';
 import { databaseError, databaseFailure, type Database } from './db.ts';
 import { nameBasedUuid } from './ids.ts';
+import { withRetries } from './retry.ts';
 import { errorForLog, log } from '../observability/log.ts';
 
 /** The HTTP request header carrying the key. */
@@ -43,6 +46,8 @@ const KEY_TTL_MS = KEY_TTL_HOURS * 3_600_000;
  * it over; a call that really runs longer is then repeated, safely, since its ids derive from the key.
  */
 const CLAIM_LEASE_MS = 60_000;
+/** The pause before the claim statement is sent again after a transient failure (a lost answer). */
+const CLAIM_RETRY_DELAY_MS = 200;
 /** Write receipts (see drizzle/schema.ts) are kept as long as keys: a keyed call run again within its key's life finds them. */
 const RECEIPT_TTL_MS = KEY_TTL_MS;
 /** Rows deleted per table by one purge, so that a purge stays a small statement. */
@@ -139,6 +144,11 @@ export interface ClaimRequest {
  * Claims `key` for one call, in one database round trip: a new key, an expired record or an
  * abandoned claim with the same input is claimed; otherwise the record decides (replay, mismatch,
  * still running). Never throws.
+ *
+ * A claim carries the call's trace id. When the statement's answer is lost (the database committed
+ * it, the answer never came back), the statement is sent again and recognises the call's own claim.
+ * When no answer comes at all, the claim is dropped by its trace id after the call is answered, so
+ * that the key is not held for the claim's lease by a call that never ran.
  */
 export async function claimIdempotencyKey(
   db: Database,
@@ -146,33 +156,18 @@ export async function claimIdempotencyKey(
 ): Promise<Claim> {
   const { projectId, toolId, key, traceId, defer } = request;
   const fingerprint = await sha256(canonicalJson(request.input));
-  let row: ClaimRow;
-  try {
-    const { rows } = await db.execute(sql`
-      with claimed as (
-        insert into idempotency_keys as k (project_id, tool, key, fingerprint, status, trace_id, locked_until, expires_at)
-        values (${projectId}, ${toolId}, ${key}, ${fingerprint}, 'running', ${traceId},
-                now() + ${CLAIM_LEASE_MS}::int * interval '1 millisecond', now() + ${KEY_TTL_MS}::bigint * interval '1 millisecond')
-        on conflict (project_id, tool, key) do update
-          set fingerprint = excluded.fingerprint, status = 'running', trace_id = excluded.trace_id, response = null,
-              locked_until = excluded.locked_until, created_at = now(), expires_at = excluded.expires_at
-          where k.expires_at <= now()
-             or (k.status = 'running' and k.locked_until <= now() and k.fingerprint = excluded.fingerprint)
-        returning 1)
-      select exists (select 1 from claimed) as claimed, k.fingerprint, k.status, k.trace_id, k.response,
-             greatest(0, ceil(extract(epoch from k.locked_until - now()) * 1000))::int as lease_left_ms
-      from (select 1) as one
-      left join idempotency_keys k on k.project_id = ${projectId} and k.tool = ${toolId} and k.key = ${key}`);
-    row = rows[0] as unknown as ClaimRow;
-  } catch (error) {
-    return databaseFailure(error) ?? databaseError('The idempotency key could not be checked.', { kind: 'permanent', cause: error });
+  const where = sql`project_id = ${projectId} and tool = ${toolId} and key = ${key} and trace_id = ${traceId}`;
+  const logged = (event: string) => (error: unknown) => log('warn', event, { tool: toolId, trace_id: traceId, error: errorForLog(error) });
+  // Unreleased, the claim ends with its lease: the same key then runs again.
+  const release = () => db.execute(sql`delete from idempotency_keys where ${where} and status = 'running'`).then(() => undefined, logged('idempotency_release_failed'));
+  const claimed = await withRetries(() => claimStatement(db, request, fingerprint), { delayMs: CLAIM_RETRY_DELAY_MS });
+  if (!claimed.outcome.ok) {
+    defer(release);
+    return claimed.outcome;
   }
+  const row = claimed.outcome.data;
 
   if (row.claimed) {
-    const where = sql`project_id = ${projectId} and tool = ${toolId} and key = ${key} and trace_id = ${traceId}`;
-    const logged = (event: string) => (error: unknown) => log('warn', event, { tool: toolId, trace_id: traceId, error: errorForLog(error) });
-    // Unreleased, the claim ends with its lease: the same key then runs again.
-    const release = () => db.execute(sql`delete from idempotency_keys where ${where} and status = 'running'`).then(() => undefined, logged('idempotency_release_failed'));
     return {
       ok: true,
       idFor: (purpose) => nameBasedUuid(`${projectId}:${toolId}:key:${fingerprint}:${key}:${purpose}`),
@@ -206,6 +201,36 @@ export async function claimIdempotencyKey(
     hint: `Wait ${Math.ceil(retryAfterMs / 1000)} s, then send the same call with the same key.`,
     details: { reason: 'idempotency_key_in_use', retry_after_ms: retryAfterMs },
   });
+}
+
+/**
+ * The claim statement: inserts the record, or takes over an expired one, an abandoned claim with
+ * the same input, or this call's own claim (an earlier send whose answer was lost); then reads the
+ * record as it stands.
+ */
+async function claimStatement(db: Database, request: ClaimRequest, fingerprint: string): Promise<Outcome<ClaimRow>> {
+  const { projectId, toolId, key, traceId } = request;
+  try {
+    const { rows } = await db.execute(sql`
+      with claimed as (
+        insert into idempotency_keys as k (project_id, tool, key, fingerprint, status, trace_id, locked_until, expires_at)
+        values (${projectId}, ${toolId}, ${key}, ${fingerprint}, 'running', ${traceId},
+                now() + ${CLAIM_LEASE_MS}::int * interval '1 millisecond', now() + ${KEY_TTL_MS}::bigint * interval '1 millisecond')
+        on conflict (project_id, tool, key) do update
+          set fingerprint = excluded.fingerprint, status = 'running', trace_id = excluded.trace_id, response = null,
+              locked_until = excluded.locked_until, created_at = now(), expires_at = excluded.expires_at
+          where k.expires_at <= now()
+             or (k.status = 'running' and k.trace_id = excluded.trace_id)
+             or (k.status = 'running' and k.locked_until <= now() and k.fingerprint = excluded.fingerprint)
+        returning 1)
+      select exists (select 1 from claimed) as claimed, k.fingerprint, k.status, k.trace_id, k.response,
+             greatest(0, ceil(extract(epoch from k.locked_until - now()) * 1000))::int as lease_left_ms
+      from (select 1) as one
+      left join idempotency_keys k on k.project_id = ${projectId} and k.tool = ${toolId} and k.key = ${key}`);
+    return { ok: true, data: rows[0] as unknown as ClaimRow, message: '' };
+  } catch (error) {
+    return databaseFailure(error) ?? databaseError('The idempotency key could not be checked.', { kind: 'permanent', cause: error });
+  }
 }
 
 interface ClaimRow {

@@ -29,6 +29,15 @@ const faultyUrl = services.faultyDatabaseUrl.replace(/\/[^/]*$/, `/${DATABASE}`)
 const registryGateway = createGateway(tools, { retryDelayMs: 10 });
 
 const newKey = () => `key-${crypto.randomUUID()}`;
+
+/** The next `count` statements containing `match` run (and commit) on the database; their answers are lost. */
+async function loseAnswers(count: number, match: string): Promise<void> {
+  const response = await fetch(services.faultControlUrl, {
+    method: 'POST',
+    body: JSON.stringify({ count, fault: 'connection_reset', when: 'after', match, database: DATABASE }),
+  });
+  expect(response.status).toBe(200);
+}
 const quoted = (key: string) => `"${key}"`;
 
 interface CallOptions {
@@ -135,6 +144,42 @@ describe('Idempotency-Key over HTTP', () => {
     const replay = await call('gated-write', { value: 7 }, { gateway, idempotencyKey: key });
     expect(replay.body).toMatchObject({ data: { execution: 2 }, meta: { replayed: true, trace_id: taken.body.meta.trace_id } });
     expect(state.started).toBe(2);
+  });
+
+  it('a claim whose answer was lost is recognised by the call that sent it: it runs once, and the key replays', async () => {
+    const userId = `idem_${crypto.randomUUID().slice(0, 8)}`;
+    const input = mood(userId);
+    const key = newKey();
+    // The database commits the claim; its answer never comes back.
+    await loseAnswers(1, 'insert into idempotency_keys');
+    const first = await call('log-mood', input, { idempotencyKey: key, env: { DATABASE_URL: faultyUrl } });
+    expect(first.status).toBe(200);
+    expect(await moodRows(userId)).toBe(1);
+    const again = await call('log-mood', input, { idempotencyKey: key, env: { DATABASE_URL: faultyUrl } });
+    expect(again.status).toBe(200);
+    expect(again.body.meta).toMatchObject({ replayed: true, trace_id: first.body.meta.trace_id });
+    expect(await moodRows(userId)).toBe(1);
+    expect(await records(key)).toBe(1);
+  });
+
+  it('a claim whose answers were all lost does not hold the key: the call says it did not run, the repeat runs at once', async () => {
+    const userId = `idem_${crypto.randomUUID().slice(0, 8)}`;
+    const input = mood(userId);
+    const key = newKey();
+    // Every send of the claim commits, and every answer is lost.
+    await loseAnswers(3, 'insert into idempotency_keys');
+    const lost = await call('log-mood', input, { idempotencyKey: key, env: { DATABASE_URL: faultyUrl } });
+    expect(lost.status).toBe(503);
+    expect(lost.body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: true });
+    expect(lost.body.meta.attempts).toBe(0);
+    expect(await moodRows(userId)).toBe(0);
+    // Dropped by its trace id once the call was answered: no 409 for the claim's lease.
+    expect(await records(key)).toBe(0);
+
+    const repeated = await call('log-mood', input, { idempotencyKey: key, env: { DATABASE_URL: faultyUrl } });
+    expect(repeated.status).toBe(200);
+    expect(repeated.body.meta.replayed).toBeUndefined();
+    expect(await moodRows(userId)).toBe(1);
   });
 
   it('replays a failure that happened after execution began', async () => {
