@@ -6,8 +6,12 @@
  * A text becomes a bag of features — its words and the character trigrams of each word — hashed
  * into a fixed number of dimensions, weighted by sublinear term frequency and L2-normalised. No
  * stemming (trigrams stand in for it), a short stop list, and text without features gives the zero
- * vector. Its only threshold was semantic-search's universal default, 0.7.
+ * vector. Its only threshold was semantic-search's universal default, 0.7. It shares the hashing
+ * pieces of the current embedder (shared/providers/feature-hashing.ts), which compute exactly what
+ * they computed here.
  */
+import { fnv1a } from '../shared/core/fnv1a.ts';
+import { addHashed, normalise, trigrams } from '../shared/providers/feature-hashing.ts';
 
 /** The id it stored with its vectors. */
 export const HASHING_EMBEDDER_V1_ID = 'offline-hashing-v1';
@@ -48,9 +52,7 @@ export function embedTextV1(text: string, dimensions = 1536): Float32Array {
   }
   const vector = new Float64Array(dimensions);
   for (const [hash, { count, weight }] of counts) {
-    const sign = fmix32(hash) & 1 ? -1 : 1;
-    const index = hash % dimensions;
-    vector[index] = vector[index]! + sign * weight * (1 + Math.log(count));
+    addHashed(vector, hash, weight * (1 + Math.log(count)));
   }
   return normalise(vector);
 }
@@ -61,38 +63,9 @@ function words(text: string): string[] {
   return found.filter((word) => !STOP_WORDS.has(word));
 }
 
-/** Code-point trigrams of `<word>`; a one-letter word gives its single "<x>". */
-function trigrams(word: string): string[] {
-  const points = ['<', ...word, '>'];
-  const grams: string[] = [];
-  for (let i = 0; i + 3 <= points.length; i++) grams.push(points[i]! + points[i + 1]! + points[i + 2]!);
-  return grams;
-}
-
 function addFeature(counts: Map<number, { count: number; weight: number }>, feature: string, weight: number): void {
   const hash = fnv1a(feature);
   const entry = counts.get(hash);
   if (entry) entry.count++;
   else counts.set(hash, { count: 1, weight });
-}
-
-/** 32-bit FNV-1a over UTF-16 code units, unsigned. */
-function fnv1a(s: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) hash = Math.imul(hash ^ s.charCodeAt(i), 0x01000193);
-  return hash >>> 0;
-}
-
-/** murmur3's 32-bit finaliser: decorrelates the sign bit from the bucket (hash mod dimensions). */
-function fmix32(h: number): number {
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
-function normalise(vector: Float64Array): Float32Array {
-  let squares = 0;
-  for (const x of vector) squares += x * x;
-  const scale = squares > 0 ? 1 / Math.sqrt(squares) : 0;
-  return Float32Array.from(vector, (x) => x * scale);
 }

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, responseFormatField } from '../../shared/core/budget.ts';
 import { fail, notFound, ok, type Failure, type Success } from '../../shared/core/contract.ts';
 import { text, uuid } from '../../shared/core/fields.ts';
-import { quote } from '../../shared/core/validation.ts';
+import { quote } from '../../shared/core/text.ts';
 import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';

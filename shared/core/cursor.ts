@@ -13,7 +13,10 @@
 import * as z from 'zod';
 import { fail, type Failure } from './contract.ts';
 import { INT4 } from './fields.ts';
-import { quote, refuseValue, validateInput } from './validation.ts';
+import { fnv1a } from './fnv1a.ts';
+import { refuseValue } from './issues.ts';
+import { quote } from './text.ts';
+import { validateInput } from './validation.ts';
 
 /** Cursors are short; anything longer was not made by {@link encodeCursor}. */
 const MAX_CURSOR_LENGTH = 1_000;
@@ -105,11 +108,5 @@ function refused(message: string, cursor: string, hint: string | undefined): Fai
 
 /** A short digest of a JSON value (FNV-1a, 32 bits): enough to tell one call's inputs from another's. */
 function fingerprint(value: unknown): string {
-  const text = JSON.stringify(value) ?? '';
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0).toString(36);
+  return fnv1a(JSON.stringify(value) ?? '').toString(36);
 }

@@ -26,7 +26,9 @@
  */
 import * as z from 'zod';
 import { plural } from './plural.ts';
-import { codePointLength, FORBIDDEN_KEYS, NON_BLANK_TEXT_PATTERN, quote, refuseValue, SAFE_TEXT_PATTERN } from './validation.ts';
+import { refuseValue } from './issues.ts';
+import { codePointLength, NON_BLANK_TEXT_PATTERN, quote, SAFE_TEXT_PATTERN } from './text.ts';
+import { FORBIDDEN_KEYS } from './validation.ts';
 
 /**
  * The range of a Postgres `integer` (int4), the type of every id and count the tools store or

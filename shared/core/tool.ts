@@ -116,7 +116,8 @@ export interface Tool<I extends InputSchema = InputSchema, O extends z.ZodType =
 /** Any registered tool, whatever its schemas. */
 export type AnyTool = Tool<any, any>;
 
-const TOOL_ID = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+/** A tool id: kebab-case, e.g. 'log-mood' (the tool's route, its MCP name and its worker's name). */
+export const TOOL_ID_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 
 /** Appended to the description of every tool that accepts an idempotency key. */
 export const IDEMPOTENCY_NOTE =
@@ -142,7 +143,7 @@ export const IDEMPOTENCY_NOTE =
 export function defineTool<I extends InputSchema, O extends z.ZodType, const Id extends string>(
   definition: ToolDefinition<I, O, Id> & { unavailable?: Failure },
 ): Tool<I, O, Id> {
-  if (!TOOL_ID.test(definition.id)) {
+  if (!TOOL_ID_PATTERN.test(definition.id)) {
     throw new Error(`Tool id '${definition.id}' must be kebab-case (e.g. 'log-mood').`);
   }
   let schemas: JsonSchemas | undefined;

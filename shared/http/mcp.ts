@@ -39,7 +39,7 @@ import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Out
 import { toolResultSchema } from './envelope-schema.ts';
 import { authorize, callTool, credentialsOf, respond, type Credentials, type PipelineOptions, type RequestScope } from '../runtime/pipeline.ts';
 import type { AnyTool } from '../core/tool.ts';
-import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from '../core/validation.ts';
+import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from '../core/body.ts';
 import { keyFromMeta } from '../runtime/idempotency.ts';
 
 /** The variables MCP reads. */

@@ -7,7 +7,7 @@
 import { Hono } from 'hono';
 import { fail, type Failure } from '../core/contract.ts';
 import { log } from '../observability/log.ts';
-import type { Parsed } from '../core/validation.ts';
+import type { Parsed } from '../core/body.ts';
 import type { CounterTotals } from '../observability/counters.ts';
 import type { Env } from '../runtime/env.ts';
 import { EXECUTIONS_NUMERIC_PARAMETERS, executionsQuery, getExecution, listExecutions, normalizeTraceId } from '../observability/executions.ts';

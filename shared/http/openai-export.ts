@@ -17,7 +17,7 @@
  * exported with `strict: false`, and the catalog's message names the field.
  */
 import { ok, type Success } from '../core/contract.ts';
-import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/validation.ts';
+import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
 import { plural } from '../core/plural.ts';
 import type { JsonSchema } from './envelope-schema.ts';
 import type { AnyTool } from '../core/tool.ts';

@@ -6,7 +6,8 @@
 import type { Context } from 'hono';
 import type * as z from 'zod';
 import { metaWithoutExecution, type Outcome } from '../core/contract.ts';
-import { validateInput, type Parsed } from '../core/validation.ts';
+import { type Parsed } from '../core/body.ts';
+import { validateInput } from '../core/validation.ts';
 import type { Caller } from '../runtime/auth.ts';
 import { databaseFailure, type Database } from '../runtime/db.ts';
 import type { Env } from '../runtime/env.ts';

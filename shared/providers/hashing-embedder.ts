@@ -11,6 +11,8 @@
  * neural model's for the same pair of texts (two four-word texts sharing one word score about
  * 0.25-0.3), which is why it has its own default threshold ({@link HASHING_EMBEDDER_THRESHOLD}).
  */
+import { fnv1a } from '../core/fnv1a.ts';
+import { addHashed, normalise, trigrams } from './feature-hashing.ts';
 import { searchTerms, stemOf, words } from './text.ts';
 
 /** Labels every result that used this embedder. Bump the version whenever the vectors change. */
@@ -76,39 +78,9 @@ export function embedText(text: string, dimensions: number = HASHING_EMBEDDER_DI
   for (const [feature, { count, weight }] of counts) {
     const share = (weight * (1 + Math.log(count))) / Math.sqrt(HASHES_PER_FEATURE);
     for (let salt = 0; salt < HASHES_PER_FEATURE; salt++) {
-      const hash = fnv1a(`${salt}:${feature}`);
-      const index = hash % dimensions;
-      vector[index] = vector[index]! + (fmix32(hash) & 1 ? -share : share);
+      addHashed(vector, fnv1a(`${salt}:${feature}`), share);
     }
   }
   return normalise(vector);
 }
 
-/** Code-point trigrams of `<term>`; a one-letter term gives its single "<x>". */
-function trigrams(term: string): string[] {
-  const points = ['<', ...term, '>'];
-  const grams: string[] = [];
-  for (let i = 0; i + 3 <= points.length; i++) grams.push(points[i]! + points[i + 1]! + points[i + 2]!);
-  return grams;
-}
-
-/** 32-bit FNV-1a over UTF-16 code units, unsigned. */
-function fnv1a(s: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) hash = Math.imul(hash ^ s.charCodeAt(i), 0x01000193);
-  return hash >>> 0;
-}
-
-/** murmur3's 32-bit finaliser: decorrelates the sign bit from the bucket (hash mod dimensions). */
-function fmix32(h: number): number {
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
-function normalise(vector: Float64Array): Float32Array {
-  let squares = 0;
-  for (const x of vector) squares += x * x;
-  const scale = squares > 0 ? 1 / Math.sqrt(squares) : 0;
-  return Float32Array.from(vector, (x) => x * scale);
-}

@@ -24,7 +24,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { fail, type Failure, type Outcome } from '../core/contract.ts';
-import type { Parsed } from '../core/validation.ts';
+import type { Parsed } from '../core/body.ts';
 import { databaseError, databaseFailure, type Database } from './db.ts';
 import { nameBasedUuid } from './ids.ts';
 import { withRetries } from './retry.ts';

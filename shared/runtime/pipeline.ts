@@ -25,7 +25,8 @@ import { describeCause, recordExecution, type RetryError } from '../observabilit
 import { exportSpan, otlpConfigFromEnv } from '../observability/otlp.ts';
 import { recordRefusal } from '../observability/refusals.ts';
 import { startSpan } from '../observability/trace-context.ts';
-import { DEFAULT_BODY_LIMIT_BYTES, readJsonObject, validateInput, type Parsed } from '../core/validation.ts';
+import { DEFAULT_BODY_LIMIT_BYTES, type Parsed, readJsonObject } from '../core/body.ts';
+import { validateInput } from '../core/validation.ts';
 
 export interface PipelineOptions {
   /** Request bodies above this are refused with PAYLOAD_TOO_LARGE. */

@@ -3,6 +3,7 @@
  * embedding models (the offline hashing embedder's are sparse, and short as pgvector text). Texts
  * that start with the same theme word land near the same centre. Deterministic.
  */
+import { fnv1a } from '../../shared/core/fnv1a.ts';
 import type { EmbeddingProvider } from '../../shared/providers/types.ts';
 
 const DIMENSIONS = 1536;
@@ -19,16 +20,10 @@ function gaussians(seed: number): () => number {
   return () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
 }
 
-function hash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
-
 /** The theme's centre plus noise of `spread`, L2-normalised. */
 function embedOne(text: string, spread: number): Float32Array {
-  const theme = gaussians(hash(text.split(' ')[0] ?? ''));
-  const noise = gaussians(hash(text));
+  const theme = gaussians(fnv1a(text.split(' ')[0] ?? ''));
+  const noise = gaussians(fnv1a(text));
   const vector = Float64Array.from({ length: DIMENSIONS }, () => theme() + spread * noise());
   const norm = Math.hypot(...vector);
   return Float32Array.from(vector, (x) => x / norm);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { readJsonObject, SAFE_TEXT_PATTERN, validateInput } from '../../shared/core/validation.ts';
+import { readJsonObject } from '../../shared/core/body.ts';
+import { SAFE_TEXT_PATTERN } from '../../shared/core/text.ts';
+import { validateInput } from '../../shared/core/validation.ts';
 
 const HINT = 'Example of a valid call: {}';
 

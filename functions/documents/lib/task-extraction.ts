@@ -1,6 +1,7 @@
 /**
  * Finds the tasks (GitHub-style checkbox list items) in a markdown document.
  */
+import { codePointLength } from '../../../shared/core/text.ts';
 
 export interface ExtractedTask {
   /** The item's text after the checkbox, trimmed; inline markdown is kept as written. */
@@ -52,7 +53,7 @@ export function extractTasks(markdown: string): ExtractedTask[] {
   let lineStart = 0;
   lines.forEach((line, index) => {
     const offset = lineStart;
-    lineStart += characterCount(line) + (breaks[index] ?? 0);
+    lineStart += codePointLength(line) + (breaks[index] ?? 0);
     if (fence) {
       if (closesFence(line, fence)) fence = undefined;
       return;
@@ -72,22 +73,6 @@ export function extractTasks(markdown: string): ExtractedTask[] {
     tasks.push(extracted);
   });
   return tasks;
-}
-
-/** Characters (code points) of a line: UTF-16 units minus one per surrogate pair. */
-function characterCount(line: string): number {
-  let count = line.length;
-  for (let i = 0; i < line.length - 1; i++) {
-    const unit = line.charCodeAt(i);
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      const next = line.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        count--;
-        i++;
-      }
-    }
-  }
-  return count;
 }
 
 function openFence(line: string): { char: string; length: number } | undefined {

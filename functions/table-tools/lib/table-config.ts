@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { DATE_PATTERN } from '../../../shared/core/fields.ts';
+import { TOOL_ID_PATTERN } from '../../../shared/core/tool.ts';
 
 export const DATA_TYPES = ['text', 'integer', 'numeric', 'boolean', 'enum', 'datetime', 'json'] as const;
 export type DataType = (typeof DATA_TYPES)[number];
@@ -92,7 +93,7 @@ const fieldConfig = z
 
 export const tableConfigSchema = z
   .strictObject({
-    toolId: z.string().regex(/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/, "must be kebab-case, e.g. 'log-mood'"),
+    toolId: z.string().regex(TOOL_ID_PATTERN, "must be kebab-case, e.g. 'log-mood'"),
     /** The tool's human title, e.g. "Log mood" (MCP `title`, the catalog). */
     displayName: z.string().min(1).max(100),
     /** What one row is called in messages, e.g. "mood entry". */

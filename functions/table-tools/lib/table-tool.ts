@@ -15,7 +15,7 @@ import { fail, ok, type Failure } from '../../../shared/core/contract.ts';
 import { databaseFailure, type Database } from '../../../shared/runtime/db.ts';
 import { linkLabel } from '../../../shared/core/links.ts';
 import { log } from '../../../shared/observability/log.ts';
-import { defineTool, READ_ONLY, type AnyTool } from '../../../shared/core/tool.ts';
+import { defineTool, READ_ONLY, TOOL_ID_PATTERN, type AnyTool } from '../../../shared/core/tool.ts';
 import { buildExample, buildInputSchema } from './input-schema.ts';
 import { columnOf, ROW_ID_COLUMN, TENANT_COLUMN, tableConfigSchema, type TableConfig, type ValidTableConfig } from './table-config.ts';
 
@@ -161,7 +161,7 @@ function successMessage(config: ValidTableConfig, values: Record<string, unknown
 
 /** A tool that answers every call with the configuration's problems. */
 function unavailableTool(config: TableConfig, problems: string[]): AnyTool {
-  const id = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/.test(String(config.toolId)) ? config.toolId : 'invalid-table-tool';
+  const id = TOOL_ID_PATTERN.test(String(config.toolId)) ? config.toolId : 'invalid-table-tool';
   const message = `Tool '${id}' cannot run because its table configuration is invalid: ${problems.join('; ')}.`;
   log('error', 'invalid_table_config', { tool: id, problems });
   return defineTool({
