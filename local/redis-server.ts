@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { Redis } from 'ioredis';
+import Redis from 'ioredis';
 import { freePort } from './wrangler-dev.ts';
 
 /** How long redis-server may take to answer its first PING. */
