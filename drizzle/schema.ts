@@ -58,6 +58,37 @@ export const apiKeys = pgTable(
   (t) => [index('api_keys_project_idx').on(t.projectId)],
 );
 
+/**
+ * What a person approved for an OAuth client (an MCP client connecting by URL): the project, the
+ * toolsets and whether it may write. The protocol's state (clients, codes, tokens) lives in the
+ * OAUTH_KV namespace; this row is what is listed and revoked, and every token of the grant is
+ * checked against it (shared/runtime/grants.ts).
+ */
+export const oauthGrants = pgTable(
+  'oauth_grants',
+  {
+    id: id(),
+    projectId: projectId(),
+    /** The API key whose holder approved it: revoking the key stops the grant too. */
+    apiKeyId: uuid('api_key_id')
+      .notNull()
+      .references(() => apiKeys.id, { onDelete: 'cascade' }),
+    /** The OAuth client: its id, the name it registered and the host its redirect URI goes to. */
+    clientId: text('client_id').notNull(),
+    clientName: text('client_name').notNull(),
+    redirectHost: text('redirect_host').notNull(),
+    /** The MCP URL the grant's tokens are bound to (RFC 8707), e.g. https://…/mcp/study. */
+    resource: text('resource').notNull(),
+    toolsets: text('toolsets').array().notNull(),
+    readOnly: boolean('read_only').notNull(),
+    createdAt: createdAt(),
+    /** When its refresh token stops working (the grant's lifetime). */
+    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
+    revokedAt: timestamp('revoked_at', { withTimezone: true }),
+  },
+  (t) => [index('oauth_grants_project_idx').on(t.projectId)],
+);
+
 /** Markdown documents whose checkbox items become tasks. */
 export const documents = pgTable(
   'documents',

@@ -9,8 +9,9 @@ import type { RetentionEnv } from '../observability/retention.ts';
 import type { AiBinding } from '../providers/index.ts';
 import { isLocalDatabaseUrl } from './db.ts';
 import type { LinksEnv } from './links.ts';
+import type { OAuthEnv } from './oauth.ts';
 
-export interface Env extends AdmissionEnv, McpEnv, OtlpEnv, MetricsEnv, RetentionEnv, LinksEnv {
+export interface Env extends AdmissionEnv, McpEnv, OtlpEnv, MetricsEnv, RetentionEnv, LinksEnv, OAuthEnv {
   /** Postgres connection string: Neon in production, the local stand-in (loopback) in development. */
   DATABASE_URL?: string;
   /** Provider choice: 'offline' (default), 'openai' or 'workers-ai' (see shared/providers). */

@@ -16,6 +16,7 @@ import { nameBasedUuid } from './ids.ts';
 import { claimIdempotencyKey, keyFromHeader } from './idempotency.ts';
 import { runsLocally, type Env } from './env.ts';
 import { linksFromEnv } from './links.ts';
+import { grantOfToken, oauthEnabled } from './oauth.ts';
 import { errorForLog, log } from '../observability/log.ts';
 import type { Providers } from '../providers/index.ts';
 import { ProviderError, providerFailure } from '../providers/types.ts';
@@ -54,11 +55,13 @@ export interface Credentials {
   authorization: string | null;
   /** `CF-Connecting-IP`: failed authentications are bounded per address. */
   clientAddress: string | null;
+  /** The URL the request came to: an OAuth access token is valid only for the resource it was issued for. */
+  url?: string;
 }
 
 /** Reads the credentials of a request. */
 export function credentialsOf(request: Request): Credentials {
-  return { authorization: request.headers.get('authorization'), clientAddress: request.headers.get('cf-connecting-ip') };
+  return { authorization: request.headers.get('authorization'), clientAddress: request.headers.get('cf-connecting-ip'), url: request.url };
 }
 
 /** One call as any transport (HTTP, MCP) hands it to the pipeline. */
@@ -363,6 +366,16 @@ export async function authorize(
     return fail('CONFIG_ERROR', `The service is not configured correctly, so it cannot verify API keys. Its operator can find the cause in the worker's log under trace id ${traceId}.`);
   }
   const db = createDb(env.DATABASE_URL);
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(credentials.authorization ?? '')?.[1];
+  if (token && !token.startsWith('et_') && credentials.url && oauthEnabled(env)) {
+    try {
+      const grant = await grantOfToken(token, new URL(credentials.url), env, db);
+      if ('error' in grant) return grant;
+      return { ok: true, project: grant.project, keyId: grant.apiKeyId, rateLimitPerMinute: grant.rateLimitPerMinute, confirmed: Promise.resolve(undefined), db };
+    } catch (error) {
+      return databaseFailure(error) ?? unexpected(error, traceId);
+    }
+  }
   const failures = new FailedAttempts({ redis: redisFromEnv(env), prefix: `${namespaceOf(env)}:auth-failures` });
   try {
     const caller = await authenticate(credentials.authorization, db, { clientAddress: credentials.clientAddress, failures, waitUntil: scope.waitUntil }, auth);
