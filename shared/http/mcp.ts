@@ -18,8 +18,9 @@
  *   `traceparent` in `params._meta.traceparent` (or the HTTP header) makes the execution a span of
  *   the caller's trace. Every failure, validation included, is a result with `isError: true` and a
  *   text the model can act on; JSON-RPC errors are left to protocol faults.
- * - Same API keys as HTTP: `Authorization: Bearer <key>`, checked before the body is read. The key
- *   is only compared against this server's hashes, never forwarded anywhere (no token passthrough).
+ * - Same API keys as HTTP: `Authorization: Bearer <key>`, or an OAuth access token issued for this
+ *   URL (shared/runtime/oauth.ts), checked before the body is read. Credentials are only checked
+ *   against this server's own records, never forwarded anywhere (no token passthrough).
  * - `Origin` is validated against DNS rebinding: see {@link isAllowedOrigin}.
  *
  * The low-level `Server` is used rather than `McpServer` on purpose: `McpServer` validates input
@@ -39,6 +40,7 @@ import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Out
 import { toolResultSchema } from './envelope-schema.ts';
 import { authorize, callTool, credentialsOf, respond, type Credentials, type PipelineOptions, type RequestScope } from '../runtime/pipeline.ts';
 import type { AnyTool } from '../core/tool.ts';
+import { deniedTool, type Caller } from '../runtime/auth.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from '../core/body.ts';
 import { keyFromMeta } from '../runtime/idempotency.ts';
 
@@ -79,6 +81,8 @@ interface McpRequest {
   credentials: Credentials;
   /** Each `tools/call` of the body as sent, by JSON-RPC id (see {@link rawToolCalls}). */
   calls: Map<RequestId, RawToolCall>;
+  /** Who is calling: what it may see and run. */
+  caller: Caller;
 }
 
 /**
@@ -91,18 +95,19 @@ interface McpRequest {
  */
 export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOptions = {}): McpHandler {
   const byId = new Map(tools.map((tool) => [tool.id, tool]));
-  let listed: McpTool[] | undefined;
-  const listTools = () => (listed ??= tools.map(describeTool));
+  let listed: { tool: AnyTool; described: McpTool }[] | undefined;
+  /** The tools the caller may run: those outside its toolsets, or writing for a read-only caller, are not listed. */
+  const listTools = (caller: Caller) => (listed ??= tools.map((tool) => ({ tool, described: describeTool(tool) }))).filter(({ tool }) => !deniedTool(caller, tool)).map(({ described }) => described);
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
 
   /** A fresh server for one request: it lists the tools and runs calls through the pipeline. */
-  const serverFor = ({ request, scope, credentials, calls }: McpRequest): Server => {
+  const serverFor = ({ request, scope, credentials, calls, caller }: McpRequest): Server => {
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false } },
       instructions: INSTRUCTIONS,
       cacheHints: { 'tools/list': TOOLS_LIST_CACHE, 'server/discover': TOOLS_LIST_CACHE },
     });
-    server.setRequestHandler('tools/list', () => ({ tools: listTools() }));
+    server.setRequestHandler('tools/list', () => ({ tools: listTools(caller) }));
     server.setRequestHandler('tools/call', async ({ params }, ctx) => {
       const tool = byId.get(params.name);
       if (!tool) return toolResult(unknownTool(params.name, [...byId.keys()]), metaWithoutExecution(params.name));
@@ -133,9 +138,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
 
     const credentials = credentialsOf(request);
     const caller = await authorize(credentials, scope, { auth: options.auth });
-    const refuseCaller = (failure: Failure) =>
-      refuse(failure, failure.error.code === 'UNAUTHENTICATED' ? { 'www-authenticate': 'Bearer realm="edge-tools"' } : {});
-    if (!caller.ok) return refuseCaller(caller);
+    if (!caller.ok) return refuse(caller);
     const body = await readBody(request, bodyLimitBytes);
     if (!body.ok) return refuse(body);
     let parsed: unknown;
@@ -150,9 +153,9 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
     const messages = Array.isArray(parsed) ? parsed.length : 1;
     if (calls.size < messages) {
       const revoked = await caller.confirmed;
-      if (revoked) return refuseCaller(revoked);
+      if (revoked) return refuse(revoked);
     }
-    const context = { request, scope, credentials, calls };
+    const context = { request, scope, credentials, calls, caller };
     if (parsed === undefined) {
       // The transport answers the protocol's parse error for the same bytes.
       const unparsed = new Request(request.url, { method: 'POST', headers: request.headers, body: body.value });

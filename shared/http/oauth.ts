@@ -26,8 +26,8 @@ export function withOAuth(app: { fetch: FetchHandler }, options: ConsentOptions 
   const consent = consentHandler(options);
   return {
     async fetch(request, env, ctx) {
-      if (!oauthEnabled(env)) return app.fetch(request, env, ctx);
       const url = new URL(request.url);
+      if (!oauthEnabled(env, url)) return app.fetch(request, env, ctx);
       const path = url.pathname;
       if (path === OAUTH_PATHS.authorize) return consent(request, { env, waitUntil: (work) => ctx.waitUntil(work) });
       if (path === OAUTH_PATHS.serverMetadata || path === OAUTH_PATHS.token || path === OAUTH_PATHS.register) {

@@ -42,7 +42,6 @@ export async function authenticated(c: Context<{ Bindings: Env }>, route: string
   if (answer instanceof Response) return answer;
   const response = respond(answer, { ...metaWithoutExecution(route, traceId), duration_ms: Math.round((performance.now() - startedAt) * 100) / 100 });
   response.headers.set('cache-control', 'no-store');
-  if (!answer.ok && answer.error.code === 'UNAUTHENTICATED') response.headers.set('www-authenticate', 'Bearer realm="edge-tools"');
   return response;
 }
 

@@ -17,7 +17,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { apiKeys, projects } from '../../drizzle/schema.ts';
 import { fail, type Failure } from '../core/contract.ts';
 import { databaseError, databaseFailure, type Database } from './db.ts';
-import type { Project } from '../core/tool.ts';
+import type { AnyTool, Project } from '../core/tool.ts';
 
 /** Defaults of {@link AuthOptions}. */
 export const AUTH_DEFAULTS = {
@@ -41,9 +41,35 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 /** Who is calling: the project (tenant) and the key, with the project's own rate limit. */
 export interface Caller {
   project: Project;
+  /** The API key (for an OAuth token: the key that approved its grant). */
   keyId: string;
   /** Calls per minute per key; null means the deployment default. */
   rateLimitPerMinute: number | null;
+  /** The toolsets the credential reaches; undefined for every toolset. */
+  toolsets?: readonly string[];
+  /** True when the credential may run only tools that do not write (annotations.readOnlyHint). */
+  readOnly?: boolean;
+}
+
+/**
+ * Why `caller` may not run `tool`, or undefined when it may: a tool outside the credential's
+ * toolsets, or a tool that writes for a read-only credential, is PERMISSION_DENIED (and is not
+ * listed to it either).
+ */
+export function deniedTool(caller: Caller, tool: Pick<AnyTool, 'id' | 'toolset' | 'annotations'>): Failure | undefined {
+  if (caller.toolsets && !caller.toolsets.includes(tool.toolset)) {
+    return fail('PERMISSION_DENIED', `The credential may use the toolsets ${caller.toolsets.join(', ')} only, and '${tool.id}' belongs to ${tool.toolset}.`, {
+      hint: `Call a tool of ${caller.toolsets.join(', ')}, or use a credential granted ${tool.toolset} (authorize again, or an API key of the project).`,
+      details: { reason: 'toolset_not_granted', toolsets: [...caller.toolsets], tool_toolset: tool.toolset },
+    });
+  }
+  if (caller.readOnly && !tool.annotations.readOnlyHint) {
+    return fail('PERMISSION_DENIED', `The credential is read-only, and '${tool.id}' writes.`, {
+      hint: 'Call a tool that only reads, or authorize again with read and write access.',
+      details: { reason: 'read_only', tool: tool.id },
+    });
+  }
+  return undefined;
 }
 
 /** A caller whose key was valid when last verified. */

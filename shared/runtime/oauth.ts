@@ -21,6 +21,7 @@ import type { KVNamespace } from '@cloudflare/workers-types';
 import { fail, type Failure } from '../core/contract.ts';
 import { TOOLSETS, type Toolset } from '../core/toolsets.ts';
 import { createDb, type Database } from './db.ts';
+import { isLoopbackHost } from './neon-http.ts';
 import { liveGrant, type LiveGrant } from './grants.ts';
 
 /** The variables and bindings OAuth reads. */
@@ -147,9 +148,12 @@ export function oauthHelpers(origin: string, env: ProviderEnv): OAuthHelpers {
   return authorizationServer(origin, env).getOAuthApi(env);
 }
 
-/** What OAuth needs to be on: its KV namespace. */
-export function oauthEnabled<E extends OAuthEnv>(env: E): env is E & ProviderEnv {
-  return env.OAUTH_KV !== undefined;
+/**
+ * Whether OAuth is on for requests to `url`: the KV namespace is bound, and the origin is one an
+ * OAuth issuer may have (https, or http on a loopback host for local development).
+ */
+export function oauthEnabled<E extends OAuthEnv>(env: E, url: URL): env is E & ProviderEnv {
+  return env.OAUTH_KV !== undefined && (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname)));
 }
 
 /**

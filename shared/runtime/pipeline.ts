@@ -7,7 +7,7 @@
  * deployment's configuration is told to a caller before its key is verified.
  */
 import { envelope, fail, FailureError, retryAfterMs, statusOf, type Failure, type Meta, type Outcome, type Warning } from '../core/contract.ts';
-import { authenticate, type Authenticated, type AuthOptions } from './auth.ts';
+import { authenticate, deniedTool, type Authenticated, type AuthOptions } from './auth.ts';
 import { admissionFromEnv, namespaceOf, redisFromEnv } from '../concurrency/admission.ts';
 import { FailedAttempts } from '../concurrency/rate-limit.ts';
 import type { LeaseLapse } from '../concurrency/semaphore.ts';
@@ -139,6 +139,8 @@ export async function callTool(
     scope.waitUntil(afterResponse(() => recordRefusal(db, record)));
     return refuse(failure, caller.project.id);
   };
+  const denied = deniedTool(caller, tool);
+  if (denied) return refuseChecked(denied);
   // Read-only tools ignore the key: repeating them changes nothing.
   const key = tool.acceptsIdempotencyKey ? call.idempotencyKey : undefined;
   if (key && !key.ok) return refuseChecked(key);
@@ -367,11 +369,12 @@ export async function authorize(
   }
   const db = createDb(env.DATABASE_URL);
   const token = /^Bearer\s+(\S+)\s*$/i.exec(credentials.authorization ?? '')?.[1];
-  if (token && !token.startsWith('et_') && credentials.url && oauthEnabled(env)) {
+  if (token && !token.startsWith('et_') && credentials.url && oauthEnabled(env, new URL(credentials.url))) {
     try {
       const grant = await grantOfToken(token, new URL(credentials.url), env, db);
       if ('error' in grant) return grant;
-      return { ok: true, project: grant.project, keyId: grant.apiKeyId, rateLimitPerMinute: grant.rateLimitPerMinute, confirmed: Promise.resolve(undefined), db };
+      const { project, apiKeyId: keyId, rateLimitPerMinute, toolsets, readOnly } = grant;
+      return { ok: true, project, keyId, rateLimitPerMinute, toolsets, readOnly, confirmed: Promise.resolve(undefined), db };
     } catch (error) {
       return databaseFailure(error) ?? unexpected(error, traceId);
     }
@@ -395,13 +398,16 @@ export function unexpected(error: unknown, traceId: string): Failure {
 /**
  * Serialises an outcome into the envelope response: the one place every HTTP answer is built (tool
  * calls, the other routes, MCP's HTTP-level refusals). Every 429 and 503 carries `Retry-After`:
- * `details.retry_after_ms` in whole seconds, rounded up.
+ * `details.retry_after_ms` in whole seconds, rounded up; every 401 a `WWW-Authenticate` challenge.
  */
 export function respond(outcome: Outcome<unknown>, meta: Meta): Response {
   if (outcome.ok) return Response.json(envelope(outcome, meta));
   const waitMs = retryAfterMs(outcome);
+  const status = statusOf(outcome);
   const headers: Record<string, string> = waitMs === undefined ? {} : { 'retry-after': String(Math.ceil(waitMs / 1000)) };
-  return Response.json(envelope(outcome, meta), { status: statusOf(outcome), headers });
+  // RFC 6750; with OAuth on, shared/http/oauth.ts adds where to authorize (resource_metadata).
+  if (status === 401) headers['www-authenticate'] = 'Bearer realm="edge-tools"';
+  return Response.json(envelope(outcome, meta), { status, headers });
 }
 
 function round(ms: number): number {
