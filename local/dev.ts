@@ -1,6 +1,7 @@
 /**
  * `npm run dev`: the whole stack on this machine, offline.
- * 1. the Neon stand-in (PGlite + pgvector behind Neon's HTTP protocol), data in .local-data/;
+ * 1. the Neon stand-in (PGlite + pgvector behind Neon's HTTP protocol), data in .local-data/
+ *    (wrangler's local state too: the OAuth KV namespace, in .local-data/wrangler);
  * 2. redis-server behind the Upstash REST stand-in, when redis-server is installed (otherwise the
  *    worker falls back to its in-process semaphore, and says so);
  * 3. the migrations, and a demo project with its API key (DEV_API_KEY when set), seeded on first
@@ -44,7 +45,22 @@ console.log(
 
 const wrangler = spawn(
   join(ROOT, 'node_modules/.bin/wrangler'),
-  ['dev', '--ip', '127.0.0.1', '--port', String(PORT), '--var', `DATABASE_URL:${databaseUrl}`, ...redisVars, ...passedVars, '--test-scheduled', '--show-interactive-dev-session=false'],
+  [
+    'dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(PORT),
+    // The OAuth KV namespace (clients, grants' tokens) survives restarts with the database.
+    '--persist-to',
+    join(DATA_DIR, 'wrangler'),
+    '--var',
+    `DATABASE_URL:${databaseUrl}`,
+    ...redisVars,
+    ...passedVars,
+    '--test-scheduled',
+    '--show-interactive-dev-session=false',
+  ],
   { cwd: ROOT, env: wranglerEnv(ROOT, { offline: true }), stdio: ['ignore', 'pipe', 'inherit'], detached: true },
 );
 let announced = false;
@@ -79,6 +95,7 @@ edge-tools is running on ${base}
   Catalog:   curl ${base}/tools
   Dashboard: ${base}/dashboard (paste the key above)
   Traces:    curl -H 'Authorization: Bearer ${apiKey}' '${base}/executions?status=failure'
+  MCP:       ${base}/mcp (or ${base}/mcp/study, ...): an MCP client with OAuth opens the consent page; approve with the key above.
   Try a tool:
     curl -s ${base}/tools/log-mood \\
       -H 'Authorization: Bearer ${apiKey}' -H 'Content-Type: application/json' \\

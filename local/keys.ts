@@ -5,18 +5,22 @@
  *   npm run keys -- create --project <name or id> [--name <label>]
  *   npm run keys -- create --project <name> --new-project       (a new project: another tenant)
  *   npm run keys -- revoke <key id, key prefix or the key itself>
+ *   npm run keys -- grants [--project <name or id>]     (what people approved for OAuth clients)
+ *   npm run keys -- revoke-grant <grant id>
  *
  * Works on DATABASE_URL when set (Neon), else on the local database of `npm run dev` (through the
  * running `npm run dev` when there is one, otherwise by opening its data directory). A key is shown
  * once, when it is created; only its SHA-256 is stored. A revoked key stops working on every isolate
  * within about a second (workers re-check cached keys), however it was revoked: this command, or
- * `update api_keys set revoked_at = now() where …` straight in SQL.
+ * `update api_keys set revoked_at = now() where …` straight in SQL. Revoking a key also stops the
+ * OAuth grants approved with it; revoking a grant stops its tokens the same way.
  */
 import { parseArgs } from 'node:util';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { apiKeys, projects } from '../drizzle/schema.ts';
 import { API_KEY_FORMAT, generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
+import { listGrants, revokeGrant } from '../shared/runtime/grants.ts';
 import { createProject } from './database.ts';
 import { LOCAL_DATA_DIR, localDatabaseHolder, openLocalDatabase } from './seed.ts';
 
@@ -24,6 +28,8 @@ const USAGE = `npm run keys -- list [--project <name or id>]
 npm run keys -- create --project <name or id> [--name <label>]
 npm run keys -- create --project <name> --new-project    (creates the project: another tenant)
 npm run keys -- revoke <key id, key prefix or the key itself>
+npm run keys -- grants [--project <name or id>]    (OAuth clients people approved)
+npm run keys -- revoke-grant <grant id>
 Works on DATABASE_URL when set, else on the local database of \`npm run dev\`.`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -89,13 +95,14 @@ async function main(): Promise<void> {
     options: { project: { type: 'string' }, name: { type: 'string' }, 'new-project': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
   });
   const [command, argument] = positionals;
-  if (values.help || !command || !['list', 'create', 'revoke'].includes(command)) {
+  if (values.help || !command || !['list', 'create', 'revoke', 'grants', 'revoke-grant'].includes(command)) {
     console.log(USAGE);
     if (!values.help) process.exitCode = 2;
     return;
   }
   if (command === 'create' && !values.project) throw new Error('create needs --project <name or id>.');
   if (command === 'revoke' && !argument) throw new Error('revoke needs the key id or prefix (npm run keys -- list shows them).');
+  if (command === 'revoke-grant' && !argument) throw new Error('revoke-grant needs the grant id (npm run keys -- grants shows them).');
 
   let databaseUrl = process.env.DATABASE_URL;
   let opened: Awaited<ReturnType<typeof openLocalDatabase>> | undefined;
@@ -112,6 +119,24 @@ async function main(): Promise<void> {
     if (command === 'list') {
       const keys = await listKeys(db, values.project);
       console.table(keys.map((k) => ({ id: k.id, prefix: k.prefix, name: k.name, project: k.project, created: k.createdAt.toISOString(), revoked: k.revokedAt?.toISOString() ?? '' })));
+    } else if (command === 'grants') {
+      const grants = await listGrants(db, values.project);
+      console.table(
+        grants.map((g) => ({
+          id: g.id,
+          project: g.project,
+          client: `${g.client} (${g.redirectHost})`,
+          url: g.resource,
+          toolsets: g.toolsets.join(','),
+          access: g.readOnly ? 'read-only' : 'read and write',
+          'approved with': `${g.approvedWith}…`,
+          created: g.createdAt.toISOString(),
+          state: g.revokedAt ? `revoked ${g.revokedAt.toISOString()}` : g.expiresAt < new Date() ? 'expired' : 'live',
+        })),
+      );
+    } else if (command === 'revoke-grant') {
+      if (!(await revokeGrant(db, argument!))) throw new Error(`No live grant has the id '${argument!.slice(0, 40)}' (npm run keys -- grants lists them).`);
+      console.log(`Revoked grant ${argument}. Its tokens stop working on every worker within about a second, and it can no longer be refreshed.`);
     } else if (command === 'create' && values['new-project']) {
       const created = await createProjectWithKey(databaseUrl, values.project!);
       console.log(`Created project '${values.project}' (${created.projectId}) with its first key. Shown once, keep it now:\n${created.key}`);

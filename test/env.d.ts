@@ -7,6 +7,8 @@ interface TestProject {
 declare namespace Cloudflare {
   interface Env {
     DATABASE_URL?: string;
+    /** The OAuth provider's namespace (wrangler.toml). */
+    OAUTH_KV: KVNamespace;
     /** Tenants created by the test setup (test/setup/global-setup.ts). */
     TEST_PROJECTS: { tenantA: TestProject; tenantB: TestProject; tenantC: TestProject };
     UPSTASH_REDIS_REST_URL?: string;

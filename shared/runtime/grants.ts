@@ -48,6 +48,8 @@ export interface NewGrant {
   expiresAt: Date;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const verified = new Map<string, { grant: LiveGrant; verifiedAt: number }>();
 
 /**
@@ -106,8 +108,9 @@ export async function liveGrant(db: Database, grantId: string, options: Partial<
   return grant;
 }
 
-/** Grants as `npm run keys -- grants` lists them, newest first (optionally of one project, by id). */
-export async function listGrants(db: Database, projectId?: string) {
+/** Grants as `npm run keys -- grants` lists them, newest first (optionally of one project, by id or name). */
+export async function listGrants(db: Database, project?: string) {
+  const byProject = project === undefined ? undefined : UUID.test(project) ? eq(projects.id, project) : eq(projects.name, project);
   return db
     .select({
       id: oauthGrants.id,
@@ -126,12 +129,16 @@ export async function listGrants(db: Database, projectId?: string) {
     .from(oauthGrants)
     .innerJoin(projects, eq(projects.id, oauthGrants.projectId))
     .innerJoin(apiKeys, eq(apiKeys.id, oauthGrants.apiKeyId))
-    .where(projectId ? eq(oauthGrants.projectId, projectId) : undefined)
+    .where(byProject)
     .orderBy(desc(oauthGrants.createdAt));
 }
 
-/** Revokes a live grant by id; false when no live grant has that id. */
+/**
+ * Revokes a live grant by id; false when no live grant has that id. Its tokens stop working on
+ * every isolate within about a second (the cache's re-check), and its refresh token at once.
+ */
 export async function revokeGrant(db: Database, grantId: string): Promise<boolean> {
+  if (!UUID.test(grantId)) return false;
   const revoked = await db
     .update(oauthGrants)
     .set({ revokedAt: sql`now()` })

@@ -129,6 +129,8 @@ export function authorizationServer(origin: string, env: ProviderEnv): OAuthAuth
     authorizeEndpoint: OAUTH_PATHS.authorize,
     tokenEndpoint: OAUTH_PATHS.token,
     clientRegistrationEndpoint: OAUTH_PATHS.register,
+    // Clients named by the https URL of their metadata (claude.ai, ChatGPT) need no registration.
+    clientIdMetadataDocumentEnabled: true,
     scopesSupported: scopesOf(TOOLSETS),
     accessTokenTTL: Number.isInteger(accessTokenTTL) && accessTokenTTL > 0 ? accessTokenTTL : OAUTH_DEFAULTS.accessTokenTtlSeconds,
     refreshTokenTTL: OAUTH_DEFAULTS.refreshTokenTtlSeconds,
