@@ -16,7 +16,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_KEY_FORMAT } from '../shared/runtime/auth.ts';
-import { openDemoData } from './demo-data.ts';
+import { LOCAL_DATA, openDemoData } from './demo-data.ts';
 import { startRedisServer, startUpstashStandIn } from './upstash-rest.ts';
 import { wranglerEnv } from './wrangler-env.ts';
 
@@ -53,7 +53,7 @@ const wrangler = spawn(
     String(PORT),
     // The OAuth KV namespace (clients, grants' tokens) survives restarts with the database.
     '--persist-to',
-    join(DATA_DIR, 'wrangler'),
+    join(LOCAL_DATA, 'wrangler'),
     '--var',
     `DATABASE_URL:${databaseUrl}`,
     ...redisVars,

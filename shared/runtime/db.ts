@@ -11,9 +11,14 @@ export type Database = NeonHttpDatabase;
 
 const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
+/** Whether `hostname` is this machine (localhost, 127.0.0.1, ::1). */
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname);
+}
+
 /** Whether a connection string points at the local stand-in (a loopback host), as in development and tests. */
 export function isLocalDatabaseUrl(databaseUrl: string): boolean {
-  return URL.canParse(databaseUrl) && LOOPBACK_HOSTS.has(new URL(databaseUrl).hostname);
+  return URL.canParse(databaseUrl) && isLoopbackHost(new URL(databaseUrl).hostname);
 }
 
 /** The driver's own choice of endpoint: Neon's `https://api.<region…>/sql` for a Neon host. */

@@ -20,8 +20,7 @@ import { OAuthAuthorizationServer, OAuthError, type OAuthHelpers } from '@cloudf
 import type { KVNamespace } from '@cloudflare/workers-types';
 import { fail, type Failure } from '../core/contract.ts';
 import { TOOLSETS, type Toolset } from '../core/toolsets.ts';
-import { createDb, type Database } from './db.ts';
-import { isLoopbackHost } from './neon-http.ts';
+import { createDb, isLoopbackHost, type Database } from './db.ts';
 import { liveGrant, type LiveGrant } from './grants.ts';
 
 /** The variables and bindings OAuth reads. */
