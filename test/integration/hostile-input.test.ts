@@ -3,7 +3,8 @@
  * against the local stand-ins: inputs generated from each tool's advertised schema and mutated
  * (test/support/schema-arbitrary.ts), with real ids of the calling project mixed in so that tools
  * run past their lookups, plus malformed bodies. Every answer must be the envelope with a 2xx or
- * 4xx status, never a 5xx, and every call that executed must have its trace row.
+ * 4xx status, never a 5xx, and every call that executed must have its trace row. Every numeric
+ * field of every tool and read route is tried at its boundaries (test/support/numeric-boundaries.ts).
  */
 import { inArray } from 'drizzle-orm';
 import fc from 'fast-check';
@@ -13,6 +14,8 @@ import gateway from '../../functions/gateway.ts';
 import { tools } from '../../functions/registry.ts';
 import { ERROR_STATUS, type ToolResult } from '../../shared/core/contract.ts';
 import { hashApiKey } from '../../shared/runtime/auth.ts';
+import { createOpenApiDocument } from '../../shared/http/openapi.ts';
+import { numericBoundaries } from '../support/numeric-boundaries.ts';
 import { inputArbitrary } from '../support/schema-arbitrary.ts';
 import { db, send } from './helpers.ts';
 
@@ -130,5 +133,57 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s under hostile i
     expect(status).toBeGreaterThanOrEqual(400);
     expect(status).toBeLessThan(500);
     expect(body).toMatchObject({ success: false, meta: { attempts: 0 } });
+  });
+});
+
+/**
+ * The boundaries of every numeric field, read from the advertised schemas (each tool's input, and
+ * each read route's query parameters in the OpenAPI document): past a bound, 400 VALIDATION_ERROR
+ * naming the field before anything runs; within, an answer that is never a server error.
+ */
+describe.each(tools.map((tool) => [tool.id, tool] as const))('%s at the boundaries of its numeric fields', (toolId, tool) => {
+  const cases = numericBoundaries(tool.jsonSchemas().input, tool.example as Record<string, unknown>);
+
+  it.skipIf(cases.length === 0)('refuses every value past a bound as input, naming the field, and never answers 5xx', async () => {
+    for (const c of cases) {
+      const context = `${toolId} ${c.field} = ${c.value}`;
+      const { status, body } = await callHttp(toolId, withRealIds(c.input, 1));
+      expect(status, `${context}: ${JSON.stringify(body).slice(0, 300)}`).toBeLessThan(500);
+      if (c.inRange || body.success) continue;
+      if (body.error.code !== 'VALIDATION_ERROR' || !body.error.details?.fields?.some((f) => f.field === c.field || f.field.startsWith(`${c.field}[`))) {
+        // Refused for another reason than this field (the example names the field's partner too): not at this boundary.
+        continue;
+      }
+      expect(status, context).toBe(400);
+      expect(body.meta.attempts, context).toBe(0);
+    }
+  });
+});
+
+describe('read routes at the boundaries of their numeric query parameters', () => {
+  const document = createOpenApiDocument(tools)('http://edge-tools.test') as { paths: Record<string, { get?: { parameters?: { name: string; in: string; schema: Record<string, unknown> }[] } }> };
+  const routes = Object.entries(document.paths).flatMap(([path, item]) => {
+    const query = (item.get?.parameters ?? []).filter((p) => p.in === 'query');
+    const schema = { properties: Object.fromEntries(query.map((p) => [p.name, p.schema])) };
+    const cases = numericBoundaries(schema, {});
+    return cases.length > 0 ? [[path, cases] as const] : [];
+  });
+
+  it('reads numeric parameters from the OpenAPI document', () => {
+    expect(routes.map(([path]) => path)).toContain('/documents/{id}');
+  });
+
+  it.each(routes)('%s: refuses every value past a bound, naming the parameter, and never answers 5xx', async (path, cases) => {
+    for (const c of cases) {
+      const url = new URL(`http://edge-tools.test${path.replace(/\{[^}]+\}/g, () => realIds[0]!)}`);
+      url.searchParams.set(c.field, String(c.input[c.field]));
+      const response = await send(new Request(url, { headers: { authorization: `Bearer ${key}` } }), gateway);
+      const body = (await response.json()) as ToolResult<unknown>;
+      const context = `${url.pathname}?${url.searchParams} -> ${response.status} ${JSON.stringify(body).slice(0, 200)}`;
+      expect(response.status, context).toBeLessThan(500);
+      if (c.inRange) continue;
+      expect(response.status, context).toBe(400);
+      expect(body, context).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: c.field }] } } });
+    }
   });
 });

@@ -15,8 +15,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
 import { tableTool } from '../../functions/table-tools/lib/table-tool.ts';
+import { INT4 } from '../../shared/core/fields.ts';
 import type { AnyTool } from '../../shared/core/tool.ts';
 import { validateInput } from '../../shared/core/validation.ts';
+import { numericBoundaries } from '../support/numeric-boundaries.ts';
 import { inputArbitrary } from '../support/schema-arbitrary.ts';
 
 /** Cases per tool: generated inputs and mutations of them (fixed seeds: the same cases every run). */
@@ -75,5 +77,43 @@ describe.each([...tools, everyRule].map((tool) => [tool.id, tool] as const))('%s
     // optional fields accept fewer of the generated inputs).
     expect(accepted).toBeGreaterThan(CASES * 0.05);
     expect(CASES - accepted).toBeGreaterThan(CASES * 0.3);
+  });
+});
+
+/**
+ * The boundaries of every numeric field, read from each tool's advertised schema (never a list of
+ * fields): each is bounded on both sides (integers within Postgres `integer`, what every id and
+ * count column holds), Ajv and validateInput agree at 0, 1, each bound and one past it, 2^31 and
+ * 2^53 − 1, and a refusal names the field and its bound.
+ */
+describe.each([...tools, everyRule].map((tool) => [tool.id, tool] as const))('%s: numeric boundaries', (_id, tool: AnyTool) => {
+  const schema = tool.jsonSchemas().input;
+  const cases = numericBoundaries(schema, tool.example as Record<string, unknown>)
+    // Only fields the example can carry (a field named with another, such as plan_id next to plan_title, cannot).
+    .filter((c) => c.minimum === undefined || validateInput(tool.input, { ...c.input, [c.field]: Array.isArray(c.input[c.field]) ? [c.minimum] : c.minimum }, tool.hint).ok);
+
+  it('bounds every numeric field on both sides, integers within Postgres integer', () => {
+    for (const c of numericBoundaries(schema, {})) {
+      expect(c.minimum, c.field).toEqual(expect.any(Number));
+      expect(c.maximum, c.field).toEqual(expect.any(Number));
+      if (Number.isInteger(c.maximum)) expect(c.maximum!, c.field).toBeLessThanOrEqual(INT4.max);
+    }
+  });
+
+  it.skipIf(cases.length === 0)('agrees with Ajv at every boundary, and names the field and its bound when it refuses', () => {
+    const judge = ajv.compile(schema);
+    for (const c of cases) {
+      const context = `${c.field} = ${c.value}`;
+      const ours = validateInput(tool.input, c.input, tool.hint);
+      expect(ours.ok, context).toBe(c.inRange);
+      expect(judge(c.input), context).toBe(c.inRange);
+      if (!ours.ok) {
+        expect(ours.error.code, context).toBe('VALIDATION_ERROR');
+        const named = ours.error.details?.fields?.find((f) => f.field === c.field || f.field.startsWith(`${c.field}[`));
+        expect(named, `${context}: ${ours.error.message}`).toBeDefined();
+        const bound = c.value > (c.maximum ?? Infinity) ? c.maximum : c.minimum;
+        expect(named!.message, context).toContain(String(bound));
+      }
+    }
   });
 });
