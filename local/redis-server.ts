@@ -6,8 +6,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import Redis from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import { freePort } from './wrangler-dev.ts';
+
+// ioredis is CommonJS: vitest's global setup hands its named ESM imports over as undefined, so it is
+// loaded with Node's own require, which every caller of this module (Node, never workerd) has.
+const ioredis: typeof import('ioredis') = createRequire(import.meta.url)('ioredis');
+
+/** ioredis's error reply class, for `instanceof` checks. */
+export const RedisReplyError = ioredis.ReplyError;
 
 /** How long redis-server may take to answer its first PING. */
 const REDIS_START_TIMEOUT_MS = 5_000;
@@ -114,7 +122,7 @@ function stopChild(child: ChildProcess): Promise<void> {
 
 /** A connection to the redis-server on `port`, reconnecting in the background when it drops. */
 export function connectRedis(port: number): Redis {
-  const redis = new Redis({
+  const redis = new ioredis.Redis({
     port,
     host: '127.0.0.1',
     // Upstash answers in RESP2's shapes (flat arrays, no maps); ioredis 6 defaults to RESP3.

@@ -9,8 +9,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { ReplyError as RedisReplyError, type Redis } from 'ioredis';
-import { connectRedis } from './redis-server.ts';
+import type { Redis } from 'ioredis';
+import { connectRedis, RedisReplyError } from './redis-server.ts';
 
 /** Its users start redis-server from here too. */
 export { startRedisServer, type RedisServer } from './redis-server.ts';
