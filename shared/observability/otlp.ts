@@ -1,13 +1,18 @@
 /**
- * OpenTelemetry export: every execution becomes one span, sent as OTLP/HTTP JSON after the
- * response (through `waitUntil`), following the GenAI semantic conventions for tool execution
- * (span `execute_tool {tool}`, kind INTERNAL, `gen_ai.operation.name`, `gen_ai.tool.*`, `error.type`).
+ * OpenTelemetry export: every call of a known project becomes one span (executions and calls
+ * refused before executing alike), sent as OTLP/HTTP JSON after the response (through
+ * `waitUntil`), following the GenAI semantic conventions for tool execution (span
+ * `execute_tool {tool}`, kind INTERNAL, `gen_ai.operation.name`, `gen_ai.tool.*`, `error.type`).
+ * With `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`, the conventions' opt-in
+ * `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` carry the call's input and answer,
+ * each cut to the largest answer budget, so that an LLM-observability UI shows what the tool did.
  *
  * One span per request needs no SDK: no context propagation inside the worker, no batching
  * processor outliving the request. The payload is the OTLP JSON encoding of
  * `ExportTraceServiceRequest` (ids in hex, times in Unix nanoseconds as strings). An exporter
  * failure is logged and never affects the call.
  */
+import { ANSWER_BUDGETS } from '../core/budget.ts';
 import { log } from './log.ts';
 import type { SpanContext } from './trace-context.ts';
 
@@ -23,6 +28,11 @@ export interface OtlpEnv {
   OTEL_EXPORTER_OTLP_TIMEOUT?: string;
   /** `service.name` of the exported spans (default `edge-tools`). */
   OTEL_SERVICE_NAME?: string;
+  /**
+   * `true`: spans carry the tool's arguments and result (`gen_ai.tool.call.arguments`,
+   * `gen_ai.tool.call.result`), which may hold personal data. Default off; `npm run dev` turns it on.
+   */
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?: string;
 }
 
 /** Where and how spans are sent. */
@@ -31,9 +41,15 @@ export interface OtlpConfig {
   headers: Record<string, string>;
   timeoutMs: number;
   serviceName: string;
+  /** Whether spans carry the tool's arguments and result. */
+  captureContent: boolean;
 }
 
-export const OTLP_DEFAULTS = { timeoutMs: 10_000, serviceName: 'edge-tools' } as const;
+/**
+ * `contentLimit`: characters of JSON kept of arguments or a result: the largest answer budget
+ * (shared/core/budget.ts), so a span never carries more than an answer may.
+ */
+export const OTLP_DEFAULTS = { timeoutMs: 10_000, serviceName: 'edge-tools', contentLimit: ANSWER_BUDGETS.detailed.content } as const;
 
 /** A retried attempt, as the span reports it (one event each). */
 export interface SpanRetry {
@@ -44,24 +60,32 @@ export interface SpanRetry {
   timeMs: number;
 }
 
-/** One execution, as exported. */
+/** One call, as exported. */
 export interface ExecutionSpan {
   context: SpanContext;
   tool: string;
   toolDescription: string;
-  /** The execution's trace UUID (`meta.trace_id`): the span's `gen_ai.tool.call.id`. */
+  /** The call's trace UUID (`meta.trace_id`): `edge_tools.trace_id`. */
   executionId: string;
+  /** The model's own id of this tool call, when the client sent one: `gen_ai.tool.call.id`. */
+  toolCallId?: string;
   projectId: string;
   /** Unix milliseconds. */
   startTimeMs: number;
   durationMs: number;
-  /** The error code on failure, absent on success. */
+  /** The error code on failure or refusal, absent on success. */
   errorCode?: string;
   errorMessage?: string;
+  /** Refused before executing (attempts 0, no queue wait, no retries). */
+  refused: boolean;
   attempts: number;
   queuedMs: number;
+  /** Unix milliseconds when the call got its execution slot (executions only): the queue wait's event. */
+  admittedAtMs?: number;
   performanceWarning: boolean;
   retries: readonly SpanRetry[];
+  /** The arguments as received (validated when the call executed) and the data or error answered: exported only when content capture is on. */
+  content?: { arguments: unknown; result: unknown };
 }
 
 /** OTLP's `SPAN_KIND_INTERNAL` and `STATUS_CODE_ERROR`. */
@@ -93,6 +117,7 @@ export function otlpConfigFromEnv(env: OtlpEnv): OtlpConfig | undefined {
     headers: parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS ?? ''),
     timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : OTLP_DEFAULTS.timeoutMs,
     serviceName: env.OTEL_SERVICE_NAME?.trim() || OTLP_DEFAULTS.serviceName,
+    captureContent: env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?.trim().toLowerCase() === 'true',
   };
 }
 
@@ -120,20 +145,31 @@ export function parseOtlpHeaders(value: string): Record<string, string> {
   return headers;
 }
 
-/** The OTLP/HTTP JSON body (`ExportTraceServiceRequest`) carrying one execution's span. */
+/** The OTLP/HTTP JSON body (`ExportTraceServiceRequest`) carrying one call's span. */
 export function otlpTraceRequest(span: ExecutionSpan, serviceName: string = OTLP_DEFAULTS.serviceName): Record<string, unknown> {
   const attributes: Record<string, AttributeValue> = {
     'gen_ai.operation.name': text('execute_tool'),
     'gen_ai.tool.name': text(span.tool),
-    'gen_ai.tool.call.id': text(span.executionId),
+    ...(span.toolCallId !== undefined && { 'gen_ai.tool.call.id': text(span.toolCallId) }),
     'gen_ai.tool.type': text('function'),
     'gen_ai.tool.description': text(span.toolDescription),
+    ...(span.content && { 'gen_ai.tool.call.arguments': text(jsonWithin(span.content.arguments)), 'gen_ai.tool.call.result': text(jsonWithin(span.content.result)) }),
+    'edge_tools.trace_id': text(span.executionId),
     'edge_tools.project.id': text(span.projectId),
+    'edge_tools.refused': { boolValue: span.refused },
     'edge_tools.attempts': integer(span.attempts),
     'edge_tools.queued_ms': { doubleValue: span.queuedMs },
     'edge_tools.performance_warning': { boolValue: span.performanceWarning },
   };
   if (span.errorCode) attributes['error.type'] = text(span.errorCode);
+  const events = span.retries.map((retry) => ({
+    name: 'edge_tools.retry',
+    timeUnixNano: unixNanos(retry.timeMs),
+    attributes: keyValues({ 'edge_tools.attempt': integer(retry.attempt), 'error.type': text(retry.code) }),
+  }));
+  if (span.admittedAtMs !== undefined) {
+    events.unshift({ name: 'edge_tools.queue_wait', timeUnixNano: unixNanos(span.admittedAtMs), attributes: keyValues({ 'edge_tools.queued_ms': { doubleValue: span.queuedMs } }) });
+  }
   const otlpSpan: Record<string, unknown> = {
     traceId: span.context.traceId,
     spanId: span.context.spanId,
@@ -142,11 +178,7 @@ export function otlpTraceRequest(span: ExecutionSpan, serviceName: string = OTLP
     startTimeUnixNano: unixNanos(span.startTimeMs),
     endTimeUnixNano: unixNanos(span.startTimeMs + span.durationMs),
     attributes: keyValues(attributes),
-    events: span.retries.map((retry) => ({
-      name: 'edge_tools.retry',
-      timeUnixNano: unixNanos(retry.timeMs),
-      attributes: keyValues({ 'edge_tools.attempt': integer(retry.attempt), 'error.type': text(retry.code) }),
-    })),
+    events,
     status: span.errorCode ? { code: STATUS_CODE_ERROR, message: span.errorMessage ?? span.errorCode } : {},
     flags: (span.context.sampled ? FLAG_SAMPLED : 0) | FLAG_HAS_IS_REMOTE | (span.context.parentSpanId ? FLAG_IS_REMOTE : 0),
   };
@@ -162,8 +194,9 @@ export function otlpTraceRequest(span: ExecutionSpan, serviceName: string = OTLP
 }
 
 /**
- * Sends one execution's span. Never rejects: a receiver that is down, slow (past the timeout) or
- * answers an error is logged as a warning, and the call it describes is long answered anyway.
+ * Sends one call's span (its arguments and result only when `captureContent`). Never rejects: a
+ * receiver that is down, slow (past the timeout) or answers an error is logged as a warning, and
+ * the call it describes is long answered anyway.
  * Spans of traces the caller does not sample (`traceparent` flag 00) are not sent.
  */
 export async function exportSpan(config: OtlpConfig, span: ExecutionSpan): Promise<void> {
@@ -172,7 +205,7 @@ export async function exportSpan(config: OtlpConfig, span: ExecutionSpan): Promi
     const response = await fetch(config.url, {
       method: 'POST',
       headers: { ...config.headers, 'content-type': 'application/json' },
-      body: JSON.stringify(otlpTraceRequest(span, config.serviceName)),
+      body: JSON.stringify(otlpTraceRequest(config.captureContent ? span : { ...span, content: undefined }, config.serviceName)),
       signal: AbortSignal.timeout(config.timeoutMs),
     });
     await response.body?.cancel();
@@ -190,6 +223,20 @@ const integer = (value: number): AttributeValue => ({ intValue: String(Math.trun
 
 function keyValues(attributes: Record<string, AttributeValue>): { key: string; value: AttributeValue }[] {
   return Object.entries(attributes).map(([key, value]) => ({ key, value }));
+}
+
+/**
+ * A value as JSON text of at most {@link OTLP_DEFAULTS}.contentLimit characters; a longer one is cut
+ * there and says by how much (`…[cut: N more characters]`), as an answer over its budget would be.
+ */
+function jsonWithin(value: unknown, limit: number = OTLP_DEFAULTS.contentLimit): string {
+  let json: string;
+  try {
+    json = JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? item.toString() : item)) ?? 'null';
+  } catch (error) {
+    json = JSON.stringify({ unserializable: String(error) });
+  }
+  return json.length <= limit ? json : `${json.slice(0, limit)}…[cut: ${json.length - limit} more characters]`;
 }
 
 /** Unix milliseconds (possibly fractional) as OTLP's nanoseconds, a decimal string. */

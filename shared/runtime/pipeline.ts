@@ -277,6 +277,7 @@ export async function callTool(
             toolDescription: tool.description,
             executionId: traceId,
             projectId: caller.project.id,
+            refused: false,
             startTimeMs: arrivedAt.getTime(),
             durationMs: answerMeta.duration_ms,
             errorCode: outcome.ok ? undefined : outcome.error.code,

@@ -519,7 +519,7 @@ describe.skipIf(!hasRedis)('rate-limit refusals in the metrics', () => {
 
 describe('OpenTelemetry export', () => {
   const received = async () => (await (await fetch(`${services.otlpUrl}/__received`)).json()) as { path: string; headers: Record<string, string>; body: any }[];
-  /** The spans the receiver got for one execution (by gen_ai.tool.call.id), with the export they came in. */
+  /** The spans the receiver got for one call (by edge_tools.trace_id, its meta.trace_id), with the export they came in. */
   async function spansOf(traceId: string) {
     const found: { span: any; resource: any; exported: { path: string; headers: Record<string, string> } }[] = [];
     for (const exported of await received()) {
@@ -527,7 +527,7 @@ describe('OpenTelemetry export', () => {
         for (const scopeSpans of resourceSpans.scopeSpans) {
           for (const span of scopeSpans.spans) {
             const attributes = attributesOf(span);
-            if (attributes['gen_ai.tool.call.id'] === traceId) found.push({ span: { ...span, attributes }, resource: resourceSpans.resource, exported });
+            if (attributes['edge_tools.trace_id'] === traceId) found.push({ span: { ...span, attributes }, resource: resourceSpans.resource, exported });
           }
         }
       }
@@ -567,7 +567,7 @@ describe('OpenTelemetry export', () => {
     expect(span.attributes).toMatchObject({
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'flaky',
-      'gen_ai.tool.call.id': body.meta.trace_id,
+      'edge_tools.trace_id': body.meta.trace_id,
       'gen_ai.tool.type': 'function',
       'edge_tools.project.id': tenant.projectId,
       'edge_tools.attempts': '2',
