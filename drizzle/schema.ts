@@ -287,6 +287,8 @@ export const toolRefusals = pgTable(
     tool: text('tool').notNull(),
     /** VALIDATION_ERROR, PAYLOAD_TOO_LARGE, RATE_LIMITED or BUSY. */
     code: text('code').notNull(),
+    /** The refusal's message and, for invalid input, its field problems (`{ field, code, message }`). */
+    reason: json('reason'),
     createdAt: createdAt(),
   },
   (t) => [index('tool_refusals_project_created_idx').on(t.projectId, t.createdAt), index('tool_refusals_created_idx').on(t.createdAt)],

@@ -1,6 +1,6 @@
 /**
  * The observability routes, on the gateway: `GET /executions`, `GET /executions/:trace_id`,
- * `GET /metrics` (JSON or Prometheus text) and `GET /dashboard` (the page that reads them).
+ * `GET /refusals`, `GET /metrics` (JSON or Prometheus text) and `GET /dashboard` (the page that reads them).
  * The JSON routes are authenticated like the tools (`Authorization: Bearer <key>`), scoped to the
  * key's project, and answer with the envelope; they execute no tool, so `meta.attempts` is 0.
  */
@@ -13,6 +13,7 @@ import type { Env } from '../runtime/env.ts';
 import { EXECUTIONS_NUMERIC_PARAMETERS, executionsQuery, getExecution, listExecutions, normalizeTraceId } from '../observability/executions.ts';
 import { metricsQuery, readMetrics, resolveWindow, type MetricsQuery } from '../observability/metrics.ts';
 import { readCounters } from '../observability/counters.ts';
+import { listRefusals, REFUSALS_NUMERIC_PARAMETERS, refusalsQuery } from '../observability/refusals.ts';
 import { isMetricsToken, PROMETHEUS_CONTENT_TYPE, prometheusText } from '../observability/prometheus.ts';
 import { createDb, databaseFailure } from '../runtime/db.ts';
 import { unexpected } from '../runtime/pipeline.ts';
@@ -21,6 +22,7 @@ import { dashboardPage } from './dashboard.ts';
 import { authenticated, readQuery } from './read-route.ts';
 
 const EXECUTIONS_HINT = 'Example of a valid call: GET /executions?status=failure&tool=log-mood&limit=20';
+const REFUSALS_HINT = 'Example of a valid call: GET /refusals?code=VALIDATION_ERROR&limit=20';
 const METRICS_HINT = 'Example of a valid call: GET /metrics?window=24h (or ?format=prometheus for scraping)';
 
 /** The observability routes, mounted by the gateway (shared/http/app.ts); `tools` are the ids of the tools it serves. */
@@ -38,6 +40,12 @@ export function observabilityRoutes(tools: readonly string[]) {
         const traceId = normalizeTraceId(raw);
         if (!traceId) return invalidTraceId(raw);
         return getExecution(db, project.id, traceId);
+      }),
+    )
+    .get('/refusals', (c) =>
+      authenticated(c, 'refusals', async ({ db, project }) => {
+        const query = readQuery(c.req.url, refusalsQuery, REFUSALS_NUMERIC_PARAMETERS, REFUSALS_HINT);
+        return query.ok ? listRefusals(db, project.id, query.value) : query;
       }),
     )
     .get('/metrics', async (c) => {

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { ERROR_STATUS } from '../core/contract.ts';
 import { executionDetail, executionsPage, executionsQuery } from '../observability/executions.ts';
 import { metricsData, metricsQuery } from '../observability/metrics.ts';
+import { refusalsPage, refusalsQuery } from '../observability/refusals.ts';
 import { documentQuery, documentRecordData, taskQuery, taskRecordData } from './records.ts';
 import { embed, envelopeParts, failureEnvelopeSchema, successEnvelopeSchema, type EnvelopeParts, type JsonSchema } from './envelope-schema.ts';
 import { SERVER_INFO } from './mcp.ts';
@@ -167,6 +168,15 @@ function observabilityPaths(): Record<string, JsonSchema> {
         executionDetail,
         [400, 401, 404, 500, 503],
         [{ name: 'trace_id', in: 'path', required: true, description: 'The meta.trace_id of an answer (a UUID), or the same 32 hex digits.', schema: { type: 'string' } }],
+      ),
+    },
+    '/refusals': {
+      get: read(
+        'listRefusals',
+        "The project's calls refused before executing, newest first: tool, code, the message answered and, for invalid input, each field and its problem.",
+        refusalsPage,
+        readFailures,
+        queryParameters(refusalsQuery),
       ),
     },
     '/metrics': { get: metrics },

@@ -3,7 +3,7 @@
  * successes, failures by error code, success rate, duration avg / p50 / p95 / p99 / max
  * (`percentile_cont`), queue wait p50 / p95, retried calls, performance warnings, and the calls
  * refused before executing (from `tool_refusals`), plus a time series in buckets for charts.
- * Four statements, sent in one round trip; indexes on (project_id, created_at) keep them to the
+ * Five statements, sent in one round trip; indexes on (project_id, created_at) keep them to the
  * window's rows.
  */
 import { sql, type SQL } from 'drizzle-orm';
@@ -59,7 +59,13 @@ const figures = {
 };
 
 /** The figures of one tool (or of all, in `totals`). */
-export const toolMetrics = z.object({ tool: z.string(), ...figures });
+export const toolMetrics = z.object({
+  tool: z.string(),
+  ...figures,
+  series: z
+    .object({ calls: z.array(z.int()), failures: z.array(z.int()) })
+    .describe("The tool's executions and failures in each bucket of the window's series, oldest first: its sparklines."),
+});
 
 /** The data of `GET /metrics`. */
 export const metricsData = z.object({
@@ -85,7 +91,7 @@ export const metricsData = z.object({
 
 export type ToolMetrics = z.output<typeof toolMetrics>;
 export type Metrics = z.output<typeof metricsData>;
-type Figures = Omit<ToolMetrics, 'tool'>;
+type Figures = Omit<ToolMetrics, 'tool' | 'series'>;
 
 /** A resolved window: where it starts and ends, and the width of the series' buckets. */
 export interface MetricsWindow {
@@ -121,11 +127,12 @@ export function resolveWindow(query: Pick<MetricsQuery, 'window' | 'since' | 'un
 /** Reads the project's metrics over `window`, in one round trip. */
 export async function readMetrics(db: Database, projectId: string, window: MetricsWindow, tool?: string): Promise<Outcome<Metrics>> {
   const statements = metricsStatements(projectId, window, tool);
-  const [aggregates, failures, refusals, series] = await db.batch([
+  const [aggregates, failures, refusals, series, toolSeries] = await db.batch([
     db.execute(statements[0]),
     db.execute(statements[1]),
     db.execute(statements[2]),
     db.execute(statements[3]),
+    db.execute(statements[4]),
   ]);
   const byTool = new Map<string | null, Figures>();
   for (const row of aggregates.rows as AggregateRow[]) byTool.set(row.is_total ? null : row.tool, figuresOf(row));
@@ -143,16 +150,29 @@ export async function readMetrics(db: Database, projectId: string, window: Metri
     for (const target of [figuresFor(row.tool), figuresFor(null)]) target[counter] += row.count;
   }
 
+  const starts: string[] = [];
+  const width = window.bucketSeconds * 1000;
+  for (let start = window.since.getTime(); start < window.until.getTime(); start += width) starts.push(new Date(start).toISOString());
+  const perTool = new Map<string, Map<string, { calls: number; failures: number }>>();
+  for (const row of toolSeries.rows as (SeriesRow & { tool: string })[]) {
+    let points = perTool.get(row.tool);
+    if (!points) perTool.set(row.tool, (points = new Map()));
+    points.set(row.start, row);
+  }
+
   const totals = figuresFor(null);
   const tools: ToolMetrics[] = [];
-  for (const [name, f] of byTool) if (name !== null) tools.push({ tool: name, ...f });
+  for (const [name, f] of byTool) {
+    if (name === null) continue;
+    const points = perTool.get(name);
+    const at = (start: string) => points?.get(start);
+    tools.push({ tool: name, ...f, series: { calls: starts.map((start) => at(start)?.calls ?? 0), failures: starts.map((start) => at(start)?.failures ?? 0) } });
+  }
   tools.sort((a, b) => b.calls - a.calls || a.tool.localeCompare(b.tool));
 
   const points = new Map((series.rows as SeriesRow[]).map((row) => [row.start, row]));
   const buckets: Metrics['series'] = [];
-  const width = window.bucketSeconds * 1000;
-  for (let start = window.since.getTime(); start < window.until.getTime(); start += width) {
-    const key = new Date(start).toISOString();
+  for (const key of starts) {
     const point = points.get(key);
     buckets.push({
       start: key,
@@ -174,13 +194,14 @@ export async function readMetrics(db: Database, projectId: string, window: Metri
 }
 
 /**
- * The four statements behind {@link readMetrics}: aggregates per tool and for all tools (ROLLUP),
- * failures by code, refusals by code, and the series.
+ * The five statements behind {@link readMetrics}: aggregates per tool and for all tools (ROLLUP),
+ * failures by code, refusals by code, the series, and each tool's calls and failures per bucket.
  */
-function metricsStatements(projectId: string, { since, until, bucketSeconds }: MetricsWindow, tool?: string): [SQL, SQL, SQL, SQL] {
+function metricsStatements(projectId: string, { since, until, bucketSeconds }: MetricsWindow, tool?: string): [SQL, SQL, SQL, SQL, SQL] {
   const inWindow = sql`project_id = ${projectId} and created_at >= ${since.toISOString()}::timestamptz and created_at < ${until.toISOString()}::timestamptz${
     tool === undefined ? sql`` : sql` and tool = ${tool}`
   }`;
+  const bucketStart = sql`to_char(date_bin(make_interval(secs => ${bucketSeconds}), created_at, ${since.toISOString()}::timestamptz) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
   return [
     sql`select tool, grouping(tool) = 1 as is_total, count(*)::int as calls,
         (count(*) filter (where status = 'success'))::int as successes,
@@ -199,12 +220,17 @@ function metricsStatements(projectId: string, { since, until, bucketSeconds }: M
     sql`select tool, code, count(*)::int as count
       from tool_refusals where ${inWindow}
       group by tool, code`,
-    sql`select to_char(date_bin(make_interval(secs => ${bucketSeconds}), created_at, ${since.toISOString()}::timestamptz) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as start,
+    sql`select ${bucketStart} as start,
         count(*)::int as calls,
         (count(*) filter (where status = 'error'))::int as failures,
         percentile_cont(array[0.5, 0.95]) within group (order by duration_ms) as percentiles
       from tool_executions where ${inWindow}
       group by 1 order by 1`,
+    sql`select tool, ${bucketStart} as start,
+        count(*)::int as calls,
+        (count(*) filter (where status = 'error'))::int as failures
+      from tool_executions where ${inWindow}
+      group by tool, 2`,
   ];
 }
 

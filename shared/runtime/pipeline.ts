@@ -135,7 +135,7 @@ export async function callTool(
   const refuseChecked = async (failure: Failure): Promise<CallResult> => {
     const revoked = await caller.confirmed;
     if (revoked) return refuse(revoked);
-    const record = { traceId, projectId: caller.project.id, apiKeyId: caller.keyId, tool: tool.id, code: failure.error.code, startedAt: arrivedAt };
+    const record = { traceId, projectId: caller.project.id, apiKeyId: caller.keyId, tool: tool.id, failure, startedAt: arrivedAt };
     scope.waitUntil(afterResponse(() => recordRefusal(db, record)));
     return refuse(failure, caller.project.id);
   };

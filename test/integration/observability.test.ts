@@ -419,6 +419,19 @@ describe('executions and metrics of known calls', () => {
     }
   });
 
+  it('GET /refusals lists the refused calls with each field and its problem, and only this project\'s', async () => {
+    const { status, body } = await get<{ refusals: { trace_id: string; tool: string; code: string; message: string; fields: { field: string; code: string }[] }[] }>(tenant, '/refusals');
+    expect(status).toBe(200);
+    const refusals = body.data.refusals;
+    expect(refusals.map((r) => r.trace_id).sort()).toEqual([...ids.refused!].sort());
+    const unknownField = refusals.find((r) => r.trace_id === ids.refused![0])!;
+    expect(unknownField).toMatchObject({ tool: 'echo', code: 'VALIDATION_ERROR', message: expect.stringContaining('surprise') });
+    expect(unknownField.fields).toEqual([expect.objectContaining({ field: 'surprise', code: 'unknown_field' })]);
+    expect(refusals.find((r) => r.trace_id === ids.refused![1])!.fields).toEqual([expect.objectContaining({ field: 'text', code: 'invalid_type' })]);
+    expect((await get(tenant, '/refusals?tool=find-nothing')).body.data.refusals).toHaveLength(1);
+    expect((await get(other, '/refusals')).body.data.refusals).toEqual([]);
+  });
+
   it('accepts a window in seconds, and answers a window in the future as empty', async () => {
     const short = await get<Metrics>(tenant, '/metrics?window=15s');
     expect(short.status).toBe(200);

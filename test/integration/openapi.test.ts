@@ -49,7 +49,7 @@ describe('GET /openapi.json', () => {
   it('is OpenAPI 3.1 with every tool route, the catalog and health, on the server it was asked from', async () => {
     const document = await openApi();
     expect(document).toMatchObject({ openapi: '3.1.0', info: { title: 'edge-tools' }, servers: [{ url: 'http://edge-tools.test' }] });
-    const observability = ['/dashboard', '/executions', '/executions/{trace_id}', '/metrics'];
+    const observability = ['/dashboard', '/executions', '/executions/{trace_id}', '/metrics', '/refusals'];
     expect(Object.keys(document.paths).sort()).toEqual(['/health', '/health/ready', '/openapi.json', '/tools', '/documents/{id}', '/tasks/{id}', ...observability, ...tools.map((tool) => `/tools/${tool.id}`)].sort());
     expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const { ref, resolves } of references(document)) expect(resolves, ref).toBe(true);
@@ -110,6 +110,14 @@ describe('GET /openapi.json', () => {
     expect(validateAt(document, schemaOf('/executions/{trace_id}', 404), missing.body)).toMatchObject({ valid: true });
     const metrics = await getJson('/metrics?window=1h', tenantA.apiKey);
     expect(validateAt(document, schemaOf('/metrics', 200), metrics.body)).toMatchObject({ valid: true });
+    const refused = await callTool('log-mood', { ...logMood.example, energy_level: 99 });
+    expect(refused.status).toBe(400);
+    const refusals = await vi.waitFor(async () => {
+      const found = await getJson<{ refusals: { trace_id: string }[] }>('/refusals?limit=100', tenantA.apiKey);
+      expect(found.body.success && found.body.data.refusals.map((r) => r.trace_id)).toContain(refused.body.meta.trace_id);
+      return found;
+    });
+    expect(validateAt(document, schemaOf('/refusals', 200), refusals.body)).toMatchObject({ valid: true });
     const invalid = await getJson('/metrics?window=soon', tenantA.apiKey);
     expect(validateAt(document, schemaOf('/metrics', 400), invalid.body)).toMatchObject({ valid: true });
 

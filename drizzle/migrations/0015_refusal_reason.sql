@@ -1,0 +1,1 @@
+ALTER TABLE "tool_refusals" ADD COLUMN "reason" json;
