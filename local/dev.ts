@@ -8,7 +8,8 @@
  *    start, all or nothing, with sample project plans and the study planner's demo data
  *    (local/demo-data.ts);
  * 4. `wrangler dev` serving the gateway on http://127.0.0.1:PORT (8787 by default), with the observability variables
- *    of this shell passed on (OTEL_*, TRACE_RETENTION_DAYS), and the Cron Trigger callable at
+ *    of this shell passed on (OTEL_*, TRACE_RETENTION_DAYS, METRICS_TOKEN), spans carrying the tools'
+ *    arguments and results unless the shell says otherwise, and the Cron Trigger callable at
  *    /__scheduled (retention).
  * Ctrl-C stops everything it started.
  */
@@ -35,8 +36,11 @@ const redis = await startRedisServer();
 const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() }) : undefined;
 const redisVars = upstash ? ['--var', `UPSTASH_REDIS_REST_URL:${upstash.url}`, '--var', `UPSTASH_REDIS_REST_TOKEN:${upstash.token}`] : [];
 /** Variables of this shell the worker should see too: the OpenTelemetry export and retention. */
-const PASSED_ON = /^(OTEL_EXPORTER_OTLP_(TRACES_)?ENDPOINT|OTEL_EXPORTER_OTLP_HEADERS|OTEL_EXPORTER_OTLP_TIMEOUT|OTEL_SERVICE_NAME|TRACE_RETENTION_DAYS)$/;
-const passedVars = Object.entries(process.env).flatMap(([name, value]) => (PASSED_ON.test(name) && value ? ['--var', `${name}:${value}`] : []));
+const PASSED_ON = /^(OTEL_EXPORTER_OTLP_(TRACES_)?ENDPOINT|OTEL_EXPORTER_OTLP_HEADERS|OTEL_EXPORTER_OTLP_TIMEOUT|OTEL_SERVICE_NAME|OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT|TRACE_RETENTION_DAYS|METRICS_TOKEN)$/;
+// On a developer's machine spans show what each tool was given and answered; deployments opt in.
+const passedVars = Object.entries({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', ...process.env }).flatMap(([name, value]) =>
+  PASSED_ON.test(name) && value ? ['--var', `${name}:${value}`] : [],
+);
 console.log(
   upstash
     ? `Global semaphore and rate limit: redis-server behind the Upstash REST stand-in on ${upstash.url}`

@@ -16,7 +16,8 @@
  * - `tools/call` runs the HTTP pipeline (`callTool`: auth, validation, rate limit, slot, retries,
  *   trace). An idempotency key travels in the request's `_meta["edge-tools/idempotency-key"]`, a W3C
  *   `traceparent` in `params._meta.traceparent` (or the HTTP header) makes the execution a span of
- *   the caller's trace. Every failure, validation included, is a result with `isError: true` and a
+ *   the caller's trace, and the model's id of the call in `_meta["edge-tools/tool-call-id"]` (or the
+ *   `Tool-Call-Id` header) becomes the span's `gen_ai.tool.call.id`. Every failure, validation included, is a result with `isError: true` and a
  *   text the model can act on; JSON-RPC errors are left to protocol faults.
  * - Same API keys as HTTP: `Authorization: Bearer <key>`, or an OAuth access token issued for this
  *   URL (shared/runtime/oauth.ts), checked before the body is read. Credentials are only checked
@@ -43,6 +44,7 @@ import type { AnyTool } from '../core/tool.ts';
 import { deniedTool, type Caller } from '../runtime/auth.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from '../core/body.ts';
 import { keyFromMeta } from '../runtime/idempotency.ts';
+import { TOOL_CALL_ID_HEADER, TOOL_CALL_ID_META_KEY, toolCallIdOf } from '../observability/trace-context.ts';
 
 /** The variables MCP reads. */
 export interface McpEnv {
@@ -120,6 +122,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
           signal: AbortSignal.any([request.signal, ctx.mcpReq.signal]),
           idempotencyKey: keyFromMeta(sent.meta),
           traceparent: traceparentOf(sent.meta) ?? request.headers.get('traceparent'),
+          toolCallId: toolCallIdOf(metaValue(sent.meta, TOOL_CALL_ID_META_KEY)) ?? toolCallIdOf(request.headers.get(TOOL_CALL_ID_HEADER)),
           origin: new URL(request.url).origin,
         },
         scope,
@@ -186,7 +189,7 @@ export function mcpCors() {
   return cors({
     origin: (origin, c) => (isAllowedOrigin(origin, c.req.url, c.env as McpEnv) ? origin : null),
     allowMethods: ['POST'],
-    allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID', 'traceparent'],
+    allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID', 'traceparent', 'Tool-Call-Id'],
     exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate'],
     maxAge: 600,
   });
@@ -247,6 +250,11 @@ function rawToolCalls(body: unknown): Map<RequestId, RawToolCall> {
     calls.set(id, { arguments: args, meta });
   }
   return calls;
+}
+
+/** One key of a call's `_meta`, if it is an object. */
+function metaValue(meta: unknown, key: string): unknown {
+  return typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[key] : undefined;
 }
 
 /** The W3C `traceparent` an MCP client may put in a call's `_meta` (it wins over the HTTP header). */

@@ -71,3 +71,17 @@ function randomHex(bytes: number): string {
   if (random.every((byte) => byte === 0)) random[bytes - 1] = 1;
   return Array.from(random, (byte) => byte.toString(16).padStart(2, '0')).join('');
 }
+
+/** Where an MCP `tools/call` carries the model's id of the call: `params._meta["edge-tools/tool-call-id"]`. */
+export const TOOL_CALL_ID_META_KEY = 'edge-tools/tool-call-id';
+/** The HTTP header carrying the model's id of the call. */
+export const TOOL_CALL_ID_HEADER = 'tool-call-id';
+
+/**
+ * The model's id of a tool call as a client sent it (`call_abc123`, `toolu_01…`): 1 to 256
+ * printable ASCII characters, or undefined. It only labels the span, so anything else is ignored
+ * rather than refused.
+ */
+export function toolCallIdOf(value: unknown): string | undefined {
+  return typeof value === 'string' && /^[\x21-\x7e]{1,256}$/.test(value) ? value : undefined;
+}

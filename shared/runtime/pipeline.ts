@@ -23,9 +23,9 @@ import { ProviderError, providerFailure } from '../providers/types.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, withRetries } from './retry.ts';
 import type { AnyTool, ToolContext } from '../core/tool.ts';
 import { describeCause, recordExecution, type RetryError } from '../observability/tracing.ts';
-import { exportSpan, otlpConfigFromEnv } from '../observability/otlp.ts';
+import { exportSpan, otlpConfigFromEnv, type ExecutionSpan } from '../observability/otlp.ts';
 import { recordRefusal } from '../observability/refusals.ts';
-import { startSpan } from '../observability/trace-context.ts';
+import { startSpan, TOOL_CALL_ID_HEADER, toolCallIdOf } from '../observability/trace-context.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, type Parsed, readJsonObject } from '../core/body.ts';
 import { validateInput } from '../core/validation.ts';
 
@@ -74,6 +74,8 @@ export interface ToolCall extends Credentials {
   idempotencyKey?: Parsed<string>;
   /** The caller's W3C `traceparent`, if any: the execution becomes a span of the caller's trace. */
   traceparent?: string | null;
+  /** The model's own id of this tool call, if the client sent one: the span's `gen_ai.tool.call.id`. */
+  toolCallId?: string;
   /** The origin the request came to (`https://edge-tools.example.workers.dev`): links are absolute. */
   origin: string;
 }
@@ -95,6 +97,7 @@ export async function runToolCall(tool: AnyTool, request: Request, scope: Reques
       signal: request.signal,
       idempotencyKey: keyFromHeader(request.headers.get('idempotency-key')),
       traceparent: request.headers.get('traceparent'),
+      toolCallId: toolCallIdOf(request.headers.get(TOOL_CALL_ID_HEADER)),
       origin: new URL(request.url).origin,
     },
     scope,
@@ -136,8 +139,33 @@ export async function callTool(
     const revoked = await caller.confirmed;
     if (revoked) return refuse(revoked);
     const record = { traceId, projectId: caller.project.id, apiKeyId: caller.keyId, tool: tool.id, failure, startedAt: arrivedAt };
-    scope.waitUntil(afterResponse(() => recordRefusal(db, record)));
-    return refuse(failure, caller.project.id);
+    const refused = refuse(failure, caller.project.id);
+    scope.waitUntil(afterResponse(() => Promise.all([recordRefusal(db, record), sendSpan({ projectId: caller.project.id, outcome: failure, durationMs: refused.meta.duration_ms, refused: true })])));
+    return refused;
+  };
+  // Every call of a known project is exported, refusals too; arguments as received, once read.
+  let received: unknown;
+  const otlp = otlpConfigFromEnv(scope.env);
+  const span = startSpan(traceId, call.traceparent);
+  const sendSpan = async (sent: Pick<ExecutionSpan, 'projectId' | 'durationMs' | 'refused'> & Partial<ExecutionSpan> & { outcome: Outcome<unknown> }) => {
+    if (!otlp) return;
+    const { outcome, ...rest } = sent;
+    await exportSpan(otlp, {
+      context: span,
+      tool: tool.id,
+      toolDescription: tool.description,
+      executionId: traceId,
+      toolCallId: call.toolCallId,
+      startTimeMs: arrivedAt.getTime(),
+      errorCode: outcome.ok ? undefined : outcome.error.code,
+      errorMessage: outcome.ok ? undefined : outcome.error.message,
+      attempts: 0,
+      queuedMs: 0,
+      performanceWarning: false,
+      retries: [],
+      content: { arguments: received ?? null, result: outcome.ok ? outcome.data : { code: outcome.error.code, message: outcome.error.message, details: outcome.error.details } },
+      ...rest,
+    });
   };
   const denied = deniedTool(caller, tool);
   if (denied) return refuseChecked(denied);
@@ -150,8 +178,10 @@ export async function callTool(
   if ('ok' in admission) return refuseChecked(admission);
   const raw = await call.readInput(tool.hint);
   if (!raw.ok) return refuseChecked(raw);
+  received = raw.value;
   const input = validateInput(tool.input, raw.value, tool.hint);
   if (!input.ok) return refuseChecked(input);
+  received = input.value;
   const links = linksFromEnv(scope.env, call.origin);
   if (!links.ok) return refuseChecked(links);
 
@@ -195,6 +225,7 @@ export async function callTool(
     return revoked ? refuse(revoked) : refuseChecked(admitted as Failure);
   }
   if (queued) log('info', 'dequeued', { tool: tool.id, trace_id: traceId, queued_ms: round(admitted.queuedMs) });
+  const admittedAtMs = Date.now();
 
   const { permit } = admitted;
   // A slot whose lease lapsed before the tool started is not used: the call did not run.
@@ -248,8 +279,6 @@ export async function callTool(
   if (answerMeta.performance_warning) {
     log('warn', 'slow_execution', { tool: tool.id, trace_id: traceId, execution_ms: round(executionMs), threshold_ms: slowCallMs });
   }
-  const span = startSpan(traceId, call.traceparent);
-  const otlp = otlpConfigFromEnv(scope.env);
   // Deferred to a later task, so building and sending the record happens after the response is out.
   scope.waitUntil(
     afterResponse(async () => {
@@ -270,23 +299,17 @@ export async function callTool(
           retryErrors,
           span,
         }),
-        otlp &&
-          exportSpan(otlp, {
-            context: span,
-            tool: tool.id,
-            toolDescription: tool.description,
-            executionId: traceId,
-            projectId: caller.project.id,
-            refused: false,
-            startTimeMs: arrivedAt.getTime(),
-            durationMs: answerMeta.duration_ms,
-            errorCode: outcome.ok ? undefined : outcome.error.code,
-            errorMessage: outcome.ok ? undefined : outcome.error.message,
-            attempts,
-            queuedMs: answerMeta.queued_ms,
-            performanceWarning: answerMeta.performance_warning,
-            retries: retryErrors,
-          }),
+        sendSpan({
+          projectId: caller.project.id,
+          outcome,
+          durationMs: answerMeta.duration_ms,
+          refused: false,
+          attempts,
+          queuedMs: answerMeta.queued_ms,
+          admittedAtMs,
+          performanceWarning: answerMeta.performance_warning,
+          retries: retryErrors,
+        }),
       ]);
     }),
   );

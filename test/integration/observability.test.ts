@@ -569,7 +569,7 @@ describe('OpenTelemetry export', () => {
   afterEach(() => vi.restoreAllMocks());
 
   it('exports a successful execution as execute_tool {tool}, a child of the caller\'s traceparent', async () => {
-    const { body } = await call(tenant, 'flaky', { text: 'x' }, { callEnv: exportingEnv(), headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
+    const { body } = await call(tenant, 'flaky', { text: 'x' }, { callEnv: exportingEnv(), headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`, 'tool-call-id': 'call_flaky_1' } });
     const [found, ...more] = await spansOf(body.meta.trace_id);
     expect(more).toEqual([]);
     expect(found!.exported.path).toBe('/v1/traces');
@@ -581,6 +581,7 @@ describe('OpenTelemetry export', () => {
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': 'flaky',
       'edge_tools.trace_id': body.meta.trace_id,
+      'gen_ai.tool.call.id': 'call_flaky_1',
       'gen_ai.tool.type': 'function',
       'edge_tools.project.id': tenant.projectId,
       'edge_tools.attempts': '2',
@@ -588,7 +589,13 @@ describe('OpenTelemetry export', () => {
     });
     expect(span.attributes).not.toHaveProperty('error.type');
     expect(span.status).toEqual({});
-    expect(span.events).toMatchObject([{ name: 'edge_tools.retry', attributes: [{ key: 'edge_tools.attempt', value: { intValue: '1' } }, { key: 'error.type', value: { stringValue: 'DATABASE_ERROR' } }] }]);
+    expect(span.events).toMatchObject([
+      { name: 'edge_tools.queue_wait', attributes: [{ key: 'edge_tools.queued_ms', value: { doubleValue: body.meta.queued_ms } }] },
+      { name: 'edge_tools.retry', attributes: [{ key: 'edge_tools.attempt', value: { intValue: '1' } }, { key: 'error.type', value: { stringValue: 'DATABASE_ERROR' } }] },
+    ]);
+    // Content capture is off unless configured: no arguments, no result.
+    expect(span.attributes).not.toHaveProperty('gen_ai.tool.call.arguments');
+    expect(span.attributes).not.toHaveProperty('gen_ai.tool.call.result');
     expect(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)).toBeGreaterThanOrEqual(0n);
     // The span id is the one stored with the execution.
     const [row] = await db.select({ spanId: toolExecutions.otelSpanId }).from(toolExecutions).where(eq(toolExecutions.id, body.meta.trace_id));
@@ -604,7 +611,23 @@ describe('OpenTelemetry export', () => {
     expect(span.status).toEqual({ code: 2, message: body.error.message });
   });
 
-  it('takes the traceparent of an MCP call from params._meta', async () => {
+  it('exports a refused call too, with error.type and the arguments it was refused for, when content capture is on', async () => {
+    const capturing = exportingEnv({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' });
+    const refused = await call(tenant, 'echo', { text: 42 }, { callEnv: capturing, headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
+    expect(refused.status).toBe(400);
+    const { span } = await onlySpanOf(refused.body.meta.trace_id);
+    expect(span).toMatchObject({ name: 'execute_tool echo', traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN, status: { code: 2 } });
+    expect(span.attributes).toMatchObject({ 'error.type': 'VALIDATION_ERROR', 'edge_tools.refused': true, 'edge_tools.attempts': '0' });
+    expect(JSON.parse(span.attributes['gen_ai.tool.call.arguments'])).toEqual({ text: 42 });
+    expect(JSON.parse(span.attributes['gen_ai.tool.call.result'])).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [expect.objectContaining({ field: 'text' })] } });
+
+    const succeeded = await call(tenant, 'echo', { text: 'shown' }, { callEnv: capturing });
+    const { span: shown } = await onlySpanOf(succeeded.body.meta.trace_id);
+    expect(JSON.parse(shown.attributes['gen_ai.tool.call.arguments'])).toEqual({ text: 'shown' });
+    expect(JSON.parse(shown.attributes['gen_ai.tool.call.result'])).toEqual({ text: 'shown' });
+  });
+
+  it("takes the traceparent and the model's call id of an MCP call from params._meta", async () => {
     const parentSpan = 'b7ad6b7169203331';
     const response = await send(
       new Request('http://edge-tools.test/mcp', {
@@ -614,7 +637,7 @@ describe('OpenTelemetry export', () => {
           jsonrpc: '2.0',
           id: 1,
           method: 'tools/call',
-          params: { name: 'echo', arguments: { text: 'over mcp' }, _meta: { traceparent: `00-${CALLER_TRACE}-${parentSpan}-01` } },
+          params: { name: 'echo', arguments: { text: 'over mcp' }, _meta: { traceparent: `00-${CALLER_TRACE}-${parentSpan}-01`, 'edge-tools/tool-call-id': 'toolu_01Mcp' } },
         }),
       }),
       exportingEnv(),
@@ -623,6 +646,7 @@ describe('OpenTelemetry export', () => {
     const traceId = message.result.structuredContent.meta.trace_id;
     const { span } = await onlySpanOf(traceId);
     expect(span).toMatchObject({ name: 'execute_tool echo', traceId: CALLER_TRACE, parentSpanId: parentSpan });
+    expect(span.attributes['gen_ai.tool.call.id']).toBe('toolu_01Mcp');
   });
 
   it('ignores a malformed traceparent and does not export spans the caller does not sample', async () => {

@@ -126,7 +126,7 @@ describe('GET /openapi.json', () => {
     expect(parameters('/metrics')).toEqual(expect.arrayContaining(['query:window', 'query:since', 'query:until', 'query:tool', 'query:format']));
     expect(parameters('/executions/{trace_id}')).toEqual(['path:trace_id']);
     expect(Object.keys(document.paths['/metrics'].get.responses[200].content).sort()).toEqual(['application/json', 'text/plain']);
-  });
+  }, 30_000);
 
   it('documents the read routes for records, parameters and answers, as the worker gives them', async () => {
     const document = await openApi();
