@@ -43,6 +43,11 @@ const SECTIONS: Section[] = [
     run: async () => (await import('./faults.ts')).runFaultsBench(),
   },
   {
+    name: 'memory',
+    progress: "workerd's memory over 20,000 calls on wrangler dev (bounded at 30 minutes)...",
+    run: async () => (await import('./memory.ts')).runMemoryBench(),
+  },
+  {
     name: 'semaphore',
     progress: 'Semaphore under saturation...',
     run: async () => (await import('./semaphore.ts')).runSemaphoreBench(),

@@ -19,6 +19,8 @@ export interface WranglerDevOptions {
   persistTo?: string;
   /** How long wrangler may take to say it is ready. */
   startTimeoutMs?: number;
+  /** Port of workerd's DevTools inspector (`--inspector-port`), for heap snapshots; wrangler's default when unset. */
+  inspectorPort?: number;
 }
 
 /** The defaults of {@link WranglerDevOptions}. */
@@ -28,17 +30,20 @@ export const WRANGLER_DEV_DEFAULTS = { root: fileURLToPath(new URL('..', import.
 export interface WranglerDev {
   /** `http://127.0.0.1:<port>`. */
   url: string;
+  /** wrangler's pid, which is also its process group's id (workerd runs in it). */
+  pid: number;
   /** Stops wrangler and workerd (its process group); nothing when it has stopped already. */
   stop(): void;
 }
 
 /** Starts `wrangler dev` and resolves once it serves; rejects with its output when it exits or times out. */
 export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
-  const { root, vars = {}, persistTo, startTimeoutMs } = { ...WRANGLER_DEV_DEFAULTS, ...options };
+  const { root, vars = {}, persistTo, startTimeoutMs, inspectorPort } = { ...WRANGLER_DEV_DEFAULTS, ...options };
   const port = await freePort();
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false'];
   for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
   if (persistTo) args.push('--persist-to', persistTo);
+  if (inspectorPort) args.push('--inspector-port', String(inspectorPort));
   const wrangler = spawn(join(root, 'node_modules/.bin/wrangler'), args, {
     cwd: root,
     env: wranglerEnv(root, { offline: true }),
@@ -70,7 +75,7 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
     stop();
     throw error;
   }
-  return { url: `http://127.0.0.1:${port}`, stop };
+  return { url: `http://127.0.0.1:${port}`, pid: wrangler.pid!, stop };
 }
 
 /** A free port on 127.0.0.1: asked of the system, then released for the server that takes it. */
