@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
-import { advertiseRule, distinctList, given } from '../../shared/core/fields.ts';
+import { distinctList } from '../../shared/core/fields.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { integerArray, uuidArray } from '../../shared/runtime/db.ts';
 import { recordId } from './lib/fields.ts';
@@ -26,22 +26,19 @@ export default defineTool({
   title: 'Save a quiz round',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description: `End a quiz round on a topic, all in one transaction: saves the questions answered wrongly now (score 0) and deletes the earlier wrong attempts the user has now answered correctly (correct_retries: their attempt ids, from quiz-pre-fetch). Either everything is saved or nothing is. Every id in correct_retries must be an attempt of this topic.`,
-  input: advertiseRule(
-    z
-      .strictObject({
-        topic_id: recordId('topic'),
-        wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]).describe(`Questions answered wrongly in this round, up to ${MAX_WRONG} (default none).`),
-        correct_retries: distinctList(recordId('quiz attempt'), { max: MAX_RETRIES })
-          .default([])
-          .describe(`Ids of earlier wrong attempts answered correctly now, up to ${MAX_RETRIES}, each at most once (default none): they are deleted.`),
-      })
-      .superRefine((value, ctx) => {
-        if (value.wrong_answers.length === 0 && value.correct_retries.length === 0) {
-          ctx.addIssue({ code: 'custom', path: ['wrong_answers'], message: 'the round has nothing to save: give wrong_answers, correct_retries, or both' });
-        }
-      }),
-    { anyOf: [given('wrong_answers', { type: 'array', minItems: 1 }), given('correct_retries', { type: 'array', minItems: 1 })] },
-  ),
+  input: z
+    .strictObject({
+      topic_id: recordId('topic'),
+      wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]).describe(`Questions answered wrongly in this round, up to ${MAX_WRONG} (default none). This, correct_retries or both must be non-empty.`),
+      correct_retries: distinctList(recordId('quiz attempt'), { max: MAX_RETRIES })
+        .default([])
+        .describe(`Ids of earlier wrong attempts answered correctly now, up to ${MAX_RETRIES}, each at most once (default none): they are deleted.`),
+    })
+    .superRefine((value, ctx) => {
+      if (value.wrong_answers.length === 0 && value.correct_retries.length === 0) {
+        ctx.addIssue({ code: 'custom', path: ['wrong_answers'], input: value.wrong_answers, message: 'the round has nothing to save: give wrong_answers, correct_retries, or both' });
+      }
+    }),
   output: z.object({
     topic_id: z.int(),
     saved_wrong: z.int().describe('How many wrong answers were saved.'),

@@ -3,7 +3,8 @@ import * as z from 'zod';
 import type { Card } from 'ts-fsrs';
 import { CARD_STATES, REVIEW_RATINGS } from '../../drizzle/schema.ts';
 import { fail, ok } from '../../shared/core/contract.ts';
-import { advertiseRule, dateTime, given } from '../../shared/core/fields.ts';
+import { dateTime } from '../../shared/core/fields.ts';
+import type { FieldProblem } from '../../shared/core/issues.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { recordId } from './lib/fields.ts';
 import { cardStateColumns, cardStateNames, cardStateValues, difficultyForEase, easeOf, GRADES, RATING_OF, scheduler, stateName, toCard, type CardStateRow } from './lib/fsrs.ts';
@@ -38,25 +39,26 @@ export default defineTool({
   // It overwrites the card's schedule, and each review moves it on: repeating a review is another review.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description: `Record how a flashcard review went and schedule the next review. Normally give grade: again (forgotten), hard, good or easy; the server schedules the next review with FSRS (the ts-fsrs library) from the card's stored memory state. Instead of a grade you may override the schedule: next_review_at sets when the card is due next (its memory state is unchanged); ease_factor (SM-2 style, 1.3 to 5: how much a successful review should grow the interval) sets the card's FSRS difficulty so that a "good" review grows its stability by that factor, and needs a card reviewed at least once.`,
-  input: advertiseRule(
-    z
-      .strictObject({
-        card_id: recordId('flashcard'),
-        grade: z.enum(GRADES).optional().describe('How the recall went: again, hard, good or easy.'),
-        ease_factor: z.number().min(1.3).max(5).optional().describe('Override instead of a grade: the SM-2 style ease factor, 1.3 to 5.'),
-        next_review_at: dateTime().optional().describe('Override instead of a grade: when the card is due next (RFC 3339 date-time with a UTC offset, e.g. 2031-01-15T09:30:00Z).'),
-      })
-      .superRefine((value, ctx) => {
-        const overrides = value.ease_factor !== undefined || value.next_review_at !== undefined;
-        if (value.grade !== undefined && overrides) {
-          ctx.addIssue({ code: 'custom', path: ['grade'], input: value.grade, message: 'give either a grade or the overrides (ease_factor, next_review_at), not both' });
-        } else if (value.grade === undefined && !overrides) {
-          ctx.addIssue({ code: 'custom', path: ['grade'], message: 'give the review grade (again, hard, good or easy): ask the user how the recall went' });
-        }
-      }),
-    // A grade, or at least one override, never both.
-    { oneOf: [given('grade'), { anyOf: [given('ease_factor'), given('next_review_at')] }] },
-  ),
+  input: z
+    .strictObject({
+      card_id: recordId('flashcard'),
+      grade: z.enum(GRADES).optional().describe('How the recall went: again, hard, good or easy. Required unless ease_factor or next_review_at is given; never with them.'),
+      ease_factor: z.number().min(1.3).max(5).optional().describe('Override instead of a grade: the SM-2 style ease factor, 1.3 to 5.'),
+      next_review_at: dateTime().optional().describe('Override instead of a grade: when the card is due next (RFC 3339 date-time with a UTC offset, e.g. 2031-01-15T09:30:00Z).'),
+    })
+    .superRefine((value, ctx) => {
+      const overrides = value.ease_factor !== undefined || value.next_review_at !== undefined;
+      if (value.grade !== undefined && overrides) {
+        ctx.addIssue({ code: 'custom', path: ['grade'], input: value.grade, message: 'give either a grade or the overrides (ease_factor, next_review_at), not both' });
+      } else if (value.grade === undefined && !overrides) {
+        const problem: FieldProblem = {
+          code: 'required',
+          expected: 'again, hard, good or easy (or the overrides ease_factor, next_review_at instead)',
+          received: 'no grade and no override: ask the user how the recall went',
+        };
+        ctx.addIssue({ code: 'custom', path: ['grade'], message: `must be ${problem.expected}`, params: problem });
+      }
+    }),
   output: reviewed,
   example: { card_id: 1, grade: 'good' },
   async execute({ card_id, grade, ease_factor, next_review_at }, { db, project, idFor }) {
@@ -123,6 +125,6 @@ export default defineTool({
 });
 
 function answer(review: Reviewed) {
-  const what = review.review === 'manual' ? 'Rescheduled' : `Recorded a "${review.review}" review of`;
-  return ok(review, `${what} flashcard ${review.card_id}: next review at ${review.next_review_at} (${review.state}).`);
+  const what = review.review === 'manual' ? `Rescheduled flashcard ${review.card_id}` : `Recorded a review of flashcard ${review.card_id}, graded "${review.review}"`;
+  return ok(review, `${what}: next review at ${review.next_review_at} (${review.state}).`);
 }

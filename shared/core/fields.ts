@@ -10,9 +10,11 @@
  * - {@link dateTime}: the RFC 3339 date-times Postgres stores (`format` and `pattern`), instants of
  *   years 0001 to 9999 (`not`), optionally bounded by calendar dates; {@link date}: calendar dates
  *   Postgres stores;
- * - {@link jsonValue}: any JSON value of storable text, nested to a bounded depth;
- * - {@link advertiseRule} and {@link given}: a rule between fields that a `.superRefine()` enforces
- *   (one of two fields, not both), stated in the object's schema.
+ * - {@link jsonValue}: any JSON value of storable text, nested to a bounded depth.
+ *
+ * A rule between fields (one of two fields, not both) is enforced by the tool's `.superRefine()`
+ * and said in the descriptions of the fields and of the tool, never in the schema's root: model
+ * APIs refuse `oneOf`, `anyOf`, `allOf` and `not` there (see test/unit/vendor-schema-rules.test.ts).
  *
  * Each builder checks with the same RegExp it advertises, or with code whose equivalence to the
  * advertised keyword the differential test (test/unit/schema-differential.test.ts) verifies.
@@ -296,30 +298,4 @@ function depthOf(value: unknown): number {
   let deepest = 0;
   for (const item of Object.values(value)) deepest = Math.max(deepest, depthOf(item));
   return deepest + 1;
-}
-
-// Rules between fields ------------------------------------------------------------------------
-
-type JsonSchema = Record<string, unknown>;
-
-/**
- * JSON Schema, over an object, of "`field` is given": present and not null (null means absent, as
- * everywhere), or present and matching `schema` when one is passed (e.g. a non-empty array).
- */
-export function given(field: string, schema: JsonSchema = { not: { type: 'null' } }): JsonSchema {
-  return { type: 'object', required: [field], properties: { [field]: schema } };
-}
-
-/**
- * States in `schema`'s advertised JSON Schema a rule between its fields that a `.superRefine()`
- * enforces (which JSON Schema cannot infer from code): `rule`, built with {@link given}, joins the
- * object's `allOf`.
- *
- * @example
- * // plan_id or plan_title, exactly one of them
- * advertiseRule(input.superRefine(...), { oneOf: [given('plan_id'), given('plan_title')] });
- */
-export function advertiseRule<S extends z.ZodType>(schema: S, rule: JsonSchema): S {
-  const rules = (schema.meta()?.allOf as JsonSchema[] | undefined) ?? [];
-  return schema.meta({ allOf: [...rules, rule] }) as S;
 }

@@ -118,7 +118,9 @@ function describeType(expected: string): string {
 /** Describes the allowed range using both bounds of the field, as "between 1 and 10". */
 function describeBounds(root: z.ZodType, issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall): string {
   const schema = fieldSchemaAt(root, issue.path);
-  const unit = issue.origin === 'string' ? ' characters' : issue.origin === 'array' ? ' items' : '';
+  const noun = issue.origin === 'string' ? 'character' : issue.origin === 'array' ? 'item' : undefined;
+  // "at least 1 item", "at most 500 characters", "between 1 and 10 items"; numbers bare.
+  const unit = (n: number | bigint) => (noun ? ` ${Number(n) === 1 ? noun : `${noun}s`}` : '');
   let min: number | bigint | null | undefined;
   let max: number | bigint | null | undefined;
   if (schema instanceof z.ZodNumber) [min, max] = [schema.minValue, schema.maxValue];
@@ -127,12 +129,12 @@ function describeBounds(root: z.ZodType, issue: z.core.$ZodIssueTooBig | z.core.
   else if (schema instanceof z.ZodArray) [min, max] = [schema._zod.bag.minimum as number | undefined, schema._zod.bag.maximum as number | undefined];
   const finite = (n: number | bigint | null | undefined): n is number | bigint =>
     n !== null && n !== undefined && Number.isFinite(Number(n)) && Math.abs(Number(n)) < Number.MAX_SAFE_INTEGER;
-  if (finite(min) && finite(max)) return `between ${min} and ${max}${unit}`;
+  if (finite(min) && finite(max)) return `between ${min} and ${max}${unit(max)}`;
   if (issue.code === 'too_big') {
-    return issue.inclusive === false ? `less than ${issue.maximum}${unit}` : `at most ${issue.maximum}${unit}`;
+    return issue.inclusive === false ? `less than ${issue.maximum}${unit(issue.maximum)}` : `at most ${issue.maximum}${unit(issue.maximum)}`;
   }
   if (issue.origin === 'string' && Number(issue.minimum) === 1) return 'a non-empty string';
-  return issue.inclusive === false ? `greater than ${issue.minimum}${unit}` : `at least ${issue.minimum}${unit}`;
+  return issue.inclusive === false ? `greater than ${issue.minimum}${unit(issue.minimum)}` : `at least ${issue.minimum}${unit(issue.minimum)}`;
 }
 
 /** The schema of the field at `path`, with optional/default/nullable wrappers removed. */

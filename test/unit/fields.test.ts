@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { advertiseRule, date, DATE_TIME_PATTERN, dateTime, distinctList, EDGE_OFFSET_PATTERN, given, jsonValue, text, uuidList } from '../../shared/core/fields.ts';
+import { date, DATE_TIME_PATTERN, dateTime, distinctList, EDGE_OFFSET_PATTERN, jsonValue, text, uuidList } from '../../shared/core/fields.ts';
 import { validateInput } from '../../shared/core/validation.ts';
 import type { FieldError } from '../../shared/core/contract.ts';
 
@@ -96,20 +96,6 @@ describe('date', () => {
     const problem = problemOf(date(), value);
     if (why === undefined) expect(problem).toBeUndefined();
     else expect(problem).toMatchObject({ code: 'invalid_format', received: expect.stringContaining(why) });
-  });
-});
-
-describe('advertiseRule and given', () => {
-  it('adds each rule to the object schema, keeping its description', () => {
-    const input = z.strictObject({ a: z.int().optional(), b: z.int().optional() }).describe('Two fields.');
-    const ruled = advertiseRule(advertiseRule(input, { oneOf: [given('a'), given('b')] }), { not: given('a', { const: 0 }) });
-    expect(jsonSchemaOf(ruled)).toMatchObject({
-      description: 'Two fields.',
-      allOf: [
-        { oneOf: [{ type: 'object', required: ['a'], properties: { a: { not: { type: 'null' } } } }, { required: ['b'] }] },
-        { not: { required: ['a'], properties: { a: { const: 0 } } } },
-      ],
-    });
   });
 });
 

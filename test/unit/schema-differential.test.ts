@@ -2,7 +2,8 @@
  * What is advertised is what is enforced: for every registered tool (and a table tool using every
  * rule a table configuration can ask for), inputs generated from its advertised input JSON Schema,
  * and mutations of them, are judged by a standard validator (Ajv, JSON Schema draft 2020-12, formats
- * asserted) and by the tool's own validator (validateInput). They must agree on every input.
+ * asserted) reading the advertised schema plus the rules between fields the tool's description
+ * states, and by the tool's own validator (validateInput). They must agree on every input.
  *
  * Limits that depend on the data are outside any schema and outside this test: `chunk_number`
  * past the last chunk of the documents asked for (get-document-context answers VALIDATION_ERROR
@@ -51,8 +52,32 @@ const everyRule = tableTool({
   ],
 });
 
+/** JSON Schema, over an object, of "`field` is given": present and not null (null means absent). */
+function given(field: string, schema: Record<string, unknown> = { not: { type: 'null' } }): Record<string, unknown> {
+  return { type: 'object', required: [field], properties: { [field]: schema } };
+}
+const neither = (first: string, second: string) => ({ not: { allOf: [given(first), given(second)] } });
+const exactlyOne = (first: string, second: string) => ({ oneOf: [given(first), given(second)] });
+
+/**
+ * The rules between fields that the tools enforce and their descriptions say, written here from
+ * the descriptions: model APIs refuse them at a schema's root, so the advertised schemas leave
+ * them out, and the judge adds them.
+ */
+const RULES_BETWEEN_FIELDS: Record<string, Record<string, unknown>[]> = {
+  'list-plan-items': [neither('plan_id', 'plan_title')],
+  'add-plan-item': [exactlyOne('plan_id', 'plan_title')],
+  'update-item-status': [exactlyOne('item_id', 'item_title'), neither('plan_id', 'plan_title')],
+  'update-plan-status': [exactlyOne('plan_id', 'plan_title')],
+  'get-wrong-questions': [exactlyOne('topic_id', 'topic_name')],
+  'quiz-post-save': [{ anyOf: [given('wrong_answers', { type: 'array', minItems: 1 }), given('correct_retries', { type: 'array', minItems: 1 })] }],
+  'update-flashcard-review': [{ oneOf: [given('grade'), { anyOf: [given('ease_factor'), given('next_review_at')] }] }],
+};
+
 describe.each([...tools, everyRule].map((tool) => [tool.id, tool] as const))('%s: advertised schema vs validator', (_id, tool: AnyTool) => {
-  const schema = tool.jsonSchemas().input;
+  const advertised = tool.jsonSchemas().input;
+  const rules = RULES_BETWEEN_FIELDS[tool.id];
+  const schema = rules ? { ...advertised, allOf: rules } : advertised;
 
   it('has a schema Ajv compiles in strict mode', () => {
     expect(() => ajv.compile(schema)).not.toThrow();

@@ -4,11 +4,12 @@
  */
 import * as z from 'zod';
 import { ITEM_STATUSES, PLAN_STATUSES } from '../../../drizzle/schema.ts';
-import { advertiseRule, date, given, INT4, text } from '../../../shared/core/fields.ts';
+import { date, INT4, text } from '../../../shared/core/fields.ts';
+import type { FieldProblem } from '../../../shared/core/issues.ts';
 
 /** The id of a study record (numbered per project: plan 1, 2, 3 …). */
 export function recordId(what: string) {
-  return z.int().min(1).max(INT4.max).describe(`The ${what} id (an integer, from an earlier answer).`);
+  return z.int().min(1).max(INT4.max).describe(`The ${what} id, from an earlier answer.`);
 }
 
 /** `plan_id`: a plan's id, or "latest" for the project's most recently created plan. */
@@ -46,16 +47,29 @@ export interface PlanRef {
 
 /**
  * `input` refusing inputs that name one `what` twice over (`plan_id` and `plan_title`) or, when
- * `required`, not at all; the rule is stated in its advertised schema too.
+ * `required`, not at all. The rule is enforced here and said in both fields' descriptions; it is
+ * not in the JSON Schema, whose root model APIs want free of `oneOf`/`not`.
  */
 export function exactlyOne<S extends z.ZodObject>(input: S, first: string, second: string, { what, required }: { what: string; required: boolean }): S {
-  const refined = input.superRefine((value: Record<string, unknown>, ctx) => {
+  const said = (field: string, other: string) => {
+    const schema = input.shape[field] as z.ZodType;
+    const rule = required ? `Give ${field} or ${other}, not both.` : `Not together with ${other}.`;
+    // An optional field's description may be its inner schema's.
+    const description = schema.description ?? (schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType).description : undefined);
+    return schema.describe([description, rule].filter(Boolean).join(' '));
+  };
+  const described = input.safeExtend({ [first]: said(first, second), [second]: said(second, first) });
+  return described.superRefine((value: Record<string, unknown>, ctx) => {
     const has = (key: string) => value[key] !== undefined;
     if (has(first) && has(second)) {
       ctx.addIssue({ code: 'custom', path: [second], input: value[second], message: `give either ${first} or ${second} to name the ${what}, not both` });
     } else if (required && !has(first) && !has(second)) {
-      ctx.addIssue({ code: 'custom', path: [first], message: `name the ${what} with ${first} or ${second}; ask the user which ${what} they mean if you do not know` });
+      const problem: FieldProblem = {
+        code: 'required',
+        expected: `given, or ${second} instead, to name the ${what}`,
+        received: `neither ${first} nor ${second}: ask the user which ${what} they mean if you do not know`,
+      };
+      ctx.addIssue({ code: 'custom', path: [first], message: `must be ${problem.expected}`, params: problem });
     }
-  });
-  return advertiseRule(refined, required ? { oneOf: [given(first), given(second)] } : { not: { allOf: [given(first), given(second)] } });
+  }) as unknown as S;
 }

@@ -256,8 +256,9 @@ describe('add-plan-item', () => {
 
   it('refuses a call that names no plan, asking which plan is meant', async () => {
     const error = await failure(tenant, 'add-plan-item', { title: 'Orphan' }, 400, 'VALIDATION_ERROR');
-    expect(error.details.fields).toMatchObject([{ field: 'plan_id', code: 'custom' }]);
+    expect(error.details.fields).toMatchObject([{ field: 'plan_id', code: 'required', received: expect.stringContaining('neither plan_id nor plan_title') }]);
     expect(error.message).toContain('ask the user which plan they mean');
+    expect(error.message).not.toContain('received an object');
   });
 });
 
