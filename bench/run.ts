@@ -17,6 +17,11 @@ interface Section {
 
 const SECTIONS: Section[] = [
   {
+    name: 'tool-list',
+    progress: 'What the tool list costs an agent...',
+    run: async () => (await import('./tool-list.ts')).runToolListBench(),
+  },
+  {
     name: 'pipeline',
     progress: 'Pipeline overhead without I/O...',
     run: async () => {

@@ -22,14 +22,13 @@ export default defineTool({
   toolset: 'study',
   title: 'Add a plan item',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description:
-    'Add one item at the end of a study plan. Name the plan with plan_id (or "latest" for the most recently created plan) or plan_title. The item starts pending. Returns the new item\'s id.',
+  description: 'Add an item at the end of a plan named by plan_id ("latest" for the newest) or plan_title. The item starts pending.',
   input: exactlyOne(z.strictObject({
     plan_id: planIdField.optional(),
     plan_title: planTitleField.optional(),
     title: itemTitleField.describe('What to do, e.g. "Practise past papers".'),
-    due_date: dueDateField.optional().describe('Due date, YYYY-MM-DD. Optional.'),
-    notes: notesField.optional().describe('Notes, at most 2,000 characters. Optional.'),
+    due_date: dueDateField.optional().describe('Due date, YYYY-MM-DD.'),
+    notes: notesField.optional().describe('Notes.'),
   }), 'plan_id', 'plan_title', { what: 'plan', required: true }),
   output: addedItem,
   example: { plan_id: 'latest', title: 'Practise past papers', due_date: '2026-05-01' },

@@ -25,12 +25,11 @@ export default defineTool({
   toolset: 'study',
   title: 'Create a flashcard',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description:
-    'Create a flashcard with a front (the prompt) and a back (the answer), optionally under a topic. A new card is due at once; each review (update-flashcard-review) then schedules the next one with FSRS.',
+  description: 'Create a flashcard (front: the prompt, back: the answer), due at once; each update-flashcard-review schedules the next review.',
   input: z.strictObject({
     front: text({ max: 2_000, blank: false, trim: true }).describe('The prompt, e.g. "el perro".'),
     back: text({ max: 5_000, blank: false, trim: true }).describe('The answer, e.g. "the dog".'),
-    topic_id: recordId('topic').optional().describe('The topic the card belongs to (from quiz-pre-fetch or get-weak-topics). Optional.'),
+    topic_id: recordId('topic').optional().describe('The topic the card belongs to.'),
   }),
   output: createdCard,
   example: { front: 'la biblioteca', back: 'the library', topic_id: 1 },

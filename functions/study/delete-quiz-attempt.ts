@@ -12,7 +12,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Delete a quiz attempt',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description: 'Delete one quiz attempt for good, e.g. one saved by mistake. To clear questions the user now answers correctly, quiz-post-save does it as part of saving a round.',
+  description: 'Delete one quiz attempt for good, e.g. one saved by mistake. To clear questions now answered correctly, use quiz-post-save.',
   input: z.strictObject({ attempt_id: recordId('quiz attempt') }),
   output: z.object({ deleted_attempt_id: z.int() }),
   example: { attempt_id: 6 },

@@ -29,11 +29,10 @@ export default defineTool({
   toolset: 'study',
   title: 'Get due flashcards',
   annotations: READ_ONLY,
-  description:
-    'List the flashcards due for review now, most overdue first, with front, back and FSRS state. Show the front, let the user answer, then record how it went with update-flashcard-review: a reviewed card leaves this list until it is due again.',
+  description: 'List the flashcards due now, most overdue first. Show the front, let the user answer, then record it with update-flashcard-review.',
   input: z.strictObject({
     limit: limitField('cards', 20, 100),
-    topic_id: recordId('topic').optional().describe('Only cards of this topic. Optional.'),
+    topic_id: recordId('topic').optional().describe('Only cards of this topic.'),
     cursor: cursorField.optional(),
   }),
   output: z.object({

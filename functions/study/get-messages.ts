@@ -20,11 +20,10 @@ export default defineTool({
   toolset: 'study',
   title: 'Get conversation messages',
   annotations: READ_ONLY,
-  description:
-    "Read a conversation's saved messages in the order they were saved (oldest first), a page at a time; order newest_first to read the most recent ones first. Use it to recall what was said in an earlier session.",
+  description: 'Read a conversation\'s saved messages, oldest first (newest_first for the latest), to recall an earlier session.',
   input: z.strictObject({
     session_id: sessionIdField,
-    order: z.enum(['oldest_first', 'newest_first']).default('oldest_first').describe('oldest_first (default): the conversation in order; newest_first: the latest messages first.'),
+    order: z.enum(['oldest_first', 'newest_first']).default('oldest_first').describe('newest_first for the latest messages first.'),
     limit: limitField('messages', 50, 200),
     cursor: cursorField.optional(),
   }),

@@ -26,7 +26,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Get weak quiz topics',
   annotations: READ_ONLY,
-  description: `Rank the quiz topics weakest first: lowest mean score of the graded attempts, then most wrong answers (below ${PASS_MARK}). Topics without graded attempts are not ranked. Use it to choose what to practise next.`,
+  description: `Rank the quiz topics weakest first (lowest mean score, then most answers below ${PASS_MARK}), to choose what to practise next.`,
   input: z.strictObject({
     limit: limitField('topics', 5, 50),
     cursor: cursorField.optional(),

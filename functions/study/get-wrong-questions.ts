@@ -14,7 +14,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Get wrong quiz questions',
   annotations: READ_ONLY,
-  description: `List the questions of a topic the user answered wrongly (score below ${PASS_MARK}), newest first, with their answers and feedback, to practise them again. Name the topic with topic_id or topic_name (case-insensitive).`,
+  description: `List a topic\'s wrongly answered questions (score below ${PASS_MARK}), newest first, to practise them again. Name the topic by topic_id or topic_name.`,
   input: exactlyOne(z.strictObject({
     topic_id: recordId('topic').optional(),
     topic_name: topicNameField.optional(),

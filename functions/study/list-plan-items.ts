@@ -34,12 +34,11 @@ export default defineTool({
   toolset: 'study',
   title: 'List plan items',
   annotations: READ_ONLY,
-  description:
-    'List the items of a study plan, in plan order: each item\'s id, title, status, due date and notes, grouped by plan id. Name the plan with plan_id (or "latest" for the newest plan) or plan_title; omit both to list the items of every plan, newest plan first.',
+  description: 'List a plan\'s items in order (id, title, status, due date, notes). Name the plan by plan_id ("latest" for the newest) or plan_title; name none for every plan\'s items.',
   input: exactlyOne(z.strictObject({
     plan_id: planIdField.optional(),
     plan_title: planTitleField.optional(),
-    status: itemStatus.optional().describe('Only items with this status. Optional; omit (or null) for all.'),
+    status: itemStatus.optional().describe('Only items with this status.'),
     limit: limitField('items', 50, 200),
     cursor: cursorField.optional(),
   }), 'plan_id', 'plan_title', { what: 'plan', required: false }),

@@ -27,10 +27,9 @@ export default defineTool({
   toolset: 'study',
   title: 'List study plans',
   annotations: READ_ONLY,
-  description:
-    "List the project's study plans, newest first, with each plan's id, title, status, creation time and item counts by status. Use it to find a plan's id, or to show the user what plans exist.",
+  description: 'List the study plans, newest first, with id, title, status and item counts. Use it to find a plan id or to show the user their plans.',
   input: z.strictObject({
-    status: planStatus.optional().describe('Only plans with this status. Optional; omit (or null) for all.'),
+    status: planStatus.optional().describe('Only plans with this status.'),
     limit: limitField('plans', 20, 100),
     cursor: cursorField.optional(),
   }),

@@ -16,7 +16,7 @@ const MAX_RETRIES = 100;
 const wrongAnswer = z.strictObject({
   question: questionField,
   user_answer: userAnswerField,
-  feedback: feedbackField.nullish().describe('Feedback on the answer. Optional; null for none.'),
+  feedback: feedbackField.nullish().describe('Feedback on the answer.'),
 });
 
 /** After a quiz round: saves the wrong answers and clears the earlier wrong ones now answered right, in one transaction. */
@@ -25,14 +25,14 @@ export default defineTool({
   toolset: 'study',
   title: 'Save a quiz round',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  description: `End a quiz round on a topic, all in one transaction: saves the questions answered wrongly now (score 0) and deletes the earlier wrong attempts the user has now answered correctly (correct_retries: their attempt ids, from quiz-pre-fetch). Either everything is saved or nothing is. Every id in correct_retries must be an attempt of this topic.`,
+  description: 'End a quiz round, all or nothing: saves this round\'s wrong answers and deletes the earlier wrong attempts now answered correctly (correct_retries, from quiz-pre-fetch).',
   input: z
     .strictObject({
       topic_id: recordId('topic'),
-      wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]).describe(`Questions answered wrongly in this round, up to ${MAX_WRONG} (default none). This, correct_retries or both must be non-empty.`),
+      wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]).describe('Questions answered wrongly in this round. This, correct_retries or both must be non-empty.'),
       correct_retries: distinctList(recordId('quiz attempt'), { max: MAX_RETRIES })
         .default([])
-        .describe(`Ids of earlier wrong attempts answered correctly now, up to ${MAX_RETRIES}, each at most once (default none): they are deleted.`),
+        .describe(`Ids of earlier wrong attempts answered correctly now, each at most once: they are deleted.`),
     })
     .superRefine((value, ctx) => {
       if (value.wrong_answers.length === 0 && value.correct_retries.length === 0) {

@@ -16,7 +16,7 @@ export default defineTool({
   title: 'Prepare a quiz round',
   // Creates the topic the first time a name is used; repeating the call creates nothing more.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  description: `Start a quiz round on a topic: finds the topic by name (case-insensitive) and returns its id with the questions the user answered wrongly before (score below ${PASS_MARK}), newest first, to ask them again. A topic that does not exist yet is created (created: true) with no wrong questions, so a new subject needs no separate step. After the round, save it with quiz-post-save.`,
+  description: `Start a quiz round on a topic named by topic_name: its id and the questions answered wrongly before (below ${PASS_MARK}), to ask again. A new topic is created. Save the round with quiz-post-save.`,
   input: z.strictObject({
     topic_name: topicNameField,
     limit: limitField('wrong questions', 20, 100),

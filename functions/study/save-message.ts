@@ -17,7 +17,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Save a conversation message',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description: `Append one message to a conversation's memory: who said it (user, assistant, system or tool) and what (at most ${MAX_CONTENT_CHARS.toLocaleString('en')} characters). The conversation is created by its first message. Read it back with get-messages.`,
+  description: 'Append a message to a conversation\'s memory (the first message creates it). Read it back with get-messages.',
   input: z.strictObject({
     session_id: sessionIdField,
     role: z.enum(MESSAGE_ROLES).describe(`Who wrote it: ${MESSAGE_ROLES.join(', ')}.`),

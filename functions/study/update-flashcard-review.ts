@@ -38,13 +38,13 @@ export default defineTool({
   title: 'Review a flashcard',
   // It overwrites the card's schedule, and each review moves it on: repeating a review is another review.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  description: `Record how a flashcard review went and schedule the next review. Normally give grade: again (forgotten), hard, good or easy; the server schedules the next review with FSRS (the ts-fsrs library) from the card's stored memory state. Instead of a grade you may override the schedule: next_review_at sets when the card is due next (its memory state is unchanged); ease_factor (SM-2 style, 1.3 to 5: how much a successful review should grow the interval) sets the card's FSRS difficulty so that a "good" review grows its stability by that factor, and needs a card reviewed at least once.`,
+  description: 'Record a flashcard review by grade (again, hard, good, easy); FSRS schedules the next. Instead of a grade, next_review_at sets when it is due, or ease_factor (SM-2 style) sets the difficulty of a card reviewed before.',
   input: z
     .strictObject({
       card_id: recordId('flashcard'),
       grade: z.enum(GRADES).optional().describe('How the recall went: again, hard, good or easy. Required unless ease_factor or next_review_at is given; never with them.'),
       ease_factor: z.number().min(1.3).max(5).optional().describe('Override instead of a grade: the SM-2 style ease factor, 1.3 to 5.'),
-      next_review_at: dateTime().optional().describe('Override instead of a grade: when the card is due next (RFC 3339 date-time with a UTC offset, e.g. 2031-01-15T09:30:00Z).'),
+      next_review_at: dateTime().optional().describe('Override instead of a grade: when the card is due next, e.g. 2031-01-15T09:30:00Z.'),
     })
     .superRefine((value, ctx) => {
       const overrides = value.ease_factor !== undefined || value.next_review_at !== undefined;

@@ -23,16 +23,15 @@ export default defineTool({
   title: 'Update a plan item status',
   // It overwrites the item's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description:
-    'Set the status of a plan item (pending, in_progress, completed, skipped). Name the item with item_id, or with item_title (exact, ignoring case), narrowed to one plan with plan_id (or "latest") or plan_title when several plans have items of that title. Setting the status an item already has succeeds and says nothing changed.',
+  description: 'Set a plan item\'s status. Name the item by item_id, or by item_title (with plan_id or plan_title when several plans have that title).',
   input: exactlyOne(
     exactlyOne(
       z.strictObject({
         status: itemStatus,
         item_id: recordId('item').optional(),
-        item_title: itemTitleField.optional().describe('The item title, matched exactly but ignoring case.'),
-        plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest". Optional.'),
-        plan_title: planTitleField.optional().describe('Only look in the plan with this title. Optional.'),
+        item_title: itemTitleField.optional().describe('The item title, ignoring case.'),
+        plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest".'),
+        plan_title: planTitleField.optional().describe('Only look in the plan with this title.'),
       }),
       'item_id',
       'item_title',

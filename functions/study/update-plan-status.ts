@@ -13,8 +13,7 @@ export default defineTool({
   title: 'Update a study plan status',
   // It overwrites the plan's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description:
-    'Set the status of a study plan (active, paused, completed, archived). Name the plan with plan_id (or "latest" for the most recently created plan) or plan_title (exact, ignoring case). Its items keep their own statuses. Setting the status a plan already has succeeds and says nothing changed.',
+  description: 'Set a study plan\'s status (its items keep theirs). Name the plan by plan_id ("latest" for the newest) or plan_title.',
   input: exactlyOne(z.strictObject({
     status: planStatus,
     plan_id: planIdField.optional(),

@@ -16,8 +16,8 @@ const item = z.union(
     itemTitle,
     z.strictObject({
       title: itemTitle,
-      due_date: dueDateField.nullish().describe('Due date, YYYY-MM-DD. Optional; null for none.'),
-      notes: notesField.nullish().describe('Notes, at most 2,000 characters. Optional; null for none.'),
+      due_date: dueDateField.nullish().describe('Due date, YYYY-MM-DD.'),
+      notes: notesField.nullish().describe('Notes.'),
     }),
   ],
   { error: 'must be an item title, or an object { title, due_date, notes }' },
@@ -29,7 +29,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Write a study plan',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description: `Create a new study plan with its items (1 to ${MAX_ITEMS}), in order, all in one transaction: either the whole plan is saved or nothing is. Each item is a title, or { title, due_date, notes }. The plan starts active and its items pending. Returns the new plan's id; titles need not be unique, but a shared title makes title lookups ambiguous.`,
+  description: `Create a study plan with its items (1 to ${MAX_ITEMS}), all or nothing. The plan starts active, its items pending. To add to an existing plan, use add-plan-item.`,
   input: z.strictObject({
     title: planTitleField.describe('The plan title, e.g. "Spanish B1 exam".'),
     items: z.array(item).min(1).max(MAX_ITEMS).describe(`The plan's items in order, 1 to ${MAX_ITEMS}: a title each, or { title, due_date, notes }.`),

@@ -104,6 +104,11 @@ export interface Tool<I extends InputSchema = InputSchema, O extends z.ZodType =
    * says so (a sentence is appended to the definition's), and so does the catalog.
    */
   readonly acceptsIdempotencyKey: boolean;
+  /**
+   * The definition's description alone, for MCP: there the client, not the model, sends an
+   * idempotency key, and the server's instructions say how once for every tool.
+   */
+  readonly purpose: string;
   /** "Example of a valid call: {...}", shown with every validation error. */
   readonly hint: string;
   /**
@@ -120,9 +125,7 @@ export type AnyTool = Tool<any, any>;
 export const TOOL_ID_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 
 /** Appended to the description of every tool that accepts an idempotency key. */
-export const IDEMPOTENCY_NOTE =
-  `To make a retry safe, send an idempotency key (HTTP header ${IDEMPOTENCY_HEADER}; MCP: _meta "${IDEMPOTENCY_META_KEY}"): ` +
-  `repeating the call with the same key and input within ${KEY_TTL_HOURS} h returns the first answer instead of running again.`;
+export const IDEMPOTENCY_NOTE = `Retry safely with an idempotency key (header ${IDEMPOTENCY_HEADER}; MCP _meta "${IDEMPOTENCY_META_KEY}"): the same key and input within ${KEY_TTL_HOURS} h answer the first call again.`;
 
 /**
  * Defines a tool.
@@ -153,6 +156,7 @@ export function defineTool<I extends InputSchema, O extends z.ZodType, const Id 
   return {
     ...definition,
     description: noted ? definition.description : `${definition.description} ${IDEMPOTENCY_NOTE}`,
+    purpose: noted && acceptsIdempotencyKey ? definition.description.slice(0, -IDEMPOTENCY_NOTE.length - 1) : definition.description,
     acceptsIdempotencyKey,
     hint: `Example of a valid call: ${JSON.stringify(definition.example)}`,
     jsonSchemas() {

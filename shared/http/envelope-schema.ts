@@ -1,12 +1,13 @@
 /**
- * The envelope of shared/core/contract.ts as JSON Schema, for the interfaces that advertise it: MCP's
- * `outputSchema` (a tool's `structuredContent` is its envelope) and the OpenAPI document's
- * responses. The parts are written in zod, checked at compile time against the contract's types,
+ * The envelope of shared/core/contract.ts as JSON Schema, for the interfaces that advertise it: the
+ * OpenAPI document's responses in full, and MCP's `outputSchema` (a tool's `structuredContent` is
+ * its envelope) in brief. The parts are written in zod, checked at compile time against the contract's types,
  * and a tool's `data` is its own output schema, as the catalog advertises it.
  */
 import * as z from 'zod';
 import { ERROR_STATUS, type ErrorCode, type Link, type Meta, type ToolError } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
+import { compactSchema } from './compact-schema.ts';
 
 /** A JSON Schema, as zod generates it. */
 export type JsonSchema = Record<string, unknown>;
@@ -115,14 +116,16 @@ export function failureEnvelopeSchema(parts: EnvelopeParts = envelopeParts()): J
 const resultSchemas = new WeakMap<AnyTool, JsonSchema>();
 
 /**
- * Everything a call of `tool` can answer: its success envelope or the failure envelope, inline.
+ * MCP's `outputSchema` of `tool`: the envelope its `structuredContent` carries, saying what a
+ * successful call's `data` holds (compacted: see compact-schema.ts) and nothing else. Clients check
+ * `structuredContent` against it (the SDK's v1 client on failures too), so it admits the failure
+ * envelope without describing it: the server's instructions describe the envelope once for every tool.
  * The root says `type: "object"`, as MCP requires of an `outputSchema`.
  */
-export function toolResultSchema(tool: AnyTool): JsonSchema {
+export function mcpOutputSchema(tool: AnyTool): JsonSchema {
   let schema = resultSchemas.get(tool);
   if (!schema) {
-    const data = embed(tool.jsonSchemas().output, '#/oneOf/0/properties/data');
-    schema = { type: 'object', oneOf: [successEnvelopeSchema(data), failureEnvelopeSchema()] };
+    schema = { type: 'object', properties: { data: embed(compactSchema(tool.jsonSchemas().output, { output: true }), '#/properties/data') } };
     resultSchemas.set(tool, schema);
   }
   return schema;

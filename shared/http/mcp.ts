@@ -38,12 +38,13 @@ import {
 } from '@modelcontextprotocol/server';
 import { cors } from 'hono/cors';
 import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome, type ToolResult } from '../core/contract.ts';
-import { toolResultSchema } from './envelope-schema.ts';
+import { mcpOutputSchema } from './envelope-schema.ts';
+import { compactSchema } from './compact-schema.ts';
 import { authorize, callTool, credentialsOf, respond, type Credentials, type PipelineOptions, type RequestScope } from '../runtime/pipeline.ts';
-import type { AnyTool } from '../core/tool.ts';
+import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
 import { deniedTool, type Caller } from '../runtime/auth.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from '../core/body.ts';
-import { keyFromMeta } from '../runtime/idempotency.ts';
+import { IDEMPOTENCY_META_KEY, KEY_TTL_HOURS, keyFromMeta } from '../runtime/idempotency.ts';
 import { TOOL_CALL_ID_HEADER, TOOL_CALL_ID_META_KEY, toolCallIdOf } from '../observability/trace-context.ts';
 
 /** The variables MCP reads. */
@@ -61,10 +62,11 @@ export interface McpEnv {
 export const SERVER_INFO = { name: 'edge-tools', version: '0.1.0' };
 
 const INSTRUCTIONS =
-  'Every tool result carries the envelope as structuredContent: { success, message, data, meta } or ' +
-  '{ success: false, message, error: { code, message, hint, retryable, details }, meta }. When a call fails, ' +
+  'Every tool result carries the envelope as structuredContent: { success: true, message, data, links?, meta } or ' +
+  '{ success: false, message, error: { code, message, hint?, retryable, details? }, meta }. When a call fails, ' +
   'error.message says what was wrong and error.hint shows a valid call; repeat a call unchanged only when ' +
-  'error.retryable is true.';
+  `error.retryable is true. Every tool that is not read-only takes an idempotency key in the call's _meta "${IDEMPOTENCY_META_KEY}": ` +
+  `repeating the call with the same key and input within ${KEY_TTL_HOURS} h answers the first call again instead of running it twice.`;
 
 /**
  * How long clients of 2026-07-28 may keep `tools/list` and `server/discover` answers: the tools
@@ -218,15 +220,30 @@ function isLoopback(hostname: string): boolean {
   return hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(hostname);
 }
 
+/** What `tools/list` answers for `tools`: each tool's name, title, annotations, description and schemas. */
+export function listedTools(tools: readonly AnyTool[]): McpTool[] {
+  return tools.map(describeTool);
+}
+
 function describeTool(tool: AnyTool): McpTool {
   return {
     name: tool.id,
     title: tool.title,
-    description: tool.description,
-    annotations: { title: tool.title, ...tool.annotations },
-    inputSchema: tool.jsonSchemas().input as McpTool['inputSchema'],
-    outputSchema: toolResultSchema(tool) as McpTool['outputSchema'],
+    description: tool.purpose,
+    annotations: annotationsOf(tool.annotations),
+    inputSchema: compactSchema(tool.jsonSchemas().input) as McpTool['inputSchema'],
+    outputSchema: mcpOutputSchema(tool) as McpTool['outputSchema'],
   };
+}
+
+/**
+ * The annotations MCP would not assume: its defaults are a tool that writes, may destroy, is not
+ * idempotent and reaches the open world. (The title is the tool's own `title`.)
+ */
+function annotationsOf({ readOnlyHint, destructiveHint, idempotentHint, openWorldHint }: ToolAnnotations): McpTool['annotations'] {
+  const stated: NonNullable<McpTool['annotations']> = readOnlyHint ? { readOnlyHint } : { ...(!destructiveHint && { destructiveHint }), ...(idempotentHint && { idempotentHint }) };
+  if (!openWorldHint) stated.openWorldHint = false;
+  return stated;
 }
 
 /** A `tools/call` as sent: its `arguments` and its `params._meta`. */

@@ -15,25 +15,25 @@ export function recordId(what: string) {
 /** `plan_id`: a plan's id, or "latest" for the project's most recently created plan. */
 export const planIdField = z
   .union([z.int().min(1).max(INT4.max), z.literal('latest')], { error: "must be a plan id (a positive integer) or 'latest'" })
-  .describe('The plan id, or "latest" for the most recently created plan.');
+  .describe('The plan id, or "latest" for the newest plan.');
 
 /** `plan_title`: matched exactly, ignoring case (and surrounding whitespace). */
-export const planTitleField = text({ max: 200, blank: false, trim: true }).describe('The plan title, matched exactly but ignoring case. Use plan_id instead when several plans share a title.');
+export const planTitleField = text({ max: 200, blank: false, trim: true }).describe('The plan title, ignoring case.');
 
 /** A plan item's title (matched exactly, ignoring case and surrounding whitespace). */
 export const itemTitleField = text({ max: 300, blank: false, trim: true });
 
-export const planStatus = z.enum(PLAN_STATUSES).describe(`Plan status: ${PLAN_STATUSES.join(', ')}.`);
-export const itemStatus = z.enum(ITEM_STATUSES).describe(`Item status: ${ITEM_STATUSES.join(', ')}.`);
+export const planStatus = z.enum(PLAN_STATUSES);
+export const itemStatus = z.enum(ITEM_STATUSES);
 
 /** An ISO date, e.g. 2026-03-01. */
 export const dueDateField = date().describe('Due date, YYYY-MM-DD.');
 
-export const notesField = text({ max: 2_000, trim: true }).describe('Free-form notes, at most 2,000 characters.');
+export const notesField = text({ max: 2_000, trim: true }).describe('Free-form notes.');
 
 /** A page size: `fallback` when absent, at most `max`. */
 export function limitField(what: string, fallback: number, max: number) {
-  return z.int().min(1).max(max).default(fallback).describe(`Most ${what} per page, 1 to ${max} (default ${fallback}).`);
+  return z.int().min(1).max(max).default(fallback).describe(`Most ${what} per page.`);
 }
 
 /** A topic name, matched ignoring case. */
@@ -53,7 +53,7 @@ export interface PlanRef {
 export function exactlyOne<S extends z.ZodObject>(input: S, first: string, second: string, { what, required }: { what: string; required: boolean }): S {
   const said = (field: string, other: string) => {
     const schema = input.shape[field] as z.ZodType;
-    const rule = required ? `Give ${field} or ${other}, not both.` : `Not together with ${other}.`;
+    const rule = required ? `Give ${field} or ${other}, not both.` : `Not with ${other}.`;
     // An optional field's description may be its inner schema's.
     const description = schema.description ?? (schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType).description : undefined);
     return schema.describe([description, rule].filter(Boolean).join(' '));

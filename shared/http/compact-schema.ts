@@ -1,0 +1,74 @@
+/**
+ * The schemas a model reads on every request (MCP `tools/list`), cut to what changes what it sends
+ * or how it reads an answer. A compact schema never refuses what the full one accepts: it drops
+ * keywords only, and the validator still enforces every rule with an error the model can act on.
+ *
+ * Dropped everywhere: `$schema`; the storable-text pattern of every text field (no NUL, no unpaired
+ * surrogate: beyond anything a model writes); a pattern or `not` beside a `format`, which says the
+ * same in a form models know (dates, date-times); integer bounds that are only the storage's range.
+ * Dropped from output schemas too: descriptions, `enum`, `required`, `additionalProperties` and
+ * `propertyNames`: a client checks answers against them, and the model reads the values themselves.
+ * Input schemas leave out the null an optional field also accepts.
+ */
+import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/validation.ts';
+import type { JsonSchema } from './envelope-schema.ts';
+
+/** Bounds at or past Postgres's `integer` range are the storage's, not a choice a model must know. */
+const POSTGRES_INTEGER_MAX = 2_147_483_647;
+const TEXT_PATTERNS: ReadonlySet<unknown> = new Set([SAFE_TEXT_PATTERN.source, NON_BLANK_TEXT_PATTERN.source]);
+const OUTPUT_ONLY_DROPPED: ReadonlySet<string> = new Set(['description', 'required', 'additionalProperties', 'propertyNames', 'title', 'enum']);
+/** Keywords whose value is a schema, or a list or map of schemas, to compact in turn. */
+const SUBSCHEMA_LISTS: ReadonlySet<string> = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
+const SUBSCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', '$defs']);
+
+/** `schema` (a tool's input or output JSON Schema) as a model is shown it. */
+export function compactSchema(schema: JsonSchema, { output = false }: { output?: boolean } = {}): JsonSchema {
+  const compact = dropKeywords(schema, output);
+  return output ? compact : optionalWithoutNull(compact, new Set(Array.isArray(schema.required) ? schema.required : []));
+}
+
+function dropKeywords(schema: JsonSchema, output: boolean): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === '$schema' || (output && OUTPUT_ONLY_DROPPED.has(key))) continue;
+    if (key === 'pattern' && (TEXT_PATTERNS.has(value) || 'format' in schema)) continue;
+    if (key === 'not' && 'format' in schema) continue;
+    if ((key === 'minimum' || key === 'maximum') && typeof value === 'number' && Math.abs(value) >= POSTGRES_INTEGER_MAX) continue;
+    // `properties` and `items` say what an answer's object or array is.
+    if (output && key === 'type' && (value === 'object' ? 'properties' in schema : value === 'array' && 'items' in schema)) continue;
+    if (SUBSCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map((item: JsonSchema) => compactSchema(item, { output }));
+    else if (SUBSCHEMA_MAPS.has(key) && isRecord(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, item]) => [name, compactSchema(item as JsonSchema, { output })]));
+    else if ((key === 'items' || key === 'additionalProperties' || key === 'not') && isRecord(value)) out[key] = compactSchema(value, { output });
+    else out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * An optional field's `anyOf: [X, { type: "null" }]` shown as X: null means the same as leaving
+ * the field out (shared/core/validation.ts), and a model leaves it out. X's own description gives
+ * way to the field's. Fields that must be sent, null or not, keep their null.
+ */
+function optionalWithoutNull(schema: JsonSchema, required: ReadonlySet<string>): JsonSchema {
+  if (!isRecord(schema.properties)) return schema;
+  const properties: Record<string, JsonSchema> = {};
+  for (const [name, field] of Object.entries(schema.properties as Record<string, JsonSchema>)) {
+    const options = field.anyOf;
+    if (required.has(name) || !Array.isArray(options) || options.length !== 2 || !isNullType(options[1])) {
+      properties[name] = field;
+      continue;
+    }
+    const { anyOf: _options, ...outer } = field;
+    const { description: _inner, ...value } = options[0] as JsonSchema;
+    properties[name] = { ...value, ...outer };
+  }
+  return { ...schema, properties };
+}
+
+function isNullType(schema: unknown): boolean {
+  return isRecord(schema) && schema.type === 'null' && Object.keys(schema).length === 1;
+}
+
+function isRecord(value: unknown): value is JsonSchema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
