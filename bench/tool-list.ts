@@ -33,7 +33,7 @@ const kb = (bytes: number) => (bytes / 1024).toFixed(1);
 
 export async function runToolListBench(): Promise<string> {
   const rows = tools.map((tool) => {
-    const [listed] = listedTools([tool]) as [{ inputSchema: unknown; outputSchema?: unknown; description?: string }];
+    const [listed] = listedTools([tool]) as unknown as [{ inputSchema: unknown; outputSchema?: unknown; description?: string }];
     return {
       id: tool.id,
       toolset: tool.toolset,

@@ -3,7 +3,7 @@
  * converted from the same input JSON Schemas the catalog advertises:
  *
  * - every object lists all its properties in `required` and has `additionalProperties: false`;
- * - an optional field becomes nullable (`anyOf: [<field>, { type: "null" }]`): strict mode makes
+ * - an optional field becomes nullable (`type: [<type>, "null"]`, or a `null` option): strict mode makes
  *   the model send every field, and the validator reads `null` for an optional field as absent,
  *   so its default applies (shared/core/validation.ts);
  * - only keywords strict mode supports are kept (OpenAI's "Supported schemas": types, `enum`,
@@ -41,6 +41,9 @@ const KEPT_KEYWORDS: ReadonlySet<string> = new Set([
   'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems',
 ]);
 
+/** Bounds at or past Postgres's `integer` range are the storage's. */
+const POSTGRES_INTEGER_MAX = 2_147_483_647;
+
 const STRICT_FORMATS: ReadonlySet<string> = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 
 const cache = new WeakMap<AnyTool, OpenAiExport>();
@@ -51,7 +54,7 @@ export function openAiExport(tool: AnyTool): OpenAiExport {
   if (!converted) {
     const { schema, problems } = toStrictSchema(tool.jsonSchemas().input);
     converted = {
-      definition: { type: 'function', function: { name: tool.id, description: tool.description, parameters: schema, strict: problems.length === 0 } },
+      definition: { type: 'function', function: { name: tool.id, description: tool.purpose, parameters: schema, strict: problems.length === 0 } },
       problems,
     };
     cache.set(tool, converted);
@@ -125,8 +128,8 @@ function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSc
       if (value === NON_BLANK_TEXT_PATTERN.source) notes.push('Must not be blank.');
     } else if (key === 'uniqueItems' && value === true) {
       notes.push('Items must be unique.');
-    } else if ((key === 'minimum' || key === 'maximum') && typeof value === 'number' && Math.abs(value) >= Number.MAX_SAFE_INTEGER) {
-      // zod's safe-integer range, not a bound anyone chose.
+    } else if ((key === 'minimum' || key === 'maximum') && typeof value === 'number' && Math.abs(value) >= POSTGRES_INTEGER_MAX) {
+      // The storage's range (or zod's safe-integer range), not a bound anyone chose.
     } else if (KEPT_KEYWORDS.has(key)) {
       out[key] = value;
     }
@@ -143,17 +146,31 @@ function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSc
   return description ? { description, ...out } : out;
 }
 
-/** An optional field as strict mode wants it: required, and null when left out. */
+/**
+ * An optional field as strict mode wants it: required, and null when left out, written as a type
+ * list (`["integer", "null"]`, with null among an `enum`'s values) or as one more `anyOf` option.
+ */
 function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
   const { description, ...schema } = field;
-  const text = typeof description === 'string' ? description : '';
-  const note = fallback === undefined ? 'Send null to leave it out.' : `Send null for the default (${JSON.stringify(fallback)}).`;
-  const accepted = Array.isArray(schema.anyOf) && schema.anyOf.some((option: JsonSchema) => option.type === 'null');
-  return {
-    // Descriptions that already say what null means are left alone.
-    description: /\bnull\b/i.test(text) ? text : [text, note].filter(Boolean).join(' '),
-    ...(accepted ? schema : { anyOf: [schema, { type: 'null' }] }),
-  };
+  const text = [typeof description === 'string' ? description : '', fallback === undefined ? '' : `Null for the default (${JSON.stringify(fallback)}).`].filter(Boolean).join(' ');
+  const described = (rest: JsonSchema) => (text ? { description: text, ...rest } : rest);
+  if (Array.isArray(schema.anyOf)) {
+    // Already nullable, or a choice: one flat list of options with null among them, or the one option made nullable.
+    const options = (schema.anyOf as JsonSchema[]).flatMap((option) => (Array.isArray(option.anyOf) && Object.keys(option).length === 1 ? (option.anyOf as JsonSchema[]) : [option]));
+    const values = options.filter((option) => !(option.type === 'null' && Object.keys(option).length === 1));
+    if (values.length === 1) {
+      const { description: inner, ...value } = values[0]!;
+      const merged = [text, typeof inner === 'string' ? inner : ''].filter(Boolean).join(' ');
+      return nullable({ ...value, ...(merged && { description: merged }) }, undefined);
+    }
+    return described({ ...schema, anyOf: [...values, { type: 'null' }] });
+  }
+  if (typeof schema.type === 'string' && !('const' in schema)) {
+    const { description: inner, ...value } = schema;
+    const merged = [text, typeof inner === 'string' ? inner : ''].filter(Boolean).join(' ');
+    return { ...(merged && { description: merged }), ...value, type: [schema.type, 'null'], ...(Array.isArray(schema.enum) && { enum: [...schema.enum, null] }) };
+  }
+  return described({ anyOf: [schema, { type: 'null' }] });
 }
 
 function describeLength(min: unknown, max: unknown): string | undefined {

@@ -65,8 +65,8 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s as an OpenAI fu
   const { definition, problems } = openAiExport(tool);
   const parameters = definition.function.parameters as Schema;
 
-  it('is named and described as in the catalog', () => {
-    expect(definition).toMatchObject({ type: 'function', function: { name: id, description: tool.description } });
+  it('is named and described as the tool (the idempotency note is for the HTTP client, not the model)', () => {
+    expect(definition).toMatchObject({ type: 'function', function: { name: id, description: tool.purpose } });
     expect(id).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
   });
 
@@ -88,7 +88,11 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s as an OpenAI fu
     const input = tool.jsonSchemas().input as Schema;
     const optional = Object.keys(input.properties).filter((field) => !(input.required ?? []).includes(field));
     for (const field of optional) {
-      expect(parameters.properties[field].anyOf, field).toContainEqual({ type: 'null' });
+      const property = parameters.properties[field];
+      const nullable = Array.isArray(property.anyOf)
+        ? property.anyOf.some((option: Schema) => option.type === 'null')
+        : Array.isArray(property.type) && property.type.includes('null') && (!Array.isArray(property.enum) || property.enum.includes(null));
+      expect(nullable, field).toBe(true);
     }
     const example = tool.example as Record<string, unknown>;
     const withNulls = { ...example, ...Object.fromEntries(optional.map((field) => [field, null])) };
@@ -122,7 +126,7 @@ describe('toStrictSchema', () => {
   it('requires every field and makes optional ones nullable, saying what null means', () => {
     expect(schema.required).toEqual(['name', 'when', 'site', 'limit', 'tags', 'extra']);
     expect(schema.properties).toMatchObject({
-      limit: { description: 'How many. Send null for the default (20).', anyOf: [{ type: 'integer', minimum: 1 }, { type: 'null' }] },
+      limit: { description: 'How many. Null for the default (20).', type: ['integer', 'null'], minimum: 1 },
     });
   });
 
@@ -131,14 +135,14 @@ describe('toStrictSchema', () => {
     expect(properties.name).toEqual({ description: 'Who. 2 to 50 characters.', type: 'string' });
     expect(properties.when).toEqual({ type: 'string', format: 'date-time' });
     expect(properties.site).toEqual({ description: 'Format: uri.', type: 'string' });
-    expect(properties.limit!.anyOf[0]).not.toHaveProperty('maximum');
+    expect(properties.limit).not.toHaveProperty('maximum');
     expect(properties.tags).toEqual({
       description: 'Items must be unique.',
       type: 'array',
       maxItems: 3,
       items: {
         type: 'object',
-        properties: { key: { type: 'string' }, note: { description: 'Send null to leave it out.', anyOf: [{ type: 'string' }, { type: 'null' }] } },
+        properties: { key: { type: 'string' }, note: { type: ['string', 'null'] } },
         required: ['key', 'note'],
         additionalProperties: false,
       },
