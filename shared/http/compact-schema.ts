@@ -10,7 +10,7 @@
  * `propertyNames`: a client checks answers against them, and the model reads the values themselves.
  * Input schemas leave out the null an optional field also accepts.
  */
-import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/validation.ts';
+import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
 import type { JsonSchema } from './envelope-schema.ts';
 
 /** Bounds at or past Postgres's `integer` range are the storage's, not a choice a model must know. */
