@@ -8,6 +8,7 @@
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import { Validator, type Schema } from '@cfworker/json-schema';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { eq, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,7 +16,6 @@ import { toolExecutions } from '../../drizzle/schema.ts';
 import { tools } from '../../functions/registry.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
-import { embed } from '../../shared/http/envelope-schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
 import { db, gatedTool, send, tenantA, tenantB, uniqueTimestamp, type CallOptions } from './helpers.ts';
 
@@ -117,20 +117,28 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
     it('advertises every tool with its description and the schemas the validator enforces', async () => {
       const { tools: listed } = await (await connect()).listTools();
       expect(listed.map((entry) => entry.name)).toEqual(tools.map((tool) => tool.id));
+      // Judged by a standard JSON Schema validator (draft 2020-12), not by the code that generates the schemas.
+      const judge = (schema: unknown, value: unknown) => new Validator(schema as Schema, '2020-12', false).validate(value).valid;
       for (const entry of listed) {
         const tool = tools.find((candidate) => candidate.id === entry.name)!;
         expect(entry.description).toBe(tool.description);
-        expect(entry.inputSchema).toEqual(tool.jsonSchemas().input);
         expect(Object.keys(entry.inputSchema.properties ?? {}).sort()).toEqual(Object.keys(tool.input.shape).sort());
+        expect(judge(entry.inputSchema, tool.example), entry.name).toBe(true);
+        expect(judge(entry.inputSchema, { ...tool.example, not_a_field: 1 }), entry.name).toBe(false);
         // outputSchema is what structuredContent holds: the tool's success envelope, or the failure envelope.
-        expect(entry.outputSchema).toMatchObject({
-          type: 'object',
-          oneOf: [
-            { properties: { success: { const: true }, data: embed(tool.jsonSchemas().output, '#/oneOf/0/properties/data') }, required: ['success', 'message', 'data', 'meta'] },
-            { properties: { success: { const: false }, error: { properties: { code: { enum: expect.arrayContaining(['VALIDATION_ERROR']) } } } } },
-          ],
-        });
+        const meta = { tool: tool.id, trace_id: '0b6e4c2e-7f1a-4c3d-9e4f-a5b6c7d8e9f0', duration_ms: 1.5, attempts: 0, queued_ms: 0, performance_warning: false };
+        const failure = { success: false, message: 'Field x is wrong.', error: { code: 'VALIDATION_ERROR', message: 'Field x is wrong.', retryable: false }, meta };
+        expect(judge(entry.outputSchema, failure), entry.name).toBe(true);
+        expect(judge(entry.outputSchema, { ...failure, error: { ...failure.error, code: 'NO_SUCH_CODE' } }), entry.name).toBe(false);
+        expect(judge(entry.outputSchema, { success: true, message: 'Done.', data: 'not the tool output', meta }), entry.name).toBe(false);
+        expect(judge(entry.outputSchema, { success: true, message: 'Done.', meta }), entry.name).toBe(false);
       }
+      // One tool's schema against what its definition says in words, written out by hand.
+      const mood = listed.find((entry) => entry.name === 'log-mood')!.inputSchema as Record<string, any>;
+      expect(mood).toMatchObject({ type: 'object', additionalProperties: false });
+      expect([...mood.required].sort()).toEqual(['energy_level', 'mood', 'timestamp', 'user_id']);
+      expect(mood.properties.mood.enum).toEqual(['happy', 'sad', 'neutral', 'anxious']);
+      expect(mood.properties.energy_level).toMatchObject({ type: 'integer', minimum: 1, maximum: 10 });
     });
 
     it('gives every tool a human title and truthful annotations', async () => {
