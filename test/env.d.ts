@@ -23,6 +23,7 @@ declare namespace Cloudflare {
       faultyRedisToken: string;
       redisControlUrl: string;
       otlpUrl: string;
+      cpuHogControlUrl: string;
     };
   }
   interface GlobalProps {

@@ -10,6 +10,7 @@ import { startFaultProxy } from '../../local/fault-proxy.ts';
 import { startNeonStandIn } from '../../local/neon-http.ts';
 import { seedStudy } from '../../local/study-seed.ts';
 import { startRedisServer, startUpstashStandIn } from '../../local/upstash-rest.ts';
+import { startCpuHogControl } from './cpu-hog.ts';
 import { startOtlpReceiver } from './otlp-receiver.ts';
 import { startFaultyRedis } from './redis-faults.ts';
 
@@ -37,6 +38,8 @@ export type TestServices = {
   faultyRedisUrl: string;
   faultyRedisToken: string;
   redisControlUrl: string;
+  /** Starts and stops a CPU hog: `POST {cpuHogControlUrl} {"action": "start" | "stop"}` (test/setup/cpu-hog.ts). */
+  cpuHogControlUrl: string;
 };
 
 declare module 'vitest' {
@@ -62,6 +65,7 @@ export default async function setup(project: TestProject) {
   const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: 'test-token' }) : undefined;
   const otlp = await startOtlpReceiver();
   const faultyRedis = redis ? await startFaultyRedis('faulty-test-token') : null;
+  const cpuHog = await startCpuHogControl();
   if (!redis) {
     console.warn('\n!!! redis-server is not installed: the Redis semaphore and rate-limit suites are SKIPPED. Install it (apt-get install redis-server).\n');
   }
@@ -77,8 +81,10 @@ export default async function setup(project: TestProject) {
     faultyRedisUrl: faultyRedis?.url ?? '',
     faultyRedisToken: faultyRedis?.token ?? '',
     redisControlUrl: faultyRedis?.controlUrl ?? '',
+    cpuHogControlUrl: cpuHog.controlUrl,
   });
   return async () => {
+    await cpuHog.close();
     await faultyRedis?.close();
     await otlp.close();
     await upstash?.close();
