@@ -201,7 +201,7 @@ describe('update-flashcard-review overrides', () => {
 
   it.each([
     ['a grade and an override', { card_id: 1, grade: 'good', ease_factor: 2 }, 'grade', 'custom'],
-    ['neither a grade nor an override', { card_id: 1 }, 'grade', 'custom'],
+    ['neither a grade nor an override', { card_id: 1 }, 'grade', 'required'],
     ['an unknown grade', { card_id: 1, grade: 'perfect' }, 'grade', 'invalid_value'],
     ['an ease factor below 1.3', { card_id: 1, ease_factor: 1 }, 'ease_factor', 'too_small'],
     ['a time without a time zone', { card_id: 1, next_review_at: '2031-01-15T09:30:00' }, 'next_review_at', 'invalid_format'],
