@@ -11,12 +11,11 @@ import { detectWithLlm, type LlmDetectionLimits } from './llm-detection.ts';
 import {
   ProviderError,
   STORED_DIMENSIONS,
-  toStoredVector,
   UNCALIBRATED_THRESHOLD,
   type DependencyDetector,
   type EmbeddingProvider,
 } from './types.ts';
-import { DEFAULT_TIMEOUT_MS, isRetryableStatus, withDeadline } from './upstream.ts';
+import { assertStorableDimensions, DEFAULT_TIMEOUT_MS, embedInBatches, isRetryableStatus, withDeadline, type BatchEmbedding } from './upstream.ts';
 
 /** OPENAI_BASE_URL when unset. */
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -85,44 +84,30 @@ export function createOpenAiEmbeddings({
   maxBatchSize = MAX_OPENAI_EMBEDDING_INPUTS,
 }: OpenAiEmbeddingsOptions): EmbeddingProvider {
   const dimensions = requested ?? OPENAI_NATIVE_DIMENSIONS[model];
-  if (dimensions === undefined || dimensions > STORED_DIMENSIONS) {
-    throw new RangeError(`Embeddings model '${model}' needs dimensions between 1 and ${STORED_DIMENSIONS} (EMBEDDINGS_DIMENSIONS).`);
-  }
-  const batchSize = Math.min(maxBatchSize, MAX_OPENAI_EMBEDDING_INPUTS);
+  assertStorableDimensions(model, dimensions);
   const id = requested !== undefined && requested !== OPENAI_NATIVE_DIMENSIONS[model] ? `openai:${model}@${requested}` : `openai:${model}`;
   const endpoint = { provider: id, apiKey, baseUrl: trimSlash(baseUrl), timeoutMs, purpose: 'embeddings', modelVariable: 'EMBEDDINGS_MODEL', model } as const;
+  const batches: BatchEmbedding = {
+    id,
+    dimensions,
+    batchSize: Math.min(maxBatchSize, MAX_OPENAI_EMBEDDING_INPUTS),
+    async fetchBatch(input, signal) {
+      const body = { model, input, encoding_format: 'float', ...(requested === undefined ? {} : { dimensions: requested }) };
+      const parsed = EMBEDDINGS_RESPONSE.safeParse(await post(endpoint, '/embeddings', body, signal));
+      if (!parsed.success) return undefined;
+      const items = parsed.data.data.toSorted((a, b) => a.index - b.index);
+      // Vectors are matched to texts by `index`; a gap or a repeat means they cannot be.
+      return items.every((item, i) => item.index === i) ? items.map((item) => item.embedding) : undefined;
+    },
+    shapeHint: 'check OPENAI_BASE_URL points at an OpenAI-compatible API.',
+    dimensionsHint: `set EMBEDDINGS_DIMENSIONS to the model's vector size (at most ${STORED_DIMENSIONS}).`,
+  };
 
   return {
     id,
     dimensions,
     defaultThreshold: OPENAI_THRESHOLDS[model] ?? UNCALIBRATED_THRESHOLD,
-    async embed(texts, signal) {
-      const vectors: Float32Array[] = [];
-      for (let start = 0; start < texts.length; start += batchSize) {
-        const input = texts.slice(start, start + batchSize);
-        const body = { model, input, encoding_format: 'float', ...(requested === undefined ? {} : { dimensions: requested }) };
-        const parsed = EMBEDDINGS_RESPONSE.safeParse(await post(endpoint, '/embeddings', body, signal));
-        if (!parsed.success || parsed.data.data.length !== input.length) {
-          throw new ProviderError(`The embeddings provider ${id} answered without one vector per text; check OPENAI_BASE_URL points at an OpenAI-compatible API.`, {
-            provider: id,
-            retryable: false,
-          });
-        }
-        const batch = parsed.data.data.toSorted((a, b) => a.index - b.index);
-        for (const [i, item] of batch.entries()) {
-          if (item.index !== i || item.embedding.length !== dimensions) {
-            throw new ProviderError(
-              item.index !== i
-                ? `The embeddings provider ${id} answered with vectors for the wrong inputs.`
-                : `The embeddings provider ${id} returned ${item.embedding.length}-dimensional vectors, but ${dimensions} were expected; set EMBEDDINGS_DIMENSIONS to the model's vector size (at most ${STORED_DIMENSIONS}).`,
-              { provider: id, retryable: false },
-            );
-          }
-          vectors.push(toStoredVector(item.embedding));
-        }
-      }
-      return vectors;
-    },
+    embed: (texts, signal) => embedInBatches(batches, texts, signal),
   };
 }
 

@@ -10,13 +10,11 @@ import * as z from 'zod';
 import { detectWithLlm, type LlmDetectionLimits } from './llm-detection.ts';
 import {
   ProviderError,
-  STORED_DIMENSIONS,
-  toStoredVector,
   UNCALIBRATED_THRESHOLD,
   type DependencyDetector,
   type EmbeddingProvider,
 } from './types.ts';
-import { DEFAULT_TIMEOUT_MS, isRetryableStatus, withDeadline } from './upstream.ts';
+import { assertStorableDimensions, DEFAULT_TIMEOUT_MS, embedInBatches, isRetryableStatus, withDeadline, type BatchEmbedding } from './upstream.ts';
 
 /** The part of the Workers AI binding (`env.AI`) the adapters use. */
 export interface AiBinding {
@@ -83,40 +81,26 @@ export function createWorkersAiEmbeddings({
   maxBatchSize = DEFAULT_WORKERS_AI_BATCH_SIZE,
   timeoutMs = DEFAULT_TIMEOUT_MS,
 }: WorkersAiEmbeddingsOptions): EmbeddingProvider {
-  if (dimensions === undefined || dimensions > STORED_DIMENSIONS) {
-    throw new RangeError(`Embeddings model '${model}' needs dimensions between 1 and ${STORED_DIMENSIONS} (EMBEDDINGS_DIMENSIONS).`);
-  }
+  assertStorableDimensions(model, dimensions);
   const id = `workers-ai:${model}`;
   const context = { provider: id, model, modelVariable: 'EMBEDDINGS_MODEL' };
+  const batches: BatchEmbedding = {
+    id,
+    dimensions,
+    batchSize: maxBatchSize,
+    async fetchBatch(text, signal) {
+      const parsed = EMBEDDINGS_OUTPUT.safeParse(await run(ai, context, { text }, timeoutMs, signal));
+      return parsed.success ? parsed.data.data : undefined;
+    },
+    shapeHint: 'check that EMBEDDINGS_MODEL is an embeddings model.',
+    dimensionsHint: "set EMBEDDINGS_DIMENSIONS to the model's vector size.",
+  };
 
   return {
     id,
     dimensions,
     defaultThreshold: WORKERS_AI_THRESHOLDS[model] ?? UNCALIBRATED_THRESHOLD,
-    async embed(texts, signal) {
-      const vectors: Float32Array[] = [];
-      for (let start = 0; start < texts.length; start += maxBatchSize) {
-        const text = texts.slice(start, start + maxBatchSize);
-        const output = await run(ai, context, { text }, timeoutMs, signal);
-        const parsed = EMBEDDINGS_OUTPUT.safeParse(output);
-        if (!parsed.success || parsed.data.data.length !== text.length) {
-          throw new ProviderError(`Workers AI model ${model} answered without one vector per text; check that EMBEDDINGS_MODEL is an embeddings model.`, {
-            provider: id,
-            retryable: false,
-          });
-        }
-        for (const vector of parsed.data.data) {
-          if (vector.length !== dimensions) {
-            throw new ProviderError(
-              `Workers AI model ${model} returned ${vector.length}-dimensional vectors, but ${dimensions} were expected; set EMBEDDINGS_DIMENSIONS to the model's vector size.`,
-              { provider: id, retryable: false },
-            );
-          }
-          vectors.push(toStoredVector(vector));
-        }
-      }
-      return vectors;
-    },
+    embed: (texts, signal) => embedInBatches(batches, texts, signal),
   };
 }
 
