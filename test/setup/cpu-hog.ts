@@ -7,9 +7,8 @@
  *   POST {controlUrl} {"action": "stop"}    kills its processes, by process id
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
+import { startControlServer } from './control-server.ts';
 
 export interface CpuHog {
   controlUrl: string;
@@ -28,33 +27,18 @@ export async function startCpuHogControl(): Promise<CpuHog> {
     spinners = Array.from({ length: availableParallelism() }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
   };
 
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      let action: unknown;
-      try {
-        action = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { action?: unknown }).action;
-      } catch {
-        action = undefined;
-      }
-      if (action === 'start') start();
-      else if (action === 'stop') stop();
-      else {
-        response.writeHead(400, { 'content-type': 'application/json' });
-        return response.end(JSON.stringify({ error: 'the body must be {"action": "start" | "stop"}' }));
-      }
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ ok: true, action, processes: spinners.map((child) => child.pid) }));
-    });
+  const control = await startControlServer({
+    start: () => {
+      start();
+      return { processes: spinners.map((child) => child.pid) };
+    },
+    stop,
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    controlUrl: `http://127.0.0.1:${port}/`,
+    controlUrl: control.url,
     close: async () => {
       stop();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await control.close();
     },
   };
 }

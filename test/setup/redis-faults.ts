@@ -8,9 +8,8 @@
  *   POST {controlUrl} {"action": "kill"}      SIGKILL: connections fail at once
  *   POST {controlUrl} {"action": "restart"}   a new, empty redis-server on the same port
  */
-import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startRedisServer, startUpstashStandIn, type RedisServer } from '../../local/upstash-rest.ts';
+import { startControlServer } from './control-server.ts';
 
 export type RedisFaultAction = 'freeze' | 'thaw' | 'kill' | 'restart';
 
@@ -53,42 +52,22 @@ export async function startFaultyRedis(token: string): Promise<FaultyRedis | nul
     }
   };
 
-  const control = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      let action: unknown;
-      try {
-        action = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { action?: unknown }).action;
-      } catch {
-        return reply(response, 400, { error: 'the body must be JSON: {"action": "freeze" | "thaw" | "kill" | "restart"}' });
-      }
-      if (action !== 'freeze' && action !== 'thaw' && action !== 'kill' && action !== 'restart') {
-        return reply(response, 400, { error: `unknown action ${JSON.stringify(action)}; one of freeze, thaw, kill, restart` });
-      }
-      act(action).then(
-        () => reply(response, 200, { ok: true, action }),
-        (error: unknown) => reply(response, 500, { error: String(error) }),
-      );
-    });
+  const control = await startControlServer({
+    freeze: () => act('freeze'),
+    thaw: () => act('thaw'),
+    kill: () => act('kill'),
+    restart: () => act('restart'),
   });
-  await new Promise<void>((resolve) => control.listen(0, '127.0.0.1', resolve));
-  const { port: controlPort } = control.address() as AddressInfo;
 
   return {
     url: upstash.url,
     token,
-    controlUrl: `http://127.0.0.1:${controlPort}/`,
+    controlUrl: control.url,
     close: async () => {
-      await new Promise<void>((resolve) => control.close(() => resolve()));
+      await control.close();
       await act('thaw');
       await upstash.close();
       await server?.stop();
     },
   };
-}
-
-function reply(response: ServerResponse, status: number, body: unknown): void {
-  response.writeHead(status, { 'content-type': 'application/json' });
-  response.end(JSON.stringify(body));
 }
