@@ -36,7 +36,7 @@ export default defineTool({
     cursor: cursorField.optional(),
   }),
   output: z.object({
-    cards: z.array(dueCard),
+    due_flashcards: z.array(dueCard),
     next_due_at: z.string().nullable().describe('When the next card not yet due becomes due; null when none is waiting.'),
     next_cursor: nextCursorField,
   }),
@@ -65,6 +65,6 @@ export default defineTool({
       page.rows.length === 0
         ? `No ${after ? 'more ' : ''}flashcards are due now${scope}.${nextDueAt ? ` The next is due at ${nextDueAt}.` : ''}`
         : `${plural(page.rows.length, 'flashcard')} due now${scope}, most overdue first. After each, record the review with update-flashcard-review.${moreNote(page, 'due flashcards')}`;
-    return ok({ cards: page.rows, next_due_at: nextDueAt, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+    return ok({ due_flashcards: page.rows, next_due_at: nextDueAt, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
   },
 });

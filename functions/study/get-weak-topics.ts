@@ -31,7 +31,7 @@ export default defineTool({
     limit: limitField('topics', 5, 50),
     cursor: cursorField.optional(),
   }),
-  output: z.object({ topics: z.array(topic), pass_mark: z.number(), next_cursor: nextCursorField }),
+  output: z.object({ weak_topics: z.array(topic), pass_mark: z.number(), next_cursor: nextCursorField }),
   example: { limit: 5 },
   async execute({ limit, cursor }, { db, project }) {
     const from = readCursor(position, cursor, { limit });
@@ -53,6 +53,6 @@ export default defineTool({
           ? 'No topic has graded quiz attempts yet, so none can be ranked. Save attempts with a score (save-quiz-attempt or quiz-post-save) first.'
           : 'No more ranked topics.'
         : `${plural(page.rows.length, 'topic')}, weakest first: ${page.rows.map((t) => `"${t.topic_name}" (mean ${t.mean_score}, ${t.wrong_count} wrong)`).join(', ')}.${moreNote(page, 'topics')}`;
-    return ok({ topics: page.rows, pass_mark: PASS_MARK, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+    return ok({ weak_topics: page.rows, pass_mark: PASS_MARK, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
   },
 });

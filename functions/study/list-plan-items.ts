@@ -42,7 +42,7 @@ export default defineTool({
     limit: limitField('items', 50, 200),
     cursor: cursorField.optional(),
   }), 'plan_id', 'plan_title', { what: 'plan', required: false }),
-  output: z.object({ plans: z.array(planItems), next_cursor: nextCursorField }),
+  output: z.object({ plan_items: z.array(planItems).describe('The items, grouped by plan.'), next_cursor: nextCursorField }),
   example: { plan_title: 'Spanish B1 exam' },
   async execute({ plan_id, plan_title, status, limit, cursor }, { db, project }) {
     const scope = { plan_id, plan_title, status, limit };
@@ -76,6 +76,6 @@ export default defineTool({
       page.rows.length === 0
         ? `${after ? 'No more items' : `No items${filter}`} in ${plan ? where : 'any plan of this project'}.${plan || after ? '' : ' Create a plan with write-plan.'}`
         : `${plural(page.rows.length, 'item')}${filter} from ${where}, in plan order.${moreNote(page, 'items')}`;
-    return ok({ plans, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+    return ok({ plan_items: plans, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
   },
 });

@@ -57,6 +57,12 @@ export function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldEr
       }
       return [{ field, code: issue.code, message: `${name} must be ${expected}, but received ${kindOf(input)}${input === null ? '' : ` (${received})`}.`, expected, received }];
     }
+    case 'invalid_union': {
+      // A missing field of several forms ("a plan id or 'latest'") is missing, not of no form.
+      if (input !== undefined) break;
+      const expected = issue.message.startsWith('must be ') ? issue.message.slice('must be '.length) : undefined;
+      return [{ field, code: 'required', message: `${name} is required${expected ? ` (${expected})` : ''}, but it is missing.`, ...(expected && { expected }) }];
+    }
     case 'too_big':
     case 'too_small': {
       const expected = describeBounds(root, issue);

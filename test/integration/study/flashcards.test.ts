@@ -88,21 +88,21 @@ describe('create-flashcard and get-due-flashcards', () => {
     await data(tenant, 'update-flashcard-review', { card_id: 3, next_review_at: new Date(Date.now() - 3 * DAY).toISOString() });
     await data(tenant, 'update-flashcard-review', { card_id: 2, next_review_at: new Date(Date.now() - DAY).toISOString() });
     const due = await data(tenant, 'get-due-flashcards', {});
-    expect(due.cards.map((c: Data) => c.card_id)).toEqual([3, 2, 1]);
-    expect(due.cards[0]).toMatchObject({ front: 'la casa', back: 'the house', topic_id: 1, state: 'new', reps: 0, lapses: 0 });
+    expect(due.due_flashcards.map((c: Data) => c.card_id)).toEqual([3, 2, 1]);
+    expect(due.due_flashcards[0]).toMatchObject({ front: 'la casa', back: 'the house', topic_id: 1, state: 'new', reps: 0, lapses: 0 });
     expect(due.next_due_at).toBeNull();
 
     const reviewed = await data(tenant, 'update-flashcard-review', { card_id: 3, grade: 'good' });
     const after = await data(tenant, 'get-due-flashcards', {});
-    expect(after.cards.map((c: Data) => c.card_id)).toEqual([2, 1]);
+    expect(after.due_flashcards.map((c: Data) => c.card_id)).toEqual([2, 1]);
     expect(after.next_due_at).toBe(reviewed.next_review_at);
-    expect((await data(tenant, 'get-due-flashcards', { topic_id: 1 })).cards.map((c: Data) => c.card_id)).toEqual([1]);
+    expect((await data(tenant, 'get-due-flashcards', { topic_id: 1 })).due_flashcards.map((c: Data) => c.card_id)).toEqual([1]);
   });
 
   it('pages through the due cards with a cursor', async () => {
     const first = await data(tenant, 'get-due-flashcards', { limit: 1 });
     const second = await data(tenant, 'get-due-flashcards', { limit: 1, cursor: first.next_cursor });
-    expect([first.cards[0].card_id, second.cards[0].card_id]).toEqual([2, 1]);
+    expect([first.due_flashcards[0].card_id, second.due_flashcards[0].card_id]).toEqual([2, 1]);
     expect(second.next_cursor).toBeNull();
   });
 
@@ -112,7 +112,7 @@ describe('create-flashcard and get-due-flashcards', () => {
     const later = new Date(Date.now() + 2 * DAY).toISOString().replace(/\.\d{3}Z$/, '.000Z');
     await data(empty, 'update-flashcard-review', { card_id: 1, next_review_at: later });
     const { body } = await call(empty, 'get-due-flashcards', {});
-    expect(body).toMatchObject({ success: true, data: { cards: [], next_due_at: later } });
+    expect(body).toMatchObject({ success: true, data: { due_flashcards: [], next_due_at: later } });
     expect(body.message).toContain(`The next is due at ${later}`);
   });
 });
@@ -252,7 +252,7 @@ describe('tenant isolation', () => {
     await data(owner, 'create-flashcard', { front: 'owner secret', back: 'x' }); // card 2: the other project has no card 2
     await data(other, 'create-flashcard', { front: 'other one', back: 'y' }); // the other project's card 1
     const before = [await storedCard(owner, 1), await storedCard(owner, 2)];
-    expect((await data(other, 'get-due-flashcards', {})).cards.map((c: Data) => c.front)).toEqual(['other one']);
+    expect((await data(other, 'get-due-flashcards', {})).due_flashcards.map((c: Data) => c.front)).toEqual(['other one']);
     await failure(other, 'update-flashcard-review', { card_id: 2, grade: 'easy' }, 404, 'NOT_FOUND');
     await failure(other, 'update-flashcard-review', { card_id: 2, next_review_at: '2040-01-01T00:00:00Z' }, 404, 'NOT_FOUND');
     expect(await data(other, 'update-flashcard-review', { card_id: 1, grade: 'easy' })).toMatchObject({ card_id: 1, reps: 1 });

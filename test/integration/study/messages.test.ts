@@ -52,6 +52,21 @@ describe('a conversation', () => {
     expect(body.message).toContain('has no messages yet');
   });
 
+  it('takes an integer session_id as the same session as its text, whichever form writes and reads', async () => {
+    const saved = await data(tenant, 'save-message', { session_id: 7, role: 'user', content: 'Written with 7.' });
+    expect(saved.session_id).toBe('7');
+    await data(tenant, 'save-message', { session_id: '7', role: 'assistant', content: 'Written with "7".' });
+    for (const session_id of [7, '7']) {
+      const read = await data(tenant, 'get-messages', { session_id });
+      expect(read.session_id).toBe('7');
+      expect(read.messages.map((m: Data) => m.content)).toEqual(['Written with 7.', 'Written with "7".']);
+    }
+    expect(await rowCount('chat_sessions', tenant.projectId, sql`session_id = '7'`)).toBe(1);
+    expect(await rowCount('chat_messages', tenant.projectId, sql`session_id = '7'`)).toBe(2);
+    const error = await failure(tenant, 'save-message', { session_id: 7.5, role: 'user', content: 'Hi' }, 400, 'VALIDATION_ERROR');
+    expect(error.details.fields).toMatchObject([{ field: 'session_id', received: '7.5' }]);
+  });
+
   it.each([
     ['an unknown role', { session_id: 's', role: 'bot', content: 'Hi' }, 'role', 'invalid_value'],
     ['empty content', { session_id: 's', role: 'user', content: '' }, 'content', 'too_small'],

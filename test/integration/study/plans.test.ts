@@ -150,7 +150,7 @@ describe('finding plans: id, "latest", title', () => {
 
   it('lists the items of a plan by id, in plan order', async () => {
     const listed = await data(tenant, 'list-plan-items', { plan_id: 1 });
-    expect(listed.plans).toEqual([
+    expect(listed.plan_items).toEqual([
       {
         plan_id: 1,
         title: 'Biology final',
@@ -165,12 +165,12 @@ describe('finding plans: id, "latest", title', () => {
 
   it('takes "latest" as the most recently created plan', async () => {
     const listed = await data(tenant, 'list-plan-items', { plan_id: 'latest' });
-    expect(listed.plans.map((p: Data) => p.title)).toEqual(['Chemistry lab']);
+    expect(listed.plan_items.map((p: Data) => p.title)).toEqual(['Chemistry lab']);
   });
 
   it('matches titles exactly, ignoring case', async () => {
     const listed = await data(tenant, 'list-plan-items', { plan_title: 'biology FINAL' });
-    expect(listed.plans[0]).toMatchObject({ plan_id: 1, title: 'Biology final' });
+    expect(listed.plan_items[0]).toMatchObject({ plan_id: 1, title: 'Biology final' });
     await failure(tenant, 'list-plan-items', { plan_title: 'Biology' }, 404, 'NOT_FOUND');
   });
 
@@ -227,12 +227,12 @@ describe('finding plans: id, "latest", title', () => {
 
   it('lists the items of every plan, grouped by plan, newest plan first, a page at a time', async () => {
     const first = await data(tenant, 'list-plan-items', { limit: 3 });
-    expect(first.plans.map((p: Data) => [p.plan_id, p.items.map((i: Data) => i.title)])).toEqual([
+    expect(first.plan_items.map((p: Data) => [p.plan_id, p.items.map((i: Data) => i.title)])).toEqual([
       [4, ['Titration', 'Report']],
       [3, ['Sources']],
     ]);
     const second = await data(tenant, 'list-plan-items', { limit: 3, cursor: first.next_cursor });
-    expect(second.plans.map((p: Data) => [p.plan_id, p.items.map((i: Data) => i.title)])).toEqual([
+    expect(second.plan_items.map((p: Data) => [p.plan_id, p.items.map((i: Data) => i.title)])).toEqual([
       [2, ['Outline']],
       [1, ['Cells', 'Genetics']],
     ]);
@@ -251,7 +251,7 @@ describe('add-plan-item', () => {
     const added = await data(tenant, 'add-plan-item', { plan_id: 'latest', title: 'Sight reading', due_date: '2027-06-01', notes: 'Ten minutes a day' });
     expect(added).toEqual({ item_id: 3, plan_id: 1, plan_title: 'Piano recital', title: 'Sight reading', status: 'pending', due_date: '2027-06-01', notes: 'Ten minutes a day' });
     const listed = await data(tenant, 'list-plan-items', { plan_title: 'Piano recital' });
-    expect(listed.plans[0].items.map((i: Data) => i.title)).toEqual(['Scales', 'Arpeggios', 'Sight reading']);
+    expect(listed.plan_items[0].items.map((i: Data) => i.title)).toEqual(['Scales', 'Arpeggios', 'Sight reading']);
   });
 
   it('refuses a call that names no plan, asking which plan is meant', async () => {
@@ -351,8 +351,8 @@ describe('tenant isolation', () => {
     const listed = await data(other, 'list-plans', {});
     expect(listed.plans.map((p: Data) => p.title)).toEqual(['Other plan']);
     const items = await data(other, 'list-plan-items', {});
-    expect(items.plans.flatMap((p: Data) => p.items.map((i: Data) => i.title))).toEqual(['Other item']);
-    expect((await data(other, 'list-plan-items', { plan_id: 'latest' })).plans[0].title).toBe('Other plan');
+    expect(items.plan_items.flatMap((p: Data) => p.items.map((i: Data) => i.title))).toEqual(['Other item']);
+    expect((await data(other, 'list-plan-items', { plan_id: 'latest' })).plan_items[0].title).toBe('Other plan');
   });
 
   it("answers another project's ids and titles exactly as unknown ones, and changes none of its rows", async () => {

@@ -212,7 +212,7 @@ describe('get-weak-topics', () => {
 
   it('ranks topics by mean score, weakest first, leaving out topics without graded attempts', async () => {
     const weak = await data(tenant, 'get-weak-topics', { limit: 10 });
-    expect(weak.topics).toEqual([
+    expect(weak.weak_topics).toEqual([
       { topic_id: 2, topic_name: 'Weak', attempt_count: 3, graded_count: 3, wrong_count: 2, mean_score: 0.4 },
       { topic_id: 3, topic_name: 'Middling', attempt_count: 2, graded_count: 2, wrong_count: 2, mean_score: 0.55 },
       { topic_id: 1, topic_name: 'Strong', attempt_count: 3, graded_count: 3, wrong_count: 0, mean_score: 0.9 },
@@ -222,7 +222,7 @@ describe('get-weak-topics', () => {
   it('pages with a cursor', async () => {
     const first = await data(tenant, 'get-weak-topics', { limit: 2 });
     const second = await data(tenant, 'get-weak-topics', { limit: 2, cursor: first.next_cursor });
-    expect([...first.topics, ...second.topics].map((t: Data) => t.topic_name)).toEqual(['Weak', 'Middling', 'Strong']);
+    expect([...first.weak_topics, ...second.weak_topics].map((t: Data) => t.topic_name)).toEqual(['Weak', 'Middling', 'Strong']);
     expect(second.next_cursor).toBeNull();
   });
 });
@@ -257,7 +257,7 @@ describe('tenant isolation', () => {
   });
 
   it("never shows another project's topics or attempts", async () => {
-    expect((await data(other, 'get-weak-topics', {})).topics.map((t: Data) => t.topic_name)).toEqual(['Other topic']);
+    expect((await data(other, 'get-weak-topics', {})).weak_topics.map((t: Data) => t.topic_name)).toEqual(['Other topic']);
     await failure(other, 'get-wrong-questions', { topic_name: 'Owner secret topic' }, 404, 'NOT_FOUND');
     await failure(other, 'get-wrong-questions', { topic_id: 3 }, 404, 'NOT_FOUND');
     const fetched = await data(other, 'quiz-pre-fetch', { topic_name: 'Owner secret topic' });
