@@ -52,6 +52,8 @@ export const apiKeys = pgTable(
     /** The first characters of the key, to recognise it in listings without storing it. */
     keyPrefix: text('key_prefix').notNull(),
     name: text('name').notNull(),
+    /** The toolsets the key may list and run; null for every toolset. */
+    toolsets: text('toolsets').array(),
     createdAt: createdAt(),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
   },

@@ -2,7 +2,7 @@
  * `npm run keys`: lists, creates and revokes API keys.
  *
  *   npm run keys -- list [--project <name or id>]
- *   npm run keys -- create --project <name or id> [--name <label>]
+ *   npm run keys -- create --project <name or id> [--name <label>] [--toolsets study,documents]
  *   npm run keys -- create --project <name> --new-project       (a new project: another tenant)
  *   npm run keys -- revoke <key id, key prefix or the key itself>
  *   npm run keys -- grants [--project <name or id>]     (what people approved for OAuth clients)
@@ -12,12 +12,15 @@
  * running `npm run dev` when there is one, otherwise by opening its data directory). A key is shown
  * once, when it is created; only its SHA-256 is stored. A revoked key stops working on every isolate
  * within about a second (workers re-check cached keys), however it was revoked: this command, or
- * `update api_keys set revoked_at = now() where …` straight in SQL. Revoking a key also stops the
+ * `update api_keys set revoked_at = now() where …` straight in SQL. A key created with --toolsets
+ * lists and runs the tools of those toolsets only (the others answer 403 PERMISSION_DENIED);
+ * changing `api_keys.toolsets` in SQL takes effect within about a second the same way. Revoking a key also stops the
  * OAuth grants approved with it; revoking a grant stops its tokens the same way.
  */
 import { parseArgs } from 'node:util';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { apiKeys, projects } from '../drizzle/schema.ts';
+import { parseToolsets, type Toolset } from '../shared/core/toolsets.ts';
 import { API_KEY_FORMAT, generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
 import { listGrants, revokeGrant } from '../shared/runtime/grants.ts';
@@ -25,8 +28,9 @@ import { createProject } from './database.ts';
 import { LOCAL_DATA_DIR, localDatabaseHolder, openLocalDatabase } from './seed.ts';
 
 const USAGE = `npm run keys -- list [--project <name or id>]
-npm run keys -- create --project <name or id> [--name <label>]
+npm run keys -- create --project <name or id> [--name <label>] [--toolsets study,documents]
 npm run keys -- create --project <name> --new-project    (creates the project: another tenant)
+  --toolsets limits the key to those toolsets (documents, task-analysis, table-tools, study); default all.
 npm run keys -- revoke <key id, key prefix or the key itself>
 npm run keys -- grants [--project <name or id>]    (OAuth clients people approved)
 npm run keys -- revoke-grant <grant id>
@@ -40,15 +44,27 @@ const PREFIX_LENGTH = 8;
 export async function listKeys(db: Database, project?: string) {
   const projectFilter = project ? (UUID.test(project) ? eq(projects.id, project) : eq(projects.name, project)) : undefined;
   return db
-    .select({ id: apiKeys.id, prefix: apiKeys.keyPrefix, name: apiKeys.name, project: projects.name, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt })
+    .select({ id: apiKeys.id, prefix: apiKeys.keyPrefix, name: apiKeys.name, project: projects.name, toolsets: apiKeys.toolsets, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt })
     .from(apiKeys)
     .innerJoin(projects, eq(projects.id, apiKeys.projectId))
     .where(projectFilter)
     .orderBy(asc(apiKeys.createdAt));
 }
 
-/** Issues a new key for the project (by id, or the oldest project of that name). */
-export async function createKey(db: Database, project: string, name = 'npm run keys'): Promise<{ key: string; id: string; project: string }> {
+/** Options of {@link createKey}. */
+export interface NewKeyOptions {
+  /** The key's label in `list`. Default "npm run keys". */
+  name?: string;
+  /** The toolsets the key is limited to, comma-separated as on the command line ("study,documents"). Default: every toolset. */
+  toolsets?: string;
+}
+
+/**
+ * Issues a new key for the project (by id, or the oldest project of that name), limited to
+ * `toolsets` when given. Throws when the project or a toolset does not exist.
+ */
+export async function createKey(db: Database, project: string, { name = 'npm run keys', toolsets }: NewKeyOptions = {}): Promise<{ key: string; id: string; project: string; toolsets: Toolset[] | null }> {
+  const limitedTo = toolsets === undefined ? null : toolsetList(toolsets);
   const [found] = await db
     .select({ id: projects.id, name: projects.name })
     .from(projects)
@@ -57,8 +73,18 @@ export async function createKey(db: Database, project: string, name = 'npm run k
     .limit(1);
   if (!found) throw new Error(`No project '${project}'. List the keys (npm run keys -- list) to see the projects, or add --new-project to create it.`);
   const key = generateApiKey();
-  const [row] = await db.insert(apiKeys).values({ projectId: found.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, PREFIX_LENGTH), name }).returning({ id: apiKeys.id });
-  return { key, id: row!.id, project: found.name };
+  const [row] = await db
+    .insert(apiKeys)
+    .values({ projectId: found.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, PREFIX_LENGTH), name, toolsets: limitedTo })
+    .returning({ id: apiKeys.id });
+  return { key, id: row!.id, project: found.name, toolsets: limitedTo };
+}
+
+/** The toolsets of a `--toolsets` list, or an error naming the unknown ones and listing the toolsets. */
+function toolsetList(list: string): Toolset[] {
+  const parsed = parseToolsets(list, { source: '--toolsets', hint: 'For example --toolsets study,documents; leave --toolsets out for a key that reaches every toolset.' });
+  if (!parsed.ok) throw new Error(`${parsed.error.message} ${parsed.error.hint}`);
+  return parsed.toolsets;
 }
 
 /**
@@ -92,7 +118,13 @@ export async function revokeKey(db: Database, which: string): Promise<{ id: stri
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { project: { type: 'string' }, name: { type: 'string' }, 'new-project': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    options: {
+      project: { type: 'string' },
+      name: { type: 'string' },
+      toolsets: { type: 'string' },
+      'new-project': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
   });
   const [command, argument] = positionals;
   if (values.help || !command || !['list', 'create', 'revoke', 'grants', 'revoke-grant'].includes(command)) {
@@ -101,6 +133,12 @@ async function main(): Promise<void> {
     return;
   }
   if (command === 'create' && !values.project) throw new Error('create needs --project <name or id>.');
+  if (values.toolsets !== undefined && command !== 'create') throw new Error('--toolsets belongs to create: it limits the key being created.');
+  if (values.toolsets !== undefined && values['new-project']) {
+    throw new Error('--toolsets limits a key of an existing project: create the project first (--new-project), then a limited key with create --project <name> --toolsets <list>.');
+  }
+  // Checked before the database is opened: a mistyped toolset costs nothing.
+  if (values.toolsets !== undefined) toolsetList(values.toolsets);
   if (command === 'revoke' && !argument) throw new Error('revoke needs the key id or prefix (npm run keys -- list shows them).');
   if (command === 'revoke-grant' && !argument) throw new Error('revoke-grant needs the grant id (npm run keys -- grants shows them).');
 
@@ -118,7 +156,17 @@ async function main(): Promise<void> {
     const db = createDb(databaseUrl);
     if (command === 'list') {
       const keys = await listKeys(db, values.project);
-      console.table(keys.map((k) => ({ id: k.id, prefix: k.prefix, name: k.name, project: k.project, created: k.createdAt.toISOString(), revoked: k.revokedAt?.toISOString() ?? '' })));
+      console.table(
+        keys.map((k) => ({
+          id: k.id,
+          prefix: k.prefix,
+          name: k.name,
+          project: k.project,
+          toolsets: k.toolsets?.join(',') ?? 'all',
+          created: k.createdAt.toISOString(),
+          revoked: k.revokedAt?.toISOString() ?? '',
+        })),
+      );
     } else if (command === 'grants') {
       const grants = await listGrants(db, values.project);
       console.table(
@@ -141,8 +189,9 @@ async function main(): Promise<void> {
       const created = await createProjectWithKey(databaseUrl, values.project!);
       console.log(`Created project '${values.project}' (${created.projectId}) with its first key. Shown once, keep it now:\n${created.key}`);
     } else if (command === 'create') {
-      const created = await createKey(db, values.project!, values.name);
-      console.log(`Created key ${created.id} for project '${created.project}'. Shown once, keep it now:\n${created.key}`);
+      const created = await createKey(db, values.project!, { name: values.name, toolsets: values.toolsets });
+      const reach = created.toolsets ? `limited to the toolsets ${created.toolsets.join(', ')}` : 'reaching every toolset';
+      console.log(`Created key ${created.id} for project '${created.project}', ${reach}. Shown once, keep it now:\n${created.key}`);
     } else {
       const revoked = await revokeKey(db, argument!);
       console.log(`Revoked key ${revoked.id} (${revoked.prefix}…). It stops working on every worker within about a second.`);

@@ -2,6 +2,9 @@
  * API-key authentication. Keys are stored as SHA-256 hashes, each bound to one project (the
  * tenant). The project always comes from the key, never from what the model sends.
  *
+ * A key may be limited to toolsets (`api_keys.toolsets`; null for all): the caller then carries
+ * them, and {@link deniedTool} keeps the other tools from it.
+ *
  * Per isolate, verified keys are cached, and so are keys found unknown or revoked. A cached key is
  * trusted as is for `recheckAfterMs` (1 s); after that each call re-checks it in the database
  * while the call goes on (concurrently with admission: no round trip is added in series), and the
@@ -178,13 +181,16 @@ async function lookUp(db: Database, keyHash: string): Promise<Caller | undefined
       projectId: projects.id,
       projectName: projects.name,
       rateLimitPerMinute: projects.rateLimitPerMinute,
+      toolsets: apiKeys.toolsets,
     })
     .from(apiKeys)
     .innerJoin(projects, eq(projects.id, apiKeys.projectId))
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .limit(1);
   if (!row || !constantTimeEqual(row.keyHash, keyHash)) return undefined;
-  return { project: { id: row.projectId, name: row.projectName }, keyId: row.keyId, rateLimitPerMinute: row.rateLimitPerMinute };
+  const caller: Caller = { project: { id: row.projectId, name: row.projectName }, keyId: row.keyId, rateLimitPerMinute: row.rateLimitPerMinute };
+  if (row.toolsets) caller.toolsets = row.toolsets;
+  return caller;
 }
 
 function remember(key: string, entry: CachedKey, settings: typeof AUTH_DEFAULTS): void {

@@ -20,7 +20,8 @@ beforeAll(async () => {
   neon = await startNeonStandIn();
   await migrateDatabase(neon.connectionString);
   ({ projectId } = await createProject(neon.connectionString, 'Keys project'));
-});
+  // PGlite takes over a minute to start on a busy 2-core machine: a generous ceiling.
+}, 240_000);
 afterAll(async () => {
   await neon?.close();
 });
@@ -45,7 +46,7 @@ async function statusWith(key: string): Promise<number> {
 describe('npm run keys', () => {
   it('creates a key that works, lists it, and revokes it by prefix: the worker refuses it at once', async () => {
     const db = createDb(neon.connectionString);
-    const created = await createKey(db, 'Keys project', 'ci');
+    const created = await createKey(db, 'Keys project', { name: 'ci' });
     expect(created.key).toMatch(/^et_[A-Za-z0-9_-]{43}$/);
     expect(await statusWith(created.key)).toBe(200);
 
@@ -81,7 +82,31 @@ describe('npm run keys', () => {
     expect(await statusWith((await createKey(db, name)).key)).toBe(200);
   });
 
-  it('runs as a command', { timeout: 60_000 }, async () => {
+  it('limits a key to toolsets: the worker refuses the tools outside them, and list shows them', async () => {
+    const db = createDb(neon.connectionString);
+    const study = await createKey(db, 'Keys project', { toolsets: 'Study' });
+    const tables = await createKey(db, 'Keys project', { toolsets: 'study, table_tools' });
+    expect(study.toolsets).toEqual(['study']);
+    expect(tables.toolsets).toEqual(['table-tools', 'study']);
+    // log-mood belongs to table-tools.
+    expect(await statusWith(study.key)).toBe(403);
+    expect(await statusWith(tables.key)).toBe(200);
+    const listed = await listKeys(db, projectId);
+    expect(listed.find((k) => k.id === study.id)?.toolsets).toEqual(['study']);
+    expect(listed.find((k) => k.id === tables.id)?.toolsets).toEqual(['table-tools', 'study']);
+    // A key created without --toolsets reaches every toolset.
+    expect(listed.find((k) => k.name === 'ci')?.toolsets).toBeNull();
+  });
+
+  it('refuses an unknown toolset, naming it and listing the toolsets, and creates nothing', async () => {
+    const db = createDb(neon.connectionString);
+    const before = (await listKeys(db, projectId)).length;
+    await expect(createKey(db, 'Keys project', { toolsets: 'study,flashcards' })).rejects.toThrow(/'flashcards'.*documents.*task-analysis.*table-tools.*study/);
+    await expect(createKey(db, 'Keys project', { toolsets: ' , ' })).rejects.toThrow(/names no toolset/);
+    expect((await listKeys(db, projectId)).length).toBe(before);
+  });
+
+  it('runs as a command', { timeout: 240_000 }, async () => {
     const run = (...args: string[]) =>
       promisify(execFile)(process.execPath, ['local/keys.ts', ...args], { env: { ...process.env, DATABASE_URL: neon.connectionString } });
     const created = await run('create', '--project', 'Keys project', '--name', 'from the command');
@@ -92,5 +117,14 @@ describe('npm run keys', () => {
     const tenant = await run('create', '--project', `Command tenant ${crypto.randomUUID().slice(0, 8)}`, '--new-project');
     expect(tenant.stdout).toMatch(/Created project/);
     expect(await statusWith(/et_[A-Za-z0-9_-]{43}/.exec(tenant.stdout)![0])).toBe(200);
+
+    const limited = await run('create', '--project', 'Keys project', '--name', 'study only', '--toolsets', 'study');
+    expect(limited.stdout).toMatch(/limited to the toolsets study\./);
+    expect(await statusWith(/et_[A-Za-z0-9_-]{43}/.exec(limited.stdout)![0])).toBe(403);
+    const listed = (await run('list', '--project', 'Keys project')).stdout.split('\n');
+    expect(listed.find((line) => line.includes('study only'))).toMatch(/│ 'study'\s+│/);
+    expect(listed.find((line) => line.includes('from the command'))).toMatch(/│ 'all'\s+│/);
+    const mistyped = run('create', '--project', 'Keys project', '--toolsets', 'study,documnets');
+    await expect(mistyped).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/--toolsets names a toolset that does not exist: 'documnets'\. Toolsets: documents/) });
   });
 });
