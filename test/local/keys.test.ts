@@ -43,6 +43,9 @@ async function statusWith(key: string): Promise<number> {
   return response.status;
 }
 
+/** `npm run keys -- <args>` on the stand-in. */
+const run = (...args: string[]) => promisify(execFile)(process.execPath, ['local/keys.ts', ...args], { env: { ...process.env, DATABASE_URL: neon.connectionString } });
+
 describe('npm run keys', () => {
   it('creates a key that works, lists it, and revokes it by prefix: the worker refuses it at once', async () => {
     const db = createDb(neon.connectionString);
@@ -107,8 +110,6 @@ describe('npm run keys', () => {
   });
 
   it('runs as a command', { timeout: 240_000 }, async () => {
-    const run = (...args: string[]) =>
-      promisify(execFile)(process.execPath, ['local/keys.ts', ...args], { env: { ...process.env, DATABASE_URL: neon.connectionString } });
     const created = await run('create', '--project', 'Keys project', '--name', 'from the command');
     const key = /et_[A-Za-z0-9_-]{43}/.exec(created.stdout)![0];
     expect(await statusWith(key)).toBe(200);
@@ -117,7 +118,9 @@ describe('npm run keys', () => {
     const tenant = await run('create', '--project', `Command tenant ${crypto.randomUUID().slice(0, 8)}`, '--new-project');
     expect(tenant.stdout).toMatch(/Created project/);
     expect(await statusWith(/et_[A-Za-z0-9_-]{43}/.exec(tenant.stdout)![0])).toBe(200);
+  });
 
+  it('creates a key limited to toolsets as a command, lists them, and refuses a mistyped one', { timeout: 240_000 }, async () => {
     const limited = await run('create', '--project', 'Keys project', '--name', 'study only', '--toolsets', 'study');
     expect(limited.stdout).toMatch(/limited to the toolsets study\./);
     expect(await statusWith(/et_[A-Za-z0-9_-]{43}/.exec(limited.stdout)![0])).toBe(403);
