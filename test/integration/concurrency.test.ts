@@ -16,7 +16,7 @@ import { ok } from '../../shared/core/contract.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import type { PipelineOptions } from '../../shared/runtime/pipeline.ts';
 import { defineTool, READ_ONLY, type AnyTool } from '../../shared/core/tool.ts';
-import { db, tenantA, uniqueTimestamp } from './helpers.ts';
+import { db, holdingTool, tenantA, uniqueTimestamp } from './helpers.ts';
 
 const services = env.TEST_SERVICES;
 const hasRedis = services.redisUrl !== '';
@@ -24,30 +24,6 @@ if (!hasRedis) console.warn('!!! redis-server is not installed: the Redis concur
 
 const redis = hasRedis ? new Redis({ url: services.redisUrl, token: services.redisToken }) : undefined;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A tool that holds its slot for `hold_ms` and records how many executions overlap. */
-function holdingTool() {
-  const state = { running: 0, maxRunning: 0, started: [] as string[] };
-  const tool = defineTool({
-    id: 'hold',
-    toolset: 'documents',
-    title: 'Test tool hold',
-    annotations: READ_ONLY,
-    description: 'Holds an execution slot for a while.',
-    input: z.strictObject({ hold_ms: z.int().min(0).max(5_000) }),
-    output: z.object({ held_ms: z.int() }),
-    example: { hold_ms: 10 },
-    async execute({ hold_ms }, { traceId }) {
-      state.started.push(traceId);
-      state.running++;
-      state.maxRunning = Math.max(state.maxRunning, state.running);
-      await sleep(hold_ms);
-      state.running--;
-      return ok({ held_ms: hold_ms }, `Held ${hold_ms} ms.`);
-    },
-  });
-  return { tool, state };
-}
 
 /**
  * A tool whose executions run until the test opens their gate (`{ gated: true }`) or return at once

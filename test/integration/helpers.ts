@@ -2,7 +2,7 @@
 import { env, exports } from 'cloudflare:workers';
 import * as z from 'zod';
 import { ok, type ToolResult } from '../../shared/core/contract.ts';
-import { defineTool, type AnyTool } from '../../shared/core/tool.ts';
+import { defineTool, READ_ONLY, type AnyTool } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { createDb } from '../../shared/runtime/db.ts';
 import { linksFromEnv } from '../../shared/runtime/links.ts';
@@ -75,6 +75,34 @@ let clock = Date.UTC(2030, 0, 1);
 export function uniqueTimestamp(): string {
   clock += 60_000;
   return new Date(clock).toISOString().replace('.000Z', 'Z');
+}
+
+/**
+ * A read-only tool ('hold') that holds its execution slot for `hold_ms`, or with `gated` until the
+ * test calls `state.release()`, and records each execution's trace id and how many overlapped.
+ * Never stopped by its signal: a tool that started finishes.
+ */
+export function holdingTool() {
+  const gates: (() => void)[] = [];
+  const state = { running: 0, maxRunning: 0, started: [] as string[], release: () => gates.splice(0).forEach((open) => open()) };
+  const tool = defineTool({
+    id: 'hold',
+    toolset: 'documents',
+    title: 'Test tool hold',
+    annotations: READ_ONLY,
+    description: 'Holds an execution slot for a while.',
+    input: z.strictObject({ hold_ms: z.int().min(0).max(20_000), gated: z.boolean().optional() }),
+    output: z.object({ held_ms: z.int() }),
+    example: { hold_ms: 10 },
+    async execute({ hold_ms, gated }, { traceId }) {
+      state.started.push(traceId);
+      state.maxRunning = Math.max(state.maxRunning, ++state.running);
+      await new Promise<void>((resolve) => (gated ? gates.push(resolve) : setTimeout(resolve, hold_ms)));
+      state.running--;
+      return ok({ held_ms: hold_ms }, `Held ${hold_ms} ms.`);
+    },
+  });
+  return { tool, state };
 }
 
 /**
