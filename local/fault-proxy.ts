@@ -9,6 +9,8 @@
  *   the next query whose SQL contains `insert into documents` (case-insensitive) is forwarded, the
  *   database runs and commits it, and then its answer is lost: the client sees a transient failure
  *   for work that was done.
+ * - `GET /__seen?match=from "api_keys"&database=keys`: how many queries of that database whose SQL
+ *   contains the text (case-insensitive) the proxy has received so far: `{"seen": 3}`.
  *
  * Scripts are kept per database name (the last segment of the connection string,
  * `postgres://u:p@host:port/<database>`; `database` in the script, default `edge`), so that test
@@ -48,6 +50,9 @@ export interface FaultScript {
 /** The database name of `faultyDatabaseUrl`-style connection strings, when a script names none. */
 export const DEFAULT_FAULT_DATABASE = 'edge';
 
+/** Queries kept per database for `GET /__seen`; later ones are not counted. */
+const MAX_RECEIVED = 10_000;
+
 export interface FaultProxy {
   url: string;
   port: number;
@@ -57,16 +62,27 @@ export interface FaultProxy {
 /** Starts the proxy on 127.0.0.1 (random port). */
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const scripts = new Map<string, FaultScript>();
+  const received = new Map<string, string[]>();
   const server = createServer(async (request, response) => {
     const body = await readBody(request);
+    const url = new URL(request.url ?? '/', 'http://proxy');
+    if (url.pathname === '/__seen') {
+      const match = url.searchParams.get('match') ?? '';
+      const seen = (received.get(url.searchParams.get('database') ?? DEFAULT_FAULT_DATABASE) ?? []).filter((sql) => sql.includes(match.toLowerCase()));
+      return send(response, 200, { seen: seen.length });
+    }
     if (request.url === '/__faults') {
       const script = parseScript(body);
       if (typeof script === 'string') return send(response, 400, { error: script });
       scripts.set(script.database ?? DEFAULT_FAULT_DATABASE, script);
       return send(response, 200, { ok: true });
     }
-    const script = scripts.get(databaseOf(request));
-    const faulty = script !== undefined && script.count > 0 && matches(script, body);
+    const database = databaseOf(request);
+    const sql = sqlOf(body);
+    const log = received.get(database) ?? [];
+    if (log.length < MAX_RECEIVED) received.set(database, [...log, sql]);
+    const script = scripts.get(database);
+    const faulty = script !== undefined && script.count > 0 && (script.match === undefined || sql.includes(script.match.toLowerCase()));
     if (faulty) script.count--;
     if (faulty && script.when !== 'after') return inject(response, script.fault);
 
@@ -105,8 +121,8 @@ function parseScript(body: string): FaultScript | string {
   return script;
 }
 
-function matches(script: FaultScript, body: string): boolean {
-  if (script.match === undefined) return true;
+/** The SQL of a request (every statement of a batch), lower case with single spaces, as scripts match it. */
+function sqlOf(body: string): string {
   let sql = body;
   try {
     const parsed = JSON.parse(body) as { query?: string; queries?: { query: string }[] };
@@ -114,7 +130,7 @@ function matches(script: FaultScript, body: string): boolean {
   } catch {
     // not a SQL request: match against the raw body
   }
-  return sql.toLowerCase().replace(/\s+/g, ' ').includes(script.match.toLowerCase());
+  return sql.toLowerCase().replace(/\s+/g, ' ');
 }
 
 /** The database name of the connection string the Neon driver sends with every query. */

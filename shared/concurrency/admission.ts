@@ -70,11 +70,16 @@ export interface Admitted {
 const memorySemaphores = new Map<string, MemorySemaphore>();
 let announcedMemoryBackend = false;
 
-/**
- * Builds admission for one request from the worker's variables, or CONFIG_ERROR naming a bad or
- * missing one. `local`: the worker runs on a developer's machine, where no Redis is needed.
- */
-export function admissionFromEnv(env: AdmissionEnv, { local }: { local: boolean }): Admission | Failure {
+/** Options of {@link admissionFromEnv}. */
+export interface AdmissionOptions {
+  /** The worker runs on a developer's machine, where no Redis is needed. */
+  local: boolean;
+  /** The request's Redis client ({@link redisFromEnv}), shared with the rest of the request; undefined without Redis. */
+  redis: Redis | undefined;
+}
+
+/** Builds admission for one request from the worker's variables, or CONFIG_ERROR naming a bad or missing one. */
+export function admissionFromEnv(env: AdmissionEnv, { local, redis }: AdmissionOptions): Admission | Failure {
   const limit = positiveInt(env, 'CONCURRENCY_LIMIT', SEMAPHORE_DEFAULTS.limit);
   const queueTimeoutMs = positiveInt(env, 'QUEUE_TIMEOUT_MS', SEMAPHORE_DEFAULTS.queueTimeoutMs);
   const perMinute = positiveInt(env, 'RATE_LIMIT_PER_MINUTE', RATE_LIMIT_DEFAULTS.perMinute);
@@ -84,7 +89,6 @@ export function admissionFromEnv(env: AdmissionEnv, { local }: { local: boolean 
   const namespace = namespaceOf(env);
   const settings: Settings = { limit, queueTimeoutMs, perMinute, namespace, rateLimitPrefix: `${namespace}:ratelimit` };
 
-  const redis = redisFromEnv(env);
   if (!redis) {
     if (!local && env.ALLOW_IN_PROCESS_SEMAPHORE !== 'true') return redisMissing(env);
     if (!announcedMemoryBackend) {

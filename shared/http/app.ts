@@ -2,7 +2,7 @@
  * The gateway's HTTP surface: {@link createGateway} serves every tool it is given, with the
  * catalog, OpenAPI, the OpenAI export, MCP and the observability routes. Every route answers with
  * the envelope, except the OpenAPI document and MCP's JSON-RPC messages (whose tool results carry
- * the envelope). A tool's own worker is leaner: shared/http/tool-worker.ts.
+ * the envelope). A tool's own worker is leaner: shared/http/tool-app.ts.
  */
 import { fail, ok, type Failure } from '../core/contract.ts';
 import { createMcpHandler, mcpCors, type McpHandler } from './mcp.ts';
@@ -10,12 +10,12 @@ import { openAiCatalog } from './openai-export.ts';
 import { observabilityRoutes } from './observability.ts';
 import { recordRoutes } from './records.ts';
 import { createOpenApiDocument } from './openapi.ts';
-import { runToolCall, type PipelineOptions } from '../runtime/pipeline.ts';
 import { plural } from '../core/plural.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
 import { parseToolsets, type Toolset } from '../core/toolsets.ts';
 import type { JsonSchema } from './envelope-schema.ts';
 import { answer, baseApp, refuseOtherMethods, scopeOf } from './base.ts';
+import { serveToolCall, type ServeOptions } from './tool-route.ts';
 
 /** One catalog entry: what a model needs to choose and call the tool. */
 export interface CatalogEntry {
@@ -48,7 +48,7 @@ export interface CatalogEntry {
  *   caller's trace and metrics (shared/http/observability.ts);
  * - `GET /documents/:id` and `GET /tasks/:id` read the records answers link to.
  */
-export function createGateway(tools: readonly AnyTool[], options: PipelineOptions = {}) {
+export function createGateway(tools: readonly AnyTool[], options: ServeOptions = {}) {
   const byId = new Map(tools.map((tool) => [tool.id, tool]));
   if (byId.size !== tools.length) throw new Error('Two tools share an id; tool ids must be unique.');
   const ids = [...byId.keys()].join(', ');
@@ -92,7 +92,7 @@ export function createGateway(tools: readonly AnyTool[], options: PipelineOption
           toolId,
         );
       }
-      return runToolCall(tool, c.req.raw, scopeOf(c), options);
+      return serveToolCall(tool, c.req.raw, scopeOf(c), options);
     })
     .use('/mcp', mcpCors())
     .all('/mcp', (c) => all.mcp(c.req.raw, scopeOf(c)))
@@ -142,7 +142,7 @@ interface ToolsetView {
  * The view of `toolsets` (every tool when undefined), built on first use and kept: there are at
  * most 2^4 choices, and each builds its schemas lazily.
  */
-function toolsetViews(tools: readonly AnyTool[], options: PipelineOptions): (toolsets: readonly Toolset[] | undefined) => ToolsetView {
+function toolsetViews(tools: readonly AnyTool[], options: ServeOptions): (toolsets: readonly Toolset[] | undefined) => ToolsetView {
   const views = new Map<string, ToolsetView>();
   return (toolsets) => {
     const key = toolsets?.join(',') ?? '*';

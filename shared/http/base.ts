@@ -5,10 +5,10 @@
  * bundles none of them.
  */
 import { Hono, type Context } from 'hono';
-import { fail, metaWithoutExecution, ok, type Outcome } from '../core/contract.ts';
-import type { Env } from '../runtime/env.ts';
+import { envelope, fail, metaWithoutExecution, ok, retryAfterMs, statusOf, type Meta, type Outcome } from '../core/contract.ts';
+import type { Env, RequestScope } from '../runtime/env.ts';
 import { log } from '../observability/log.ts';
-import { respond, unexpected, type RequestScope } from '../runtime/pipeline.ts';
+import { unexpected } from '../runtime/execute.ts';
 import { checkReadiness } from '../runtime/readiness.ts';
 
 /** Options of {@link baseApp}. */
@@ -81,6 +81,21 @@ export function refuseOtherMethods<App extends Hono<{ Bindings: Env }>>(app: App
 /** The pipeline's view of a Hono request: the worker's variables and its `waitUntil`. */
 export function scopeOf(c: Context<{ Bindings: Env }>): RequestScope {
   return { env: c.env, waitUntil: (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise) };
+}
+
+/**
+ * Serialises an outcome into the envelope response: the one place every HTTP answer is built (tool
+ * calls, the other routes, MCP's HTTP-level refusals). Every 429 and 503 carries `Retry-After`:
+ * `details.retry_after_ms` in whole seconds, rounded up; every 401 a `WWW-Authenticate` challenge.
+ */
+export function respond(outcome: Outcome<unknown>, meta: Meta): Response {
+  if (outcome.ok) return Response.json(envelope(outcome, meta));
+  const waitMs = retryAfterMs(outcome);
+  const status = statusOf(outcome);
+  const headers: Record<string, string> = waitMs === undefined ? {} : { 'retry-after': String(Math.ceil(waitMs / 1000)) };
+  // RFC 6750; with OAuth on, shared/http/oauth.ts adds where to authorize (resource_metadata).
+  if (status === 401) headers['www-authenticate'] = 'Bearer realm="edge-tools"';
+  return Response.json(envelope(outcome, meta), { status, headers });
 }
 
 /** Answers a route that runs no tool; such answers are not executions, so attempts is 0. */

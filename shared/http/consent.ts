@@ -20,7 +20,8 @@ import { createDb } from '../runtime/db.ts';
 import type { Env } from '../runtime/env.ts';
 import { recordGrant } from '../runtime/grants.ts';
 import { accessOf, grantScopes, OAUTH_DEFAULTS, oauthHelpers, toolsetsOfResource, type OAuthEnv } from '../runtime/oauth.ts';
-import { authorize, credentialsOf, type RequestScope } from '../runtime/pipeline.ts';
+import type { RequestScope } from '../runtime/env.ts';
+import { authorize, credentialsOf } from './authorize.ts';
 
 /** Who approves: the project, the API key the grant is recorded under, and the toolsets it may grant. */
 export interface Approver {

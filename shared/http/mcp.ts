@@ -13,8 +13,8 @@
  *   annotations, description, input JSON Schema (the catalog's) and an `outputSchema` describing
  *   the envelope, which every result carries as `structuredContent`. On 2026-07-28 it carries
  *   cache hints ({@link TOOLS_LIST_CACHE}).
- * - `tools/call` runs the HTTP pipeline (`callTool`: auth, validation, rate limit, slot, retries,
- *   trace). An idempotency key travels in the request's `_meta["edge-tools/idempotency-key"]`, a W3C
+ * - `tools/call` runs the pipeline (`callTool`: validation, rate limit, slot, retries, trace) for
+ *   the caller the request was authorised as, once for all its messages. An idempotency key travels in the request's `_meta["edge-tools/idempotency-key"]`, a W3C
  *   `traceparent` in `params._meta.traceparent` (or the HTTP header) makes the execution a span of
  *   the caller's trace, and the model's id of the call in `_meta["edge-tools/tool-call-id"]` (or the
  *   `Tool-Call-Id` header) becomes the span's `gen_ai.tool.call.id`. Every failure, validation included, is a result with `isError: true` and a
@@ -40,23 +40,19 @@ import { cors } from 'hono/cors';
 import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome, type ToolResult } from '../core/contract.ts';
 import { mcpOutputSchema } from './envelope-schema.ts';
 import { compactSchema } from './compact-schema.ts';
-import { authorize, callTool, credentialsOf, respond, type Credentials, type PipelineOptions, type RequestScope } from '../runtime/pipeline.ts';
+import { callTool } from '../runtime/pipeline.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
-import { deniedTool, type Caller } from '../runtime/auth.ts';
+import { deniedTool, type Authorized, type Caller } from '../runtime/auth.ts';
+import type { Env, RequestScope } from '../runtime/env.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from '../core/body.ts';
 import { IDEMPOTENCY_META_KEY, KEY_TTL_HOURS, keyFromMeta } from '../runtime/idempotency.ts';
 import { TOOL_CALL_ID_HEADER, TOOL_CALL_ID_META_KEY, toolCallIdOf } from '../observability/trace-context.ts';
+import { authorize, credentialsOf } from './authorize.ts';
+import { respond } from './base.ts';
+import type { ServeOptions } from './tool-route.ts';
 
-/** The variables MCP reads. */
-export interface McpEnv {
-  /**
-   * Browser origins allowed to call `/mcp`, comma-separated (`https://app.example.com,
-   * https://inspector.example.com`), or `*` for any. Requests without an `Origin` header (agents
-   * calling from a server) never need it. Default: none, except loopback pages when the server
-   * itself is addressed on loopback (local development).
-   */
-  MCP_ALLOWED_ORIGINS?: string;
-}
+/** The variables MCP reads (see {@link Env}). */
+type McpEnv = Pick<Env, 'MCP_ALLOWED_ORIGINS'>;
 
 /** How this server names itself to MCP clients and in the OpenAPI document. */
 export const SERVER_INFO = { name: 'edge-tools', version: '0.1.0' };
@@ -82,11 +78,10 @@ export type McpHandler = (request: Request, scope: RequestScope) => Promise<Resp
 interface McpRequest {
   request: Request;
   scope: RequestScope;
-  credentials: Credentials;
   /** Each `tools/call` of the body as sent, by JSON-RPC id (see {@link rawToolCalls}). */
   calls: Map<RequestId, RawToolCall>;
-  /** Who is calling: what it may see and run. */
-  caller: Caller;
+  /** Who is calling (what it may see and run), authorised once for the request, with its clients. */
+  caller: Authorized;
 }
 
 /**
@@ -97,7 +92,7 @@ interface McpRequest {
  * const mcp = createMcpHandler(tools);
  * app.all('/mcp', (c) => mcp(c.req.raw, { env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }));
  */
-export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOptions = {}): McpHandler {
+export function createMcpHandler(tools: readonly AnyTool[], options: ServeOptions = {}): McpHandler {
   const byId = new Map(tools.map((tool) => [tool.id, tool]));
   let listed: { tool: AnyTool; described: McpTool }[] | undefined;
   /** The tools the caller may run: those outside its toolsets, or writing for a read-only caller, are not listed. */
@@ -105,7 +100,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
 
   /** A fresh server for one request: it lists the tools and runs calls through the pipeline. */
-  const serverFor = ({ request, scope, credentials, calls, caller }: McpRequest): Server => {
+  const serverFor = ({ request, scope, calls, caller }: McpRequest): Server => {
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false } },
       instructions: INSTRUCTIONS,
@@ -119,7 +114,6 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
       const { outcome, meta } = await callTool(
         tool,
         {
-          ...credentials,
           readInput: async (hint) => screenInput(sent.arguments ?? {}, hint),
           signal: AbortSignal.any([request.signal, ctx.mcpReq.signal]),
           idempotencyKey: keyFromMeta(sent.meta),
@@ -127,6 +121,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
           toolCallId: toolCallIdOf(metaValue(sent.meta, TOOL_CALL_ID_META_KEY)) ?? toolCallIdOf(request.headers.get(TOOL_CALL_ID_HEADER)),
           origin: new URL(request.url).origin,
         },
+        caller,
         scope,
         options,
       );
@@ -141,8 +136,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
     if (origin !== null && !isAllowedOrigin(origin, request.url, env)) return refuse(forbiddenOrigin(origin));
     if (request.method !== 'POST') return refuse(noStream(request.method), { allow: 'POST' });
 
-    const credentials = credentialsOf(request);
-    const caller = await authorize(credentials, scope, { auth: options.auth });
+    const caller = await authorize(credentialsOf(request), scope, { auth: options.auth });
     if (!caller.ok) return refuse(caller);
     const body = await readBody(request, bodyLimitBytes);
     if (!body.ok) return refuse(body);
@@ -160,7 +154,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: PipelineOpt
       const revoked = await caller.confirmed;
       if (revoked) return refuse(revoked);
     }
-    const context = { request, scope, credentials, calls, caller };
+    const context = { request, scope, calls, caller };
     if (parsed === undefined) {
       // The transport answers the protocol's parse error for the same bytes.
       const unparsed = new Request(request.url, { method: 'POST', headers: request.headers, body: body.value });

@@ -16,7 +16,7 @@ import { readCounters } from '../observability/counters.ts';
 import { listRefusals, REFUSALS_NUMERIC_PARAMETERS, refusalsQuery } from '../observability/refusals.ts';
 import { isMetricsToken, PROMETHEUS_CONTENT_TYPE, prometheusText } from '../observability/prometheus.ts';
 import { createDb, databaseFailure } from '../runtime/db.ts';
-import { unexpected } from '../runtime/pipeline.ts';
+import { unexpected } from '../runtime/execute.ts';
 import { answer } from './base.ts';
 import { dashboardPage } from './dashboard.ts';
 import { authenticated, readQuery } from './read-route.ts';

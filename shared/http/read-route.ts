@@ -8,26 +8,25 @@ import type * as z from 'zod';
 import { metaWithoutExecution, type Outcome } from '../core/contract.ts';
 import { type Parsed } from '../core/body.ts';
 import { validateInput } from '../core/validation.ts';
-import type { Caller } from '../runtime/auth.ts';
-import { databaseFailure, type Database } from '../runtime/db.ts';
+import type { Authorized } from '../runtime/auth.ts';
+import { databaseFailure } from '../runtime/db.ts';
 import type { Env } from '../runtime/env.ts';
+import { unexpected } from '../runtime/execute.ts';
 import { log } from '../observability/log.ts';
-import { authorize, credentialsOf, respond, unexpected } from '../runtime/pipeline.ts';
-
-/** The caller of a read route, with the database client of the request. */
-export type Authenticated = Caller & { db: Database };
+import { authorize, credentialsOf } from './authorize.ts';
+import { respond, scopeOf } from './base.ts';
 
 /**
- * Answers a read route for an authenticated caller: `run` gets the caller's project and database
- * client and returns an outcome (answered as the envelope) or a finished response. Database
+ * Answers a read route for an authorised caller: `run` gets the caller (its project) and the
+ * request's clients, and returns an outcome (answered as the envelope) or a finished response. Database
  * failures become DATABASE_ERROR, anything else UNKNOWN_ERROR with a trace id; never throws.
  */
-export async function authenticated(c: Context<{ Bindings: Env }>, route: string, run: (caller: Authenticated) => Promise<Outcome<unknown> | Response>): Promise<Response> {
+export async function authenticated(c: Context<{ Bindings: Env }>, route: string, run: (caller: Authorized) => Promise<Outcome<unknown> | Response>): Promise<Response> {
   const traceId = crypto.randomUUID();
   const startedAt = performance.now();
   let answer: Outcome<unknown> | Response;
   try {
-    const caller = await authorize(credentialsOf(c.req.raw), { env: c.env, waitUntil: (work) => c.executionCtx.waitUntil(work) }, { traceId });
+    const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { traceId });
     if (!caller.ok) answer = caller;
     else {
       // A cached key is re-checked alongside the read: a key revoked meanwhile reads nothing.

@@ -19,7 +19,8 @@ import { EXAMPLE_IDS } from '../records/example-ids.ts';
 import { readTaskRecord, taskRecordShape } from '../records/tasks.ts';
 import type { Env } from '../runtime/env.ts';
 import { linksFromEnv } from '../runtime/links.ts';
-import { authenticated, readQuery, type Authenticated } from './read-route.ts';
+import type { Authorized } from '../runtime/auth.ts';
+import { authenticated, readQuery } from './read-route.ts';
 
 /** `data` of `GET /documents/:id`. */
 export const documentRecordData = z.object({ document: documentPageShape, next_cursor: nextCursorField });
@@ -41,7 +42,7 @@ const idParam = z.strictObject({ id: uuid().describe('The id of the record.') })
 const DOCUMENT_HINT = `Example of a valid call: GET /documents/${EXAMPLE_IDS.document}?chunk=1`;
 const TASK_HINT = `Example of a valid call: GET /tasks/${EXAMPLE_IDS.tasks[0]}`;
 
-/** The record routes, mounted by every worker (shared/http/app.ts, tool-worker.ts): links must lead somewhere on each. */
+/** The record routes, mounted by every worker (shared/http/app.ts, tool-app.ts): links must lead somewhere on each. */
 export function recordRoutes() {
   return new Hono<{ Bindings: Env }>()
     .get('/documents/:id', (c) =>
@@ -59,7 +60,7 @@ export function recordRoutes() {
 }
 
 /** A chunk of the document and a page of that chunk's tasks, with links to it, its next page and its next chunk. */
-async function readDocument(url: string, env: Env, { db, project }: Authenticated, rawId: string, query: z.output<typeof documentQuery>): Promise<Outcome<unknown>> {
+async function readDocument(url: string, env: Env, { db, project }: Authorized, rawId: string, query: z.output<typeof documentQuery>): Promise<Outcome<unknown>> {
   const id = validateInput(idParam, { id: rawId }, DOCUMENT_HINT);
   if (!id.ok) return id;
   const links = linksFromEnv(env, new URL(url).origin);
@@ -107,7 +108,7 @@ async function readDocument(url: string, env: Env, { db, project }: Authenticate
 }
 
 /** The task, its document and its relationship counts, with links to both. */
-async function readTask(url: string, env: Env, { db, project }: Authenticated, rawId: string, query: z.output<typeof taskQuery>): Promise<Outcome<unknown>> {
+async function readTask(url: string, env: Env, { db, project }: Authorized, rawId: string, query: z.output<typeof taskQuery>): Promise<Outcome<unknown>> {
   const id = validateInput(idParam, { id: rawId }, TASK_HINT);
   if (!id.ok) return id;
   const links = linksFromEnv(env, new URL(url).origin);

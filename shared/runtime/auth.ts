@@ -19,6 +19,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { apiKeys, projects } from '../../drizzle/schema.ts';
 import { fail, type Failure } from '../core/contract.ts';
+import type { Redis } from '@upstash/redis';
 import { databaseError, databaseFailure, type Database } from './db.ts';
 import type { AnyTool, Project } from '../core/tool.ts';
 
@@ -85,6 +86,19 @@ export interface Authenticated extends Caller {
    */
   confirmed: Promise<Failure | undefined>;
 }
+
+/**
+ * The clients of one request, built once when it is authorised and shared by everything the
+ * request does: authorisation, admission (rate limit, semaphore), idempotency records and the trace.
+ */
+export interface RequestClients {
+  db: Database;
+  /** Undefined when the deployment has no Redis (local development, or the in-process semaphore). */
+  redis: Redis | undefined;
+}
+
+/** An authorised request, whatever its credential (API key or OAuth token): its caller and its clients. */
+export type Authorized = Authenticated & RequestClients;
 
 /** What authentication needs besides the database: where the call comes from, and its guard. */
 export interface AuthContext {

@@ -1,8 +1,8 @@
 /**
- * The bindings and variables a worker reads. Only the pipeline reads them; tools never see `env`.
+ * The bindings and variables a worker reads, and what a request brings from the Workers runtime.
+ * The runtime and the HTTP surfaces read them; tools never see `env`.
  */
 import type { AdmissionEnv } from '../concurrency/admission.ts';
-import type { McpEnv } from '../http/mcp.ts';
 import type { OtlpEnv } from '../observability/otlp.ts';
 import type { MetricsEnv } from '../observability/prometheus.ts';
 import type { RetentionEnv } from '../observability/retention.ts';
@@ -11,7 +11,7 @@ import { isLocalDatabaseUrl } from './db.ts';
 import type { LinksEnv } from './links.ts';
 import type { OAuthEnv } from './oauth.ts';
 
-export interface Env extends AdmissionEnv, McpEnv, OtlpEnv, MetricsEnv, RetentionEnv, LinksEnv, OAuthEnv {
+export interface Env extends AdmissionEnv, OtlpEnv, MetricsEnv, RetentionEnv, LinksEnv, OAuthEnv {
   /** Postgres connection string: Neon in production, the local stand-in (loopback) in development. */
   DATABASE_URL?: string;
   /** Provider choice: 'offline' (default), 'openai' or 'workers-ai' (see shared/providers). */
@@ -26,6 +26,19 @@ export interface Env extends AdmissionEnv, McpEnv, OtlpEnv, MetricsEnv, Retentio
   LLM_MODEL?: string;
   /** The Workers AI binding, for the workers-ai providers. */
   AI?: AiBinding;
+  /**
+   * Browser origins allowed to call `/mcp`, comma-separated (`https://app.example.com,
+   * https://inspector.example.com`), or `*` for any. Requests without an `Origin` header (agents
+   * calling from a server) never need it. Default: none, except loopback pages when the server
+   * itself is addressed on loopback (local development).
+   */
+  MCP_ALLOWED_ORIGINS?: string;
+}
+
+/** What the runtime needs from the Workers runtime for one request: its variables and `waitUntil`. */
+export interface RequestScope {
+  env: Env;
+  waitUntil(promise: Promise<unknown>): void;
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { fail, ok, type Outcome } from '../core/contract.ts';
-import { admissionFromEnv } from '../concurrency/admission.ts';
+import { admissionFromEnv, redisFromEnv } from '../concurrency/admission.ts';
 import { errorForLog, log } from '../observability/log.ts';
 import { createDb } from './db.ts';
 import { runsLocally, type Env } from './env.ts';
@@ -69,7 +69,7 @@ async function probeDatabase(env: Env, timeoutMs: number): Promise<DependencyChe
 }
 
 async function probeRedis(env: Env, timeoutMs: number): Promise<DependencyCheck> {
-  const admission = admissionFromEnv(env, { local: runsLocally(env) });
+  const admission = admissionFromEnv(env, { local: runsLocally(env), redis: redisFromEnv(env) });
   if ('ok' in admission) return down('redis', admission.error.message);
   if (admission.backend === 'memory') return { status: 'in_process', latency_ms: null };
   const probe = await admission.probe(timeoutMs);

@@ -14,7 +14,7 @@ import { createGateway } from '../../shared/http/app.ts';
 import { hashApiKey } from '../../shared/runtime/auth.ts';
 import { ok } from '../../shared/core/contract.ts';
 import type { Env } from '../../shared/runtime/env.ts';
-import type { PipelineOptions } from '../../shared/runtime/pipeline.ts';
+import type { ServeOptions } from '../../shared/http/tool-route.ts';
 import { defineTool, READ_ONLY, type AnyTool } from '../../shared/core/tool.ts';
 import { db, holdingTool, tenantA, uniqueTimestamp } from './helpers.ts';
 
@@ -61,7 +61,7 @@ function redisEnv(overrides: Partial<Env> = {}): Env {
   return { ...env, CONCURRENCY_NAMESPACE: `test-${Date.now()}-${namespaceCounter++}`, ...overrides };
 }
 
-async function call(tool: AnyTool, body: unknown, callEnv: Env, options: PipelineOptions = {}, key = tenantA.apiKey) {
+async function call(tool: AnyTool, body: unknown, callEnv: Env, options: ServeOptions = {}, key = tenantA.apiKey) {
   const ctx = createExecutionContext();
   const response = await createGateway([tool], options).fetch(
     new Request(`http://edge-tools.test/tools/${tool.id}`, {

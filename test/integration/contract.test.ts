@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
 import { resetExampleRecords } from './fixtures.ts';
-import { createToolWorker } from '../../shared/http/tool-worker.ts';
+import { createToolApp } from '../../shared/http/tool-app.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
 import addDocument from '../../functions/documents/add-document.ts';
 import semanticSearch from '../../functions/task-analysis/semantic-search.ts';
@@ -48,7 +48,7 @@ describe('catalog', () => {
 });
 
 describe("a tool's own worker", () => {
-  const worker = createToolWorker(logMood);
+  const worker = createToolApp(logMood);
   const get = async (method: string, path: string) => {
     const response = await send(new Request(`http://edge-tools.test${path}`, { method, headers: { authorization: `Bearer ${tenantA.apiKey}` } }), worker);
     return { status: response.status, body: (await response.json()) as { success: boolean; data?: unknown; error?: { code: string; hint?: string } } };
@@ -59,7 +59,7 @@ describe("a tool's own worker", () => {
   });
 
   it('serves the records its answers link to, so a link leads somewhere on the worker that gave it', async () => {
-    const own = createToolWorker(addDocument);
+    const own = createToolApp(addDocument);
     const added = await callTool<{ document_id: string }>('add-document', { title: 'Own worker links', content: '- [ ] Follow the link' }, { worker: own, path: '/' });
     expect(added.status).toBe(200);
     const link = added.body.success ? added.body.links?.find((entry) => entry.url.includes(added.body.success ? added.body.data.document_id : '')) : undefined;
@@ -83,7 +83,7 @@ describe("a tool's own worker", () => {
   });
 
   it('chooses its providers by the variables, as the gateway does', async () => {
-    const own = createToolWorker(semanticSearch);
+    const own = createToolApp(semanticSearch);
     const withBadProvider = { fetch: (request: Request, env: Cloudflare.Env, ctx: ExecutionContext) => own.fetch(request, { ...env, EMBEDDINGS_PROVIDER: 'word2vec' }, ctx) };
     const { status, body } = await callTool('semantic-search', semanticSearch.example, { worker: withBadProvider, path: '/' });
     expect(status).toBe(500);
@@ -95,7 +95,7 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s', (toolId, tool
   // One tenant per route, so the example call (a fixed row) succeeds on both.
   const routes: [string, CallOptions & { projectId: string }][] = [
     ['gateway', { key: tenantA.apiKey, projectId: tenantA.projectId }],
-    ['own worker', { key: tenantB.apiKey, projectId: tenantB.projectId, worker: createToolWorker(tool), path: '/' }],
+    ['own worker', { key: tenantB.apiKey, projectId: tenantB.projectId, worker: createToolApp(tool), path: '/' }],
   ];
 
   it('has a usable configuration', () => {
@@ -162,7 +162,7 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s', (toolId, tool
 });
 
 describe('a known route with another method', () => {
-  const toolWorker = createToolWorker(tools[0]!);
+  const toolWorker = createToolApp(tools[0]!);
   it.each([
     ['GET', '/tools/log-mood', 'POST', undefined],
     ['HEAD', '/tools/no-such-tool', 'POST', undefined],

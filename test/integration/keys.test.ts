@@ -17,7 +17,7 @@ import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { AUTH_DEFAULTS, generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
 import type { Env } from '../../shared/runtime/env.ts';
-import type { PipelineOptions } from '../../shared/runtime/pipeline.ts';
+import type { ServeOptions } from '../../shared/http/tool-route.ts';
 import { db } from './helpers.ts';
 
 const UNREACHABLE_DATABASE = 'postgres://edge:edge@127.0.0.1:9/edge';
@@ -50,7 +50,7 @@ async function freshKey(): Promise<{ key: string; keyId: string }> {
   return { key, keyId: row!.id };
 }
 
-type CallOptions = { key?: string | null; address?: string; env?: Partial<Env>; options?: PipelineOptions; path?: string; body?: unknown };
+type CallOptions = { key?: string | null; address?: string; env?: Partial<Env>; options?: ServeOptions; path?: string; body?: unknown };
 
 async function call(tool: ReturnType<typeof countingTool>['tool'], { key, address, env: overrides = {}, options = {}, path = '/tools/count', body = { n: 1 } }: CallOptions = {}) {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -223,4 +223,38 @@ describe('a key re-check shared by concurrent calls', () => {
     const later = await Promise.race([mcp(mcpList).then((response) => response.status), noAnswer]);
     expect(later).toBe(200);
   }, 15_000);
+});
+
+describe('each request authorises once', () => {
+  // With `maxStaleMs: 0` every authorisation looks the key up in the database. The worker's
+  // database goes through the fault proxy, which counts the lookups it received.
+  const DATABASE = 'authorize-once';
+  const counted = { DATABASE_URL: env.TEST_SERVICES.faultyDatabaseUrl.replace(/\/[^/]*$/, `/${DATABASE}`) };
+  const everyLookup = { auth: { maxStaleMs: 0 } };
+  const lookups = async () => {
+    const url = new URL('/__seen', env.TEST_SERVICES.faultControlUrl);
+    url.search = new URLSearchParams({ database: DATABASE, match: 'from "api_keys"' }).toString();
+    return ((await (await fetch(url)).json()) as { seen: number }).seen;
+  };
+
+  it('a tool call over HTTP looks its key up once, and runs', async () => {
+    const { tool, state } = countingTool();
+    const { key } = await freshKey();
+    const before = await lookups();
+    const answer = await call(tool, { key, options: everyLookup, env: counted });
+    expect(answer.status).toBe(200);
+    expect(state.executions).toBe(1);
+    expect((await lookups()) - before).toBe(1);
+  });
+
+  it('a tool call over MCP looks its key up once, and runs', async () => {
+    const { tool, state } = countingTool();
+    const { key } = await freshKey();
+    const before = await lookups();
+    const answer = await call(tool, { key, options: everyLookup, env: counted, path: '/mcp', body: mcpCall });
+    expect(answer.status).toBe(200);
+    expect(answer.body.result).toMatchObject({ isError: false, structuredContent: { success: true, data: { n: 1 } } });
+    expect(state.executions).toBe(1);
+    expect((await lookups()) - before).toBe(1);
+  });
 });

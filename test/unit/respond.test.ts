@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RETRY_AFTER_MS, fail, metaWithoutExecution, notFound, ok, type Failure } from '../../shared/core/contract.ts';
 import { plural } from '../../shared/core/plural.ts';
-import { respond } from '../../shared/runtime/pipeline.ts';
+import { respond } from '../../shared/http/base.ts';
 
 const meta = metaWithoutExecution('test', 'trace');
 

@@ -13,15 +13,15 @@
  * to what running the tool needs.
  */
 import type { AnyTool } from '../core/tool.ts';
-import { runToolCall, type PipelineOptions } from '../runtime/pipeline.ts';
 import { baseApp, refuseOtherMethods, scopeOf } from './base.ts';
 import { recordRoutes } from './records.ts';
+import { serveToolCall, type ServeOptions } from './tool-route.ts';
 
-/** The worker serving `tool` alone (see the module comment for its routes). */
-export function createToolWorker(tool: AnyTool, options: PipelineOptions = {}) {
+/** The app of a worker serving `tool` alone (see the module comment for its routes). */
+export function createToolApp(tool: AnyTool, options: ServeOptions = {}) {
   const routesHint = `This worker runs the tool '${tool.id}': POST / with its input as a JSON body; GET /documents/<id>, GET /tasks/<id>, GET /health, GET /health/ready. The catalog, OpenAPI, MCP and the executions are served by the gateway (POST /tools/${tool.id} there).`;
   const app = baseApp({ tools: 1, routesHint })
-    .post('/', (c) => runToolCall(tool, c.req.raw, scopeOf(c), options))
+    .post('/', (c) => serveToolCall(tool, c.req.raw, scopeOf(c), options))
     .route('/', recordRoutes());
   return refuseOtherMethods(app, routesHint);
 }

@@ -1,0 +1,119 @@
+/**
+ * What is kept of a call besides its answer, written once for every transport: one log line for
+ * each unsuccessful call, a refusal row or an execution row (with its counters), and an OTLP span
+ * when an exporter is configured. Rows and spans are written after the answer is out.
+ */
+import { statusOf, type Failure, type Outcome } from '../core/contract.ts';
+import type { AnyTool } from '../core/tool.ts';
+import { log } from '../observability/log.ts';
+import { exportSpan, otlpConfigFromEnv, type ExecutionSpan } from '../observability/otlp.ts';
+import { recordRefusal } from '../observability/refusals.ts';
+import { startSpan } from '../observability/trace-context.ts';
+import { recordExecution, type ExecutionRecord } from '../observability/tracing.ts';
+import type { Authorized } from './auth.ts';
+import type { RequestScope } from './env.ts';
+
+/** Who and what a report is about: the call's tool, trace and caller. */
+export interface CallReportOptions {
+  tool: AnyTool;
+  traceId: string;
+  /** When the call arrived: the rows' and the span's start. */
+  arrivedAt: Date;
+  /** The caller's W3C `traceparent`, if any: the span joins the caller's trace. */
+  traceparent?: string | null;
+  /** The model's own id of this tool call: the span's `gen_ai.tool.call.id`. */
+  toolCallId?: string;
+  caller: Authorized;
+  scope: RequestScope;
+}
+
+/** What an execution adds to its row and span, besides the outcome. */
+export type ExecutionFacts = Pick<ExecutionRecord, 'input' | 'outcome' | 'durationMs' | 'attempts' | 'queuedMs' | 'performanceWarning' | 'leaseLost' | 'retryErrors'> & {
+  /** Unix milliseconds when the call got its slot: the span's queue-wait event. */
+  admittedAtMs: number;
+};
+
+/** The report of one call of a known project: every call is exported, refusals too. */
+export class CallReport {
+  /** The arguments as received, then as validated: what the span carries as the call's content. */
+  received: unknown;
+  readonly #options: CallReportOptions;
+  readonly #span;
+  readonly #otlp;
+
+  constructor(options: CallReportOptions) {
+    this.#options = options;
+    this.#span = startSpan(options.traceId, options.traceparent);
+    this.#otlp = otlpConfigFromEnv(options.scope.env);
+  }
+
+  /** A call refused before it executed: its refusal row (counted in the metrics) and its span, after the answer. */
+  refused(failure: Failure, durationMs: number): void {
+    const { tool, traceId, arrivedAt, caller, scope } = this.#options;
+    const record = { traceId, projectId: caller.project.id, apiKeyId: caller.keyId, tool: tool.id, failure, startedAt: arrivedAt };
+    scope.waitUntil(afterResponse(() => Promise.all([recordRefusal(caller.db, record), this.#send({ outcome: failure, durationMs, refused: true })])));
+  }
+
+  /** A call that executed: its execution row and its span, after the answer. */
+  executed({ admittedAtMs, ...facts }: ExecutionFacts): void {
+    const { tool, traceId, arrivedAt, caller, scope } = this.#options;
+    scope.waitUntil(
+      afterResponse(() =>
+        Promise.all([
+          recordExecution(caller.db, { ...facts, traceId, tool: tool.id, projectId: caller.project.id, startedAt: arrivedAt, apiKeyId: caller.keyId, span: this.#span }),
+          this.#send({
+            outcome: facts.outcome,
+            durationMs: facts.durationMs,
+            refused: false,
+            attempts: facts.attempts,
+            queuedMs: facts.queuedMs,
+            admittedAtMs,
+            performanceWarning: facts.performanceWarning,
+            retries: facts.retryErrors,
+          }),
+        ]),
+      ),
+    );
+  }
+
+  async #send(sent: Pick<ExecutionSpan, 'durationMs' | 'refused'> & Partial<ExecutionSpan> & { outcome: Outcome<unknown> }): Promise<void> {
+    if (!this.#otlp) return;
+    const { tool, traceId, arrivedAt, toolCallId, caller } = this.#options;
+    const { outcome, ...rest } = sent;
+    await exportSpan(this.#otlp, {
+      context: this.#span,
+      tool: tool.id,
+      toolDescription: tool.description,
+      executionId: traceId,
+      toolCallId,
+      projectId: caller.project.id,
+      startTimeMs: arrivedAt.getTime(),
+      errorCode: outcome.ok ? undefined : outcome.error.code,
+      errorMessage: outcome.ok ? undefined : outcome.error.message,
+      attempts: 0,
+      queuedMs: 0,
+      performanceWarning: false,
+      retries: [],
+      content: { arguments: this.received ?? null, result: outcome.ok ? outcome.data : { code: outcome.error.code, message: outcome.error.message, details: outcome.error.details } },
+      ...rest,
+    });
+  }
+}
+
+/**
+ * The one place where unsuccessful calls are logged, one structured line each: `call_refused` for
+ * a call answered without executing (validation with its failing fields, rate limit, no slot,
+ * authentication, ...), `call_failed` for an execution that failed after its retries. A warning,
+ * or an error when the failure is the service's (5xx).
+ */
+export function logUnsuccessful(event: 'call_refused' | 'call_failed', failure: Failure, context: Record<string, unknown>): void {
+  const status = statusOf(failure);
+  const { code, retryable, details } = failure.error;
+  const fields = details?.fields?.map(({ field, code: problem }) => ({ field, code: problem }));
+  log(status >= 500 ? 'error' : 'warn', event, { ...context, code, status, retryable, ...(fields ? { fields } : {}) });
+}
+
+/** Runs `work` in a later task, so that building and sending what it writes happens after the answer is out. */
+export function afterResponse(work: () => Promise<unknown>): Promise<unknown> {
+  return new Promise((resolve) => setTimeout(resolve, 0)).then(work);
+}
