@@ -13,7 +13,7 @@ import { createOpenApiDocument } from './openapi.ts';
 import { plural } from '../core/plural.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
 import { parseToolsets, type Toolset } from '../core/toolsets.ts';
-import type { JsonSchema } from './envelope-schema.ts';
+import type { JsonSchema } from './compact-schema.ts';
 import { answer, baseApp, refuseOtherMethods, scopeOf } from './base.ts';
 import { serveToolCall, type ServeOptions } from './tool-route.ts';
 

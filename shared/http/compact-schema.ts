@@ -11,7 +11,9 @@
  * Input schemas leave out the null an optional field also accepts.
  */
 import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
-import type { JsonSchema } from './envelope-schema.ts';
+
+/** A JSON Schema, as zod generates it. */
+export type JsonSchema = Record<string, unknown>;
 
 /** Bounds at or past Postgres's `integer` range are the storage's, not a choice a model must know. */
 const POSTGRES_INTEGER_MAX = 2_147_483_647;

@@ -7,10 +7,7 @@
 import * as z from 'zod';
 import { ERROR_STATUS, type ErrorCode, type Link, type Meta, type ToolError } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
-import { compactSchema } from './compact-schema.ts';
-
-/** A JSON Schema, as zod generates it. */
-export type JsonSchema = Record<string, unknown>;
+import { compactSchema, type JsonSchema } from './compact-schema.ts';
 
 const fieldErrorSchema = z.object({
   field: z.string().describe('The offending field, as a path (e.g. "energy_level", "task_ids[3]", "symptoms.headache").'),

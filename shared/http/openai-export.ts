@@ -19,7 +19,7 @@
 import { ok, type Success } from '../core/contract.ts';
 import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
 import { plural } from '../core/plural.ts';
-import type { JsonSchema } from './envelope-schema.ts';
+import type { JsonSchema } from './compact-schema.ts';
 import type { AnyTool } from '../core/tool.ts';
 
 /** One tool, in the Chat Completions `tools` format (for the Responses API, spread `function`). */

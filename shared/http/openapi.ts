@@ -10,7 +10,8 @@ import { executionDetail, executionsPage, executionsQuery } from '../observabili
 import { metricsData, metricsQuery } from '../observability/metrics.ts';
 import { refusalsPage, refusalsQuery } from '../observability/refusals.ts';
 import { documentQuery, documentRecordData, taskQuery, taskRecordData } from './records.ts';
-import { embed, envelopeParts, failureEnvelopeSchema, successEnvelopeSchema, type EnvelopeParts, type JsonSchema } from './envelope-schema.ts';
+import { embed, envelopeParts, failureEnvelopeSchema, successEnvelopeSchema, type EnvelopeParts } from './envelope-schema.ts';
+import type { JsonSchema } from './compact-schema.ts';
 import { SERVER_INFO } from './mcp.ts';
 import { IDEMPOTENCY_HEADER, KEY_TTL_HOURS, MAX_KEY_LENGTH } from '../runtime/idempotency.ts';
 import type { AnyTool } from '../core/tool.ts';

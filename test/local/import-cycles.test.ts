@@ -1,0 +1,29 @@
+/**
+ * No import circles in the project's code: madge (an independent, widely used dependency-graph
+ * tool) reads every import of shared/, functions/ and local/, type-only imports included, as
+ * TypeScript resolves them, and must find no circle.
+ */
+import madge from 'madge';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+describe('imports', () => {
+  it('form no circle in shared/, functions/ or local/', async () => {
+    const graph = await madge(['shared', 'functions', 'local'].map((folder) => join(ROOT, folder)), {
+      baseDir: ROOT,
+      fileExtensions: ['ts'],
+      tsConfig: join(ROOT, 'tsconfig.json'),
+      detectiveOptions: { ts: { skipTypeImports: false } },
+    });
+    // The graph is the project's: its files and their imports were read (not an empty answer).
+    const files = graph.obj();
+    expect(Object.keys(files)).toEqual(expect.arrayContaining(['shared/runtime/pipeline.ts', 'shared/http/mcp.ts', 'functions/registry.ts', 'local/dev.ts']));
+    expect(files['functions/gateway.ts']).toEqual(expect.arrayContaining(['functions/registry.ts', 'shared/http/app.ts']));
+    // The only import left unresolved is the one a tool's own worker gets at bundle time.
+    expect(graph.warnings().skipped).toEqual(['edge-tools-selected-tool']);
+    expect(graph.circular()).toEqual([]);
+  }, 180_000);
+});
