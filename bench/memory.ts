@@ -1,14 +1,20 @@
 /**
  * workerd's memory under a long run of calls: the gateway under `wrangler dev` (as `npm run dev`
  * serves it) in front of the Neon stand-in and redis-server behind the Upstash stand-in, over a
- * small seeded project. 20,000 calls of five kinds in turn (log-mood writes, semantic-search,
- * get-document-context, the catalog, readiness), 4 at a time; workerd's resident memory (RSS, from
- * /proc) every 2,000 calls. Flat means the last checkpoint within 20 % of the first one after
- * warm-up. With `--heap`, a heap snapshot of the worker's isolate (DevTools protocol, through
- * workerd's inspector) at the first and the last checkpoint, and the constructors whose retained
- * count grew most in between.
+ * small seeded project. 20,000 calls of eight kinds in turn (writes, reads, an MCP tools/call, the
+ * catalog, readiness, and two refusals), 4 at a time. Every 2,000 calls: the resident memory (RSS,
+ * from /proc) of the workerd that runs the worker and of the workerd in front of it that wrangler
+ * runs for itself (its proxy: none of this project's code runs there), and the worker isolate's
+ * JavaScript heap (DevTools protocol, through wrangler's inspector proxy). At the end a garbage
+ * collection forced through the inspector shows what of the heap was only waiting to be collected.
+ * Flat means every checkpoint after warm-up within 20 % of the warm-up one.
  *
- * Bounded: 20,000 calls or 30 minutes, whichever comes first; it stops the stack by itself.
+ * With `--heap`, a heap snapshot of the isolate at the warm-up and at the last checkpoint, and the
+ * constructors whose objects grew most in between (count and own size). A snapshot is serialized
+ * inside workerd and streamed through wrangler's proxy: it takes minutes under load, and adds its
+ * own size to workerd's RSS, so a run with `--heap` does not measure flatness.
+ *
+ * Bounded: 20,000 calls or 25 minutes, whichever comes first; it stops what it started.
  * Run with `node bench/memory.ts [--calls N] [--heap]`; `runMemoryBench()` returns the markdown section.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -21,62 +27,92 @@ import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts'
 import { freePort, startWranglerDev } from '../local/wrangler-dev.ts';
 
 /** The run's shape and bounds. */
-export const MEMORY_BENCH = { calls: 20_000, every: 2_000, concurrency: 4, warmUpCheckpoints: 1, flatWithin: 0.2, ceilingMs: 30 * 60_000, corpus: { documents: 10, tasks: 200 } };
+export const MEMORY_BENCH = { calls: 20_000, every: 2_000, concurrency: 4, warmUpCheckpoints: 1, flatWithin: 0.2, ceilingMs: 25 * 60_000, corpus: { documents: 10, tasks: 200 } };
 
-/** One checkpoint: calls so far, workerd's RSS, and how the answers went. */
+/** The MCP protocol version whose requests need no `initialize` (each carries its own). */
+const MCP_VERSION = '2026-07-28';
+
+/** One checkpoint: calls so far, both workerd's RSS, the isolate's heap, and how the answers went. */
 interface Checkpoint {
   calls: number;
-  rssMiB: number;
-  /** The worker isolate's JavaScript heap in use. */
-  heapMiB: number;
+  workerMiB: number;
+  proxyMiB: number;
+  /** The worker isolate's JavaScript heap: in use, and reserved by V8. */
+  heapUsedMiB: number;
+  heapTotalMiB: number;
   seconds: number;
-  failures: number;
+  /** Answers other than the kind's expected one, so far. */
+  unexpected: number;
+}
+
+/** One kind of call: how it is sent, and whether its answer is the one expected. */
+interface CallKind {
+  name: string;
+  send(index: number): Promise<Response>;
+  expected(response: Response): Promise<boolean>;
 }
 
 /** Runs the calls and returns the markdown section. */
 export async function runMemoryBench({ calls = MEMORY_BENCH.calls, heap = false } = {}): Promise<string> {
   const redis = await startRedisServer();
-  if (!redis) return '## Memory of workerd under a long run (bench/memory.ts)\n\n_redis-server is not installed: not measured._\n';
+  if (!redis) return `${HEADING}\n\n_redis-server is not installed: not measured._\n`;
   const upstash = await startUpstashStandIn({ redisPort: redis.port, token: 'bench' });
   const neon = await startNeonStandIn();
   const inspectorPort = await freePort();
   let worker: Awaited<ReturnType<typeof startWranglerDev>> | undefined;
+  let session: Inspector | undefined;
   try {
     await migrateDatabase(neon.connectionString);
     const { projectId, apiKey } = await createProject(neon.connectionString, 'Memory bench');
     await seedCorpus(neon.connectionString, projectId, MEMORY_BENCH.corpus);
     worker = await startWranglerDev({
-      vars: { DATABASE_URL: neon.connectionString, UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: upstash.token },
+      vars: {
+        DATABASE_URL: neon.connectionString,
+        UPSTASH_REDIS_REST_URL: upstash.url,
+        UPSTASH_REDIS_REST_TOKEN: upstash.token,
+        // The calls are one key's, faster than a person's: the per-key limit would refuse most of them.
+        RATE_LIMIT_PER_MINUTE: '1000000',
+      },
       inspectorPort,
     });
-    const workerd = workerdPid(worker.pid);
-    const taskId = await firstTaskId(worker.url, apiKey);
-    const call = callMix(worker.url, apiKey, taskId);
+    const workerd = workerdPids(worker.pid);
+    // One DevTools session for the whole run: wrangler's proxy admits one client at a time, and
+    // refuses a new one until it has seen the previous one close.
+    session = await inspect(inspectorPort);
+    const kinds = callKinds(worker.url, apiKey, await firstTaskId(worker.url, apiKey));
 
     const checkpoints: Checkpoint[] = [];
-    const snapshots: Map<string, number>[] = [];
+    const snapshots: HeapSummary[] = [];
     const started = performance.now();
     let sent = 0;
-    let failures = 0;
+    let unexpected = 0;
     while (sent < calls && performance.now() - started < MEMORY_BENCH.ceilingMs) {
       const batch = Math.min(MEMORY_BENCH.every, calls - sent);
       let next = 0;
       await Promise.all(
         Array.from({ length: MEMORY_BENCH.concurrency }, async () => {
           while (next < batch) {
-            const index = sent + next++;
-            if (!(await call(index))) failures++;
+            const kind = kinds[(sent + next) % kinds.length]!;
+            const response = await kind.send(sent + next++);
+            if (!(await kind.expected(response))) unexpected++;
           }
         }),
       );
       sent += batch;
-      checkpoints.push({ calls: sent, rssMiB: rssMiB(workerd), heapMiB: await heapUsedMiB(inspectorPort), seconds: (performance.now() - started) / 1000, failures });
-      const { rssMiB: rss, heapMiB: heap } = checkpoints.at(-1)!;
-      console.log(`  ${sent.toLocaleString('en')} calls: workerd RSS ${rss.toFixed(0)} MiB, JS heap ${heap.toFixed(1)} MiB (${failures} failed)`);
-      if (heap && (checkpoints.length === MEMORY_BENCH.warmUpCheckpoints || sent >= calls)) snapshots.push(await heapCounts(inspectorPort));
+      const usage = await heapUsage(session);
+      const checkpoint = { calls: sent, workerMiB: rssMiB(workerd.worker), proxyMiB: rssMiB(workerd.proxy), ...usage, seconds: (performance.now() - started) / 1000, unexpected };
+      checkpoints.push(checkpoint);
+      console.log(
+        `  ${sent.toLocaleString('en')} calls: workerd RSS ${checkpoint.workerMiB.toFixed(0)} MiB (wrangler's proxy ${checkpoint.proxyMiB.toFixed(0)}), JS heap ${usage.heapUsedMiB.toFixed(1)} of ${usage.heapTotalMiB.toFixed(1)} MiB (${unexpected} unexpected answers)`,
+      );
+      if (heap && checkpoints.length === MEMORY_BENCH.warmUpCheckpoints) snapshots.push(await heapSummary(session));
     }
-    return memoryMarkdown(checkpoints, calls, snapshots);
+    if (heap && checkpoints.length > MEMORY_BENCH.warmUpCheckpoints) snapshots.push(await heapSummary(session));
+    await session.send('HeapProfiler.collectGarbage');
+    const collected = { ...(await heapUsage(session)), workerMiB: rssMiB(workerd.worker) };
+    return memoryMarkdown({ checkpoints, asked: calls, kinds: kinds.map((kind) => kind.name), collected, snapshots });
   } finally {
+    session?.close();
     worker?.stop();
     await upstash.close();
     await redis.stop();
@@ -84,24 +120,51 @@ export async function runMemoryBench({ calls = MEMORY_BENCH.calls, heap = false 
   }
 }
 
-/** The five kinds of call, the i-th call being of kind i mod 5; each resolves with whether it succeeded. */
-function callMix(base: string, apiKey: string, taskId: string): (index: number) => Promise<boolean> {
+const HEADING = '## Memory of workerd under a long run (bench/memory.ts)';
+
+/** The kinds of call, the i-th call being of kind i mod 8. */
+function callKinds(base: string, apiKey: string, taskId: string): CallKind[] {
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   const queries = generateCorpus(MEMORY_BENCH.corpus).map((document) => document.title);
-  const tool = (id: string, input: unknown) => fetch(`${base}/tools/${id}`, { method: 'POST', headers, body: JSON.stringify(input) });
-  const kinds: ((index: number) => Promise<Response>)[] = [
-    // Each entry its own minute, so none collides with another.
-    (i) => tool('log-mood', { user_id: 'bench', mood: 'happy', energy_level: 1 + (i % 10), timestamp: new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString().replace('.000', '') }),
-    (i) => tool('semantic-search', { query: queries[i % queries.length], limit: 5 }),
-    () => tool('get-document-context', { task_ids: [taskId] }),
-    () => fetch(`${base}/tools`),
-    () => fetch(`${base}/health/ready`),
+  const tool = (id: string, input: unknown, headersOf = headers) => fetch(`${base}/tools/${id}`, { method: 'POST', headers: headersOf, body: JSON.stringify(input) });
+  const status = (...statuses: number[]) => async (response: Response) => (await response.arrayBuffer(), statuses.includes(response.status));
+  return [
+    {
+      name: 'log-mood (a new entry each)',
+      // Each entry its own minute, so none collides with another.
+      send: (i) => tool('log-mood', { user_id: 'bench', mood: 'happy', energy_level: 1 + (i % 10), timestamp: new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString().replace('.000', '') }),
+      expected: status(200),
+    },
+    { name: 'semantic-search', send: (i) => tool('semantic-search', { query: queries[i % queries.length], limit: 5 }), expected: status(200) },
+    { name: 'get-document-context', send: () => tool('get-document-context', { task_ids: [taskId] }), expected: status(200) },
+    {
+      name: `MCP tools/call of semantic-search (${MCP_VERSION}, stateless)`,
+      send: (i) =>
+        fetch(`${base}/mcp`, {
+          method: 'POST',
+          headers: { ...headers, accept: 'application/json, text/event-stream', 'mcp-protocol-version': MCP_VERSION, 'mcp-method': 'tools/call', 'mcp-name': 'semantic-search' },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: i,
+            method: 'tools/call',
+            params: {
+              name: 'semantic-search',
+              arguments: { query: queries[i % queries.length], limit: 5 },
+              _meta: { 'io.modelcontextprotocol/protocolVersion': MCP_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} },
+            },
+          }),
+        }),
+      expected: async (response) => response.ok && ((await response.json()) as { result?: { isError?: boolean } }).result?.isError === false,
+    },
+    { name: '`GET /tools`', send: () => fetch(`${base}/tools`), expected: status(200) },
+    { name: 'log-mood refused (energy_level out of range: 400)', send: () => tool('log-mood', { user_id: 'bench', mood: 'happy', energy_level: 11, timestamp: '2025-01-01T00:00:00Z' }), expected: status(400) },
+    {
+      name: 'an unknown API key refused (401, then 429 once the address has failed too often)',
+      send: () => tool('log-mood', {}, { ...headers, authorization: 'Bearer et_unknownbenchkey' }),
+      expected: status(401, 429),
+    },
+    { name: '`GET /health/ready`', send: () => fetch(`${base}/health/ready`), expected: status(200) },
   ];
-  return async (index) => {
-    const response = await kinds[index % kinds.length]!(index);
-    await response.arrayBuffer();
-    return response.ok;
-  };
 }
 
 async function firstTaskId(base: string, apiKey: string): Promise<string> {
@@ -117,22 +180,25 @@ async function firstTaskId(base: string, apiKey: string): Promise<string> {
 }
 
 /**
- * The workerd process that runs the worker, in wrangler's process group. wrangler runs two: one
- * for its own proxy in front of the worker, and this one, the only one started with an inspector.
+ * The two workerd processes in wrangler's process group: the one that runs the worker (the only
+ * one started with an inspector) and wrangler's proxy in front of it.
  */
-function workerdPid(processGroup: number): number {
+function workerdPids(processGroup: number): { worker: number; proxy: number } {
+  const found: { worker?: number; proxy?: number } = {};
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       // pid (comm) state ppid pgrp ...
       const match = /^\d+ \((.*)\) \S+ \d+ (\d+)/.exec(readFileSync(`/proc/${entry}/stat`, 'utf8'));
+      if (match?.[1] !== 'workerd' || Number(match[2]) !== processGroup) continue;
       const inspected = readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('--inspector-addr');
-      if (match?.[1] === 'workerd' && Number(match[2]) === processGroup && inspected) return Number(entry);
+      found[inspected ? 'worker' : 'proxy'] = Number(entry);
     } catch {
       // the process ended while listed
     }
   }
-  throw new Error(`No workerd process running the worker in process group ${processGroup}`);
+  if (!found.worker || !found.proxy) throw new Error(`Expected two workerd processes in process group ${processGroup}, found ${JSON.stringify(found)}`);
+  return found as { worker: number; proxy: number };
 }
 
 function rssMiB(pid: number): number {
@@ -140,7 +206,10 @@ function rssMiB(pid: number): number {
   return Number(kib) / 1024;
 }
 
-/** A DevTools protocol session with the worker's isolate, through wrangler's inspector proxy. */
+/** A DevTools protocol session with the worker's isolate. */
+type Inspector = Awaited<ReturnType<typeof inspect>>;
+
+/** Opens a DevTools protocol session with the worker's isolate, through wrangler's inspector proxy. */
 async function inspect(inspectorPort: number) {
   const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { webSocketDebuggerUrl: string }[];
   // The proxy admits a client that names a loopback Origin (undici's WebSocket takes headers).
@@ -150,84 +219,115 @@ async function inspect(inspectorPort: number) {
     socket.onerror = reject;
   });
   let id = 0;
-  const pending = new Map<number, (result: unknown) => void>();
+  let closed: string | undefined;
+  const pending = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
   const listeners = new Map<string, (params: unknown) => void>();
   socket.onmessage = (event) => {
     const message = JSON.parse(String(event.data)) as { id?: number; method?: string; params?: unknown; result?: unknown };
     if (message.method) listeners.get(message.method)?.(message.params);
-    if (message.id !== undefined) pending.get(message.id)?.(message.result);
+    if (message.id !== undefined) pending.get(message.id)?.resolve(message.result);
+  };
+  socket.onclose = (event) => {
+    closed = `the inspector closed the session (${event.code} ${event.reason})`;
+    for (const { reject } of pending.values()) reject(new Error(closed));
   };
   return {
-    send: <T>(method: string) =>
-      new Promise<T>((resolve) => {
-        pending.set(++id, resolve as (result: unknown) => void);
-        socket.send(JSON.stringify({ id, method }));
+    /** Sends a command and resolves with its result; rejects when the session closes or after `timeoutMs`. */
+    send: <T>(method: string, timeoutMs = 10 * 60_000) =>
+      new Promise<T>((resolve, reject) => {
+        if (closed) return reject(new Error(closed));
+        const sent = ++id;
+        const timer = setTimeout(() => reject(new Error(`${method}: no answer from the inspector within ${timeoutMs / 1000} s`)), timeoutMs);
+        const settled = () => (clearTimeout(timer), pending.delete(sent));
+        pending.set(sent, { resolve: (result) => (settled(), resolve(result as T)), reject: (error) => (settled(), reject(error)) });
+        socket.send(JSON.stringify({ id: sent, method }));
       }),
     on: (method: string, listener: (params: unknown) => void) => void listeners.set(method, listener),
     close: () => socket.close(),
   };
 }
 
-/** The isolate's JavaScript heap in use, MiB. */
-async function heapUsedMiB(inspectorPort: number): Promise<number> {
-  const session = await inspect(inspectorPort);
-  try {
-    return (await session.send<{ usedSize: number }>('Runtime.getHeapUsage')).usedSize / 2 ** 20;
-  } finally {
-    session.close();
-  }
+/** The isolate's JavaScript heap: in use, and the whole heap V8 holds, MiB. */
+async function heapUsage(session: Inspector): Promise<{ heapUsedMiB: number; heapTotalMiB: number }> {
+  const { usedSize, totalSize } = await session.send<{ usedSize: number; totalSize: number }>('Runtime.getHeapUsage');
+  return { heapUsedMiB: usedSize / 2 ** 20, heapTotalMiB: totalSize / 2 ** 20 };
 }
 
-/** A heap snapshot of the isolate (V8 collects garbage before taking one): objects counted per constructor name. */
-async function heapCounts(inspectorPort: number): Promise<Map<string, number>> {
-  const session = await inspect(inspectorPort);
+/** Objects per constructor name in a heap snapshot: how many, and their own size in bytes. */
+type HeapSummary = Map<string, { count: number; bytes: number }>;
+
+/** A heap snapshot of the isolate (V8 collects garbage before taking one), summed per constructor. */
+async function heapSummary(session: Inspector): Promise<HeapSummary> {
   const chunks: string[] = [];
   session.on('HeapProfiler.addHeapSnapshotChunk', (params) => chunks.push((params as { chunk: string }).chunk));
-  try {
-    await session.send('HeapProfiler.enable');
-    await session.send('HeapProfiler.takeHeapSnapshot');
-  } finally {
-    session.close();
-  }
+  await session.send('HeapProfiler.enable');
+  await session.send('HeapProfiler.takeHeapSnapshot');
+  await session.send('HeapProfiler.disable');
   const snapshot = JSON.parse(chunks.join('')) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
   const fields = snapshot.snapshot.meta.node_fields;
-  const [typeIndex, nameIndex] = [fields.indexOf('type'), fields.indexOf('name')];
+  const [typeIndex, nameIndex, sizeIndex] = [fields.indexOf('type'), fields.indexOf('name'), fields.indexOf('self_size')];
   const types = snapshot.snapshot.meta.node_types[0];
-  const counts = new Map<string, number>();
+  const summary: HeapSummary = new Map();
   for (let at = 0; at < snapshot.nodes.length; at += fields.length) {
-    const type = types[snapshot.nodes[at + typeIndex]!];
-    if (type !== 'object' && type !== 'closure') continue;
-    const name = `${type === 'closure' ? 'closure ' : ''}${snapshot.strings[snapshot.nodes[at + nameIndex]!]}`;
-    counts.set(name, (counts.get(name) ?? 0) + 1);
+    const type = types[snapshot.nodes[at + typeIndex]!]!;
+    // Objects by their constructor; strings, code, arrays' backing stores and the rest by their kind.
+    const name = type === 'object' ? snapshot.strings[snapshot.nodes[at + nameIndex]!]! : type === 'closure' ? `closure ${snapshot.strings[snapshot.nodes[at + nameIndex]!]}` : `(${type})`;
+    const entry = summary.get(name) ?? { count: 0, bytes: 0 };
+    entry.count++;
+    entry.bytes += snapshot.nodes[at + sizeIndex]!;
+    summary.set(name, entry);
   }
-  return counts;
+  return summary;
 }
 
-function memoryMarkdown(checkpoints: Checkpoint[], asked: number, snapshots: Map<string, number>[]): string {
+interface MemoryRun {
+  checkpoints: Checkpoint[];
+  asked: number;
+  kinds: string[];
+  /** After the forced garbage collection at the end. */
+  collected: { heapUsedMiB: number; heapTotalMiB: number; workerMiB: number };
+  snapshots: HeapSummary[];
+}
+
+const percent = (from: number, to: number) => `${to >= from ? '+' : ''}${(((to - from) / from) * 100).toFixed(1)} %`;
+
+function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots }: MemoryRun): string {
   const warm = checkpoints[MEMORY_BENCH.warmUpCheckpoints - 1];
   const last = checkpoints.at(-1);
-  const growth = warm && last ? (last.rssMiB - warm.rssMiB) / warm.rssMiB : 0;
   const lines = [
-    '## Memory of workerd under a long run (bench/memory.ts)',
+    HEADING,
     '',
-    `The gateway under \`wrangler dev\` (as \`npm run dev\` serves it) over the Neon stand-in and redis-server behind the Upstash stand-in, a project of ${MEMORY_BENCH.corpus.documents} documents and ${MEMORY_BENCH.corpus.tasks} tasks. ${asked.toLocaleString('en')} calls asked, ${MEMORY_BENCH.concurrency} at a time, in turn: log-mood (a new entry each), semantic-search, get-document-context, \`GET /tools\`, \`GET /health/ready\`. workerd's resident memory (RSS) every ${MEMORY_BENCH.every.toLocaleString('en')} calls. Target: flat within ${MEMORY_BENCH.flatWithin * 100} % after warm-up (the first checkpoint).`,
+    `The gateway under \`wrangler dev\` (as \`npm run dev\` serves it) over the Neon stand-in and redis-server behind the Upstash stand-in, a project of ${MEMORY_BENCH.corpus.documents} documents and ${MEMORY_BENCH.corpus.tasks} tasks, the per-key rate limit lifted. ${asked.toLocaleString('en')} calls asked (bounded at ${MEMORY_BENCH.ceilingMs / 60_000} minutes), ${MEMORY_BENCH.concurrency} at a time, of ${kinds.length} kinds in turn: ${kinds.join('; ')}. Every ${MEMORY_BENCH.every.toLocaleString('en')} calls: the resident memory (RSS) of the workerd that runs the worker and of the workerd wrangler runs in front of it (its proxy, which forwards each call and runs none of this project's code), and the worker isolate's JavaScript heap (in use / held by V8). Target: the worker's RSS flat within ${MEMORY_BENCH.flatWithin * 100} % after warm-up (every checkpoint within ${MEMORY_BENCH.flatWithin * 100} % of the first one).`,
     '',
-    '| calls | workerd RSS, MiB | JS heap in use, MiB | elapsed, s | failed calls so far |',
-    '|---:|---:|---:|---:|---:|',
-    ...checkpoints.map((c) => `| ${c.calls.toLocaleString('en')} | ${c.rssMiB.toFixed(0)} | ${c.heapMiB.toFixed(1)} | ${c.seconds.toFixed(0)} | ${c.failures} |`),
+    '| calls | workerd RSS (the worker), MiB | workerd RSS (wrangler\'s proxy), MiB | JS heap in use, MiB | JS heap held, MiB | elapsed, s | unexpected answers so far |',
+    '|---:|---:|---:|---:|---:|---:|---:|',
+    ...checkpoints.map(
+      (c) => `| ${c.calls.toLocaleString('en')} | ${c.workerMiB.toFixed(0)} | ${c.proxyMiB.toFixed(0)} | ${c.heapUsedMiB.toFixed(1)} | ${c.heapTotalMiB.toFixed(1)} | ${c.seconds.toFixed(0)} | ${c.unexpected} |`,
+    ),
     '',
-    warm && last
-      ? `From ${warm.calls.toLocaleString('en')} to ${last.calls.toLocaleString('en')} calls: ${growth >= 0 ? '+' : ''}${(growth * 100).toFixed(1)} % (${Math.abs(growth) <= MEMORY_BENCH.flatWithin ? 'flat within' : '**not** within'} ${MEMORY_BENCH.flatWithin * 100} %).`
-      : '_No checkpoint reached._',
   ];
+  if (!warm || !last) return [...lines, '_No checkpoint reached._'].join('\n');
+  const worst = Math.max(...checkpoints.slice(MEMORY_BENCH.warmUpCheckpoints).map((c) => Math.abs(c.workerMiB - warm.workerMiB) / warm.workerMiB), 0);
+  lines.push(
+    `From ${warm.calls.toLocaleString('en')} to ${last.calls.toLocaleString('en')} calls: the worker's workerd ${percent(warm.workerMiB, last.workerMiB)} (at most ${(worst * 100).toFixed(1)} % from ${warm.workerMiB.toFixed(0)} MiB: ${worst <= MEMORY_BENCH.flatWithin ? 'flat within' : '**not** within'} ${MEMORY_BENCH.flatWithin * 100} %), wrangler's proxy ${percent(warm.proxyMiB, last.proxyMiB)}, the JS heap in use ${percent(warm.heapUsedMiB, last.heapUsedMiB)}.`,
+    '',
+    `A garbage collection forced through the inspector at the end: JS heap in use ${last.heapUsedMiB.toFixed(1)} → ${collected.heapUsedMiB.toFixed(1)} MiB (held ${last.heapTotalMiB.toFixed(1)} → ${collected.heapTotalMiB.toFixed(1)}), the worker's RSS ${last.workerMiB.toFixed(0)} → ${collected.workerMiB.toFixed(0)} MiB.`,
+  );
   if (snapshots.length === 2) {
-    const [before, after] = snapshots as [Map<string, number>, Map<string, number>];
+    const [before, after] = snapshots as [HeapSummary, HeapSummary];
     const grown = [...after]
-      .map(([name, count]) => [name, count - (before.get(name) ?? 0)] as const)
-      .sort((a, b) => b[1] - a[1])
+      .map(([name, { count, bytes }]) => ({ name, count, bytes, countBefore: before.get(name)?.count ?? 0, bytesBefore: before.get(name)?.bytes ?? 0 }))
+      .sort((a, b) => b.bytes - b.bytesBefore - (a.bytes - a.bytesBefore))
       .slice(0, 10);
-    lines.push('', 'Heap snapshots of the isolate (V8 collects garbage first), objects per constructor that grew most between the first and the last checkpoint:', '', '| constructor | first | last | grown |', '|---|---:|---:|---:|');
-    for (const [name, grownBy] of grown) lines.push(`| ${name || '(anonymous)'} | ${before.get(name) ?? 0} | ${after.get(name)} | ${grownBy} |`);
+    const total = (summary: HeapSummary) => [...summary.values()].reduce((sum, { bytes }) => sum + bytes, 0) / 2 ** 20;
+    lines.push(
+      '',
+      `Heap snapshots of the isolate at ${warm.calls.toLocaleString('en')} and ${last.calls.toLocaleString('en')} calls (V8 collects garbage before each): ${total(before).toFixed(1)} → ${total(after).toFixed(1)} MiB of live objects. The constructors (or kinds of heap entry) whose objects grew most, by their own size:`,
+      '',
+      '| constructor | objects, first | last | own size first, KiB | last, KiB |',
+      '|---|---:|---:|---:|---:|',
+      ...grown.map((g) => `| ${g.name || '(anonymous)'} | ${g.countBefore} | ${g.count} | ${(g.bytesBefore / 1024).toFixed(1)} | ${(g.bytes / 1024).toFixed(1)} |`),
+    );
   }
   return lines.join('\n');
 }
