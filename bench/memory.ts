@@ -5,8 +5,9 @@
  * catalog, readiness, and two refusals), 4 at a time. Every 2,000 calls: the resident memory (RSS,
  * from /proc) of the workerd that runs the worker and of the workerd in front of it that wrangler
  * runs for itself (its proxy: none of this project's code runs there), and the worker isolate's
- * JavaScript heap (DevTools protocol, through wrangler's inspector proxy). At the end a garbage
- * collection forced through the inspector shows what of the heap was only waiting to be collected.
+ * JavaScript heap (DevTools protocol, through wrangler's inspector proxy). At the end a heap
+ * snapshot, before which V8 collects all garbage, shows what of the heap was only waiting to be
+ * collected.
  * Flat means every checkpoint after warm-up within 20 % of the warm-up one.
  *
  * With `--heap`, a heap snapshot of the isolate at the warm-up and at the last checkpoint, and the
@@ -107,9 +108,10 @@ export async function runMemoryBench({ calls = MEMORY_BENCH.calls, heap = false 
       );
       if (heap && checkpoints.length === MEMORY_BENCH.warmUpCheckpoints) snapshots.push(await heapSummary(session));
     }
-    if (heap && checkpoints.length > MEMORY_BENCH.warmUpCheckpoints) snapshots.push(await heapSummary(session));
-    await session.send('HeapProfiler.collectGarbage');
-    const collected = { ...(await heapUsage(session)), workerMiB: rssMiB(workerd.worker) };
+    // workerd answers no HeapProfiler.collectGarbage; V8 collects all garbage before a snapshot.
+    const final = await heapSummary(session);
+    if (heap && checkpoints.length > MEMORY_BENCH.warmUpCheckpoints) snapshots.push(final);
+    const collected = await heapUsage(session);
     return memoryMarkdown({ checkpoints, asked: calls, kinds: kinds.map((kind) => kind.name), collected, snapshots });
   } finally {
     session?.close();
@@ -284,8 +286,8 @@ interface MemoryRun {
   checkpoints: Checkpoint[];
   asked: number;
   kinds: string[];
-  /** After the forced garbage collection at the end. */
-  collected: { heapUsedMiB: number; heapTotalMiB: number; workerMiB: number };
+  /** The heap after the full collection that precedes the last heap snapshot. */
+  collected: { heapUsedMiB: number; heapTotalMiB: number };
   snapshots: HeapSummary[];
 }
 
@@ -297,7 +299,7 @@ function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots }: Mem
   const lines = [
     HEADING,
     '',
-    `The gateway under \`wrangler dev\` (as \`npm run dev\` serves it) over the Neon stand-in and redis-server behind the Upstash stand-in, a project of ${MEMORY_BENCH.corpus.documents} documents and ${MEMORY_BENCH.corpus.tasks} tasks, the per-key rate limit lifted. ${asked.toLocaleString('en')} calls asked (bounded at ${MEMORY_BENCH.ceilingMs / 60_000} minutes), ${MEMORY_BENCH.concurrency} at a time, of ${kinds.length} kinds in turn: ${kinds.join('; ')}. Every ${MEMORY_BENCH.every.toLocaleString('en')} calls: the resident memory (RSS) of the workerd that runs the worker and of the workerd wrangler runs in front of it (its proxy, which forwards each call and runs none of this project's code), and the worker isolate's JavaScript heap (in use / held by V8). Target: the worker's RSS flat within ${MEMORY_BENCH.flatWithin * 100} % after warm-up (every checkpoint within ${MEMORY_BENCH.flatWithin * 100} % of the first one).`,
+    `The gateway under \`wrangler dev\` (as \`npm run dev\` serves it) over the Neon stand-in and redis-server behind the Upstash stand-in, a project of ${MEMORY_BENCH.corpus.documents} documents and ${MEMORY_BENCH.corpus.tasks} tasks, the per-key rate limit lifted. ${asked.toLocaleString('en')} calls asked (bounded at ${MEMORY_BENCH.ceilingMs / 60_000} minutes), ${MEMORY_BENCH.concurrency} at a time, of ${kinds.length} kinds in turn: ${kinds.join('; ')}. Every ${MEMORY_BENCH.every.toLocaleString('en')} calls: the resident memory (RSS) of the workerd that runs the worker and of the workerd wrangler runs in front of it (its proxy, which forwards each call and runs none of this project's code), and the worker isolate's JavaScript heap (in use / held by V8), read through the inspector with \`Runtime.getHeapUsage\`. Target: the worker's RSS flat within ${MEMORY_BENCH.flatWithin * 100} % after warm-up (every checkpoint within ${MEMORY_BENCH.flatWithin * 100} % of the first one).`,
     '',
     '| calls | workerd RSS (the worker), MiB | workerd RSS (wrangler\'s proxy), MiB | JS heap in use, MiB | JS heap held, MiB | elapsed, s | unexpected answers so far |',
     '|---:|---:|---:|---:|---:|---:|---:|',
@@ -311,7 +313,7 @@ function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots }: Mem
   lines.push(
     `From ${warm.calls.toLocaleString('en')} to ${last.calls.toLocaleString('en')} calls: the worker's workerd ${percent(warm.workerMiB, last.workerMiB)} (at most ${(worst * 100).toFixed(1)} % from ${warm.workerMiB.toFixed(0)} MiB: ${worst <= MEMORY_BENCH.flatWithin ? 'flat within' : '**not** within'} ${MEMORY_BENCH.flatWithin * 100} %), wrangler's proxy ${percent(warm.proxyMiB, last.proxyMiB)}, the JS heap in use ${percent(warm.heapUsedMiB, last.heapUsedMiB)}.`,
     '',
-    `A garbage collection forced through the inspector at the end: JS heap in use ${last.heapUsedMiB.toFixed(1)} → ${collected.heapUsedMiB.toFixed(1)} MiB (held ${last.heapTotalMiB.toFixed(1)} → ${collected.heapTotalMiB.toFixed(1)}), the worker's RSS ${last.workerMiB.toFixed(0)} → ${collected.workerMiB.toFixed(0)} MiB.`,
+    `After a full garbage collection at the end (the one V8 runs before a heap snapshot, taken through the inspector): JS heap in use ${last.heapUsedMiB.toFixed(1)} → ${collected.heapUsedMiB.toFixed(1)} MiB, held ${last.heapTotalMiB.toFixed(1)} → ${collected.heapTotalMiB.toFixed(1)} MiB.`,
   );
   if (snapshots.length === 2) {
     const [before, after] = snapshots as [HeapSummary, HeapSummary];
