@@ -36,7 +36,7 @@ const redis = await startRedisServer();
 const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() }) : undefined;
 const redisVars = upstash ? ['--var', `UPSTASH_REDIS_REST_URL:${upstash.url}`, '--var', `UPSTASH_REDIS_REST_TOKEN:${upstash.token}`] : [];
 /** Variables of this shell the worker should see too: the OpenTelemetry export and retention. */
-const PASSED_ON = /^(OTEL_EXPORTER_OTLP_(TRACES_)?ENDPOINT|OTEL_EXPORTER_OTLP_HEADERS|OTEL_EXPORTER_OTLP_TIMEOUT|OTEL_SERVICE_NAME|OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT|TRACE_RETENTION_DAYS|METRICS_TOKEN)$/;
+const PASSED_ON = /^(OTEL_EXPORTER_OTLP_(TRACES_)?(ENDPOINT|PROTOCOL)|OTEL_EXPORTER_OTLP_HEADERS|OTEL_EXPORTER_OTLP_TIMEOUT|OTEL_SERVICE_NAME|OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT|TRACE_RETENTION_DAYS|METRICS_TOKEN)$/;
 // On a developer's machine spans show what each tool was given and answered; deployments opt in.
 const passedVars = Object.entries({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', ...process.env }).flatMap(([name, value]) =>
   PASSED_ON.test(name) && value ? ['--var', `${name}:${value}`] : [],

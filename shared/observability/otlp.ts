@@ -1,17 +1,23 @@
 /**
  * OpenTelemetry export: every call of a known project becomes one span (executions and calls
- * refused before executing alike), sent as OTLP/HTTP JSON after the response (through
- * `waitUntil`), following the GenAI semantic conventions for tool execution (span
- * `execute_tool {tool}`, kind INTERNAL, `gen_ai.operation.name`, `gen_ai.tool.*`, `error.type`).
- * With `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`, the conventions' opt-in
- * `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` carry the call's input and answer,
- * each cut to the largest answer budget, so that an LLM-observability UI shows what the tool did.
+ * refused before executing alike), sent over OTLP/HTTP after the response (through `waitUntil`),
+ * following the GenAI semantic conventions for tool execution (span `execute_tool {tool}`, kind
+ * INTERNAL, `gen_ai.operation.name`, `gen_ai.tool.*`, `error.type`). The queue wait and each retried
+ * attempt are span events. With `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`, the
+ * conventions' opt-in `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result` carry the call's
+ * input and answer, each cut to the largest answer budget, so that an LLM-observability UI shows
+ * what the tool did.
  *
- * One span per request needs no SDK: no context propagation inside the worker, no batching
- * processor outliving the request. The payload is the OTLP JSON encoding of
- * `ExportTraceServiceRequest` (ids in hex, times in Unix nanoseconds as strings). An exporter
- * failure is logged and never affects the call.
+ * One span per request needs no tracer: no context propagation inside the worker, no batching
+ * processor outliving the request. The span is handed as the SDK's finished span to
+ * OpenTelemetry's own serializers (@opentelemetry/otlp-transformer): binary protobuf by default
+ * (`http/protobuf`, the protocol every OTLP receiver must accept; some, Arize Phoenix among them,
+ * accept nothing else), or the OTLP JSON encoding with `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`.
+ * An exporter failure is logged and never affects the call.
  */
+import { SpanKind, SpanStatusCode, TraceFlags, type Attributes, type HrTime } from '@opentelemetry/api';
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ANSWER_BUDGETS } from '../core/budget.ts';
 import { log } from './log.ts';
 import type { SpanContext } from './trace-context.ts';
@@ -26,6 +32,10 @@ export interface OtlpEnv {
   OTEL_EXPORTER_OTLP_HEADERS?: string;
   /** Milliseconds before an export is abandoned (default 10000). */
   OTEL_EXPORTER_OTLP_TIMEOUT?: string;
+  /** `http/protobuf` (default) or `http/json`; `grpc` is not available from a worker. */
+  OTEL_EXPORTER_OTLP_PROTOCOL?: string;
+  /** The protocol for spans (wins over OTEL_EXPORTER_OTLP_PROTOCOL). */
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?: string;
   /** `service.name` of the exported spans (default `edge-tools`). */
   OTEL_SERVICE_NAME?: string;
   /**
@@ -35,9 +45,13 @@ export interface OtlpEnv {
   OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT?: string;
 }
 
+/** The OTLP/HTTP encodings a worker can send. */
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+
 /** Where and how spans are sent. */
 export interface OtlpConfig {
   url: string;
+  protocol: OtlpProtocol;
   headers: Record<string, string>;
   timeoutMs: number;
   serviceName: string;
@@ -49,7 +63,12 @@ export interface OtlpConfig {
  * `contentLimit`: characters of JSON kept of arguments or a result: the largest answer budget
  * (shared/core/budget.ts), so a span never carries more than an answer may.
  */
-export const OTLP_DEFAULTS = { timeoutMs: 10_000, serviceName: 'edge-tools', contentLimit: ANSWER_BUDGETS.detailed.content } as const;
+export const OTLP_DEFAULTS = {
+  timeoutMs: 10_000,
+  serviceName: 'edge-tools',
+  protocol: 'http/protobuf' as OtlpProtocol,
+  contentLimit: ANSWER_BUDGETS.detailed.content,
+} as const;
 
 /** A retried attempt, as the span reports it (one event each). */
 export interface SpanRetry {
@@ -88,14 +107,6 @@ export interface ExecutionSpan {
   content?: { arguments: unknown; result: unknown };
 }
 
-/** OTLP's `SPAN_KIND_INTERNAL` and `STATUS_CODE_ERROR`. */
-const SPAN_KIND_INTERNAL = 1;
-const STATUS_CODE_ERROR = 2;
-/** Span flags: the W3C sampled flag in the low byte; whether the parent is remote is known (and, with a parent, it is: the caller). */
-const FLAG_SAMPLED = 0x1;
-const FLAG_HAS_IS_REMOTE = 0x100;
-const FLAG_IS_REMOTE = 0x200;
-
 const warned = new Set<string>();
 
 /**
@@ -112,8 +123,13 @@ export function otlpConfigFromEnv(env: OtlpEnv): OtlpConfig | undefined {
     return undefined;
   }
   const timeout = Number(env.OTEL_EXPORTER_OTLP_TIMEOUT);
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim() || OTLP_DEFAULTS.protocol;
+  if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
+    warnOnce('otlp_invalid_protocol', { message: `The OTLP protocol '${protocol.slice(0, 50)}' cannot be sent from a worker (expected http/protobuf or http/json); spans are sent as http/protobuf.` });
+  }
   return {
     url,
+    protocol: protocol === 'http/json' ? protocol : OTLP_DEFAULTS.protocol,
     headers: parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS ?? ''),
     timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : OTLP_DEFAULTS.timeoutMs,
     serviceName: env.OTEL_SERVICE_NAME?.trim() || OTLP_DEFAULTS.serviceName,
@@ -145,52 +161,62 @@ export function parseOtlpHeaders(value: string): Record<string, string> {
   return headers;
 }
 
-/** The OTLP/HTTP JSON body (`ExportTraceServiceRequest`) carrying one call's span. */
-export function otlpTraceRequest(span: ExecutionSpan, serviceName: string = OTLP_DEFAULTS.serviceName): Record<string, unknown> {
-  const attributes: Record<string, AttributeValue> = {
-    'gen_ai.operation.name': text('execute_tool'),
-    'gen_ai.tool.name': text(span.tool),
-    ...(span.toolCallId !== undefined && { 'gen_ai.tool.call.id': text(span.toolCallId) }),
-    'gen_ai.tool.type': text('function'),
-    'gen_ai.tool.description': text(span.toolDescription),
-    ...(span.content && { 'gen_ai.tool.call.arguments': text(jsonWithin(span.content.arguments)), 'gen_ai.tool.call.result': text(jsonWithin(span.content.result)) }),
-    'edge_tools.trace_id': text(span.executionId),
-    'edge_tools.project.id': text(span.projectId),
-    'edge_tools.refused': { boolValue: span.refused },
-    'edge_tools.attempts': integer(span.attempts),
-    'edge_tools.queued_ms': { doubleValue: span.queuedMs },
-    'edge_tools.performance_warning': { boolValue: span.performanceWarning },
+/** The SDK's finished span, as OpenTelemetry's serializers take it. */
+type FinishedSpan = Parameters<typeof ProtobufTraceSerializer.serializeRequest>[0][number];
+
+/**
+ * One call's span as the OpenTelemetry SDK would hold it once ended: attributes and events of the
+ * GenAI conventions and of this project (`edge_tools.*`), the caller's span as a remote parent.
+ */
+export function finishedSpan(span: ExecutionSpan, serviceName: string = OTLP_DEFAULTS.serviceName): FinishedSpan {
+  const traceFlags = span.context.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE;
+  const attributes: Attributes = {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': span.tool,
+    ...(span.toolCallId !== undefined && { 'gen_ai.tool.call.id': span.toolCallId }),
+    'gen_ai.tool.type': 'function',
+    'gen_ai.tool.description': span.toolDescription,
+    ...(span.content && { 'gen_ai.tool.call.arguments': jsonWithin(span.content.arguments), 'gen_ai.tool.call.result': jsonWithin(span.content.result) }),
+    'edge_tools.trace_id': span.executionId,
+    'edge_tools.project.id': span.projectId,
+    'edge_tools.refused': span.refused,
+    'edge_tools.attempts': Math.trunc(span.attempts),
+    'edge_tools.queued_ms': span.queuedMs,
+    'edge_tools.performance_warning': span.performanceWarning,
+    ...(span.errorCode && { 'error.type': span.errorCode }),
   };
-  if (span.errorCode) attributes['error.type'] = text(span.errorCode);
-  const events = span.retries.map((retry) => ({
-    name: 'edge_tools.retry',
-    timeUnixNano: unixNanos(retry.timeMs),
-    attributes: keyValues({ 'edge_tools.attempt': integer(retry.attempt), 'error.type': text(retry.code) }),
-  }));
-  if (span.admittedAtMs !== undefined) {
-    events.unshift({ name: 'edge_tools.queue_wait', timeUnixNano: unixNanos(span.admittedAtMs), attributes: keyValues({ 'edge_tools.queued_ms': { doubleValue: span.queuedMs } }) });
-  }
-  const otlpSpan: Record<string, unknown> = {
-    traceId: span.context.traceId,
-    spanId: span.context.spanId,
-    name: `execute_tool ${span.tool}`,
-    kind: SPAN_KIND_INTERNAL,
-    startTimeUnixNano: unixNanos(span.startTimeMs),
-    endTimeUnixNano: unixNanos(span.startTimeMs + span.durationMs),
-    attributes: keyValues(attributes),
-    events,
-    status: span.errorCode ? { code: STATUS_CODE_ERROR, message: span.errorMessage ?? span.errorCode } : {},
-    flags: (span.context.sampled ? FLAG_SAMPLED : 0) | FLAG_HAS_IS_REMOTE | (span.context.parentSpanId ? FLAG_IS_REMOTE : 0),
-  };
-  if (span.context.parentSpanId) otlpSpan.parentSpanId = span.context.parentSpanId;
+  const events = [
+    ...(span.admittedAtMs === undefined ? [] : [{ name: 'edge_tools.queue_wait', time: hrTime(span.admittedAtMs), attributes: { 'edge_tools.queued_ms': span.queuedMs } }]),
+    ...span.retries.map((retry) => ({ name: 'edge_tools.retry', time: hrTime(retry.timeMs), attributes: { 'edge_tools.attempt': retry.attempt, 'error.type': retry.code } })),
+  ];
   return {
-    resourceSpans: [
-      {
-        resource: { attributes: keyValues({ 'service.name': text(serviceName) }) },
-        scopeSpans: [{ scope: { name: 'edge-tools' }, spans: [otlpSpan] }],
-      },
-    ],
+    name: `execute_tool ${span.tool}`,
+    kind: SpanKind.INTERNAL,
+    spanContext: () => ({ traceId: span.context.traceId, spanId: span.context.spanId, traceFlags }),
+    parentSpanContext: span.context.parentSpanId ? { traceId: span.context.traceId, spanId: span.context.parentSpanId, traceFlags, isRemote: true } : undefined,
+    startTime: hrTime(span.startTimeMs),
+    endTime: hrTime(span.startTimeMs + span.durationMs),
+    duration: hrTime(span.durationMs),
+    status: span.errorCode ? { code: SpanStatusCode.ERROR, message: span.errorMessage ?? span.errorCode } : { code: SpanStatusCode.UNSET },
+    attributes,
+    events,
+    links: [],
+    ended: true,
+    resource: resourceFromAttributes({ 'service.name': serviceName }),
+    instrumentationScope: { name: 'edge-tools' },
+    droppedAttributesCount: 0,
+    droppedEventsCount: 0,
+    droppedLinksCount: 0,
   };
+}
+
+/** The OTLP/HTTP body (`ExportTraceServiceRequest`) carrying one call's span, in the protocol's encoding. */
+export function otlpTraceRequest(span: ExecutionSpan, options: { protocol?: OtlpProtocol; serviceName?: string } = {}): { body: Uint8Array; contentType: string } {
+  const protocol = options.protocol ?? OTLP_DEFAULTS.protocol;
+  const serializer = protocol === 'http/json' ? JsonTraceSerializer : ProtobufTraceSerializer;
+  const body = serializer.serializeRequest([finishedSpan(span, options.serviceName)]);
+  if (!body) throw new Error('OpenTelemetry could not serialize the span.');
+  return { body, contentType: protocol === 'http/json' ? 'application/json' : 'application/x-protobuf' };
 }
 
 /**
@@ -202,10 +228,12 @@ export function otlpTraceRequest(span: ExecutionSpan, serviceName: string = OTLP
 export async function exportSpan(config: OtlpConfig, span: ExecutionSpan): Promise<void> {
   if (!span.context.sampled) return;
   try {
+    const { body, contentType } = otlpTraceRequest(config.captureContent ? span : { ...span, content: undefined }, config);
     const response = await fetch(config.url, {
       method: 'POST',
-      headers: { ...config.headers, 'content-type': 'application/json' },
-      body: JSON.stringify(otlpTraceRequest(config.captureContent ? span : { ...span, content: undefined }, config.serviceName)),
+      headers: { ...config.headers, 'content-type': contentType },
+      // The serializers write into an ArrayBuffer of their own, never a shared one.
+      body: body as Uint8Array<ArrayBuffer>,
       signal: AbortSignal.timeout(config.timeoutMs),
     });
     await response.body?.cancel();
@@ -213,16 +241,6 @@ export async function exportSpan(config: OtlpConfig, span: ExecutionSpan): Promi
   } catch (error) {
     log('warn', 'otlp_export_failed', { trace_id: span.executionId, error: error instanceof Error ? error.message : String(error) });
   }
-}
-
-/** An OTLP `AnyValue`, in the JSON encoding (64-bit integers as decimal strings). */
-type AttributeValue = { stringValue: string } | { boolValue: boolean } | { intValue: string } | { doubleValue: number };
-
-const text = (value: string): AttributeValue => ({ stringValue: value });
-const integer = (value: number): AttributeValue => ({ intValue: String(Math.trunc(value)) });
-
-function keyValues(attributes: Record<string, AttributeValue>): { key: string; value: AttributeValue }[] {
-  return Object.entries(attributes).map(([key, value]) => ({ key, value }));
 }
 
 /**
@@ -239,9 +257,10 @@ function jsonWithin(value: unknown, limit: number = OTLP_DEFAULTS.contentLimit):
   return json.length <= limit ? json : `${json.slice(0, limit)}…[cut: ${json.length - limit} more characters]`;
 }
 
-/** Unix milliseconds (possibly fractional) as OTLP's nanoseconds, a decimal string. */
-function unixNanos(ms: number): string {
-  return (BigInt(Math.floor(ms)) * 1_000_000n + BigInt(Math.round((ms % 1) * 1_000_000))).toString();
+/** Unix milliseconds (possibly fractional) as the SDK's [seconds, nanoseconds]. */
+function hrTime(ms: number): HrTime {
+  const whole = Math.floor(ms);
+  return [Math.floor(whole / 1000), (whole % 1000) * 1_000_000 + Math.min(999_999, Math.round((ms - whole) * 1_000_000))];
 }
 
 function warnOnce(event: string, fields: Record<string, unknown>): void {

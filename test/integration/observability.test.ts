@@ -4,6 +4,17 @@
  * tenants (so every count is exact), another tenant sees none of them, spans reach the receiver
  * with the GenAI conventions and the caller's parent span, and retention deletes old rows only.
  */
+import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_CALL_RESULT,
+  ATTR_GEN_AI_TOOL_DESCRIPTION,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_TOOL_TYPE,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+} from '@opentelemetry/semantic-conventions/incubating';
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from 'cloudflare:test';
 import { and, eq, gte, inArray, sql } from 'drizzle-orm';
@@ -23,6 +34,15 @@ import { workerModule } from '../../shared/runtime/worker.ts';
 import { db } from './helpers.ts';
 
 const services = env.TEST_SERVICES;
+/** The project's own span attribute naming the call's trace UUID (meta.trace_id). */
+const ATTR_EDGE_TOOLS_TRACE_ID = 'edge_tools.trace_id';
+/** OTLP's enum values and span flags (opentelemetry/proto/trace/v1/trace.proto). */
+const SPAN_KIND_INTERNAL = 1;
+const STATUS_CODE_UNSET = 0;
+const STATUS_CODE_ERROR = 2;
+const TRACE_FLAG_SAMPLED = 0x1;
+const SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE = 0x100;
+const SPAN_FLAGS_CONTEXT_IS_REMOTE = 0x200;
 const hasRedis = services.redisUrl !== '';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const text = z.strictObject({ text: z.string().max(100) });
@@ -531,16 +551,23 @@ describe.skipIf(!hasRedis)('rate-limit refusals in the metrics', () => {
 });
 
 describe('OpenTelemetry export', () => {
-  const received = async () => (await (await fetch(`${services.otlpUrl}/__received`)).json()) as { path: string; headers: Record<string, string>; body: any }[];
-  /** The spans the receiver got for one call (by edge_tools.trace_id, its meta.trace_id), with the export they came in. */
+  type Received = { path: string; headers: Record<string, string>; body?: any; refused?: string };
+  const received = async () => (await (await fetch(`${services.otlpUrl}/__received`)).json()) as Received[];
+  /**
+   * The spans the receiver got for one call (by edge_tools.trace_id, its meta.trace_id), with the
+   * export they came in, as decoded with the official OTLP definitions.
+   */
   async function spansOf(traceId: string) {
-    const found: { span: any; resource: any; exported: { path: string; headers: Record<string, string> } }[] = [];
-    for (const exported of await received()) {
-      for (const resourceSpans of exported.body.resourceSpans ?? []) {
+    const found: { span: any; resource: any; exported: Received }[] = [];
+    const exports = await received();
+    // Every export the worker ever sent decoded: none was refused by the official definitions.
+    expect(exports.filter((exported) => exported.refused)).toEqual([]);
+    for (const exported of exports) {
+      for (const resourceSpans of exported.body!.resourceSpans) {
         for (const scopeSpans of resourceSpans.scopeSpans) {
           for (const span of scopeSpans.spans) {
             const attributes = attributesOf(span);
-            if (attributes['edge_tools.trace_id'] === traceId) found.push({ span: { ...span, attributes }, resource: resourceSpans.resource, exported });
+            if (attributes[ATTR_EDGE_TOOLS_TRACE_ID] === traceId) found.push({ span: { ...span, attributes }, resource: resourceSpans.resource, exported });
           }
         }
       }
@@ -554,6 +581,8 @@ describe('OpenTelemetry export', () => {
   }
   const attributesOf = (node: { attributes: { key: string; value: Record<string, unknown> }[] }) =>
     Object.fromEntries(node.attributes.map(({ key, value }) => [key, Object.values(value)[0]]));
+  /** A numeric attribute's value, whichever of OTLP's integer or double it was sent as. */
+  const numeric = (value: Record<string, unknown>) => Number(value.intValue ?? value.doubleValue);
 
   let tenant: Tenant;
   const exportingEnv = (overrides: Partial<Env> = {}): Env => ({
@@ -573,29 +602,38 @@ describe('OpenTelemetry export', () => {
     const [found, ...more] = await spansOf(body.meta.trace_id);
     expect(more).toEqual([]);
     expect(found!.exported.path).toBe('/v1/traces');
-    expect(found!.exported.headers).toMatchObject({ 'x-receiver-token': 's3cret value', 'x-team': 'tools', 'content-type': 'application/json' });
-    expect(attributesOf(found!.resource)).toMatchObject({ 'service.name': 'edge-tools-test' });
+    // Binary protobuf unless told otherwise: what every OTLP/HTTP receiver accepts.
+    expect(found!.exported.headers).toMatchObject({ 'x-receiver-token': 's3cret value', 'x-team': 'tools', 'content-type': 'application/x-protobuf' });
+    expect(attributesOf(found!.resource)).toMatchObject({ [ATTR_SERVICE_NAME]: 'edge-tools-test' });
     const { span } = found!;
-    expect(span).toMatchObject({ name: 'execute_tool flaky', kind: 1, traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN, spanId: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(span).toMatchObject({ name: 'execute_tool flaky', kind: SPAN_KIND_INTERNAL, traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN, spanId: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    // Sampled, and its parent is the caller's, across the network.
+    expect(span.flags).toBe(TRACE_FLAG_SAMPLED | SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE | SPAN_FLAGS_CONTEXT_IS_REMOTE);
     expect(span.attributes).toMatchObject({
-      'gen_ai.operation.name': 'execute_tool',
-      'gen_ai.tool.name': 'flaky',
-      'edge_tools.trace_id': body.meta.trace_id,
-      'gen_ai.tool.call.id': 'call_flaky_1',
-      'gen_ai.tool.type': 'function',
+      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+      [ATTR_GEN_AI_TOOL_NAME]: 'flaky',
+      [ATTR_GEN_AI_TOOL_CALL_ID]: 'call_flaky_1',
+      [ATTR_GEN_AI_TOOL_TYPE]: 'function',
+      [ATTR_GEN_AI_TOOL_DESCRIPTION]: flaky.description,
+      [ATTR_EDGE_TOOLS_TRACE_ID]: body.meta.trace_id,
       'edge_tools.project.id': tenant.projectId,
       'edge_tools.attempts': '2',
       'edge_tools.performance_warning': false,
     });
-    expect(span.attributes).not.toHaveProperty('error.type');
-    expect(span.status).toEqual({});
-    expect(span.events).toMatchObject([
-      { name: 'edge_tools.queue_wait', attributes: [{ key: 'edge_tools.queued_ms', value: { doubleValue: body.meta.queued_ms } }] },
-      { name: 'edge_tools.retry', attributes: [{ key: 'edge_tools.attempt', value: { intValue: '1' } }, { key: 'error.type', value: { stringValue: 'DATABASE_ERROR' } }] },
-    ]);
+    expect(span.attributes).not.toHaveProperty(ATTR_ERROR_TYPE);
+    expect(span.status).toEqual({ code: STATUS_CODE_UNSET });
+    // The queue wait, then the retried attempt, as events inside the span.
+    expect(span.events.map((event: { name: string }) => event.name)).toEqual(['edge_tools.queue_wait', 'edge_tools.retry']);
+    const [queueWait, retry] = span.events;
+    expect(numeric(queueWait.attributes[0].value)).toBe(body.meta.queued_ms);
+    expect(retry.attributes).toEqual([{ key: 'edge_tools.attempt', value: { intValue: '1' } }, { key: ATTR_ERROR_TYPE, value: { stringValue: 'DATABASE_ERROR' } }]);
+    for (const event of span.events) {
+      expect(BigInt(event.timeUnixNano)).toBeGreaterThanOrEqual(BigInt(span.startTimeUnixNano));
+      expect(BigInt(event.timeUnixNano)).toBeLessThanOrEqual(BigInt(span.endTimeUnixNano));
+    }
     // Content capture is off unless configured: no arguments, no result.
-    expect(span.attributes).not.toHaveProperty('gen_ai.tool.call.arguments');
-    expect(span.attributes).not.toHaveProperty('gen_ai.tool.call.result');
+    expect(span.attributes).not.toHaveProperty(ATTR_GEN_AI_TOOL_CALL_ARGUMENTS);
+    expect(span.attributes).not.toHaveProperty(ATTR_GEN_AI_TOOL_CALL_RESULT);
     expect(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)).toBeGreaterThanOrEqual(0n);
     // The span id is the one stored with the execution.
     const [row] = await db.select({ spanId: toolExecutions.otelSpanId }).from(toolExecutions).where(eq(toolExecutions.id, body.meta.trace_id));
@@ -607,8 +645,9 @@ describe('OpenTelemetry export', () => {
     const { span } = await onlySpanOf(body.meta.trace_id);
     expect(span.traceId).toBe(body.meta.trace_id.replace(/-/g, ''));
     expect(span).not.toHaveProperty('parentSpanId');
-    expect(span.attributes['error.type']).toBe('NOT_FOUND');
-    expect(span.status).toEqual({ code: 2, message: body.error.message });
+    expect(span.flags).toBe(TRACE_FLAG_SAMPLED | SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE);
+    expect(span.attributes[ATTR_ERROR_TYPE]).toBe('NOT_FOUND');
+    expect(span.status).toEqual({ code: STATUS_CODE_ERROR, message: body.error.message });
   });
 
   it('exports a refused call too, with error.type and the arguments it was refused for, when content capture is on', async () => {
@@ -616,15 +655,16 @@ describe('OpenTelemetry export', () => {
     const refused = await call(tenant, 'echo', { text: 42 }, { callEnv: capturing, headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
     expect(refused.status).toBe(400);
     const { span } = await onlySpanOf(refused.body.meta.trace_id);
-    expect(span).toMatchObject({ name: 'execute_tool echo', traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN, status: { code: 2 } });
-    expect(span.attributes).toMatchObject({ 'error.type': 'VALIDATION_ERROR', 'edge_tools.refused': true, 'edge_tools.attempts': '0' });
-    expect(JSON.parse(span.attributes['gen_ai.tool.call.arguments'])).toEqual({ text: 42 });
-    expect(JSON.parse(span.attributes['gen_ai.tool.call.result'])).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [expect.objectContaining({ field: 'text' })] } });
+    expect(span).toMatchObject({ name: 'execute_tool echo', traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN, status: { code: STATUS_CODE_ERROR } });
+    expect(span.attributes).toMatchObject({ [ATTR_ERROR_TYPE]: 'VALIDATION_ERROR', 'edge_tools.refused': true, 'edge_tools.attempts': '0' });
+    expect(span.events ?? []).toEqual([]);
+    expect(JSON.parse(span.attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS])).toEqual({ text: 42 });
+    expect(JSON.parse(span.attributes[ATTR_GEN_AI_TOOL_CALL_RESULT])).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [expect.objectContaining({ field: 'text' })] } });
 
     const succeeded = await call(tenant, 'echo', { text: 'shown' }, { callEnv: capturing });
     const { span: shown } = await onlySpanOf(succeeded.body.meta.trace_id);
-    expect(JSON.parse(shown.attributes['gen_ai.tool.call.arguments'])).toEqual({ text: 'shown' });
-    expect(JSON.parse(shown.attributes['gen_ai.tool.call.result'])).toEqual({ text: 'shown' });
+    expect(JSON.parse(shown.attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS])).toEqual({ text: 'shown' });
+    expect(JSON.parse(shown.attributes[ATTR_GEN_AI_TOOL_CALL_RESULT])).toEqual({ text: 'shown' });
   });
 
   it("takes the traceparent and the model's call id of an MCP call from params._meta", async () => {
@@ -646,7 +686,15 @@ describe('OpenTelemetry export', () => {
     const traceId = message.result.structuredContent.meta.trace_id;
     const { span } = await onlySpanOf(traceId);
     expect(span).toMatchObject({ name: 'execute_tool echo', traceId: CALLER_TRACE, parentSpanId: parentSpan });
-    expect(span.attributes['gen_ai.tool.call.id']).toBe('toolu_01Mcp');
+    expect(span.attributes[ATTR_GEN_AI_TOOL_CALL_ID]).toBe('toolu_01Mcp');
+  });
+
+  it('sends the OTLP JSON encoding instead when OTEL_EXPORTER_OTLP_PROTOCOL is http/json', async () => {
+    const { body } = await call(tenant, 'echo', { text: 'as json' }, { callEnv: exportingEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), headers: { 'tool-call-id': 'call_json_1' } });
+    const { span, exported } = await onlySpanOf(body.meta.trace_id);
+    expect(exported.headers['content-type']).toBe('application/json');
+    expect(span).toMatchObject({ name: 'execute_tool echo', kind: SPAN_KIND_INTERNAL, traceId: body.meta.trace_id.replace(/-/g, ''), status: { code: STATUS_CODE_UNSET } });
+    expect(span.attributes).toMatchObject({ [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL, [ATTR_GEN_AI_TOOL_NAME]: 'echo', [ATTR_GEN_AI_TOOL_CALL_ID]: 'call_json_1' });
   });
 
   it('ignores a malformed traceparent and does not export spans the caller does not sample', async () => {

@@ -1,11 +1,11 @@
 /**
- * The OTLP/HTTP JSON encoding of a call's span, judged by OpenTelemetry's own serializer
- * (@opentelemetry/otlp-transformer's JsonTraceSerializer) on an equivalent SDK span, with the
- * GenAI attribute names taken from @opentelemetry/semantic-conventions; and the exporter's reading
- * of the standard OTEL_EXPORTER_OTLP_* variables.
+ * A call's span as the exporter sends it, in both OTLP/HTTP encodings, decoded by the referee
+ * (test/support/otlp-decode.ts: classes generated from the official OTLP protobuf definitions) and
+ * checked field by field, with the GenAI attribute names taken from
+ * @opentelemetry/semantic-conventions; and the exporter's reading of the standard
+ * OTEL_EXPORTER_OTLP_* variables.
  */
-import type { SpanContext as OtelSpanContext } from '@opentelemetry/api';
-import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { ATTR_ERROR_TYPE, ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import {
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
@@ -16,9 +16,9 @@ import {
   ATTR_GEN_AI_TOOL_TYPE,
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
 } from '@opentelemetry/semantic-conventions/incubating';
-import { ATTR_ERROR_TYPE } from '@opentelemetry/semantic-conventions';
 import { describe, expect, it } from 'vitest';
-import { OTLP_DEFAULTS, otlpConfigFromEnv, otlpTraceRequest, parseOtlpHeaders, type ExecutionSpan } from '../../shared/observability/otlp.ts';
+import { OTLP_DEFAULTS, otlpConfigFromEnv, otlpTraceRequest, parseOtlpHeaders, type ExecutionSpan, type OtlpProtocol } from '../../shared/observability/otlp.ts';
+import { decodeTraceRequest } from '../support/otlp-decode.ts';
 
 const span: ExecutionSpan = {
   context: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '7a2190356c3fc94b', parentSpanId: '00f067aa0ba902b7', sampled: true },
@@ -43,92 +43,107 @@ const span: ExecutionSpan = {
   content: { arguments: { query: 'héllo "world"', limit: 5 }, result: { code: 'DATABASE_ERROR', message: 'The database is temporarily unavailable.' } },
 };
 
-/** Milliseconds as the SDK's [seconds, nanoseconds]. */
-const hrTime = (ms: number): [number, number] => [Math.floor(ms / 1000), Math.round((ms % 1000) * 1e6)];
+const PROTOCOLS: { protocol: OtlpProtocol; contentType: string }[] = [
+  { protocol: 'http/protobuf', contentType: 'application/x-protobuf' },
+  { protocol: 'http/json', contentType: 'application/json' },
+];
 
-/** The same span as the OpenTelemetry SDK would hold it (a ReadableSpan), for its serializer. */
-function sdkSpan() {
-  const context: OtelSpanContext = { traceId: span.context.traceId, spanId: span.context.spanId, traceFlags: 1 };
-  return {
-    name: 'execute_tool semantic-search',
-    kind: 0, // SpanKind.INTERNAL
-    spanContext: () => context,
-    parentSpanContext: { traceId: span.context.traceId, spanId: span.context.parentSpanId!, traceFlags: 1, isRemote: true },
-    startTime: hrTime(span.startTimeMs),
-    endTime: hrTime(span.startTimeMs + span.durationMs),
-    status: { code: 2, message: span.errorMessage },
-    attributes: {
-      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
-      [ATTR_GEN_AI_TOOL_NAME]: span.tool,
-      [ATTR_GEN_AI_TOOL_CALL_ID]: span.toolCallId,
-      [ATTR_GEN_AI_TOOL_TYPE]: 'function',
-      [ATTR_GEN_AI_TOOL_DESCRIPTION]: span.toolDescription,
-      [ATTR_GEN_AI_TOOL_CALL_ARGUMENTS]: JSON.stringify(span.content!.arguments),
-      [ATTR_GEN_AI_TOOL_CALL_RESULT]: JSON.stringify(span.content!.result),
-      'edge_tools.trace_id': span.executionId,
-      'edge_tools.project.id': span.projectId,
-      'edge_tools.refused': false,
-      'edge_tools.attempts': span.attempts,
-      'edge_tools.queued_ms': span.queuedMs,
-      'edge_tools.performance_warning': false,
-      [ATTR_ERROR_TYPE]: 'DATABASE_ERROR',
-    },
-    links: [],
-    events: [
-      { name: 'edge_tools.queue_wait', time: hrTime(span.admittedAtMs!), attributes: { 'edge_tools.queued_ms': span.queuedMs } },
-      ...span.retries.map((retry) => ({ name: 'edge_tools.retry', time: hrTime(retry.timeMs), attributes: { 'edge_tools.attempt': retry.attempt, [ATTR_ERROR_TYPE]: retry.code } })),
-    ],
-    duration: hrTime(span.durationMs),
-    ended: true,
-    resource: { attributes: { 'service.name': 'edge-tools' } },
-    instrumentationScope: { name: 'edge-tools' },
-    droppedAttributesCount: 0,
-    droppedEventsCount: 0,
-    droppedLinksCount: 0,
-  };
+/** The one span of an encoded request, as the referee decodes it, its attributes as a record. */
+function decoded(sent: ExecutionSpan, protocol: OtlpProtocol = 'http/protobuf') {
+  const { body, contentType } = otlpTraceRequest(sent, { protocol, serviceName: 'edge-tools-eu' });
+  const request = decodeTraceRequest(contentType, body);
+  expect(request.resourceSpans).toHaveLength(1);
+  const [resourceSpans] = request.resourceSpans;
+  expect(resourceSpans!.scopeSpans).toHaveLength(1);
+  const [scopeSpans] = resourceSpans!.scopeSpans;
+  expect(scopeSpans.spans).toHaveLength(1);
+  const [decodedSpan] = scopeSpans.spans;
+  return { resource: resourceSpans!.resource, scope: scopeSpans.scope, span: decodedSpan, attributes: valuesOf(decodedSpan.attributes) };
 }
 
-/** Drops what only says "nothing" (empty lists, zero counts, undefined) and writes 64-bit integers as strings, as OTLP/JSON allows both. */
-function normalize(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(normalize);
-  if (typeof value !== 'object' || value === null) return value;
-  const entries = Object.entries(value)
-    .filter(([key, item]) => item !== undefined && !(Array.isArray(item) && item.length === 0) && !(/^dropped/.test(key) && item === 0))
-    .map(([key, item]) => [key, key === 'intValue' ? String(item) : normalize(item)]);
-  return Object.fromEntries(entries);
-}
+const valuesOf = (attributes: { key: string; value: Record<string, unknown> }[]) => Object.fromEntries(attributes.map(({ key, value }) => [key, value]));
 
-describe('OTLP/HTTP JSON span', () => {
-  it('encodes an execution exactly as OpenTelemetry serializes the same span', () => {
-    const reference = JSON.parse(new TextDecoder().decode(JsonTraceSerializer.serializeRequest([sdkSpan() as never])!));
-    expect(normalize(otlpTraceRequest(span))).toEqual(normalize(reference));
+describe.each(PROTOCOLS)('OTLP span as $protocol, decoded with the official definitions', ({ protocol, contentType }) => {
+  it(`is sent as ${contentType}`, () => {
+    expect(otlpTraceRequest(span, { protocol }).contentType).toBe(contentType);
+  });
+
+  it('carries the GenAI tool-execution span: name, kind, ids, times, status, attributes, events', () => {
+    const { resource, scope, span: sent, attributes } = decoded(span, protocol);
+    expect(valuesOf(resource.attributes)).toEqual({ [ATTR_SERVICE_NAME]: { stringValue: 'edge-tools-eu' } });
+    expect(scope).toEqual({ name: 'edge-tools' });
+    expect(sent).toMatchObject({
+      traceId: span.context.traceId,
+      spanId: span.context.spanId,
+      parentSpanId: span.context.parentSpanId,
+      name: 'execute_tool semantic-search',
+      kind: 1, // SPAN_KIND_INTERNAL
+      startTimeUnixNano: '1764000000123250000',
+      endTimeUnixNano: '1764000002171750000',
+      status: { code: 2, message: span.errorMessage }, // STATUS_CODE_ERROR
+      flags: 0x301, // sampled, and the parent is known to be remote
+    });
+    expect(attributes).toEqual({
+      [ATTR_GEN_AI_OPERATION_NAME]: { stringValue: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL },
+      [ATTR_GEN_AI_TOOL_NAME]: { stringValue: 'semantic-search' },
+      [ATTR_GEN_AI_TOOL_CALL_ID]: { stringValue: 'call_Qx7bZ2' },
+      [ATTR_GEN_AI_TOOL_TYPE]: { stringValue: 'function' },
+      [ATTR_GEN_AI_TOOL_DESCRIPTION]: { stringValue: 'Find tasks by meaning.' },
+      [ATTR_GEN_AI_TOOL_CALL_ARGUMENTS]: { stringValue: JSON.stringify(span.content!.arguments) },
+      [ATTR_GEN_AI_TOOL_CALL_RESULT]: { stringValue: JSON.stringify(span.content!.result) },
+      [ATTR_ERROR_TYPE]: { stringValue: 'DATABASE_ERROR' },
+      'edge_tools.trace_id': { stringValue: span.executionId },
+      'edge_tools.project.id': { stringValue: span.projectId },
+      'edge_tools.refused': { boolValue: false },
+      'edge_tools.attempts': { intValue: '3' },
+      'edge_tools.queued_ms': { doubleValue: 12.5 },
+      'edge_tools.performance_warning': { boolValue: false },
+    });
+    expect(sent.events.map((event: any) => ({ ...event, attributes: valuesOf(event.attributes) }))).toMatchObject([
+      { name: 'edge_tools.queue_wait', timeUnixNano: '1764000000140000000', attributes: { 'edge_tools.queued_ms': { doubleValue: 12.5 } } },
+      { name: 'edge_tools.retry', timeUnixNano: '1764000000200000000', attributes: { 'edge_tools.attempt': { intValue: '1' }, [ATTR_ERROR_TYPE]: { stringValue: 'DATABASE_ERROR' } } },
+      { name: 'edge_tools.retry', timeUnixNano: '1764000002200000000', attributes: { 'edge_tools.attempt': { intValue: '2' }, [ATTR_ERROR_TYPE]: { stringValue: 'DATABASE_ERROR' } } },
+    ]);
   });
 
   it('cuts arguments and results longer than the largest answer budget, and says so', () => {
     const long = 'x'.repeat(OTLP_DEFAULTS.contentLimit);
-    const request = otlpTraceRequest({ ...span, content: { arguments: { text: long }, result: null } }) as any;
-    const attributes = Object.fromEntries(request.resourceSpans[0].scopeSpans[0].spans[0].attributes.map((a: any) => [a.key, a.value.stringValue]));
-    const cut = attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] as string;
+    const { attributes } = decoded({ ...span, content: { arguments: { text: long }, result: null } }, protocol);
+    const cut = attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS]!.stringValue as string;
     expect(cut.startsWith(JSON.stringify({ text: long }).slice(0, OTLP_DEFAULTS.contentLimit))).toBe(true);
     expect(cut.endsWith(`…[cut: ${JSON.stringify({ text: long }).length - OTLP_DEFAULTS.contentLimit} more characters]`)).toBe(true);
-    expect(attributes[ATTR_GEN_AI_TOOL_CALL_RESULT]).toBe('null');
+    expect(attributes[ATTR_GEN_AI_TOOL_CALL_RESULT]).toEqual({ stringValue: 'null' });
   });
 
   it('leaves the arguments, the result and the call id out when there are none', () => {
     const { content: _content, toolCallId: _id, ...bare } = span;
-    const keys = (otlpTraceRequest(bare) as any).resourceSpans[0].scopeSpans[0].spans[0].attributes.map((a: { key: string }) => a.key);
-    expect(keys).not.toContain(ATTR_GEN_AI_TOOL_CALL_ARGUMENTS);
-    expect(keys).not.toContain(ATTR_GEN_AI_TOOL_CALL_RESULT);
-    expect(keys).not.toContain(ATTR_GEN_AI_TOOL_CALL_ID);
+    const { attributes } = decoded(bare, protocol);
+    expect(Object.keys(attributes)).not.toContain(ATTR_GEN_AI_TOOL_CALL_ARGUMENTS);
+    expect(Object.keys(attributes)).not.toContain(ATTR_GEN_AI_TOOL_CALL_RESULT);
+    expect(Object.keys(attributes)).not.toContain(ATTR_GEN_AI_TOOL_CALL_ID);
+    expect(attributes[ATTR_GEN_AI_TOOL_NAME]).toEqual({ stringValue: 'semantic-search' });
   });
 
-  it('leaves error.type and the status out on success, and the parent out for a trace of its own', () => {
-    const { errorCode: _code, errorMessage: _message, ...succeeded } = span;
-    const request = otlpTraceRequest({ ...succeeded, context: { traceId: span.context.traceId, spanId: span.context.spanId, sampled: true } }) as any;
-    const encoded = request.resourceSpans[0].scopeSpans[0].spans[0];
-    expect(encoded.attributes.map((a: { key: string }) => a.key)).not.toContain('error.type');
-    expect(encoded.status).toEqual({});
-    expect(encoded).not.toHaveProperty('parentSpanId');
+  it('leaves error.type and the error status out on success, the parent out for a trace of its own, events out with nothing to tell', () => {
+    const { errorCode: _code, errorMessage: _message, admittedAtMs: _admitted, ...succeeded } = span;
+    const { span: sent, attributes } = decoded({ ...succeeded, retries: [], context: { traceId: span.context.traceId, spanId: span.context.spanId, sampled: true } }, protocol);
+    expect(Object.keys(attributes)).not.toContain(ATTR_ERROR_TYPE);
+    expect(sent.status).toEqual({ code: 0 }); // STATUS_CODE_UNSET
+    expect(sent).not.toHaveProperty('parentSpanId');
+    expect(sent.flags).toBe(0x101); // sampled, no remote parent
+    expect(sent.events ?? []).toEqual([]);
+  });
+});
+
+describe('the referee', () => {
+  it('refuses a body the official definitions do not describe', () => {
+    const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+    expect(() => decodeTraceRequest('application/json', json({ resourceSpans: [{ scopeSpans: [{ spans: [{ name: 'x', atributes: [] }] }] }] }))).toThrow(/atributes/);
+    expect(() => decodeTraceRequest('application/json', json({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'S/kvNXezTaajzpKdDg5HNg==' }] }] }] }))).toThrow(/hex/);
+    // Field 99 of the request, unknown to the definitions, after a valid span.
+    const valid = otlpTraceRequest(span).body;
+    expect(() => decodeTraceRequest('application/x-protobuf', new Uint8Array([...valid, 0x98, 0x06, 0x01]))).toThrow(/do not know/);
+    expect(() => decodeTraceRequest('text/plain', valid)).toThrow(/application\/x-protobuf/);
   });
 });
 
@@ -139,9 +154,16 @@ describe('exporter configuration', () => {
     expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com/otlp' })?.url).toBe('https://otlp.example.com/otlp/v1/traces');
     expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://a.example.com', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b.example.com/traces' })?.url).toBe('https://b.example.com/traces');
     expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' })).toBeUndefined();
-    expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com' })).toMatchObject({ headers: {}, timeoutMs: 10_000, serviceName: 'edge-tools', captureContent: false });
+    expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com' })).toMatchObject({ headers: {}, timeoutMs: 10_000, serviceName: 'edge-tools', protocol: 'http/protobuf', captureContent: false });
     expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' })?.captureContent).toBe(true);
     expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com', OTEL_EXPORTER_OTLP_TIMEOUT: '2500', OTEL_SERVICE_NAME: 'tools-eu' })).toMatchObject({ timeoutMs: 2_500, serviceName: 'tools-eu' });
+  });
+
+  it('sends http/protobuf unless OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL says http/json; grpc falls back to http/protobuf', () => {
+    const base = { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com' };
+    expect(otlpConfigFromEnv({ ...base, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })?.protocol).toBe('http/json');
+    expect(otlpConfigFromEnv({ ...base, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })?.protocol).toBe('http/protobuf');
+    expect(otlpConfigFromEnv({ ...base, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })?.protocol).toBe('http/protobuf');
   });
 
   it('reads OTEL_EXPORTER_OTLP_HEADERS as comma-separated, URL-encoded key=value pairs', () => {
