@@ -7,6 +7,7 @@
 import { fail, ok, type Failure } from '../core/contract.ts';
 import { createMcpHandler, mcpCors, type McpHandler } from './mcp.ts';
 import { openAiCatalog } from './openai-export.ts';
+import { grantRoutes } from './grants.ts';
 import { observabilityRoutes } from './observability.ts';
 import { recordRoutes } from './records.ts';
 import { createOpenApiDocument } from './openapi.ts';
@@ -46,6 +47,8 @@ export interface CatalogEntry {
  *   Redis answer (503 when one does not).
  * - `GET /executions`, `GET /executions/:trace_id`, `GET /metrics` and `GET /dashboard` read the
  *   caller's trace and metrics (shared/http/observability.ts);
+ * - `GET /grants` and `DELETE /grants/:grant_id` list and revoke the project's OAuth clients
+ *   (shared/http/grants.ts);
  * - `GET /documents/:id` and `GET /tasks/:id` read the records answers link to.
  */
 export function createGateway(tools: readonly AnyTool[], options: ServeOptions = {}) {
@@ -107,6 +110,7 @@ export function createGateway(tools: readonly AnyTool[], options: ServeOptions =
       return viewOf(parsed.toolsets).mcp(c.req.raw, scopeOf(c));
     })
     .route('/', observabilityRoutes([...byId.keys()]))
+    .route('/', grantRoutes())
     .route('/', recordRoutes());
   return refuseOtherMethods(app, ROUTES_HINT);
 }
@@ -115,7 +119,7 @@ export function createGateway(tools: readonly AnyTool[], options: ServeOptions =
 export type Gateway = ReturnType<typeof createGateway>;
 
 const ROUTES_HINT =
-  'Routes: GET /health, GET /health/ready, GET /tools (?toolset=, ?tool=, ?format=openai), GET /openapi.json (?toolset=), POST /tools/<tool id> with a JSON body, POST /mcp or /mcp/<toolsets> (MCP), GET /executions, GET /executions/<trace id>, GET /metrics, GET /dashboard.';
+  'Routes: GET /health, GET /health/ready, GET /tools (?toolset=, ?tool=, ?format=openai), GET /openapi.json (?toolset=), POST /tools/<tool id> with a JSON body, POST /mcp or /mcp/<toolsets> (MCP), GET /executions, GET /executions/<trace id>, GET /refusals, GET /metrics, GET /grants, DELETE /grants/<grant id>, GET /dashboard.';
 
 function catalogEntry(tool: AnyTool): CatalogEntry {
   const schemas = tool.jsonSchemas();

@@ -9,6 +9,7 @@ import { ERROR_STATUS } from '../core/contract.ts';
 import { executionDetail, executionsPage, executionsQuery } from '../observability/executions.ts';
 import { metricsData, metricsQuery } from '../observability/metrics.ts';
 import { refusalsPage, refusalsQuery } from '../observability/refusals.ts';
+import { connectedClients, revokedGrant } from './grants.ts';
 import { documentQuery, documentRecordData, taskQuery, taskRecordData } from './records.ts';
 import { embed, envelopeParts, failureEnvelopeSchema, successEnvelopeSchema, type EnvelopeParts } from './envelope-schema.ts';
 import type { JsonSchema } from './compact-schema.ts';
@@ -181,10 +182,22 @@ function observabilityPaths(): Record<string, JsonSchema> {
       ),
     },
     '/metrics': { get: metrics },
+    '/grants': {
+      get: read('listGrants', 'The OAuth clients people approved for the project (live grants), newest first. Takes an API key of the project, not an OAuth token.', connectedClients, [401, 403, 500, 503], []),
+    },
+    '/grants/{grant_id}': {
+      delete: read(
+        'revokeGrant',
+        "Revokes one of the project's grants: its tokens stop working within about a second, and it can no longer be refreshed. Takes an API key of the project, not an OAuth token.",
+        revokedGrant,
+        [401, 403, 404, 500, 503],
+        [{ name: 'grant_id', in: 'path', required: true, description: 'The grant_id listed by GET /grants.', schema: { type: 'string' } }],
+      ),
+    },
     '/dashboard': {
       get: {
         operationId: 'dashboard',
-        description: 'A page showing the metrics and recent failures of the project whose API key is entered (kept in the tab only).',
+        description: 'A live page of the project whose API key is entered (kept in the tab only): metrics, latency per tool, every call of the window (successes, failures, refusals) with its trace, and the connected clients with a Revoke button.',
         responses: { 200: { description: 'The dashboard page.', content: { 'text/html': { schema: { type: 'string' } } } } },
       },
     },

@@ -134,15 +134,17 @@ export async function listGrants(db: Database, project?: string) {
 }
 
 /**
- * Revokes a live grant by id; false when no live grant has that id. Its tokens stop working on
- * every isolate within about a second (the cache's re-check), and its refresh token at once.
+ * Revokes a live grant by id (only one of `projectId`'s when given); false when no such live grant
+ * exists. Its tokens stop working on every isolate within about a second (the cache's re-check),
+ * and its refresh token at once.
  */
-export async function revokeGrant(db: Database, grantId: string): Promise<boolean> {
+export async function revokeGrant(db: Database, grantId: string, { projectId }: { projectId?: string } = {}): Promise<boolean> {
   if (!UUID.test(grantId)) return false;
+  const ofProject = projectId === undefined ? undefined : eq(oauthGrants.projectId, projectId);
   const revoked = await db
     .update(oauthGrants)
     .set({ revokedAt: sql`now()` })
-    .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt)))
+    .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt), ofProject))
     .returning({ id: oauthGrants.id });
   return revoked.length > 0;
 }

@@ -49,7 +49,7 @@ describe('GET /openapi.json', () => {
   it('is OpenAPI 3.1 with every tool route, the catalog and health, on the server it was asked from', async () => {
     const document = await openApi();
     expect(document).toMatchObject({ openapi: '3.1.0', info: { title: 'edge-tools' }, servers: [{ url: 'http://edge-tools.test' }] });
-    const observability = ['/dashboard', '/executions', '/executions/{trace_id}', '/metrics', '/refusals'];
+    const observability = ['/dashboard', '/executions', '/executions/{trace_id}', '/grants', '/grants/{grant_id}', '/metrics', '/refusals'];
     expect(Object.keys(document.paths).sort()).toEqual(['/health', '/health/ready', '/openapi.json', '/tools', '/documents/{id}', '/tasks/{id}', ...observability, ...tools.map((tool) => `/tools/${tool.id}`)].sort());
     expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const { ref, resolves } of references(document)) expect(resolves, ref).toBe(true);

@@ -1,0 +1,90 @@
+/**
+ * The project's connected clients, for the dashboard: `GET /grants` lists the OAuth grants people
+ * approved (live ones: neither revoked nor expired), `DELETE /grants/:grant_id` revokes one, as
+ * `npm run keys -- revoke-grant` does: its tokens stop working within about a second. Both take an
+ * API key of the project; an OAuth token may not list or revoke grants.
+ */
+import { Hono } from 'hono';
+import * as z from 'zod';
+import { fail, ok, type Failure } from '../core/contract.ts';
+import { plural } from '../core/plural.ts';
+import type { Env } from '../runtime/env.ts';
+import { listGrants, revokeGrant } from '../runtime/grants.ts';
+import { authenticated, type Authenticated } from './read-route.ts';
+
+/** One connected client, as `GET /grants` lists it. */
+export const connectedClient = z.object({
+  grant_id: z.string().describe('The grant: DELETE /grants/{grant_id} revokes it.'),
+  client: z.string().describe('The name the client registered with.'),
+  client_id: z.string(),
+  redirect_host: z.string().describe('Where its authorizations were redirected.'),
+  resource: z.string().describe('The MCP URL its tokens work on.'),
+  toolsets: z.array(z.string()),
+  read_only: z.boolean(),
+  approved_with: z.string().describe('The prefix of the API key whose holder approved it.'),
+  created_at: z.string(),
+  expires_at: z.string(),
+});
+
+/** The data of `GET /grants`. */
+export const connectedClients = z.object({ grants: z.array(connectedClient).describe('Live grants (neither revoked nor expired), newest first.') });
+
+/** The data of `DELETE /grants/:grant_id`. */
+export const revokedGrant = z.object({ grant_id: z.string(), revoked: z.literal(true) });
+
+export type ConnectedClient = z.output<typeof connectedClient>;
+export type ConnectedClients = z.output<typeof connectedClients>;
+
+const HINT = 'Example of a valid call: GET /grants, then DELETE /grants/<grant_id> with an API key of the project.';
+
+/** The routes of connected clients, mounted by the gateway (shared/http/app.ts). */
+export function grantRoutes() {
+  return new Hono<{ Bindings: Env }>()
+    .get('/grants', (c) =>
+      authenticated(c, 'grants', async (caller) => {
+        const denied = withApiKeyOnly(caller);
+        if (denied) return denied;
+        const now = Date.now();
+        const grants = (await listGrants(caller.db, caller.project.id))
+          .filter((grant) => grant.revokedAt === null && grant.expiresAt.getTime() > now)
+          .map(
+            (grant): ConnectedClient => ({
+              grant_id: grant.id,
+              client: grant.client,
+              client_id: grant.clientId,
+              redirect_host: grant.redirectHost,
+              resource: grant.resource,
+              toolsets: grant.toolsets,
+              read_only: grant.readOnly,
+              approved_with: grant.approvedWith,
+              created_at: grant.createdAt.toISOString(),
+              expires_at: grant.expiresAt.toISOString(),
+            }),
+          );
+        return ok<ConnectedClients>({ grants }, grants.length === 0 ? 'No client is connected through OAuth.' : `${plural(grants.length, 'connected client')}, newest first.`);
+      }),
+    )
+    .delete('/grants/:grant_id', (c) =>
+      authenticated(c, 'grants', async (caller) => {
+        const denied = withApiKeyOnly(caller);
+        if (denied) return denied;
+        const grantId = c.req.param('grant_id');
+        if (!(await revokeGrant(caller.db, grantId, { projectId: caller.project.id }))) {
+          return fail('NOT_FOUND', `This project has no live grant with the id '${grantId.slice(0, 60)}' (it may be revoked already).`, {
+            hint: `List the live grants with GET /grants. ${HINT}`,
+            details: { entity_type: 'grant', query: { grant_id: grantId.slice(0, 60) } },
+          });
+        }
+        return ok<z.output<typeof revokedGrant>>({ grant_id: grantId, revoked: true }, `Revoked grant ${grantId}: its tokens stop working within about a second, and it can no longer be refreshed.`);
+      }),
+    );
+}
+
+/** PERMISSION_DENIED for a caller with an OAuth token (whose grant names its toolsets): grants are the project owner's. */
+function withApiKeyOnly(caller: Authenticated): Failure | undefined {
+  if (caller.toolsets === undefined) return undefined;
+  return fail('PERMISSION_DENIED', 'Connected clients are listed and revoked with an API key of the project, not with an OAuth access token.', {
+    hint: `Send 'Authorization: Bearer et_…' with a key of the project (npm run keys). ${HINT}`,
+    details: { reason: 'api_key_required' },
+  });
+}
