@@ -18,7 +18,7 @@ import { isMetricsToken, PROMETHEUS_CONTENT_TYPE, prometheusText } from '../obse
 import { createDb, databaseFailure } from '../runtime/db.ts';
 import { unexpected } from '../runtime/execute.ts';
 import { answer } from './base.ts';
-import { dashboardPage } from './dashboard.ts';
+import { dashboardPage } from './dashboard/page.ts';
 import { authenticated, readQuery } from './read-route.ts';
 
 const EXECUTIONS_HINT = 'Example of a valid call: GET /executions?status=failure&tool=log-mood&limit=20';
