@@ -39,7 +39,7 @@ async function request(method: string, path: string, key: string) {
 
 const isLive = async (id: string) => (await db.select({ id: oauthGrants.id }).from(oauthGrants).where(and(eq(oauthGrants.id, id), isNull(oauthGrants.revokedAt)))).length === 1;
 
-describe('connected clients', () => {
+describe('connected clients', { timeout: 60_000 }, () => {
   it("lists the project's live grants only: not another project's, not an expired one", async () => {
     const mine = await grantOf(tenantA, 'Listed agent');
     const expired = await grantOf(tenantA, 'Expired agent', -1_000);

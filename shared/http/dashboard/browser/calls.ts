@@ -14,8 +14,8 @@ const LISTED = 50;
 /** One row of the list: an execution or a refused call. */
 type Call = ({ kind: 'execution' } & Execution) | ({ kind: 'refusal' } & Refusal);
 
-/** The rows already drawn, by trace id: kept across refreshes, so focus and position stay. */
-const rows = new Map<string, HTMLLIElement>();
+/** The rows drawn, by trace id: kept across refreshes, so focus and position stay. */
+const rows = new Map<string, Element>();
 
 /** Fills the code filter with every error code (once). */
 export function setUpFilters(onChange: () => void): void {
@@ -50,14 +50,12 @@ export async function refreshCalls(since: string): Promise<void> {
   ]
     .sort((a, b) => b.started_at.localeCompare(a.started_at))
     .slice(0, LISTED);
-  reconcile(byId('calls'), calls.map(rowOf));
+  reconcile(byId('calls'), calls, (call) => call.trace_id, rowOf, rows);
   byId('no-calls').hidden = calls.length > 0;
 }
 
-/** The list item of a call: one button that opens it, drawn once per trace id. */
+/** The list item of a call: one button that opens it. */
 function rowOf(call: Call): HTMLLIElement {
-  const drawn = rows.get(call.trace_id);
-  if (drawn) return drawn;
   const outcome = call.kind === 'refusal' ? 'refused' : call.status;
   const code = call.kind === 'refusal' ? call.code : (call.error_code ?? '');
   const open = element('button', null, { type: 'button', class: 'call', 'data-trace-id': call.trace_id, 'data-outcome': outcome });
@@ -71,7 +69,6 @@ function rowOf(call: Call): HTMLLIElement {
   open.addEventListener('click', () => void (call.kind === 'refusal' ? showRefusal(call) : showExecution(call.trace_id)));
   const row = element('li');
   row.append(open);
-  rows.set(call.trace_id, row);
   return row;
 }
 

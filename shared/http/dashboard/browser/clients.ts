@@ -6,19 +6,17 @@ import { api, type ConnectedClient, type ConnectedClients } from './api.ts';
 import { byId, element, reconcile, when } from './dom.ts';
 
 /** The rows drawn, by grant id: kept across refreshes, so focus stays on a button. */
-const rows = new Map<string, HTMLTableRowElement>();
+const rows = new Map<string, Element>();
 
 /** Reads and draws the project's connected clients. */
 export async function refreshClients(): Promise<void> {
   const { grants } = await api<ConnectedClients>('/grants');
-  reconcile(byId('clients').querySelector('tbody')!, grants.map(rowOf));
+  reconcile(byId('clients').querySelector('tbody')!, grants, (grant) => grant.grant_id, rowOf, rows);
   byId('clients').hidden = grants.length === 0;
   byId('no-clients').hidden = grants.length > 0;
 }
 
 function rowOf(grant: ConnectedClient): HTMLTableRowElement {
-  const drawn = rows.get(grant.grant_id);
-  if (drawn) return drawn;
   const row = element('tr', null, { 'data-grant-id': grant.grant_id });
   const revoke = element('button', 'Revoke', { type: 'button', class: 'danger', 'aria-label': `Revoke ${grant.client}` });
   revoke.addEventListener('click', () => void revokeGrant(grant, revoke));
@@ -31,7 +29,6 @@ function rowOf(grant: ConnectedClient): HTMLTableRowElement {
     element('td', when(grant.created_at), { 'data-label': 'Connected' }),
     action,
   );
-  rows.set(grant.grant_id, row);
   return row;
 }
 
@@ -41,7 +38,6 @@ async function revokeGrant(grant: ConnectedClient, button: HTMLButtonElement): P
   const status = byId('clients-status');
   try {
     await api(`/grants/${encodeURIComponent(grant.grant_id)}`, { method: 'DELETE' });
-    rows.delete(grant.grant_id);
     status.textContent = `Revoked ${grant.client}: its tokens stop working within seconds.`;
     await refreshClients();
   } catch (error) {

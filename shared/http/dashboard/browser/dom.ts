@@ -55,12 +55,18 @@ export function facts(list: HTMLElement, entries: readonly (readonly [string, st
 }
 
 /**
- * Puts `wanted` as the children of `parent`, in order, moving only what is out of place: nodes
- * already there stay (and keep focus), new ones are inserted, the rest removed.
+ * Shows one element per item as the children of `parent`, in order, reusing the elements drawn
+ * before (`drawn`, by key): those already in place stay (and keep focus), new ones are inserted,
+ * the rest removed and forgotten.
  */
-export function reconcile(parent: HTMLElement, wanted: readonly Element[]): void {
-  wanted.forEach((node, i) => {
+export function reconcile<T>(parent: Element, items: readonly T[], keyOf: (item: T) => string, draw: (item: T) => Element, drawn: Map<string, Element>): void {
+  const keys = new Set(items.map(keyOf));
+  for (const key of drawn.keys()) if (!keys.has(key)) drawn.delete(key);
+  items.forEach((item, i) => {
+    const key = keyOf(item);
+    let node = drawn.get(key);
+    if (!node) drawn.set(key, (node = draw(item)));
     if (parent.children[i] !== node) parent.insertBefore(node, parent.children[i] ?? null);
   });
-  while (parent.children.length > wanted.length) parent.lastElementChild!.remove();
+  while (parent.children.length > items.length) parent.lastElementChild!.remove();
 }
