@@ -8,9 +8,10 @@ import { Hono } from 'hono';
 import * as z from 'zod';
 import { fail, ok, type Failure } from '../core/contract.ts';
 import { plural } from '../core/plural.ts';
+import type { Authorized } from '../runtime/auth.ts';
 import type { Env } from '../runtime/env.ts';
 import { listGrants, revokeGrant } from '../runtime/grants.ts';
-import { authenticated, type Authenticated } from './read-route.ts';
+import { authenticated } from './read-route.ts';
 
 /** One connected client, as `GET /grants` lists it. */
 export const connectedClient = z.object({
@@ -81,7 +82,7 @@ export function grantRoutes() {
 }
 
 /** PERMISSION_DENIED for a caller with an OAuth token (whose grant names its toolsets): grants are the project owner's. */
-function withApiKeyOnly(caller: Authenticated): Failure | undefined {
+function withApiKeyOnly(caller: Authorized): Failure | undefined {
   if (caller.toolsets === undefined) return undefined;
   return fail('PERMISSION_DENIED', 'Connected clients are listed and revoked with an API key of the project, not with an OAuth access token.', {
     hint: `Send 'Authorization: Bearer et_…' with a key of the project (npm run keys). ${HINT}`,
