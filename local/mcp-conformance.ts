@@ -1,7 +1,8 @@
 /**
- * `npm run conformance -- [--url <mcp url>] [--key <api key>] [scenario ...]`: runs the official MCP
- * conformance suite (`@modelcontextprotocol/conformance`, through npx) against a running server,
- * by default `npm run dev`'s gateway at http://127.0.0.1:PORT/mcp (8787 unless PORT is set) with the key in `KEY`.
+ * `npm run conformance -- [--url <mcp url>] [--key <api key>] [--output-dir <dir>] [scenario ...]`: runs the official MCP
+ * conformance suite (`@modelcontextprotocol/conformance`, a pinned dev dependency) against a running
+ * server, by default `npm run dev`'s gateway at http://127.0.0.1:PORT/mcp (8787 unless PORT is set)
+ * with the key in `KEY`.
  *
  * The suite's client sends no credentials, and every request to /mcp needs an API key, so the
  * suite is pointed at a proxy on 127.0.0.1 that adds `Authorization: Bearer <key>` and passes
@@ -11,26 +12,63 @@
  * Without scenarios it runs those that apply to a server of tools without resources, prompts,
  * completions, logging, sampling or elicitation: the others need the suite's own fixture tools
  * and features (`test_simple_text`, `test_image_content`, prompts, resources, ...).
+ *
+ * `npm run conformance -- --authorization [--url <mcp url>]` runs the suite's authorization-server
+ * scenarios instead (metadata, and the authorization code grant with PKCE and the MCP URL as the
+ * resource): it registers a client whose redirect is the suite's callback on 127.0.0.1, and prints
+ * the consent page's URL for you to open and approve with an API key. No key is needed here.
+ * `--output-dir` keeps each scenario's checks (checks.json) there.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { freePort } from './wrangler-dev.ts';
 
-/** The suite's version, pinned: its scenarios change between versions. */
-const SUITE = '@modelcontextprotocol/conformance@0.1.16';
-const APPLICABLE = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'];
+/** The suite's command, installed at the version package.json pins: its scenarios change between versions. */
+const SUITE = fileURLToPath(new URL('../node_modules/.bin/conformance', import.meta.url));
+const APPLICABLE = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection', 'http-header-validation'];
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { url: { type: 'string', default: `http://127.0.0.1:${process.env.PORT ?? 8787}/mcp` }, key: { type: 'string', default: process.env.KEY } },
+  options: {
+    url: { type: 'string', default: `http://127.0.0.1:${process.env.PORT ?? 8787}/mcp` },
+    key: { type: 'string', default: process.env.KEY },
+    authorization: { type: 'boolean', default: false },
+    'output-dir': { type: 'string' },
+  },
 });
+const target = new URL(values.url);
+
+/** Runs the suite with `args` (and the output directory, if given); resolves with its exit code (the caller's event loop keeps running). */
+async function runSuite(args: string[]): Promise<number | null> {
+  const output = values['output-dir'] ? ['--output-dir', values['output-dir']] : [];
+  const suite = spawn(SUITE, [...args, ...output], { stdio: 'inherit' });
+  const [code] = (await once(suite, 'exit')) as [number | null];
+  return code;
+}
+
+if (values.authorization) {
+  const port = await freePort();
+  const registered = await fetch(new URL('/oauth/register', target), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'MCP conformance suite', redirect_uris: [`http://127.0.0.1:${port}/callback`], token_endpoint_auth_method: 'none' }),
+  });
+  if (registered.status !== 201) {
+    console.error(`Registering the suite's client at ${target.origin}/oauth/register answered ${registered.status}: ${await registered.text()}`);
+    process.exit(1);
+  }
+  const { client_id } = (await registered.json()) as { client_id: string };
+  const args = ['authorization', '--url', target.origin, '--client-id', client_id, '--resource', target.href, '--port', String(port)];
+  process.exit((await runSuite(args)) === 0 ? 0 : 1);
+}
 if (!values.key) {
   console.error('Give the API key with --key or KEY (npm run dev prints one).');
   process.exit(2);
 }
-const target = new URL(values.url);
 
 // Forwards every request to the server with the key added; the answer goes back as it came.
 const proxy = createServer(async (request, response) => {
@@ -56,9 +94,7 @@ const proxied = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${targ
 let failed = 0;
 for (const scenario of positionals.length ? positionals : APPLICABLE) {
   // Not spawnSync: the proxy answers from this process's event loop meanwhile.
-  const suite = spawn('npx', ['--yes', SUITE, 'server', '--url', proxied, '--scenario', scenario], { stdio: 'inherit' });
-  const [code] = (await once(suite, 'exit')) as [number | null];
-  if (code !== 0) failed++;
+  if ((await runSuite(['server', '--url', proxied, '--scenario', scenario])) !== 0) failed++;
 }
 proxy.close();
 process.exit(failed ? 1 : 0);
