@@ -1,0 +1,389 @@
+/**
+ * OAuth as a hosted agent's client runs it, end to end: the official MCP TypeScript SDK's OAuth
+ * client (an `OAuthClientProvider` given to `StreamableHTTPClientTransport`, and its `auth()`)
+ * against the real worker under `wrangler dev` with the Neon stand-in, the consent page driven in
+ * Debian's Chromium by playwright-core, the client's callback a server on 127.0.0.1 as a desktop
+ * client's is. Judges other than the gateway's OAuth code: the SDK (discovery, registration, PKCE,
+ * token exchange and refresh are its own), the HTTP API with the project's API key (what a call
+ * wrote, what a toolset holds), the grants table, and the official MCP conformance suite's
+ * authorization-server scenarios, run by its own CLI with the same browser approving.
+ *
+ * Without Chromium (set CHROMIUM_PATH, or install Debian's `chromium`) it is skipped, loudly;
+ * CI installs it.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { auth, discoverAuthorizationServerMetadata, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { count, eq } from 'drizzle-orm';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { documents, flashcards } from '../../drizzle/schema.ts';
+import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
+import { startNeonStandIn, type NeonStandIn } from '../../local/neon-http.ts';
+import { seedStudy } from '../../local/study-seed.ts';
+import { freePort, startWranglerDev, type WranglerDev } from '../../local/wrangler-dev.ts';
+import { createDb } from '../../shared/runtime/db.ts';
+import { listGrants } from '../../shared/runtime/grants.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+if (!hasChromium) {
+  console.warn(`\n!!! Chromium not found at ${CHROMIUM}: the OAuth browser test is SKIPPED. Install it (apt-get install chromium) or set CHROMIUM_PATH.\n`);
+}
+
+const CLIENT_NAME = 'Edge Tools Test Agent';
+
+type Json = Record<string, any>;
+
+/** The client's redirect target: a server on 127.0.0.1 that keeps every URL it is called with. */
+interface Callback {
+  url: string;
+  /** The next callback's URL (waits for it). */
+  next(): Promise<URL>;
+  close(): Promise<void>;
+}
+
+async function startCallback(): Promise<Callback> {
+  const port = await freePort();
+  const waiting: ((url: URL) => void)[] = [];
+  const arrived: URL[] = [];
+  const server: Server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', `http://127.0.0.1:${port}`);
+    // The browser asks for other things too (its favicon): only the callback path counts.
+    if (url.pathname !== '/callback') return void response.writeHead(404).end();
+    response.writeHead(200, { 'content-type': 'text/plain' }).end('You may close this window.');
+    const resolve = waiting.shift();
+    if (resolve) resolve(url);
+    else arrived.push(url);
+  });
+  server.listen(port, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${port}/callback`,
+    next: () => (arrived.length ? Promise.resolve(arrived.shift()!) : new Promise((resolve) => waiting.push(resolve))),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * What an MCP client keeps for one server, in memory: its registration, tokens and PKCE verifier;
+ * `redirectToAuthorization` records the URL a desktop client would open in the browser.
+ */
+class MemoryProvider implements OAuthClientProvider {
+  client?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = '';
+  authorizationUrls: URL[] = [];
+
+  readonly redirectUrl: string;
+
+  constructor(redirectUrl: string) {
+    this.redirectUrl = redirectUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: CLIENT_NAME,
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  state() {
+    return crypto.randomUUID();
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(client: OAuthClientInformationMixed) {
+    this.client = client;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrls.push(url);
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
+    if (scope === 'all' || scope === 'tokens') this.saved = undefined;
+    if (scope === 'all' || scope === 'client') this.client = undefined;
+  }
+}
+
+describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium', () => {
+  let neon: NeonStandIn;
+  let worker: WranglerDev | undefined;
+  let context: BrowserContext;
+  let page: Page;
+  let base: string;
+  let tenant: CreatedProject;
+  let callback: Callback;
+  const temporary = mkdtempSync(join(tmpdir(), 'edge-tools-oauth-'));
+
+  beforeAll(async () => {
+    neon = await startNeonStandIn();
+    await migrateDatabase(neon.connectionString);
+    tenant = await createProject(neon.connectionString, 'OAuth tenant');
+    await seedStudy(neon.connectionString, tenant.projectId);
+    worker = await startWranglerDev({ vars: { DATABASE_URL: neon.connectionString }, persistTo: join(temporary, 'wrangler-state') });
+    base = worker.url;
+    callback = await startCallback();
+    context = await chromium.launchPersistentContext(join(temporary, 'profile'), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+  }, 300_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await callback?.close();
+    worker?.stop();
+    await neon?.close();
+    rmSync(temporary, { recursive: true, force: true });
+  });
+
+  /** Calls a tool over the HTTP API with the project's key: the judge of what a call wrote. */
+  async function callOverHttp(tool: string, input: unknown): Promise<Json> {
+    const response = await fetch(`${base}/tools/${tool}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(input),
+    });
+    return (await response.json()) as Json;
+  }
+
+  /** The project's rows of `table`, counted in the database. */
+  async function rows(table: typeof documents | typeof flashcards): Promise<number> {
+    return (await createDb(neon.connectionString).select({ n: count() }).from(table).where(eq(table.projectId, tenant.projectId)))[0]!.n;
+  }
+
+  /** The person on the consent page at `url`: reads it, narrows it if told to, enters the key and presses a button. */
+  async function consent(url: URL, { toolsets, readOnly = false, decision = 'Approve' }: { toolsets?: string[]; readOnly?: boolean; decision?: 'Approve' | 'Deny' } = {}) {
+    await page.goto(url.toString());
+    await page.getByLabel('API key').waitFor({ timeout: 30_000 });
+    const shown = await page.locator('main').innerText();
+    if (toolsets) {
+      for (const box of await page.getByRole('checkbox').all()) {
+        if (!toolsets.includes((await box.getAttribute('value'))!)) await box.uncheck();
+      }
+    }
+    if (readOnly) await page.getByRole('radio', { name: /Read-only/ }).check();
+    await page.getByLabel('API key').fill(tenant.apiKey);
+    const answered = callback.next();
+    await page.getByRole('button', { name: decision, exact: true }).click();
+    return { shown, answer: await answered };
+  }
+
+  /** The whole first connection: the SDK is refused, discovers, registers, and the person approves in the browser. */
+  async function connect(path: string, narrowing: Parameters<typeof consent>[1] = {}) {
+    const provider = new MemoryProvider(callback.url);
+    const requests: string[] = [];
+    const recording = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const response = await fetch(input, init);
+      requests.push(`${init?.method ?? 'GET'} ${new URL(String(input instanceof Request ? input.url : input)).pathname} ${response.status}`);
+      return response;
+    }) as typeof fetch;
+    const serverUrl = new URL(base + path);
+    const first = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider, fetch: recording });
+    await expect(new Client({ name: 'oauth-e2e', version: '1.0.0' }).connect(first)).rejects.toThrow(UnauthorizedError);
+    expect(provider.authorizationUrls).toHaveLength(1);
+    const { shown, answer } = await consent(provider.authorizationUrls[0]!, narrowing);
+    return { provider, requests, serverUrl, first, shown, answer, recording };
+  }
+
+  async function clientFor(serverUrl: URL, provider: MemoryProvider, recording?: typeof fetch): Promise<Client> {
+    const client = new Client({ name: 'oauth-e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(serverUrl, { authProvider: provider, fetch: recording }));
+    return client;
+  }
+
+  /** A raw MCP request with `token`, as any client sends one. */
+  function mcpWith(token: string, path: string) {
+    return fetch(base + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+  }
+
+  function tokenEndpoint(params: Record<string, string>) {
+    return fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
+  }
+
+  it('discovers from a 401, registers, is approved in the browser, calls its toolset only, refreshes with rotation, and stops when revoked', async () => {
+    const { provider, requests, serverUrl, first, shown, answer, recording } = await connect('/mcp/study');
+
+    // Discovery came from the 401's challenge: the resource's metadata, then the authorization server's, then registration.
+    expect(requests.slice(0, 4)).toEqual([
+      'POST /mcp/study 401',
+      'GET /.well-known/oauth-protected-resource/mcp/study 200',
+      'GET /.well-known/oauth-authorization-server 200',
+      'POST /oauth/register 201',
+    ]);
+    const asked = provider.authorizationUrls[0]!.searchParams;
+    expect(Object.fromEntries(asked)).toMatchObject({
+      response_type: 'code',
+      code_challenge_method: 'S256',
+      resource: `${base}/mcp/study`,
+      scope: 'study:read study:write',
+      redirect_uri: callback.url,
+    });
+
+    // The page named the client, where access goes, and what it asked for.
+    expect(shown).toContain(`Connect ${CLIENT_NAME} to edge-tools?`);
+    expect(shown).toContain(`Access will be sent to ${new URL(callback.url).hostname}.`);
+    expect(shown).toMatch(/study: study plans/);
+    expect(shown).not.toMatch(/documents:/);
+
+    // The browser was sent back with a code for this request.
+    expect(answer.pathname).toBe('/callback');
+    expect(answer.searchParams.get('state')).toBe(asked.get('state'));
+    expect(asked.get('state')).toBeTruthy();
+    expect(answer.searchParams.get('iss')).toBe(base);
+    await first.finishAuth(answer.searchParams.get('code')!);
+    expect(provider.saved).toMatchObject({ token_type: expect.stringMatching(/^bearer$/i), scope: 'study:read study:write' });
+    expect(provider.saved!.refresh_token).toBeTruthy();
+
+    // tools/list is the study toolset, as the catalog lists it; a read and a write work, as the project.
+    const client = await clientFor(serverUrl, provider, recording);
+    const listed = (await client.listTools()).tools.map((tool) => tool.name).sort();
+    const catalog = (await (await fetch(`${base}/tools?toolset=study`)).json()) as Json;
+    expect(listed).toEqual(catalog.data.tools.map((tool: { id: string }) => tool.id).sort());
+    const plans = await client.callTool({ name: 'list-plans', arguments: {} });
+    expect((plans.structuredContent as Json).data.plans.length).toBeGreaterThan(0);
+    const session = `oauth-${crypto.randomUUID()}`;
+    const saved = await client.callTool({ name: 'save-message', arguments: { session_id: session, role: 'user', content: 'Saved with an OAuth token.' } });
+    expect(saved.isError, JSON.stringify(saved.structuredContent)).toBeFalsy();
+    const readBack = await callOverHttp('get-messages', { session_id: session });
+    expect(readBack.data.messages.map((message: Json) => message.content)).toEqual(['Saved with an OAuth token.']);
+
+    // Another toolset's tool is refused here, and the token is refused on that toolset's URL: nothing written.
+    const documentsBefore = await rows(documents);
+    const refused = await client.callTool({ name: 'add-document', arguments: { title: 'Not granted', content: '- [ ] a task' } });
+    expect(refused.isError).toBe(true);
+    const elsewhere = await mcpWith(provider.saved!.access_token, '/mcp/documents');
+    expect(elsewhere.status).toBe(401);
+    expect(elsewhere.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    expect(elsewhere.headers.get('www-authenticate')).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp/documents"`);
+    expect(await rows(documents)).toBe(documentsBefore);
+
+    // Refresh as the SDK does it when a token expires: new tokens, and once the new refresh token is
+    // used, the old one is refused with invalid_grant and issues nothing.
+    const original = provider.saved!;
+    expect(await auth(provider, { serverUrl })).toBe('AUTHORIZED');
+    const refreshed = provider.saved!;
+    expect(refreshed.access_token).not.toBe(original.access_token);
+    expect(refreshed.refresh_token).not.toBe(original.refresh_token);
+    expect(await auth(provider, { serverUrl })).toBe('AUTHORIZED');
+    const stale = await tokenEndpoint({ grant_type: 'refresh_token', refresh_token: original.refresh_token!, client_id: provider.client!.client_id });
+    expect(stale.status).toBe(400);
+    const staleBody = (await stale.json()) as Json;
+    expect(staleBody.error).toBe('invalid_grant');
+    expect(staleBody.access_token).toBeUndefined();
+    expect((await client.listTools()).tools.length).toBe(listed.length);
+
+    // Revocation (RFC 7009) at the endpoint the metadata names: the token stops working, the SDK's
+    // refresh fails, and the client is sent back to the person for a new authorization.
+    const metadata = (await discoverAuthorizationServerMetadata(base)) as Json;
+    const revoked = await fetch(metadata.revocation_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: provider.saved!.refresh_token!, token_type_hint: 'refresh_token', client_id: provider.client!.client_id }),
+    });
+    expect(revoked.status).toBe(200);
+    const lastToken = provider.saved!.access_token;
+    const afterRevocation = await mcpWith(lastToken, '/mcp/study');
+    expect(afterRevocation.status).toBe(401);
+    expect(afterRevocation.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    await expect(client.callTool({ name: 'list-plans', arguments: {} })).rejects.toThrow(UnauthorizedError);
+    expect(provider.authorizationUrls).toHaveLength(2);
+    await client.close();
+  });
+
+  it('a person who narrows the grant to one toolset, read-only: only its reading tools are listed, the rest refused, the grant recorded so', async () => {
+    const { provider, serverUrl, first, shown, answer } = await connect('/mcp', { toolsets: ['study'], readOnly: true });
+    for (const toolset of ['documents', 'task-analysis', 'table-tools', 'study']) expect(shown).toContain(`${toolset}:`);
+    await first.finishAuth(answer.searchParams.get('code')!);
+    expect(provider.saved!.scope).toBe('study:read');
+
+    const client = await clientFor(serverUrl, provider);
+    const tools = (await client.listTools()).tools;
+    expect(tools.map((tool) => tool.name)).toContain('list-plans');
+    expect(tools.every((tool) => tool.annotations?.readOnlyHint === true)).toBe(true);
+    const [cardsBefore, documentsBefore] = [await rows(flashcards), await rows(documents)];
+    for (const [name, args, reason] of [
+      ['create-flashcard', { front: 'el perro', back: 'the dog' }, 'read_only'],
+      ['add-document', { title: 'Not granted', content: '- [ ] a task' }, 'toolset_not_granted'],
+    ] as const) {
+      const refused = await client.callTool({ name, arguments: args });
+      expect((refused.structuredContent as Json).error).toMatchObject({ code: 'PERMISSION_DENIED', details: { reason } });
+    }
+    expect([await rows(flashcards), await rows(documents)]).toEqual([cardsBefore, documentsBefore]);
+    await client.close();
+
+    const grants = await listGrants(createDb(neon.connectionString), tenant.projectId);
+    const grant = grants.find((row) => row.clientId === provider.client!.client_id)!;
+    expect(grant).toMatchObject({ client: CLIENT_NAME, redirectHost: new URL(callback.url).hostname, resource: `${base}/mcp`, toolsets: ['study'], readOnly: true, revokedAt: null });
+  });
+
+  it('a person who denies: the client is told access_denied, gets no token, and nothing is recorded', async () => {
+    const { provider, answer } = await connect('/mcp/study', { decision: 'Deny' });
+    expect(answer.searchParams.get('error')).toBe('access_denied');
+    expect(answer.searchParams.get('code')).toBeNull();
+    expect(provider.saved).toBeUndefined();
+    const grants = await listGrants(createDb(neon.connectionString), tenant.projectId);
+    expect(grants.filter((row) => row.clientId === provider.client!.client_id)).toEqual([]);
+  });
+
+  it("passes the MCP conformance suite's authorization-server scenarios, the person approving in the browser", async () => {
+    const results = join(temporary, 'conformance');
+    const suite = spawn(process.execPath, ['local/mcp-conformance.ts', '--authorization', '--url', `${base}/mcp/study`, '--output-dir', results], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    const authorizationUrl = new Promise<URL>((resolve) => {
+      suite.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const found = /^(http\S+\/authorize\?\S+)$/m.exec(output);
+        if (found) resolve(new URL(found[1]!));
+      });
+    });
+    suite.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = once(suite, 'exit') as Promise<[number | null]>;
+    // The suite's own callback server receives the browser's redirect.
+    const url = await Promise.race([authorizationUrl, exited.then(() => Promise.reject(new Error(`The suite ended without an authorization URL:\n${output}`)))]);
+    await page.goto(url.toString());
+    await page.getByLabel('API key').fill(tenant.apiKey, { timeout: 30_000 });
+    await page.getByRole('button', { name: 'Approve', exact: true }).click();
+    const [code] = await exited;
+
+    const checks = readdirSync(results, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('checks.json'))
+      .flatMap((file) => JSON.parse(readFileSync(join(results, file), 'utf8')) as { id: string; status: string }[]);
+    expect(checks.map((check) => check.id).sort()).toEqual(['authorization-code-grant', 'authorization-server-metadata', 'authorization-server-metadata-cimd']);
+    expect(checks.filter((check) => check.status !== 'SUCCESS'), output).toEqual([]);
+    expect(code, output).toBe(0);
+  }, 120_000);
+});
