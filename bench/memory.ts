@@ -273,7 +273,8 @@ async function heapSummary(session: Inspector): Promise<HeapSummary> {
   for (let at = 0; at < snapshot.nodes.length; at += fields.length) {
     const type = types[snapshot.nodes[at + typeIndex]!]!;
     // Objects by their constructor; strings, code, arrays' backing stores and the rest by their kind.
-    const name = type === 'object' ? snapshot.strings[snapshot.nodes[at + nameIndex]!]! : type === 'closure' ? `closure ${snapshot.strings[snapshot.nodes[at + nameIndex]!]}` : `(${type})`;
+    // V8 names some internal objects with their snapshot id ("system / Context / scope @123"), which differs between snapshots.
+    const name = type === 'object' ? snapshot.strings[snapshot.nodes[at + nameIndex]!]!.replace(/ @\d+$/, '') : type === 'closure' ? `closure ${snapshot.strings[snapshot.nodes[at + nameIndex]!]}` : `(${type})`;
     const entry = summary.get(name) ?? { count: 0, bytes: 0 };
     entry.count++;
     entry.bytes += snapshot.nodes[at + sizeIndex]!;
