@@ -60,13 +60,6 @@ export interface ToolError {
   };
 }
 
-export interface Pagination {
-  current_chunk: number;
-  total_chunks: number;
-  chunk_size: number;
-  overlap: number;
-}
-
 export interface Meta {
   tool: string;
   trace_id: string;
@@ -74,7 +67,6 @@ export interface Meta {
   attempts: number;
   queued_ms: number;
   performance_warning: boolean;
-  pagination?: Pagination;
   truncated?: boolean;
   /** True when the answer is the stored answer of an earlier call with the same idempotency key. */
   replayed?: boolean;
@@ -107,7 +99,6 @@ export interface Success<T> {
   data: T;
   message: string;
   links?: Link[];
-  pagination?: Pagination;
   truncated?: boolean;
 }
 
@@ -127,7 +118,7 @@ export type Outcome<T> = Success<T> | Failure;
 export function ok<T>(
   data: T,
   message: string,
-  extras: Pick<Success<T>, 'links' | 'pagination' | 'truncated'> = {},
+  extras: Pick<Success<T>, 'links' | 'truncated'> = {},
 ): Success<T> {
   return { ok: true, data, message, ...extras };
 }
@@ -236,10 +227,7 @@ export function envelope<T>(outcome: Outcome<T>, meta: Meta): ToolResult<T> {
       : { ...outcome.error, details: { ...outcome.error.details, retry_after_ms: waitMs } };
     return { success: false, message: error.message, error, meta };
   }
-  const fullMeta: Meta =
-    outcome.pagination || outcome.truncated !== undefined
-      ? { ...meta, pagination: outcome.pagination, truncated: outcome.truncated }
-      : meta;
+  const fullMeta: Meta = outcome.truncated !== undefined ? { ...meta, truncated: outcome.truncated } : meta;
   const result: ToolResult<T> = { success: true, message: outcome.message, data: outcome.data, meta: fullMeta };
   if (outcome.links?.length) result.links = outcome.links;
   return result;

@@ -34,8 +34,6 @@ const toolErrorSchema = z.object({
     .optional(),
 });
 
-const paginationSchema = z.object({ current_chunk: z.int(), total_chunks: z.int(), chunk_size: z.int(), overlap: z.int() });
-
 const metaSchema = z.object({
   tool: z.string(),
   trace_id: z.string().describe('The id of this execution in the trace (tool_executions).'),
@@ -43,7 +41,6 @@ const metaSchema = z.object({
   attempts: z.int().describe('Executions attempted; 0 when the call was refused before executing.'),
   queued_ms: z.number().describe('Time spent waiting for an execution slot.'),
   performance_warning: z.boolean().describe('True when the execution took over 5 s.'),
-  pagination: paginationSchema.optional(),
   truncated: z.boolean().optional(),
   replayed: z.boolean().optional().describe('True when this is the stored answer of an earlier call with the same idempotency key: nothing ran again.'),
   warnings: z

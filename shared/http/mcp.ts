@@ -285,9 +285,7 @@ function renderText(result: ToolResult<unknown>): string {
   if (result.success) {
     const lines = [result.message, JSON.stringify(result.data)];
     for (const link of result.links ?? []) lines.push(`${link.label}: ${link.url}`);
-    const { pagination, truncated } = result.meta;
-    if (pagination) lines.push(`Chunk ${pagination.current_chunk} of ${pagination.total_chunks}.`);
-    if (truncated) lines.push('The answer was cut to its budget: the message says how to get the rest (next_cursor, when there is one).');
+    if (result.meta.truncated) lines.push('The answer was cut to its budget: the message says how to get the rest (next_cursor, when there is one).');
     return lines.join('\n');
   }
   const { error } = result;
