@@ -70,18 +70,24 @@ export interface Meta {
   truncated?: boolean;
   /** True when the answer is the stored answer of an earlier call with the same idempotency key. */
   replayed?: boolean;
-  /** Facts about a call that did its work, worth knowing but not a failure (e.g. `lease_lost`). */
+  /** Facts about a call that did its work, worth knowing but not a failure (e.g. `lease_lost`, `rounded`). */
   warnings?: Warning[];
 }
 
 /**
- * Something that happened to a call that still did its work. `lease_lost`: the execution slot's
- * lease could not be renewed (or was taken back) while the tool ran, so the limit on concurrent
- * executions may have been exceeded meanwhile; the tool's answer stands, the work is done.
+ * Something that happened to a call that still did its work.
+ * - `lease_lost`: the execution slot's lease could not be renewed (or was taken back) while the
+ *   tool ran, so the limit on concurrent executions may have been exceeded meanwhile; the tool's
+ *   answer stands, the work is done.
+ * - `rounded`: a number had more decimals than its column keeps; `field` was `received` and is
+ *   `stored` (e.g. weight_kg 61.555 stored as 61.56). One warning per rounded field.
  */
 export interface Warning {
-  code: 'lease_lost';
+  code: 'lease_lost' | 'rounded';
   message: string;
+  field?: string;
+  received?: number;
+  stored?: number;
 }
 
 export interface Link {
@@ -100,6 +106,8 @@ export interface Success<T> {
   message: string;
   links?: Link[];
   truncated?: boolean;
+  /** Said in the answer's `meta.warnings`, after the pipeline's own. */
+  warnings?: Warning[];
 }
 
 /** What a tool's `execute` (or any pipeline step) returns when it fails. */
@@ -118,7 +126,7 @@ export type Outcome<T> = Success<T> | Failure;
 export function ok<T>(
   data: T,
   message: string,
-  extras: Pick<Success<T>, 'links' | 'truncated'> = {},
+  extras: Pick<Success<T>, 'links' | 'truncated' | 'warnings'> = {},
 ): Success<T> {
   return { ok: true, data, message, ...extras };
 }
@@ -227,7 +235,9 @@ export function envelope<T>(outcome: Outcome<T>, meta: Meta): ToolResult<T> {
       : { ...outcome.error, details: { ...outcome.error.details, retry_after_ms: waitMs } };
     return { success: false, message: error.message, error, meta };
   }
-  const fullMeta: Meta = outcome.truncated !== undefined ? { ...meta, truncated: outcome.truncated } : meta;
+  const fullMeta: Meta = { ...meta };
+  if (outcome.truncated !== undefined) fullMeta.truncated = outcome.truncated;
+  if (outcome.warnings?.length) fullMeta.warnings = [...(meta.warnings ?? []), ...outcome.warnings];
   const result: ToolResult<T> = { success: true, message: outcome.message, data: outcome.data, meta: fullMeta };
   if (outcome.links?.length) result.links = outcome.links;
   return result;

@@ -44,9 +44,17 @@ const metaSchema = z.object({
   truncated: z.boolean().optional(),
   replayed: z.boolean().optional().describe('True when this is the stored answer of an earlier call with the same idempotency key: nothing ran again.'),
   warnings: z
-    .array(z.object({ code: z.enum(['lease_lost']), message: z.string() }))
+    .array(
+      z.object({
+        code: z.enum(['lease_lost', 'rounded']),
+        message: z.string(),
+        field: z.string().optional(),
+        received: z.number().optional(),
+        stored: z.number().optional(),
+      }),
+    )
     .optional()
-    .describe('Facts about a call that did its work, not failures: lease_lost (the execution slot could not be vouched for while the tool ran; its answer stands).'),
+    .describe('Facts about a call that did its work, not failures: lease_lost (the execution slot could not be vouched for while the tool ran; its answer stands); rounded (field was received with more decimals than its column keeps, and stored rounded).'),
 });
 
 const linkSchema = z.object({ label: z.string(), url: z.string() });

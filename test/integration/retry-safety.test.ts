@@ -183,10 +183,12 @@ describe('a write retried after its answer was lost writes once', () => {
   it('submit-health-form and log-telegram-checkin: one row each', async () => {
     const patient = `Patient ${crypto.randomUUID()}`;
     await loseAnswerOf('insert into "health_forms"', 'unavailable');
-    const form = await call('submit-health-form', { patient_name: patient, age: 40, weight_kg: 70.5, smoker: false, blood_type: 'A+', recorded_at: uniqueTimestamp() });
+    const form = await call('submit-health-form', { patient_name: patient, age: 40, weight_kg: 70.555, smoker: false, blood_type: 'A+', recorded_at: uniqueTimestamp() });
     expect(form.status).toBe(200);
     expect(form.body.meta.attempts).toBe(2);
-    expect((await db.execute(sql`select id from health_forms where patient_name = ${patient}`)).rows).toEqual([{ id: form.body.data.id }]);
+    expect((await db.execute(sql`select id, weight_kg::text from health_forms where patient_name = ${patient}`)).rows).toEqual([{ id: form.body.data.id, weight_kg: '70.56' }]);
+    // The retry found the row the first attempt wrote, and says how its number was stored.
+    expect(form.body.meta.warnings).toMatchObject([{ code: 'rounded', field: 'weight_kg', received: 70.555, stored: 70.56 }]);
 
     const user = `tg_${crypto.randomUUID().slice(0, 8)}`;
     await loseAnswerOf('insert into "telegram_checkins"');

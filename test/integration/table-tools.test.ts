@@ -195,11 +195,25 @@ describe('submit-health-form: every data type', () => {
     if (body.success) expect(body.data.id).toBe(row!.id);
   });
 
-  it('rounds extra decimals to the scale, as Postgres numeric does and the schema says', async () => {
-    const { status } = await callTool('submit-health-form', healthForm({ patient_name: 'Rounded Weight', weight_kg: 72.555 }));
+  it('rounds extra decimals to the scale, as Postgres numeric does, and the answer says what was stored', async () => {
+    const { status, body } = await callTool('submit-health-form', healthForm({ patient_name: 'Rounded Weight', weight_kg: 61.555 }));
     expect(status).toBe(200);
     const [row] = await db.select().from(healthForms).where(eq(healthForms.patientName, 'Rounded Weight'));
-    expect(row!.weightKg).toBe('72.56');
+    expect(row!.weightKg).toBe('61.56');
+    if (!body.success) throw new Error(body.message);
+    // The answer names the field, what was received and what the row holds, in meta and in words.
+    expect(body.meta.warnings).toEqual([{ code: 'rounded', field: 'weight_kg', received: 61.555, stored: Number(row!.weightKg), message: expect.any(String) }]);
+    expect(body.message).toContain('weight_kg 61.555 was stored as 61.56 (2 decimal places kept).');
+    expect(body.data.message).toBe(body.message);
+  });
+
+  it('says nothing of rounding when the value fits its column', async () => {
+    const { body } = await callTool('submit-health-form', healthForm({ patient_name: 'Exact Weight', weight_kg: 61.5 }));
+    const [row] = await db.select().from(healthForms).where(eq(healthForms.patientName, 'Exact Weight'));
+    expect(row!.weightKg).toBe('61.50');
+    expect(body.success).toBe(true);
+    expect(body.meta).not.toHaveProperty('warnings');
+    expect(body.message).not.toContain('stored as');
   });
 
   it.each([

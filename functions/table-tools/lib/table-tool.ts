@@ -11,13 +11,14 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import * as z from 'zod';
-import { fail, ok, type Failure } from '../../../shared/core/contract.ts';
+import { fail, ok, type Failure, type Warning } from '../../../shared/core/contract.ts';
 import { databaseFailure, type Database } from '../../../shared/runtime/db.ts';
 import { linkLabel } from '../../../shared/core/links.ts';
+import { plural } from '../../../shared/core/plural.ts';
 import { log } from '../../../shared/observability/log.ts';
 import { defineTool, READ_ONLY, TOOL_ID_PATTERN, type AnyTool } from '../../../shared/core/tool.ts';
 import { buildExample, buildInputSchema } from './input-schema.ts';
-import { columnOf, ROW_ID_COLUMN, TENANT_COLUMN, tableConfigSchema, type TableConfig, type ValidTableConfig } from './table-config.ts';
+import { columnOf, ROW_ID_COLUMN, TENANT_COLUMN, tableConfigSchema, type FieldConfig, type TableConfig, type ValidTableConfig } from './table-config.ts';
 
 /** How long a table's verified column list is trusted before it is read again. */
 const COLUMN_CACHE_TTL_MS = 5 * 60_000;
@@ -73,26 +74,52 @@ export function tableTool(config: TableConfig): AnyTool {
       }
       if (columns!.has(TENANT_COLUMN)) row.push([TENANT_COLUMN, project.id]);
 
+      // Numbers are read back as stored: a column with fewer decimals rounds them, and the answer says so.
+      const numbers = valid.fields.filter((field) => field.dataType === 'numeric' && typeof values[field.name] === 'number');
+      let stored: Record<string, unknown> | undefined;
       try {
-        // A row with this id exists only if an earlier attempt of this call wrote it: then nothing happens.
-        await db.execute(insertStatement(valid.tableName, row));
+        // A row with this id exists only if an earlier attempt of this call wrote it: then nothing
+        // is inserted, and the numbers are read from that row.
+        const result = await db.execute(insertStatement(valid.tableName, row, numbers.map((field) => columnOf(valid, field))));
+        stored = result.rows[0];
       } catch (error) {
         const failure = databaseFailure(error);
         if (failure?.error.code === 'CONFLICT') return conflictInFields(valid, failure);
         throw error;
       }
-      const message = successMessage(valid, values);
+      const warnings = numbers.flatMap((field, i) => {
+        const [received, kept] = [values[field.name] as number, Number(stored?.[`n${i}`])];
+        return Number.isFinite(kept) && kept !== received ? [roundedWarning(field, received, kept)] : [];
+      });
+      const note = warnings.length ? ` ${warnings.map((warning) => warning.message).join(' ')}` : '';
+      const message = successMessage(valid, { ...values, ...Object.fromEntries(warnings.map((w) => [w.field, w.stored])) }) + note;
       // A link only when the deployment says where its rows are shown (TABLE_URL_TEMPLATES).
       const link = links.row(valid.tableName, id, linkLabel(capitalized(valid.recordName), id));
-      return ok({ id, row_count: 1, message }, message, link ? { links: [link] } : {});
+      return ok({ id, row_count: 1, message }, message, { ...(link ? { links: [link] } : {}), ...(warnings.length ? { warnings } : {}) });
     },
   });
 }
 
-function insertStatement(table: string, row: [string, unknown][]): SQL {
+/**
+ * Inserts `row` unless a row with its id exists, answering the `numeric` columns as stored (text,
+ * as `n0`, `n1`, ...) from whichever row has the id: the one inserted, or the one already there.
+ */
+function insertStatement(table: string, row: [string, unknown][], numeric: string[]): SQL {
   const columns = sql.join(row.map(([column]) => sql.identifier(column)), sql`, `);
   const values = sql.join(row.map(([, value]) => sql`${value}`), sql`, `);
-  return sql`insert into ${sql.identifier(table)} (${columns}) values (${values}) on conflict (${sql.identifier(ROW_ID_COLUMN)}) do nothing`;
+  const insert = sql`insert into ${sql.identifier(table)} (${columns}) values (${values}) on conflict (${sql.identifier(ROW_ID_COLUMN)}) do nothing`;
+  if (numeric.length === 0) return insert;
+  const read = sql.join(numeric.map((column, i) => sql`${sql.identifier(column)}::text as ${sql.identifier(`n${i}`)}`), sql`, `);
+  // The outer select sees the table as it was before the insert: the row already there, if any.
+  return sql`with inserted as (${insert} returning ${read})
+    select * from inserted
+    union all select ${read} from ${sql.identifier(table)} where ${sql.identifier(ROW_ID_COLUMN)} = ${row[0]![1]}`;
+}
+
+/** A `rounded` warning: `field` was received as `received` and stored as `stored`. */
+function roundedWarning(field: FieldConfig, received: number, stored: number): Warning & { field: string; stored: number } {
+  const places = field.precision === undefined ? '' : ` (${plural(field.scale ?? 0, 'decimal place')} kept)`;
+  return { code: 'rounded', field: field.name, received, stored, message: `${field.name} ${received} was stored as ${stored}${places}.` };
 }
 
 /** A table's columns: name -> Postgres data type (`uuid`, `text`, ...). */
