@@ -11,12 +11,17 @@ import { grantRoutes } from './grants.ts';
 import { observabilityRoutes } from './observability.ts';
 import { recordRoutes } from './records.ts';
 import { createOpenApiDocument } from './openapi.ts';
+import { authorize, credentialsOf } from './authorize.ts';
+import { deniedTool, deniedToolsets, type Caller } from '../runtime/auth.ts';
 import { plural } from '../core/plural.ts';
+import { closestNames, didYouMean } from '../core/suggest.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
-import { parseToolsets, type Toolset } from '../core/toolsets.ts';
+import { parseToolsets, TOOLSETS, type Toolset } from '../core/toolsets.ts';
 import type { JsonSchema } from './compact-schema.ts';
 import { answer, baseApp, refuseOtherMethods, scopeOf } from './base.ts';
 import { serveToolCall, type ServeOptions } from './tool-route.ts';
+import type { Context } from 'hono';
+import type { Env } from '../runtime/env.ts';
 
 /** One catalog entry: what a model needs to choose and call the tool. */
 export interface CatalogEntry {
@@ -42,6 +47,7 @@ export interface CatalogEntry {
  * - `POST /mcp` serves the tools over MCP (Streamable HTTP, stateless), `POST /mcp/<toolsets>`
  *   (`/mcp/study,documents`) those of some toolsets only; `GET /tools` and `GET /openapi.json`
  *   take `?toolset=` too, and `GET /tools` takes `?tool=<id>` (repeated or comma-separated);
+ *   the three listings are public, and sent with a credential they list only what it may call;
  * - `GET /openapi.json` is the OpenAPI 3.1 document of these routes;
  * - `GET /health` answers when the worker is up; `GET /health/ready` whether its database and
  *   Redis answer (503 when one does not).
@@ -54,13 +60,12 @@ export interface CatalogEntry {
 export function createGateway(tools: readonly AnyTool[], options: ServeOptions = {}) {
   const byId = new Map(tools.map((tool) => [tool.id, tool]));
   if (byId.size !== tools.length) throw new Error('Two tools share an id; tool ids must be unique.');
-  const ids = [...byId.keys()].join(', ');
   const viewOf = toolsetViews(tools, options);
   const all = viewOf(undefined);
 
   // Chained, so that the routes' types reach `hc<Gateway>`.
   const app = baseApp({ tools: byId.size, routesHint: ROUTES_HINT })
-    .get('/tools', (c) => {
+    .get('/tools', async (c) => {
       const format = c.req.query('format');
       if (format !== undefined && format !== 'openai') {
         return answer(
@@ -70,32 +75,32 @@ export function createGateway(tools: readonly AnyTool[], options: ServeOptions =
           'catalog',
         );
       }
-      const selected = selectTools(viewOf, c.req.queries('toolset'), c.req.queries('tool'));
+      const who = await listingCaller(c, options);
+      if (!who.ok) return answer(who, 'catalog');
+      const selected = selectTools(viewOf, c.req.queries('toolset'), c.req.queries('tool'), who.caller);
       if (!selected.ok) return answer(selected, 'catalog');
       const chosen = selected.tools;
       if (format === 'openai') return answer(openAiCatalog(chosen), 'catalog');
       return answer(ok({ tools: chosen.map(catalogEntry) }, `${plural(chosen.length, 'tool')} available: ${chosen.map((tool) => tool.id).join(', ')}.`), 'catalog');
     })
-    .get('/openapi.json', (c) => {
-      const toolsets = c.req.query('toolset');
-      if (toolsets === undefined) return c.json(all.openApi(new URL(c.req.url).origin));
-      const parsed = parseToolsets(toolsets, { source: "Query parameter 'toolset'" });
-      if (!parsed.ok) return answer(parsed, 'openapi');
-      return c.json(viewOf(parsed.toolsets).openApi(new URL(c.req.url).origin));
+    .get('/openapi.json', async (c) => {
+      const who = await listingCaller(c, options);
+      if (!who.ok) return answer(who, 'openapi');
+      const list = c.req.query('toolset');
+      const parsed = list === undefined ? undefined : parseToolsets(list, { source: "Query parameter 'toolset'" });
+      if (parsed && !parsed.ok) return answer(parsed, 'openapi');
+      const chosen = toolsetsFor(who.caller, parsed?.toolsets);
+      if (!chosen.ok) return answer(chosen, 'openapi');
+      return c.json(viewOf(chosen.toolsets).openApi(new URL(c.req.url).origin));
     })
-    .post('/tools/:toolId', (c) => {
+    .post('/tools/:toolId', async (c) => {
       const toolId = c.req.param('toolId');
       const tool = byId.get(toolId);
-      if (!tool) {
-        return answer(
-          fail('UNKNOWN_TOOL', `There is no tool '${toolId}'. Available tools: ${ids}.`, {
-            hint: 'List the tools and their input schemas with GET /tools, then call POST /tools/<id>.',
-            details: { available_tools: [...byId.keys()] },
-          }),
-          toolId,
-        );
-      }
-      return serveToolCall(tool, c.req.raw, scopeOf(c), options);
+      if (tool) return serveToolCall(tool, c.req.raw, scopeOf(c), options);
+      // Named and suggested: the tools the credential sent may call (every tool without one).
+      const who = await listingCaller(c, options);
+      if (!who.ok) return answer(who, toolId);
+      return answer(unknownTool(toolId, tools.filter((tool) => !who.caller || !deniedTool(who.caller, tool))), toolId);
     })
     .use('/mcp', mcpCors())
     .all('/mcp', (c) => all.mcp(c.req.raw, scopeOf(c)))
@@ -160,26 +165,74 @@ function toolsetViews(tools: readonly AnyTool[], options: ServeOptions): (toolse
   };
 }
 
+/** UNKNOWN_TOOL for `POST /tools/<id>`, suggesting the closest of `visible` (the tools the caller may call). */
+function unknownTool(toolId: string, visible: readonly AnyTool[]): Failure {
+  const ids = visible.map((tool) => tool.id);
+  const suggestions = closestNames(toolId, ids);
+  return fail('UNKNOWN_TOOL', `There is no tool '${toolId.slice(0, 100)}'.${didYouMean(suggestions)} Available tools: ${ids.join(', ')}.`, {
+    hint: suggestions.length
+      ? `Call POST /tools/${suggestions[0]}; GET /tools lists every tool with its input schema.`
+      : 'List the tools and their input schemas with GET /tools, then call POST /tools/<id>.',
+    details: { available_tools: ids, ...(suggestions.length && { suggestions }) },
+  });
+}
+
+/**
+ * Who asks for a listing (the catalog, the OpenAI export, OpenAPI, an unknown tool's answer):
+ * no caller without an `Authorization` header, for the public listing of every tool; with one,
+ * the verified caller, to whom only what it may call is listed, or why the credential is refused.
+ */
+async function listingCaller(c: Context<{ Bindings: Env }>, { auth }: ServeOptions): Promise<{ ok: true; caller?: Caller } | Failure> {
+  if (!c.req.header('authorization')) return { ok: true };
+  const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { auth });
+  if (!caller.ok) return caller;
+  return (await caller.confirmed) ?? { ok: true, caller };
+}
+
+/**
+ * The toolsets to list for `caller`: those asked for (every toolset when undefined), within the
+ * credential's; PERMISSION_DENIED when the credential reaches none of those asked for.
+ */
+function toolsetsFor(caller: Caller | undefined, asked: readonly Toolset[] | undefined): { ok: true; toolsets?: readonly Toolset[] } | Failure {
+  const granted = caller?.toolsets;
+  if (!granted) return { ok: true, toolsets: asked };
+  const denied = asked && deniedToolsets(caller, asked, `query parameter 'toolset' (${asked.join(',')})`);
+  return denied ?? { ok: true, toolsets: (asked ?? TOOLSETS).filter((toolset) => granted.includes(toolset)) };
+}
+
 /**
  * The tools a catalog request asks for: those of `?toolset=` (every toolset when absent), narrowed
- * to `?tool=` when given; each parameter repeated or comma-separated.
+ * to `?tool=` when given; each parameter repeated or comma-separated. With a caller, only the tools
+ * it may call: naming another is PERMISSION_DENIED.
  */
-function selectTools(viewOf: ReturnType<typeof toolsetViews>, toolsetParams: string[] | undefined, toolParams: string[] | undefined): { ok: true; tools: readonly AnyTool[] } | Failure {
-  let view = viewOf(undefined);
+function selectTools(
+  viewOf: ReturnType<typeof toolsetViews>,
+  toolsetParams: string[] | undefined,
+  toolParams: string[] | undefined,
+  caller: Caller | undefined,
+): { ok: true; tools: readonly AnyTool[] } | Failure {
+  let asked: Toolset[] | undefined;
   if (toolsetParams?.length) {
     const parsed = parseToolsets(toolsetParams.join(','), { source: "Query parameter 'toolset'" });
     if (!parsed.ok) return parsed;
-    view = viewOf(parsed.toolsets);
+    asked = parsed.toolsets;
   }
-  if (!toolParams?.length) return { ok: true, tools: view.tools };
+  const chosen = toolsetsFor(caller, asked);
+  if (!chosen.ok) return chosen;
+  const view = viewOf(chosen.toolsets);
+  const visible = caller ? view.tools.filter((tool) => !deniedTool(caller, tool)) : view.tools;
+  if (!toolParams?.length) return { ok: true, tools: visible };
   const wanted = toolParams.flatMap((list) => list.split(',')).map((id) => id.trim()).filter(Boolean);
-  const byId = new Map(view.tools.map((tool) => [tool.id, tool]));
-  const unknown = wanted.filter((id) => !byId.has(id));
+  const denied = caller && wanted.map((id) => viewOf(asked).tools.find((tool) => tool.id === id)).find((tool) => tool && deniedTool(caller, tool));
+  if (denied) return deniedTool(caller, denied)!;
+  const ids = visible.map((tool) => tool.id);
+  const unknown = wanted.filter((id) => !ids.includes(id));
   if (unknown.length) {
-    return fail('UNKNOWN_TOOL', `Query parameter 'tool' names ${unknown.map((id) => `'${id.slice(0, 60)}'`).join(', ')}, which ${unknown.length === 1 ? 'is not a tool' : 'are not tools'} here. Tools: ${[...byId.keys()].join(', ')}.`, {
+    const suggestions = unknown.flatMap((id) => closestNames(id, ids, { max: 1 }));
+    return fail('UNKNOWN_TOOL', `Query parameter 'tool' names ${unknown.map((id) => `'${id.slice(0, 60)}'`).join(', ')}, which ${unknown.length === 1 ? 'is not a tool' : 'are not tools'} here.${didYouMean(suggestions)} Tools: ${ids.join(', ')}.`, {
       hint: 'Name tools by their ids, repeated (?tool=a&tool=b) or comma-separated (?tool=a,b).',
-      details: { available_tools: [...byId.keys()] },
+      details: { available_tools: ids, ...(suggestions.length && { suggestions }) },
     });
   }
-  return { ok: true, tools: view.tools.filter((tool) => wanted.includes(tool.id)) };
+  return { ok: true, tools: visible.filter((tool) => wanted.includes(tool.id)) };
 }

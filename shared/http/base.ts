@@ -10,6 +10,7 @@ import type { Env, RequestScope } from '../runtime/env.ts';
 import { log } from '../observability/log.ts';
 import { unexpected } from '../runtime/execute.ts';
 import { checkReadiness } from '../runtime/readiness.ts';
+import { closestNames, didYouMean } from '../core/suggest.ts';
 
 /** Options of {@link baseApp}. */
 export interface BaseAppOptions {
@@ -29,15 +30,17 @@ export function baseApp({ tools, routesHint }: BaseAppOptions) {
   const app = new Hono<{ Bindings: Env }>()
     .get('/health', () => answer(ok({ status: 'ok', tools }, 'The service is up.'), 'health'))
     .get('/health/ready', async (c) => answer(await checkReadiness(c.env), 'health'));
-  app.notFound((c) =>
-    answer(
-      fail('NOT_FOUND', `There is no route ${c.req.method} ${new URL(c.req.url).pathname}.`, {
+  app.notFound((c) => {
+    const path = new URL(c.req.url).pathname;
+    const suggestions = nearestRoutes(app.routes, path);
+    return answer(
+      fail('NOT_FOUND', `There is no route ${c.req.method} ${path.slice(0, 200)}.${didYouMean(suggestions)}`, {
         hint: routesHint,
-        details: { entity_type: 'route' },
+        details: { entity_type: 'route', ...(suggestions.length && { suggestions }) },
       }),
       'gateway',
-    ),
-  );
+    );
+  });
   app.onError((error, c) => {
     const traceId = crypto.randomUUID();
     log('error', 'unhandled_error', { trace_id: traceId, path: new URL(c.req.url).pathname, error: String(error) });
@@ -76,6 +79,25 @@ export function refuseOtherMethods<App extends Hono<{ Bindings: Env }>>(app: App
     });
   }
   return app;
+}
+
+/**
+ * The routes nearest to `path` ("GET /executions" for `/execution`), their parameters filled from
+ * the path (`/tool/list-plans` is nearest to "POST /tools/list-plans"). Middleware (`*`) is not a route.
+ */
+function nearestRoutes(routes: readonly { method: string; path: string }[], path: string): string[] {
+  const segments = path.split('/');
+  const methods = new Map<string, Set<string>>();
+  for (const route of routes) {
+    const pattern = route.path.split('/');
+    if (route.path.includes('*') || pattern.length !== segments.length) continue;
+    const filled = pattern.map((part, i) => (part.startsWith(':') ? segments[i] : part)).join('/');
+    const known = methods.get(filled) ?? new Set<string>();
+    // Catch-alls (such as the 405 answers) say nothing about the methods a path serves.
+    if (route.method !== 'ALL') known.add(route.method);
+    methods.set(filled, known);
+  }
+  return closestNames(path, [...methods.keys()]).map((nearest) => `${[...methods.get(nearest)!].join('/') || 'POST'} ${nearest}`);
 }
 
 /** The pipeline's view of a Hono request: the worker's variables and its `waitUntil`. */

@@ -42,9 +42,10 @@ import { mcpOutputSchema } from './envelope-schema.ts';
 import { compactSchema } from './compact-schema.ts';
 import { callTool } from '../runtime/pipeline.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
-import { deniedTool, type Authorized, type Caller } from '../runtime/auth.ts';
+import { deniedTool, deniedToolsets, type Authorized, type Caller } from '../runtime/auth.ts';
 import type { Env, RequestScope } from '../runtime/env.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readBody, screenInput } from '../core/body.ts';
+import { closestNames, didYouMean } from '../core/suggest.ts';
 import { IDEMPOTENCY_META_KEY, KEY_TTL_HOURS, keyFromMeta } from '../runtime/idempotency.ts';
 import { TOOL_CALL_ID_HEADER, TOOL_CALL_ID_META_KEY, toolCallIdOf } from '../observability/trace-context.ts';
 import { authorize, credentialsOf } from './authorize.ts';
@@ -66,8 +67,9 @@ const INSTRUCTIONS =
 
 /**
  * How long clients of 2026-07-28 may keep `tools/list` and `server/discover` answers: the tools
- * change only with a deploy, and they are the same for every caller (the catalog, `GET /tools`,
- * is public), so shared caches may keep them too.
+ * change only with a deploy, and they are the same for every caller whose credential reaches every
+ * tool (the catalog, `GET /tools`, is public), so shared caches may keep them too. A credential
+ * limited to toolsets, or read-only, is listed fewer tools: its `tools/list` is private.
  */
 export const TOOLS_LIST_CACHE = { ttlMs: 3_600_000, cacheScope: 'public' } as const;
 
@@ -97,6 +99,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: ServeOption
   let listed: { tool: AnyTool; described: McpTool }[] | undefined;
   /** The tools the caller may run: those outside its toolsets, or writing for a read-only caller, are not listed. */
   const listTools = (caller: Caller) => (listed ??= tools.map((tool) => ({ tool, described: describeTool(tool) }))).filter(({ tool }) => !deniedTool(caller, tool)).map(({ described }) => described);
+  const toolsets = [...new Set(tools.map((tool) => tool.toolset))];
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
 
   /** A fresh server for one request: it lists the tools and runs calls through the pipeline. */
@@ -104,12 +107,12 @@ export function createMcpHandler(tools: readonly AnyTool[], options: ServeOption
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false } },
       instructions: INSTRUCTIONS,
-      cacheHints: { 'tools/list': TOOLS_LIST_CACHE, 'server/discover': TOOLS_LIST_CACHE },
+      cacheHints: { 'tools/list': caller.toolsets || caller.readOnly ? { ...TOOLS_LIST_CACHE, cacheScope: 'private' } : TOOLS_LIST_CACHE, 'server/discover': TOOLS_LIST_CACHE },
     });
     server.setRequestHandler('tools/list', () => ({ tools: listTools(caller) }));
     server.setRequestHandler('tools/call', async ({ params }, ctx) => {
       const tool = byId.get(params.name);
-      if (!tool) return toolResult(unknownTool(params.name, [...byId.keys()]), metaWithoutExecution(params.name));
+      if (!tool) return toolResult(unknownTool(params.name, listTools(caller).map(({ name }) => name)), metaWithoutExecution(params.name));
       const sent = calls.get(ctx.mcpReq.id) ?? { arguments: params.arguments, meta: params._meta };
       const { outcome, meta } = await callTool(
         tool,
@@ -138,6 +141,9 @@ export function createMcpHandler(tools: readonly AnyTool[], options: ServeOption
 
     const caller = await authorize(credentialsOf(request), scope, { auth: options.auth });
     if (!caller.ok) return refuse(caller);
+    // A URL serving none of the credential's toolsets is refused whole, rather than listing nothing.
+    const outside = deniedToolsets(caller, toolsets, `the MCP URL ${new URL(request.url).pathname}`);
+    if (outside) return refuse((await caller.confirmed) ?? outside);
     const body = await readBody(request, bodyLimitBytes);
     if (!body.ok) return refuse(body);
     let parsed: unknown;
@@ -296,10 +302,12 @@ function renderText(result: ToolResult<unknown>): string {
   return lines.join('\n');
 }
 
+/** UNKNOWN_TOOL, suggesting the closest of the tools the caller is listed (`ids`). */
 function unknownTool(name: string, ids: string[]): Failure {
-  return fail('UNKNOWN_TOOL', `There is no tool '${name}'. Available tools: ${ids.join(', ')}.`, {
-    hint: 'Call tools/list for the tools and their input schemas, then call one by its name.',
-    details: { available_tools: ids },
+  const suggestions = closestNames(name, ids);
+  return fail('UNKNOWN_TOOL', `There is no tool '${name.slice(0, 100)}'.${didYouMean(suggestions)} Available tools: ${ids.join(', ')}.`, {
+    hint: suggestions.length ? `Call ${suggestions[0]} by that exact name (tools/list gives its input schema).` : 'Call tools/list for the tools and their input schemas, then call one by its name.',
+    details: { available_tools: ids, ...(suggestions.length && { suggestions }) },
   });
 }
 

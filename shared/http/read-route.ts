@@ -8,7 +8,8 @@ import type * as z from 'zod';
 import { metaWithoutExecution, type Outcome } from '../core/contract.ts';
 import { type Parsed } from '../core/body.ts';
 import { validateInput } from '../core/validation.ts';
-import type { Authorized } from '../runtime/auth.ts';
+import { deniedToolsets, type Authorized } from '../runtime/auth.ts';
+import type { Toolset } from '../core/toolsets.ts';
 import { databaseFailure } from '../runtime/db.ts';
 import type { Env } from '../runtime/env.ts';
 import { unexpected } from '../runtime/execute.ts';
@@ -16,18 +17,31 @@ import { log } from '../observability/log.ts';
 import { authorize, credentialsOf } from './authorize.ts';
 import { respond, scopeOf } from './base.ts';
 
+/** Options of {@link authenticated}. */
+export interface ReadRouteOptions {
+  /** The toolsets whose records the route reads: a credential limited to others is PERMISSION_DENIED. Default: any credential. */
+  toolsets?: readonly Toolset[];
+}
+
 /**
  * Answers a read route for an authorised caller: `run` gets the caller (its project) and the
  * request's clients, and returns an outcome (answered as the envelope) or a finished response. Database
  * failures become DATABASE_ERROR, anything else UNKNOWN_ERROR with a trace id; never throws.
  */
-export async function authenticated(c: Context<{ Bindings: Env }>, route: string, run: (caller: Authorized) => Promise<Outcome<unknown> | Response>): Promise<Response> {
+export async function authenticated(
+  c: Context<{ Bindings: Env }>,
+  route: string,
+  run: (caller: Authorized) => Promise<Outcome<unknown> | Response>,
+  { toolsets }: ReadRouteOptions = {},
+): Promise<Response> {
   const traceId = crypto.randomUUID();
   const startedAt = performance.now();
   let answer: Outcome<unknown> | Response;
   try {
     const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { traceId });
+    const outside = caller.ok && toolsets ? deniedToolsets(caller, toolsets, `GET ${new URL(c.req.url).pathname}`) : undefined;
     if (!caller.ok) answer = caller;
+    else if (outside) answer = (await caller.confirmed) ?? outside;
     else {
       // A cached key is re-checked alongside the read: a key revoked meanwhile reads nothing.
       const [result, revoked] = await Promise.all([run(caller), caller.confirmed]);

@@ -3,7 +3,8 @@
  * document with a page of its tasks, bounded like get-document-context) and `GET /tasks/:id`.
  * The same API keys as the tools and the tenant from the key: another project's record is
  * NOT_FOUND, exactly like one that never existed. Answered with the envelope; they read only and
- * are not tool executions (no execution slot, no trace row).
+ * are not tool executions (no execution slot, no trace row). Documents belong to the documents
+ * toolset, tasks to documents and task-analysis: a key limited to other toolsets reads neither.
  */
 import { Hono } from 'hono';
 import * as z from 'zod';
@@ -46,16 +47,26 @@ const TASK_HINT = `Example of a valid call: GET /tasks/${EXAMPLE_IDS.tasks[0]}`;
 export function recordRoutes() {
   return new Hono<{ Bindings: Env }>()
     .get('/documents/:id', (c) =>
-      authenticated(c, 'documents', (caller) => {
-        const query = readQuery(c.req.url, documentQuery, ['chunk'], DOCUMENT_HINT);
-        return query.ok ? readDocument(c.req.url, c.env, caller, c.req.param('id'), query.value) : Promise.resolve(query);
-      }),
+      authenticated(
+        c,
+        'documents',
+        (caller) => {
+          const query = readQuery(c.req.url, documentQuery, ['chunk'], DOCUMENT_HINT);
+          return query.ok ? readDocument(c.req.url, c.env, caller, c.req.param('id'), query.value) : Promise.resolve(query);
+        },
+        { toolsets: ['documents'] },
+      ),
     )
     .get('/tasks/:id', (c) =>
-      authenticated(c, 'tasks', (caller) => {
-        const query = readQuery(c.req.url, taskQuery, [], TASK_HINT);
-        return query.ok ? readTask(c.req.url, c.env, caller, c.req.param('id'), query.value) : Promise.resolve(query);
-      }),
+      authenticated(
+        c,
+        'tasks',
+        (caller) => {
+          const query = readQuery(c.req.url, taskQuery, [], TASK_HINT);
+          return query.ok ? readTask(c.req.url, c.env, caller, c.req.param('id'), query.value) : Promise.resolve(query);
+        },
+        { toolsets: ['documents', 'task-analysis'] },
+      ),
     );
 }
 

@@ -76,6 +76,19 @@ export function deniedTool(caller: Caller, tool: Pick<AnyTool, 'id' | 'toolset' 
   return undefined;
 }
 
+/**
+ * Why `caller` may not use `what` (an MCP URL, a listing, a read route), which serves the
+ * toolsets `serves` only, or undefined when the credential reaches one of them.
+ */
+export function deniedToolsets(caller: Caller, serves: readonly string[], what: string): Failure | undefined {
+  const granted = caller.toolsets;
+  if (!granted || serves.some((toolset) => granted.includes(toolset))) return undefined;
+  return fail('PERMISSION_DENIED', `The credential may use the toolsets ${granted.join(', ')} only, and ${what} serves ${serves.join(', ')}.`, {
+    hint: `Use what serves ${granted.join(', ')} (over MCP: POST /mcp/${granted.join(',')}), or a credential granted ${serves.join(' or ')}.`,
+    details: { reason: 'toolset_not_granted', toolsets: [...granted], requested_toolsets: [...serves] },
+  });
+}
+
 /** A caller whose key was valid when last verified. */
 export interface Authenticated extends Caller {
   ok: true;

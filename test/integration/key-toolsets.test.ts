@@ -1,0 +1,198 @@
+/**
+ * An API key limited to the study toolset, tried on every surface: what each listing shows it
+ * (MCP `tools/list` on `/mcp` and `/mcp/<toolsets>` through the official SDK client, `GET /tools`,
+ * the OpenAI export, `/openapi.json`), and a documents tool called by every route (HTTP, MCP on
+ * each URL, the records' read routes): 403 PERMISSION_DENIED naming the key's toolsets, and no row
+ * written. A key of the same project without toolsets is listed and runs everything, as before.
+ * The expected ids are written out by hand: the files of functions/study/.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import { count, eq } from 'drizzle-orm';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeys, documents, projects } from '../../drizzle/schema.ts';
+import type { ToolResult } from '../../shared/core/contract.ts';
+import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import { callTool, db, getJson, send } from './helpers.ts';
+
+const STUDY = [
+  'list-plans', 'list-plan-items', 'write-plan', 'add-plan-item', 'update-item-status', 'update-plan-status',
+  'save-quiz-attempt', 'get-wrong-questions', 'delete-quiz-attempt', 'get-weak-topics', 'quiz-pre-fetch', 'quiz-post-save',
+  'create-flashcard', 'get-due-flashcards', 'update-flashcard-review', 'save-message', 'get-messages',
+].sort();
+/** Every tool: 4 documents, 5 task-analysis, 3 table-tools and the study tools. */
+const ALL_TOOLS = 29;
+
+const ADD_DOCUMENT = { title: 'Limited keys', content: '# Limited keys\n- [ ] Try every route\n' };
+
+let projectId: string;
+let studyKey: string;
+let fullKey: string;
+let documentId: string;
+let taskId: string;
+
+/** A key of the project, limited to `toolsets` when given (as `npm run keys -- create --toolsets` stores it). */
+async function insertKey(toolsets: string[] | null): Promise<string> {
+  const key = generateApiKey();
+  await db.insert(apiKeys).values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'toolsets test', toolsets });
+  return key;
+}
+
+beforeAll(async () => {
+  const [project] = await db.insert(projects).values({ name: `Key toolsets ${crypto.randomUUID()}` }).returning();
+  projectId = project!.id;
+  studyKey = await insertKey(['study']);
+  fullKey = await insertKey(null);
+  const added = await callTool<{ document_id: string; tasks: { task_id: string }[] }>('add-document', ADD_DOCUMENT, { key: fullKey });
+  if (!added.body.success) throw new Error(added.body.message);
+  documentId = added.body.data.document_id;
+  taskId = added.body.data.tasks[0]!.task_id;
+});
+
+async function documentRows(): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(documents).where(eq(documents.projectId, projectId));
+  return row!.n;
+}
+
+const clients: Client[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+});
+
+async function connect(path: string, key: string): Promise<Client> {
+  // The SDK's default validator (Ajv) generates code, which workerd forbids.
+  const client = new Client({ name: 'edge-tools-test', version: '1.0.0' }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`http://edge-tools.test${path}`), {
+      fetch: (input, init) => send(new Request(input, init)),
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
+  clients.push(client);
+  return client;
+}
+
+async function mcpListed(path: string, key: string): Promise<string[]> {
+  const { tools } = await (await connect(path, key)).listTools();
+  return tools.map((tool) => tool.name).sort();
+}
+
+/** The refusal of a documents tool to the study key, however it was reached. */
+function expectStudyOnly(body: ToolResult<unknown>): void {
+  expect(body.success).toBe(false);
+  if (body.success) return;
+  expect(body.error.code).toBe('PERMISSION_DENIED');
+  expect(body.error.message).toContain('toolsets study only');
+  expect(body.error.details).toMatchObject({ reason: 'toolset_not_granted', toolsets: ['study'] });
+}
+
+describe('a key limited to study is listed the study tools only', () => {
+  it('by MCP tools/list on /mcp, /mcp/study and a URL naming study among others', async () => {
+    expect(STUDY.length).toBeGreaterThan(0);
+    expect(await mcpListed('/mcp', studyKey)).toEqual(STUDY);
+    expect(await mcpListed('/mcp/study', studyKey)).toEqual(STUDY);
+    expect(await mcpListed('/mcp/documents,study', studyKey)).toEqual(STUDY);
+  });
+
+  it('by GET /tools, the OpenAI export and /openapi.json, sent with the key', async () => {
+    const catalog = await getJson<{ tools: { id: string; toolset: string }[] }>('/tools', studyKey);
+    if (!catalog.body.success) throw new Error(catalog.body.message);
+    expect(catalog.body.data.tools.map((tool) => tool.id).sort()).toEqual(STUDY);
+    expect(new Set(catalog.body.data.tools.map((tool) => tool.toolset))).toEqual(new Set(['study']));
+
+    const openai = await getJson<{ tools: { function: { name: string } }[] }>('/tools?format=openai', studyKey);
+    if (!openai.body.success) throw new Error(openai.body.message);
+    expect(openai.body.data.tools.map((tool) => tool.function.name).sort()).toEqual(STUDY);
+
+    const response = await send(new Request('http://edge-tools.test/openapi.json', { headers: { authorization: `Bearer ${studyKey}` } }));
+    const openapi = (await response.json()) as { paths: Record<string, unknown> };
+    const toolPaths = Object.keys(openapi.paths).filter((path) => path.startsWith('/tools/'));
+    expect(toolPaths.sort()).toEqual(STUDY.map((id) => `/tools/${id}`).sort());
+  });
+
+  it('and is refused a listing of another toolset, or of a tool outside study', async () => {
+    expectStudyOnly((await getJson('/tools?toolset=documents', studyKey)).body);
+    expectStudyOnly((await getJson('/tools?tool=add-document', studyKey)).body);
+    expectStudyOnly((await getJson('/openapi.json?toolset=documents', studyKey)).body);
+    // Asked for study and documents, it is listed what it may call.
+    const both = await getJson<{ tools: { id: string }[] }>('/tools?toolset=documents,study', studyKey);
+    expect(both.body.success && both.body.data.tools.map((tool) => tool.id).sort()).toEqual(STUDY);
+  });
+
+  it('while the public catalog and an unlimited key are listed every tool', async () => {
+    for (const key of [undefined, fullKey]) {
+      const catalog = await getJson<{ tools: { id: string }[] }>('/tools', key);
+      expect(catalog.body.success && catalog.body.data.tools.length).toBe(ALL_TOOLS);
+    }
+    expect(await mcpListed('/mcp', fullKey)).toHaveLength(ALL_TOOLS);
+  });
+});
+
+describe('a key limited to study calling a documents tool', () => {
+  it('is refused with 403 on every route, and nothing is written', async () => {
+    const before = await documentRows();
+    expect(before).toBe(1);
+
+    const http = await callTool('add-document', ADD_DOCUMENT, { key: studyKey });
+    expect(http.status).toBe(403);
+    expectStudyOnly(http.body);
+
+    for (const path of ['/mcp', '/mcp/study,documents']) {
+      const result = await (await connect(path, studyKey)).callTool({ name: 'add-document', arguments: ADD_DOCUMENT });
+      expect(result.isError).toBe(true);
+      expectStudyOnly(result.structuredContent as unknown as ToolResult<unknown>);
+    }
+
+    // A URL serving none of the key's toolsets is refused before the body is read.
+    const onDocuments = await send(
+      new Request('http://edge-tools.test/mcp/documents', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${studyKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add-document', arguments: ADD_DOCUMENT } }),
+      }),
+    );
+    expect(onDocuments.status).toBe(403);
+    expectStudyOnly((await onDocuments.json()) as ToolResult<unknown>);
+
+    for (const path of [`/documents/${documentId}`, `/tasks/${taskId}`]) {
+      const read = await getJson(path, studyKey);
+      expect(read.status).toBe(403);
+      expectStudyOnly(read.body);
+    }
+    expect(await documentRows()).toBe(before);
+  });
+
+  it('runs a study tool; the unlimited key of the same project runs both and reads the records', async () => {
+    const plans = await callTool('list-plans', {}, { key: studyKey });
+    expect(plans.status).toBe(200);
+
+    const before = await documentRows();
+    const added = await callTool('add-document', { ...ADD_DOCUMENT, title: 'Unlimited key' }, { key: fullKey });
+    expect(added.status).toBe(200);
+    expect(await documentRows()).toBe(before + 1);
+    expect((await getJson(`/documents/${documentId}`, fullKey)).status).toBe(200);
+    expect((await getJson(`/tasks/${taskId}`, fullKey)).status).toBe(200);
+  });
+});
+
+describe('a key limited to study sending a name nearly right', () => {
+  it('is suggested only tools it may call, over HTTP and MCP', async () => {
+    const http = await callTool('add_document', ADD_DOCUMENT, { key: studyKey });
+    expect(http.status).toBe(404);
+    if (http.body.success) throw new Error('expected UNKNOWN_TOOL');
+    expect(http.body.error.code).toBe('UNKNOWN_TOOL');
+    expect(http.body.error.message).not.toContain('add-document');
+    expect((http.body.error.details?.available_tools as string[]).sort()).toEqual(STUDY);
+
+    const mcp = await (await connect('/mcp', studyKey)).callTool({ name: 'add_document', arguments: ADD_DOCUMENT });
+    const envelope = mcp.structuredContent as unknown as ToolResult<unknown>;
+    if (envelope.success) throw new Error('expected UNKNOWN_TOOL');
+    expect(envelope.error.message).not.toContain('add-document');
+    expect(envelope.error.details?.suggestions).toBeUndefined();
+
+    // A study tool's near name is suggested to it.
+    const near = await callTool('getDueFlashcards', {}, { key: studyKey });
+    expect(near.body.success === false && near.body.error.details?.suggestions).toEqual(['get-due-flashcards']);
+  });
+});
