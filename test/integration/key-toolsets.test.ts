@@ -48,7 +48,8 @@ beforeAll(async () => {
   if (!added.body.success) throw new Error(added.body.message);
   documentId = added.body.data.document_id;
   taskId = added.body.data.tasks[0]!.task_id;
-});
+  // A generous ceiling: on a busy machine the first call of a file waits for the isolate to warm.
+}, 60_000);
 
 async function documentRows(): Promise<number> {
   const [row] = await db.select({ n: count() }).from(documents).where(eq(documents.projectId, projectId));
