@@ -12,8 +12,7 @@ export default defineTool({
   title: 'Add document',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
-    'Add a markdown document. Its checkbox items ("- [ ] ...") become tasks that the task-analysis tools can search, cluster and link; returns the document id and its first tasks. ' +
-    'Use it for new documents only: to change one, use replace-document with its id (adding it again makes a second copy).',
+    'Add a markdown document; its checkbox items ("- [ ] ...") become tasks for the task-analysis tools. New documents only: to change one, use replace-document (adding it again makes a copy).',
   input: z.strictObject({ ...documentFields, response_format: responseFormatField }),
   output: ingestResult,
   example: { title: 'Q3 hiring plan', content: '# Hiring\n- [ ] Open the senior backend engineer role\n- [ ] Interview candidates after the role is open' },

@@ -14,8 +14,7 @@ export default defineTool({
   title: 'Delete document',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:
-    'Delete a document for good: its tasks and every relationship involving them are deleted too. Use it only when the document should no longer exist; to change it, use replace-document. ' +
-    'Answers the id and the number of tasks deleted (no response_format: there is nothing more to show).',
+    'Delete a document for good, with its tasks and their relationships; answers the id and the number of tasks deleted. Only when it should no longer exist: to change it, use replace-document.',
   input: z.strictObject({ document_id: documentId }),
   output: z.object({ document_id: z.string(), deleted_task_count: z.int() }),
   example: { document_id: EXAMPLE_IDS.document },

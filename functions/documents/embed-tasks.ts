@@ -21,9 +21,8 @@ export default defineTool({
   title: 'Embed tasks',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
-    `Embed tasks whose embedding is pending, failed, or was made by another embedding model than the configured one (after a provider outage or a model change, or when semantic-search reports unsearchable tasks), so semantic-search and cluster-by-similarity can use them. ` +
-    `Not needed after add-document when it reported no failed embeddings. At most ${MAX_TASKS_PER_CALL} per call; call again while remaining_count > 0. Answers counts only (no response_format).`,
-  input: z.strictObject({ document_id: documentId.nullish().describe('Only this document\'s tasks. Optional; null means every document.') }),
+    'Embed tasks whose embedding is pending, failed or from another model (e.g. when semantic-search reports unsearchable tasks). Up to 1000 per call: call again while remaining_count > 0.',
+  input: z.strictObject({ document_id: documentId.nullish().describe('Only this document\'s tasks; null for all.') }),
   output: z.object({ embedded_count: z.int(), failed_count: z.int(), remaining_count: z.int(), embedding_model: z.string() }),
   example: {},
   providers: providersFromEnv,

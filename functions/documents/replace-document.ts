@@ -15,8 +15,7 @@ export default defineTool({
   title: 'Replace document',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
-    "Replace a document's title and markdown, when the document changed. Its tasks are extracted again with new task ids: the old tasks and their relationships are removed, so ids you kept from before no longer exist. " +
-    'To add a new document, use add-document.',
+    'Replace a document\'s title and markdown. Its tasks are extracted again with new ids: the old task ids and their relationships are gone. For a new document, use add-document.',
   input: z.strictObject({ document_id: documentId, ...documentFields, response_format: responseFormatField }),
   output: ingestResult,
   providers: providersFromEnv,

@@ -34,7 +34,7 @@ export default defineTool({
   toolset: 'study',
   title: 'List plan items',
   annotations: READ_ONLY,
-  description: 'List a plan\'s items in order (id, title, status, due date, notes). Name the plan by plan_id ("latest" for the newest) or plan_title; name none for every plan\'s items.',
+  description: 'List a plan\'s items in order. Name the plan by plan_id ("latest" for the newest) or plan_title; neither for every plan\'s items.',
   input: exactlyOne(z.strictObject({
     plan_id: planIdField.optional(),
     plan_title: planTitleField.optional(),

@@ -27,7 +27,7 @@ export default defineTool({
   toolset: 'study',
   title: 'List study plans',
   annotations: READ_ONLY,
-  description: 'List the study plans, newest first, with id, title, status and item counts. Use it to find a plan id or to show the user their plans.',
+  description: 'List the study plans, newest first, with item counts: to find a plan id or show the user their plans.',
   input: z.strictObject({
     status: planStatus.optional().describe('Only plans with this status.'),
     limit: limitField('plans', 20, 100),

@@ -16,7 +16,7 @@ export default defineTool({
   title: 'Prepare a quiz round',
   // Creates the topic the first time a name is used; repeating the call creates nothing more.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  description: `Start a quiz round on a topic named by topic_name: its id and the questions answered wrongly before (below ${PASS_MARK}), to ask again. A new topic is created. Save the round with quiz-post-save.`,
+  description: `Start a quiz round on topic_name (created if new): its id and the questions answered wrongly before (below ${PASS_MARK}), to ask again. Save the round with quiz-post-save.`,
   input: z.strictObject({
     topic_name: topicNameField,
     limit: limitField('wrong questions', 20, 100),

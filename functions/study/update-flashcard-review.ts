@@ -38,7 +38,7 @@ export default defineTool({
   title: 'Review a flashcard',
   // It overwrites the card's schedule, and each review moves it on: repeating a review is another review.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  description: 'Record a flashcard review by grade (again, hard, good, easy); FSRS schedules the next. Instead of a grade, next_review_at sets when it is due, or ease_factor (SM-2 style) sets the difficulty of a card reviewed before.',
+  description: 'Record a flashcard review by grade; FSRS schedules the next. Instead of a grade, next_review_at sets when it is due, or ease_factor (SM-2) the difficulty of a card reviewed before.',
   input: z
     .strictObject({
       card_id: recordId('flashcard'),

@@ -6,7 +6,7 @@ export default tableTool({
   displayName: 'Log mood',
   recordName: 'mood entry',
   description:
-    "Log a user's mood and energy level at a moment in time. Use when the user reports how they feel; not for physical symptoms (submit-health-form). One entry per user and timestamp.",
+    "Log a user's mood and energy level when they report how they feel; not for physical symptoms (submit-health-form). One entry per user and timestamp.",
   tableName: 'mood_entries',
   fields: [
     { name: 'user_id', label: 'User id', dataType: 'text', required: true, maxLength: 100, description: 'The user the entry is about.', example: 'user_123' },

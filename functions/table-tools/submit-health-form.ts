@@ -6,7 +6,7 @@ export default tableTool({
   displayName: 'Submit health form',
   recordName: 'health form',
   description:
-    "Submit a patient's health form (name, age, weight, smoking, blood type, symptoms). Use it once all the answers are collected from the user; not for a quick mood or energy report (log-mood).",
+    "Submit a patient's health form once all its answers are collected; not for a quick mood or energy report (log-mood).",
   tableName: 'health_forms',
   fields: [
     { name: 'patient_name', label: 'Patient name', dataType: 'text', required: true, minLength: 2, maxLength: 200, example: 'Ada Lovelace' },

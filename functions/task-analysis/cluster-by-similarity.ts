@@ -59,9 +59,7 @@ export default defineTool({
   title: 'Cluster by similarity',
   annotations: READ_ONLY,
   description:
-    'Group 2 to 1000 tasks into clusters of similar meaning (exact hierarchical clustering of their embeddings): two groups merge while their similarity is at least the threshold. ' +
-    'Use it to find duplicates and themes among tasks you already have ids for; to find tasks about a topic, use semantic-search instead. ' +
-    'concise: sizes and representative tasks; detailed: every member and the merge tree. Long answers are paged: pass next_cursor back as cursor.',
+    'Group 2 to 1000 tasks by meaning (hierarchical clustering of their embeddings), merging while similarity reaches the threshold. Use it for duplicates and themes among known task ids; to find tasks on a topic, use semantic-search.',
   input: z.strictObject({
     task_ids: taskIds(2, 1_000),
     threshold: z.number().min(0).max(1).default(CLUSTERING_DEFAULTS.threshold).describe('Least similarity for two groups to merge, 0 to 1 (default 0.75).'),

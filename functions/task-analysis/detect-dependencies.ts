@@ -34,9 +34,7 @@ export default defineTool({
   title: 'Detect dependencies',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
-    'Detect dependencies among 2 to 50 tasks: which must come first (prerequisite), which block others, which are related; circular dependencies are reported as groups of tasks that depend on each other, with one example chain per group. ' +
-    'Saves them, so query-task-graph can walk them later. Use it once on tasks you want ordered or linked; to read relationships already detected, use query-task-graph (no new detection). ' +
-    'concise: source, target, type and confidence; detailed: with each rationale. Long answers are paged: pass next_cursor back as cursor (the rest is read as saved, not detected again).',
+    'Detect and save dependencies among 2 to 50 tasks (prerequisite, blocks, related); cycles come as groups with an example chain. Use it once on tasks to order or link; to read saved ones, use query-task-graph.',
   input: z.strictObject({
     task_ids: taskIds(2, 50),
     include_document_context: z.boolean().default(false).describe("Also give the detector each task's document text (slower, better context). Default false."),

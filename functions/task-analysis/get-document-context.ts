@@ -25,10 +25,7 @@ export default defineTool({
   title: 'Get document context',
   annotations: READ_ONLY,
   description:
-    `Read the documents that contain the given tasks, to understand a task in context: each document's markdown with the tasks written in it. ` +
-    `Use it after semantic-search or add-document gave you task ids; do not use it to find tasks (semantic-search does). ` +
-    `Documents longer than ${CHUNK_SIZE.toLocaleString('en')} characters come in chunks overlapping by ${OVERLAP} (chunk_number); ` +
-    `a chunk comes with its own tasks. Long answers are paged: pass next_cursor back as cursor.`,
+    'Read the documents holding the given tasks (markdown and tasks). Use it once you have task ids; not to find tasks (semantic-search). Documents over 50,000 characters come in chunks (chunk_number).',
   input: z.strictObject({
     task_ids: taskIds(1, 50),
     chunk_number: chunkNumber().describe(`Which chunk of the documents to read, from 1 (default 1) to at most ${MAX_CHUNKS}. Every document named must have it.`),

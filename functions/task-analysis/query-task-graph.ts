@@ -31,16 +31,14 @@ export default defineTool({
   title: 'Query task graph',
   annotations: READ_ONLY,
   description:
-    'Walk the relationships saved by detect-dependencies, starting at one task, transitively up to a depth: ' +
-    'direction incoming gives what the task depends on (edges pointing at it: its prerequisites and blockers), outgoing what depends on it (edges from it: the tasks it must precede or blocks), both (default) all of them. ' +
-    'Use it to plan an order of work or to see what a delay affects; it reads saved relationships only, so run detect-dependencies first. Long answers are paged: pass next_cursor back as cursor.',
+    'Walk the dependencies saved by detect-dependencies from one task, up to a depth, to plan an order of work or see what a delay affects. Run detect-dependencies first.',
   input: z.strictObject({
     task_id: uuid().describe('The task to start from.'),
     relationship_type: z.enum(['prerequisite', 'blocks', 'related', 'all']).default('all').describe('Which relationships to follow (default all).'),
     direction: z
       .enum(['outgoing', 'incoming', 'both'])
       .default('both')
-      .describe('incoming: follow edges that point at the task (what it depends on); outgoing: edges whose source is the task (what depends on it); both (default).'),
+      .describe('incoming: what the task depends on (edges pointing at it); outgoing: what depends on it (edges from it); both (default).'),
     depth: z.int().min(1).max(10).default(1).describe('How many hops to follow, 1 to 10 (default 1).'),
     limit: z.int().min(1).max(500).default(100).describe('Most relationships per page (default 100); the answer budget may cut a page shorter.'),
     response_format: responseFormatField,

@@ -49,9 +49,7 @@ export default defineTool({
   title: 'Semantic search',
   annotations: READ_ONLY,
   description:
-    'Find tasks by meaning across all documents: returns the most similar tasks to a natural-language query, with their documents and a similarity from 0 to 1. ' +
-    "Use it first, to get task ids for the other task-analysis tools; not to read a known task's document (get-document-context) or its dependencies (query-task-graph). " +
-    'When nothing reaches the threshold, the answer gives the best similarity found and a threshold that would return results.',
+    'Find tasks by meaning across all documents, with their documents and a similarity from 0 to 1. Use it first, for task ids; not to read a task\'s document (get-document-context) or its dependencies (query-task-graph).',
   input: z.strictObject({
     query: text({ max: 2_000, blank: false }).describe('What to look for, in natural language, e.g. "hire backend engineers".'),
     limit: z.int().min(1).max(50).default(20).describe('Most results to return (default 20, at most 50).'),
@@ -61,8 +59,7 @@ export default defineTool({
       .max(1)
       .optional()
       .describe(
-        "Least similarity a result must have, 0 to 1, compared with the similarity as shown (4 decimals, rounded down). Default: the embedding model's own " +
-          `calibrated threshold (${HASHING_EMBEDDER_THRESHOLD} for the offline embedder, ${OPENAI_THRESHOLDS['text-embedding-3-small']} for OpenAI text-embedding-3); the answer says which was applied.`,
+        `Least similarity, 0 to 1, as shown (4 decimals, rounded down). Default: the embedding model's calibrated threshold (${HASHING_EMBEDDER_THRESHOLD} offline, ${OPENAI_THRESHOLDS['text-embedding-3-small']} OpenAI).`,
       ),
     document_ids: z.array(uuid()).min(1).max(100).nullish().describe('Search only these documents. Optional; null means all.'),
     response_format: responseFormatField,

@@ -15,7 +15,7 @@ export type ResponseFormat = 'concise' | 'detailed';
 export const responseFormatField = z
   .enum(['concise', 'detailed'])
   .default('concise')
-  .describe('concise (default): what an agent needs to decide, in a few thousand characters; detailed: everything, in larger pages.');
+  .describe('concise (default), or detailed: every field, in larger pages.');
 
 /**
  * Characters per answer, by format:

@@ -8,7 +8,8 @@
  * same in a form models know (dates, date-times); integer bounds that are only the storage's range.
  * Dropped from output schemas too: descriptions, `enum`, `required`, `additionalProperties` and
  * `propertyNames`: a client checks answers against them, and the model reads the values themselves.
- * Input schemas leave out the null an optional field also accepts.
+ * Input schemas leave out the null an optional field also accepts. A cursor's form and length are
+ * dropped (it is copied from an answer), and an answer's choice among bare types is a list of types.
  */
 import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
 
@@ -31,14 +32,18 @@ export function compactSchema(schema: JsonSchema, { output = false }: { output?:
 
 function dropKeywords(schema: JsonSchema, output: boolean): JsonSchema {
   const out: JsonSchema = {};
+  const copied = typeof schema.pattern === 'string' && !TEXT_PATTERNS.has(schema.pattern) && !('format' in schema);
   for (const [key, value] of Object.entries(schema)) {
     if (key === '$schema' || (output && OUTPUT_ONLY_DROPPED.has(key))) continue;
+    // A value of a form of its own (a cursor) is copied from an answer, not written: its form and length say nothing.
+    if (copied && (key === 'pattern' || key === 'minLength' || key === 'maxLength')) continue;
     if (key === 'pattern' && (TEXT_PATTERNS.has(value) || 'format' in schema)) continue;
     if (key === 'not' && 'format' in schema) continue;
     if ((key === 'minimum' || key === 'maximum') && typeof value === 'number' && Math.abs(value) >= POSTGRES_INTEGER_MAX) continue;
     // `properties` and `items` say what an answer's object or array is.
     if (output && key === 'type' && (value === 'object' ? 'properties' in schema : value === 'array' && 'items' in schema)) continue;
-    if (SUBSCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map((item: JsonSchema) => compactSchema(item, { output }));
+    if (output && key === 'anyOf' && Array.isArray(value) && value.every(isBareType)) out.type = value.map((item: JsonSchema) => item.type);
+    else if (SUBSCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map((item: JsonSchema) => compactSchema(item, { output }));
     else if (SUBSCHEMA_MAPS.has(key) && isRecord(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, item]) => [name, compactSchema(item as JsonSchema, { output })]));
     else if ((key === 'items' || key === 'additionalProperties' || key === 'not') && isRecord(value)) out[key] = compactSchema(value, { output });
     else out[key] = value;
@@ -65,6 +70,11 @@ function optionalWithoutNull(schema: JsonSchema, required: ReadonlySet<string>):
     properties[name] = { ...value, ...outer };
   }
   return { ...schema, properties };
+}
+
+/** `{ type: "integer" }` and nothing else: options of this kind say the same as a list of types. */
+function isBareType(schema: unknown): boolean {
+  return isRecord(schema) && typeof schema.type === 'string' && Object.keys(schema).length === 1;
 }
 
 function isNullType(schema: unknown): boolean {

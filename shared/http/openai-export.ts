@@ -44,6 +44,11 @@ const KEPT_KEYWORDS: ReadonlySet<string> = new Set([
 /** Bounds at or past Postgres's `integer` range are the storage's. */
 const POSTGRES_INTEGER_MAX = 2_147_483_647;
 
+const TEXT_PATTERNS: ReadonlySet<unknown> = new Set([SAFE_TEXT_PATTERN.source, NON_BLANK_TEXT_PATTERN.source]);
+
+/** Text ceilings from here on are not said (see describeLength). */
+const LONG_TEXT = 1_000;
+
 const STRICT_FORMATS: ReadonlySet<string> = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 
 const cache = new WeakMap<AnyTool, OpenAiExport>();
@@ -82,12 +87,38 @@ interface Conversion {
 /** Converts an object JSON Schema (a tool's input) to strict mode, listing what it cannot express. */
 export function toStrictSchema(schema: JsonSchema): { schema: JsonSchema; problems: string[] } {
   const conversion: Conversion = { problems: [], looseDefinitions: new Map() };
-  return { schema: convert(schema, '', conversion), problems: conversion.problems };
+  return { schema: withoutUnusedDefinitions(convert(schema, '', conversion)), problems: conversion.problems };
+}
+
+/** `schema` without the `$defs` nothing refers to any more (those only a free-form field used). */
+function withoutUnusedDefinitions(schema: JsonSchema): JsonSchema {
+  const { $defs: definitions, ...rest } = schema;
+  if (!isRecord(definitions)) return schema;
+  const used = new Set<string>();
+  const pending = [rest];
+  while (pending.length) {
+    for (const ref of referencesIn(pending.pop())) {
+      const name = ref.slice('#/$defs/'.length);
+      if (!used.has(name) && name in definitions) {
+        used.add(name);
+        pending.push(definitions[name] as JsonSchema);
+      }
+    }
+  }
+  const kept = Object.entries(definitions).filter(([name]) => used.has(name));
+  return kept.length ? { $defs: Object.fromEntries(kept), ...rest } : rest;
+}
+
+function referencesIn(node: unknown): string[] {
+  if (Array.isArray(node)) return node.flatMap(referencesIn);
+  if (!isRecord(node)) return [];
+  return Object.entries(node).flatMap(([key, value]) => (key === '$ref' && typeof value === 'string' ? [value] : referencesIn(value)));
 }
 
 function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSchema {
   const out: JsonSchema = {};
   const notes: string[] = [];
+  let freeForm = false;
   // Definitions first, so that references to loose ones are known when fields use them.
   if (isRecord(node.$defs)) {
     const definitions: Record<string, JsonSchema> = {};
@@ -112,8 +143,9 @@ function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSc
     } else if (key === 'anyOf' && Array.isArray(value)) {
       out.anyOf = value.map((option: JsonSchema) => convert(option, path, conversion));
     } else if (key === 'additionalProperties' && value !== false) {
+      // A free-form object: said as `type: "object"` alone, which a non-strict definition reads as any keys.
       report(conversion, path, 'allows objects with any keys');
-      if (isRecord(value)) out.additionalProperties = convert(value, `${path}.*`, conversion);
+      freeForm = true;
     } else if (key === '$ref' && typeof value === 'string') {
       out.$ref = value;
       const reason = conversion.looseDefinitions.get(value);
@@ -122,27 +154,33 @@ function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSc
       notes.push(`Format: ${value}.`);
     } else if (key === 'pattern' && typeof node.format === 'string' && STRICT_FORMATS.has(node.format)) {
       // The format says it, in a form strict mode documents; regex dialects vary.
-    } else if (key === 'pattern' && (value === SAFE_TEXT_PATTERN.source || value === NON_BLANK_TEXT_PATTERN.source)) {
+    } else if (key === 'pattern' && !TEXT_PATTERNS.has(value) && !('format' in node)) {
+      // A value of a form of its own (a cursor) is copied from an answer, not written: its form and length say nothing.
+    } else if (key === 'pattern' && TEXT_PATTERNS.has(value)) {
       // Storable text (no NUL, no unpaired surrogate) is beyond anything a model writes, and the
       // surrogate ranges it names are refused by some constrained-decoding regex engines.
-      if (value === NON_BLANK_TEXT_PATTERN.source) notes.push('Must not be blank.');
     } else if (key === 'uniqueItems' && value === true) {
-      notes.push('Items must be unique.');
+      notes.push('No repeats.');
     } else if ((key === 'minimum' || key === 'maximum') && typeof value === 'number' && Math.abs(value) >= POSTGRES_INTEGER_MAX) {
       // The storage's range (or zod's safe-integer range), not a bound anyone chose.
+    } else if (key === 'minItems' && value === 0) {
+      // Says nothing.
     } else if (KEPT_KEYWORDS.has(key)) {
       out[key] = value;
     }
   }
-  const length = describeLength(node.minLength, node.maxLength);
+  const formed = typeof node.pattern === 'string' && !TEXT_PATTERNS.has(node.pattern);
+  const length = formed ? undefined : describeLength(node.minLength, node.maxLength, node.pattern === NON_BLANK_TEXT_PATTERN.source);
   if (length) notes.push(length);
-  if (node.type === 'object' || 'properties' in node) {
+  if (freeForm) {
+    delete out.properties;
+  } else if (node.type === 'object' || 'properties' in node) {
     out.properties ??= {};
     out.required = Object.keys(out.properties as JsonSchema);
     out.additionalProperties ??= false;
   }
   if (!['type', 'anyOf', '$ref', 'enum', 'const'].some((keyword) => keyword in out)) report(conversion, path, 'allows any value');
-  const description = [node.description, ...notes].filter(Boolean).join(' ');
+  const description = sentences(node.description, ...notes);
   return description ? { description, ...out } : out;
 }
 
@@ -152,7 +190,9 @@ function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSc
  */
 function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
   const { description, ...schema } = field;
-  const text = [typeof description === 'string' ? description : '', fallback === undefined ? '' : `Null for the default (${JSON.stringify(fallback)}).`].filter(Boolean).join(' ');
+  const said = typeof description === 'string' ? description : '';
+  // What null stands for, unless the description says it already.
+  const text = sentences(said, fallback === undefined || /\b(null|default)/i.test(said) ? undefined : `Null means ${JSON.stringify(fallback)}.`);
   const described = (rest: JsonSchema) => (text ? { description: text, ...rest } : rest);
   if (Array.isArray(schema.anyOf)) {
     // Already nullable, or a choice: one flat list of options with null among them, or the one option made nullable.
@@ -160,25 +200,43 @@ function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
     const values = options.filter((option) => !(option.type === 'null' && Object.keys(option).length === 1));
     if (values.length === 1) {
       const { description: inner, ...value } = values[0]!;
-      const merged = [text, typeof inner === 'string' ? inner : ''].filter(Boolean).join(' ');
+      const merged = sentences(text, inner);
       return nullable({ ...value, ...(merged && { description: merged }) }, undefined);
     }
     return described({ ...schema, anyOf: [...values, { type: 'null' }] });
   }
   if (typeof schema.type === 'string' && !('const' in schema)) {
     const { description: inner, ...value } = schema;
-    const merged = [text, typeof inner === 'string' ? inner : ''].filter(Boolean).join(' ');
+    const merged = sentences(text, inner);
     return { ...(merged && { description: merged }), ...value, type: [schema.type, 'null'], ...(Array.isArray(schema.enum) && { enum: [...schema.enum, null] }) };
   }
   return described({ anyOf: [schema, { type: 'null' }] });
 }
 
-function describeLength(min: unknown, max: unknown): string | undefined {
-  const least = typeof min === 'number' && min > 0 ? min : undefined;
+/** The texts given, each once and ending as a sentence, in one description. */
+function sentences(...texts: unknown[]): string {
+  const parts: string[] = [];
+  for (const text of texts) {
+    if (typeof text !== 'string' || !text.trim()) continue;
+    const sentence = /[.!?)]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`;
+    const said = sentence.slice(0, -1);
+    if (parts.some((part) => part.includes(said))) continue;
+    // A longer text that says an earlier one again replaces it ("Feedback." and "Feedback: what was wrong.").
+    const shorter = parts.findIndex((part) => said.startsWith(part.slice(0, -1)));
+    if (shorter >= 0) parts.splice(shorter, 1);
+    parts.push(sentence);
+  }
+  return parts.join(' ');
+}
+
+function describeLength(min: unknown, max: unknown, nonBlank: boolean): string | undefined {
+  // Non-blank text needs no word: a model does not send blank text, and the validator says so if it does.
+  const least = typeof min === 'number' && min > (nonBlank ? 1 : 0) ? min : undefined;
   const most = typeof max === 'number' ? max : undefined;
-  if (least !== undefined && most !== undefined) return `${least} to ${most} characters.`;
-  if (most !== undefined) return `At most ${most} characters.`;
-  if (least === 1) return 'Must not be empty.';
+  // A ceiling of a thousand characters or more is beyond what a model writes into one field.
+  const ceiling = most !== undefined && most < LONG_TEXT ? most : undefined;
+  if (least !== undefined && ceiling !== undefined) return `${least} to ${ceiling} characters.`;
+  if (ceiling !== undefined) return `At most ${ceiling} characters.`;
   if (least !== undefined) return `At least ${least} characters.`;
   return undefined;
 }

@@ -126,7 +126,7 @@ describe('toStrictSchema', () => {
   it('requires every field and makes optional ones nullable, saying what null means', () => {
     expect(schema.required).toEqual(['name', 'when', 'site', 'limit', 'tags', 'extra']);
     expect(schema.properties).toMatchObject({
-      limit: { description: 'How many. Null for the default (20).', type: ['integer', 'null'], minimum: 1 },
+      limit: { description: 'How many. Null means 20.', type: ['integer', 'null'], minimum: 1 },
     });
   });
 
@@ -137,7 +137,7 @@ describe('toStrictSchema', () => {
     expect(properties.site).toEqual({ description: 'Format: uri.', type: 'string' });
     expect(properties.limit).not.toHaveProperty('maximum');
     expect(properties.tags).toEqual({
-      description: 'Items must be unique.',
+      description: 'No repeats.',
       type: 'array',
       maxItems: 3,
       items: {
@@ -149,7 +149,33 @@ describe('toStrictSchema', () => {
     });
   });
 
-  it('names the fields strict mode cannot express', () => {
+  it('names the fields strict mode cannot express, and shows a free-form object as an object of any keys', () => {
     expect(problems).toEqual(["'extra' allows objects with any keys"]);
+    expect((schema.properties as Record<string, Schema>).extra).toEqual({ type: ['object', 'null'] });
+  });
+
+  it('leaves out the definitions only a free-form field used, and keeps those other fields use', () => {
+    const value = { anyOf: [{ type: 'string' }, { type: 'array', items: { $ref: '#/$defs/value' } }] };
+    const converted = toStrictSchema({
+      type: 'object',
+      $defs: { value, tag: { type: 'string', enum: ['a', 'b'] } },
+      properties: { data: { type: 'object', additionalProperties: { $ref: '#/$defs/value' } }, tag: { $ref: '#/$defs/tag' } },
+      required: ['data', 'tag'],
+    }).schema;
+    expect(converted.$defs).toEqual({ tag: { type: 'string', enum: ['a', 'b'] } });
+    expect((converted.properties as Record<string, Schema>).data).toEqual({ type: 'object' });
+  });
+
+  it('says a description once, and says what a cursor-like value is not', () => {
+    const converted = toStrictSchema({
+      type: 'object',
+      properties: {
+        feedback: { anyOf: [{ type: 'string', description: 'Feedback: what was right or wrong.' }, { type: 'null' }], description: 'Feedback.' },
+        cursor: { type: 'string', minLength: 1, maxLength: 1000, pattern: '^[A-Za-z0-9_-]+$', description: 'next_cursor.' },
+      },
+      required: ['cursor'],
+    }).schema.properties as Record<string, Schema>;
+    expect(converted.feedback).toEqual({ description: 'Feedback: what was right or wrong.', type: ['string', 'null'] });
+    expect(converted.cursor).toEqual({ description: 'next_cursor.', type: 'string' });
   });
 });

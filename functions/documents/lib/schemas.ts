@@ -10,10 +10,10 @@ import type { EmbeddingReport, StoredTask } from './ingest.ts';
 
 export const documentFields = {
   title: text({ max: 500, blank: false }).describe('The document title, e.g. "Q3 hiring plan".'),
-  content: text({ max: MAX_DOCUMENT_CHARS }).describe('The document as markdown. Tasks are its checkbox items ("- [ ] Do something"), in order.'),
+  content: text({ max: MAX_DOCUMENT_CHARS }).describe('Markdown; its checkbox items ("- [ ] Do something") are the tasks.'),
 };
 
-export const documentId = uuid().describe('The id of a document of this project (from add-document).');
+export const documentId = uuid().describe('A document id, from add-document.');
 
 /** NOT_FOUND for a document id the project does not have, on every document tool. */
 export function documentNotFound(document_id: string): Failure {

@@ -20,7 +20,8 @@ export function buildInputSchema(config: ValidTableConfig) {
       : field.default !== undefined
         ? base.nullish().default(field.default as never)
         : base.nullish();
-    shape[field.name] = schema.describe(describeField(field));
+    const description = describeField(field);
+    shape[field.name] = description ? schema.describe(description) : schema;
   }
   return z.strictObject(shape);
 }
@@ -67,15 +68,16 @@ function numericSchema(field: FieldConfig): z.ZodType {
 }
 
 function describeField(field: FieldConfig): string {
-  const parts = [field.description ?? field.label];
+  // A label that only spells out the field's name ("Blood type" for blood_type) tells a model nothing.
+  const text = field.description ?? (field.label.toLowerCase() === field.name.replaceAll('_', ' ') ? undefined : field.label);
+  const parts = text ? [/[.!?)]$/.test(text) ? text : `${text}.`] : [];
   if (field.dataType === 'datetime') {
-    parts.push('RFC 3339 date-time with seconds and a UTC offset (Z, or -15:59 to +15:59), e.g. 2025-10-05T14:30:00Z.');
+    parts.push('With seconds and offset, e.g. 2025-10-05T14:30:00Z.');
     if (field.minDate) parts.push(`On or after ${field.minDate}.`);
     if (field.maxDate) parts.push(`On or before ${field.maxDate}.`);
   }
   if (field.dataType === 'numeric' && field.precision !== undefined) parts.push(`Rounded to ${plural(field.scale ?? 0, 'decimal place')}.`);
-  if (field.dataType === 'json') parts.push('A JSON object, with any JSON inside it.');
-  if (!field.required) parts.push(field.default !== undefined ? `Optional; defaults to ${JSON.stringify(field.default)}.` : 'Optional; null means absent.');
+  if (!field.required && field.default !== undefined) parts.push(`Default ${JSON.stringify(field.default)}.`);
   return parts.join(' ');
 }
 

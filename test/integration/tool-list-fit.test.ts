@@ -1,0 +1,148 @@
+/**
+ * What an agent is shown, as the running gateway serves it, fits every model vendor and its context:
+ *
+ * - every advertised input schema (MCP `tools/list` on each protocol version and toolset, `GET /tools`,
+ *   the OpenAI export, the OpenAPI document's request bodies) passes the judges written from
+ *   Anthropic's, OpenAI's and Gemini's documentation (test/support/vendor-rules/);
+ * - the sizes, in bytes of JSON and in tokens of OpenAI's o200k_base encoding (js-tiktoken): all of
+ *   `tools/list` ≤ 60 KB and 15,000 tokens, each toolset's ≤ 20 KB, the OpenAI export ≤ 6,000 tokens.
+ *
+ * `npm run bench -- tool-list` prints the same sizes per tool.
+ */
+import { getEncoding } from 'js-tiktoken';
+import { describe, expect, it } from 'vitest';
+import { TOOLSETS } from '../../shared/core/toolsets.ts';
+import { anthropicTool } from '../support/vendor-rules/anthropic.ts';
+import { geminiDeclaration } from '../support/vendor-rules/gemini.ts';
+import { openAiFunction, type OpenAiFunction } from '../support/vendor-rules/openai.ts';
+import type { Schema } from '../support/vendor-rules/walk.ts';
+import { send, tenantA } from './helpers.ts';
+
+const LEGACY_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'];
+const MODERN = '2026-07-28';
+const KB = 1024;
+const encoding = getEncoding('o200k_base');
+
+interface ListedTool {
+  name: string;
+  inputSchema: Schema;
+}
+
+let nextId = 1;
+
+/** The `tools/list` result of `path` (`/mcp`, `/mcp/study`) on protocol `version`, as served. */
+async function toolsList(path: string, version: string): Promise<{ json: string; tools: ListedTool[] }> {
+  const post = async (message: Record<string, unknown>, headers: Record<string, string> = {}) => {
+    const response = await send(
+      new Request(`http://edge-tools.test${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, ...message }),
+      }),
+    );
+    expect(response.status).toBe(200);
+    return (await response.json()) as { result: { tools: ListedTool[] } };
+  };
+  let body;
+  if (version === MODERN) {
+    const _meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
+    body = await post({ method: 'tools/list', params: { _meta } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' });
+  } else {
+    await post({ method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'fit-test', version: '1' } } });
+    body = await post({ method: 'tools/list' }, { 'mcp-protocol-version': version });
+  }
+  // What a client puts in the model's context: the tools as listed (cache hints and the like left out).
+  const tools = body.result.tools;
+  expect(tools.length).toBeGreaterThan(0);
+  return { json: JSON.stringify({ tools }), tools };
+}
+
+/** The JSON body of `GET path`, which must answer 200. */
+async function served<T>(path: string): Promise<T> {
+  const response = await send(new Request(`http://edge-tools.test${path}`));
+  expect(response.status, path).toBe(200);
+  return (await response.json()) as T;
+}
+
+interface OpenAiExport {
+  data: { tools: { type: string; function: OpenAiFunction }[] };
+}
+
+const sizeOf = (json: string) => ({ bytes: new TextEncoder().encode(json).length, tokens: encoding.encode(json).length });
+
+/** Every vendor's verdict on one tool's input schema, named by surface and tool. */
+function verdicts(surface: string, name: string, schema: Schema): string[] {
+  return [...anthropicTool(name, schema).map((rule) => `Anthropic: ${rule}`), ...geminiDeclaration(name, schema).map((rule) => `Gemini: ${rule}`)].map(
+    (rule) => `${surface} ${name}: ${rule}`,
+  );
+}
+
+describe('every advertised input schema passes Anthropic, OpenAI and Gemini rules', { timeout: 120_000 }, () => {
+  it.each([...LEGACY_VERSIONS, MODERN])('MCP tools/list on %s, all tools and each toolset', async (version) => {
+    for (const path of ['/mcp', ...TOOLSETS.map((toolset) => `/mcp/${toolset}`)]) {
+      const { tools } = await toolsList(path, version);
+      const broken = tools.flatMap((tool) => [
+        ...verdicts(`${path} ${version}`, tool.name, tool.inputSchema),
+        // A client that passes MCP tools to OpenAI sends them as non-strict functions.
+        ...openAiFunction({ name: tool.name, parameters: tool.inputSchema, strict: false }).map((rule) => `${path} ${tool.name}: OpenAI: ${rule}`),
+      ]);
+      expect(broken).toEqual([]);
+    }
+  });
+
+  it('GET /tools and the OpenAPI request bodies', async () => {
+    const catalog = await served<{ data: { tools: { id: string; input_schema: Schema }[] } }>('/tools');
+    expect(catalog.data.tools.length).toBeGreaterThan(0);
+    const openapi = await served<{ paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: { $ref: string } } } } } }>; components: { schemas: Record<string, Schema> } }>('/openapi.json');
+    const bodies = Object.entries(openapi.paths).flatMap(([path, item]) => {
+      const ref = item.post?.requestBody.content['application/json'].schema.$ref;
+      return ref ? [{ name: path.slice('/tools/'.length), schema: openapi.components.schemas[decodeURIComponent(ref.split('/').pop()!)]! }] : [];
+    });
+    expect(bodies.map((body) => body.name).sort()).toEqual(catalog.data.tools.map((tool) => tool.id).sort());
+    expect([
+      ...catalog.data.tools.flatMap((tool) => verdicts('GET /tools', tool.id, tool.input_schema)),
+      ...bodies.flatMap(({ name, schema }) => verdicts('OpenAPI', name, schema)),
+    ]).toEqual([]);
+  });
+
+  it('the OpenAI export, strict where it says strict, for all tools, ?toolset= and ?tool=', async () => {
+    for (const query of ['', '&toolset=study', '&toolset=documents,task-analysis', '&tool=log-mood,write-plan']) {
+      const body = await served<OpenAiExport>(`/tools?format=openai${query}`);
+      const functions = body.data.tools.map((tool) => tool.function);
+      expect(functions.length).toBeGreaterThan(0);
+      // Most tools are strict; the few that are not say why in the catalog's message.
+      expect(functions.filter((definition) => definition.strict).length).toBeGreaterThan(functions.length / 2);
+      expect(functions.flatMap((definition) => [...openAiFunction(definition), ...verdicts('OpenAI export', definition.name, definition.parameters)])).toEqual([]);
+    }
+  });
+});
+
+describe('the tool list fits in an agent context (bytes of JSON, o200k_base tokens)', { timeout: 120_000 }, () => {
+  it('all of tools/list: at most 60 KB and 15,000 tokens, on every protocol version', async () => {
+    for (const version of [...LEGACY_VERSIONS, MODERN]) {
+      const size = sizeOf((await toolsList('/mcp', version)).json);
+      expect(size.bytes, version).toBeLessThanOrEqual(60 * KB);
+      expect(size.tokens, version).toBeLessThanOrEqual(15_000);
+    }
+  });
+
+  it.each(TOOLSETS)('tools/list of /mcp/%s: at most 20 KB', async (toolset) => {
+    const { json } = await toolsList(`/mcp/${toolset}`, MODERN);
+    expect(sizeOf(json).bytes).toBeLessThanOrEqual(20 * KB);
+  });
+
+  it('the OpenAI export of all tools: at most 6,000 tokens, and a subset is smaller', async () => {
+    const exported = async (query: string) => {
+      const body = await served<OpenAiExport>(`/tools?format=openai${query}`);
+      return { count: body.data.tools.length, size: sizeOf(JSON.stringify(body.data.tools)) };
+    };
+    const all = await exported('');
+    expect(all.size.tokens).toBeLessThanOrEqual(6_000);
+    const study = await exported('&toolset=study');
+    const one = await exported('&tool=log-mood');
+    expect(one.count).toBe(1);
+    expect(study.count).toBeLessThan(all.count);
+    expect(one.size.tokens).toBeLessThan(study.size.tokens);
+    expect(study.size.tokens).toBeLessThan(all.size.tokens);
+  });
+});

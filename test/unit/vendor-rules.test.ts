@@ -1,0 +1,70 @@
+/**
+ * The vendor judges of test/support/vendor-rules/ refuse what each vendor refuses: each is tried on a
+ * schema the vendor accepts and on schemas that break one of its rules.
+ */
+import { describe, expect, it } from 'vitest';
+import { anthropicTool } from '../support/vendor-rules/anthropic.ts';
+import { geminiDeclaration, geminiSchemaSubset } from '../support/vendor-rules/gemini.ts';
+import { openAiFunction } from '../support/vendor-rules/openai.ts';
+
+const plain = { type: 'object', properties: { mood: { type: 'string', enum: ['happy', 'sad'] }, energy: { type: 'integer', minimum: 1 } }, required: ['mood'] };
+const strict = {
+  type: 'object',
+  properties: { mood: { type: 'string', enum: ['happy', 'sad'] }, energy: { type: ['integer', 'null'], minimum: 1 } },
+  required: ['mood', 'energy'],
+  additionalProperties: false,
+};
+
+describe('Anthropic', () => {
+  it('accepts a plain object schema', () => expect(anthropicTool('log-mood', plain)).toEqual([]));
+  it('refuses a combinator at the top level, a root that is not an object, bad names and property keys', () => {
+    expect(anthropicTool('plan', { ...plain, allOf: [{ required: ['mood'] }] })).toEqual(['input_schema has allOf at the top level']);
+    expect(anthropicTool('plan', { anyOf: [plain, plain] })).toHaveLength(2);
+    expect(anthropicTool('list plans', plain)[0]).toContain("name 'list plans'");
+    expect(anthropicTool('x'.repeat(65), plain)).toHaveLength(1);
+    expect(anthropicTool('plan', { type: 'object', properties: { 'filter[id]': { type: 'string' } } })[0]).toContain("'filter[id]'");
+  });
+});
+
+describe('OpenAI', () => {
+  it('accepts a strict schema, and a loose one when strict is not claimed', () => {
+    expect(openAiFunction({ name: 'log-mood', parameters: strict, strict: true })).toEqual([]);
+    expect(openAiFunction({ name: 'log-mood', parameters: plain, strict: false })).toEqual([]);
+  });
+  it('holds strict schemas to Structured Outputs: every field required, no extra keys, supported keywords and formats only', () => {
+    const broken = openAiFunction({ name: 'log-mood', parameters: plain, strict: true });
+    expect(broken).toEqual(expect.arrayContaining([expect.stringContaining('additionalProperties: false'), expect.stringContaining("'energy' is not in required")]));
+    expect(openAiFunction({ name: 'a', strict: true, parameters: { ...strict, properties: { ...strict.properties, name: { type: 'string', minLength: 1 } }, required: [...strict.required, 'name'] } })).toEqual([
+      ".properties.name: 'minLength' is not supported in strict mode",
+    ]);
+    expect(openAiFunction({ name: 'a', strict: true, parameters: { ...strict, properties: { at: { type: 'string', format: 'uri' } }, required: ['at'] } })).toEqual([
+      ".properties.at: format 'uri' is not supported",
+    ]);
+    expect(openAiFunction({ name: 'a', strict: true, parameters: { ...strict, properties: { any: {} }, required: ['any'] } })).toEqual(['.properties.any: says no type']);
+  });
+  it('refuses deep nesting, a root that is not an object, and bad names', () => {
+    let deep: Record<string, unknown> = { type: 'string' };
+    for (let level = 0; level < 11; level++) deep = { type: 'object', properties: { inner: deep }, required: ['inner'], additionalProperties: false };
+    expect(openAiFunction({ name: 'a', parameters: deep, strict: true })).toEqual([expect.stringContaining('nested 11 deep')]);
+    expect(openAiFunction({ name: 'a', parameters: { anyOf: [strict] }, strict: false })).toHaveLength(2);
+    expect(openAiFunction({ name: 'log.mood', parameters: strict, strict: true })).toHaveLength(1);
+  });
+});
+
+describe('Gemini', () => {
+  it('accepts a declaration whose names and types it knows', () => {
+    expect(geminiDeclaration('log-mood', strict)).toEqual([]);
+    expect(geminiSchemaSubset({ type: 'object', properties: { mood: { type: 'string', enum: ['happy'] }, at: { type: 'string', format: 'date-time', nullable: true } } })).toEqual([]);
+  });
+  it('refuses names that start with a digit, parameter names with dashes, unknown types and a combinator at the root', () => {
+    expect(geminiDeclaration('1-tool', plain)).toHaveLength(1);
+    expect(geminiDeclaration('a', { type: 'object', properties: { 'plan-id': { type: 'integer' } } })).toHaveLength(1);
+    expect(geminiDeclaration('a', { type: 'object', properties: { x: { type: 'tuple' } } })).toEqual([".properties.x: type 'tuple' is not a Gemini Type"]);
+    expect(geminiDeclaration('a', { type: 'object', oneOf: [plain] })).toHaveLength(1);
+  });
+  it('holds a Schema object to the OpenAPI subset: no additionalProperties, one type, its formats, string enums', () => {
+    expect(geminiSchemaSubset(strict)).toEqual(["(root): 'additionalProperties' is not a field of Schema", '.properties.energy: type is a list (use one type and nullable)']);
+    expect(geminiSchemaSubset({ type: 'string', format: 'uuid' })).toHaveLength(1);
+    expect(geminiSchemaSubset({ type: 'integer', enum: [1, 2] })).toHaveLength(1);
+  });
+});
