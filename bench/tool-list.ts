@@ -2,7 +2,8 @@
  * `npm run bench -- tool-list`: what the tools cost an agent's context before it calls one. The
  * MCP `tools/list` answer (every tool, then each toolset) and the OpenAI export, in bytes of JSON
  * and in tokens of OpenAI's o200k_base encoding (js-tiktoken, which ships the ranks), per tool and
- * in total. Sizes are deterministic: test/unit/tool-list-size.test.ts holds them to their limits.
+ * in total, next to the sizes before they were cut. Sizes are deterministic:
+ * test/integration/tool-list-fit.test.ts holds what the worker serves to their limits.
  */
 import { getEncoding } from 'js-tiktoken';
 import { tools } from '../functions/registry.ts';
@@ -31,6 +32,18 @@ export function openAiTools(chosen: readonly AnyTool[]): unknown[] {
 
 const kb = (bytes: number) => (bytes / 1024).toFixed(1);
 
+/** The same surfaces before the tool list was cut to fit (commit 6668c8f), for the comparison. */
+const BEFORE: Record<string, { bytes: number; tokens: number }> = {
+  all: { bytes: 43368, tokens: 10675 },
+  documents: { bytes: 4757, tokens: 1057 },
+  'task-analysis': { bytes: 11337, tokens: 2643 },
+  'table-tools': { bytes: 6965, tokens: 2030 },
+  study: { bytes: 20342, tokens: 4957 },
+  openAi: { bytes: 33215, tokens: 7995 },
+};
+
+const before = (surface: string) => `${BEFORE[surface]!.bytes} | ${BEFORE[surface]!.tokens}`;
+
 export async function runToolListBench(): Promise<string> {
   const rows = tools.map((tool) => {
     const [listed] = listedTools([tool]) as unknown as [{ inputSchema: unknown; outputSchema?: unknown; description?: string }];
@@ -51,14 +64,16 @@ export async function runToolListBench(): Promise<string> {
     '',
     'Measured with `npm run bench -- tool-list`: JSON as served, tokens counted with js-tiktoken (o200k_base).',
     '',
-    '| surface | bytes | KB | tokens |',
-    '|---|---:|---:|---:|',
-    `| MCP tools/list, all ${tools.length} tools | ${all.bytes} | ${kb(all.bytes)} | ${all.tokens} |`,
+    'Limits (held by test/integration/tool-list-fit.test.ts on what the worker serves): all of tools/list ≤ 60 KB and 15,000 tokens, each toolset ≤ 20 KB, the OpenAI export ≤ 6,000 tokens.',
+    '',
+    '| surface | bytes | KB | tokens | bytes before | tokens before |',
+    '|---|---:|---:|---:|---:|---:|',
+    `| MCP tools/list, all ${tools.length} tools | ${all.bytes} | ${kb(all.bytes)} | ${all.tokens} | ${before('all')} |`,
     ...TOOLSETS.map((toolset) => {
       const size = measure(toolsList(tools.filter((tool) => tool.toolset === toolset)));
-      return `| MCP tools/list, /mcp/${toolset} | ${size.bytes} | ${kb(size.bytes)} | ${size.tokens} |`;
+      return `| MCP tools/list, /mcp/${toolset} | ${size.bytes} | ${kb(size.bytes)} | ${size.tokens} | ${before(toolset)} |`;
     }),
-    `| OpenAI export (GET /tools?format=openai), data.tools | ${openAi.bytes} | ${kb(openAi.bytes)} | ${openAi.tokens} |`,
+    `| OpenAI export (GET /tools?format=openai), data.tools | ${openAi.bytes} | ${kb(openAi.bytes)} | ${openAi.tokens} | ${before('openAi')} |`,
     '',
     'Per tool (tokens; the whole entry, then its parts):',
     '',

@@ -25,7 +25,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Create a flashcard',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description: 'Create a flashcard (front: the prompt, back: the answer), due at once; each update-flashcard-review schedules the next review.',
+  description: 'Create a flashcard, due at once; update-flashcard-review schedules its reviews.',
   input: z.strictObject({
     front: text({ max: 2_000, blank: false, trim: true }).describe('The prompt, e.g. "el perro".'),
     back: text({ max: 5_000, blank: false, trim: true }).describe('The answer, e.g. "the dog".'),

@@ -29,7 +29,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Get due flashcards',
   annotations: READ_ONLY,
-  description: 'List the flashcards due now, most overdue first. Show the front, let the user answer, then record it with update-flashcard-review.',
+  description: 'List the flashcards due now, most overdue first; record each answer with update-flashcard-review.',
   input: z.strictObject({
     limit: limitField('cards', 20, 100),
     topic_id: recordId('topic').optional().describe('Only cards of this topic.'),

@@ -29,7 +29,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Write a study plan',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description: `Create a study plan with its items (1 to ${MAX_ITEMS}), all or nothing. The plan starts active, its items pending. To add to an existing plan, use add-plan-item.`,
+  description: `Create a study plan with its items (1 to ${MAX_ITEMS}), all or nothing; to add to an existing plan, use add-plan-item.`,
   input: z.strictObject({
     title: planTitleField.describe('The plan title, e.g. "Spanish B1 exam".'),
     items: z.array(item).min(1).max(MAX_ITEMS).describe(`The plan's items in order, 1 to ${MAX_ITEMS}: a title each, or { title, due_date, notes }.`),

@@ -39,7 +39,7 @@ export const cursorField = z
     refuseValue(payload, { code: 'invalid_cursor', expected: 'the next_cursor of a previous answer, unchanged (letters, digits, - and _)', received: quote(payload.value) });
   })
   .meta({ minLength: 1, maxLength: MAX_CURSOR_LENGTH, pattern: CURSOR_PATTERN.source })
-  .describe('next_cursor of the previous answer; omit at first.');
+  .describe('The next_cursor of an answer.');
 
 /** A count or an index held in a cursor's position: an integer from 0 to the largest a query's `integer` takes. */
 export const positionIndex = z.int().min(0).max(INT4.max);

@@ -9,7 +9,9 @@
  * Dropped from output schemas too: descriptions, `enum`, `required`, `additionalProperties` and
  * `propertyNames`: a client checks answers against them, and the model reads the values themselves.
  * Input schemas leave out the null an optional field also accepts. A cursor's form and length are
- * dropped (it is copied from an answer), and an answer's choice among bare types is a list of types.
+ * dropped (it is copied from an answer), and so are a text's minimum length of 1 and ceilings of
+ * LONG_TEXT characters and more; a free-form JSON field is an object, without the definitions that
+ * bound its depth; an answer's choice among bare types is a list of types.
  */
 import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
 
@@ -18,6 +20,8 @@ export type JsonSchema = Record<string, unknown>;
 
 /** Bounds at or past Postgres's `integer` range are the storage's, not a choice a model must know. */
 const POSTGRES_INTEGER_MAX = 2_147_483_647;
+/** Text ceilings from here on are not shown. */
+export const LONG_TEXT = 500;
 const TEXT_PATTERNS: ReadonlySet<unknown> = new Set([SAFE_TEXT_PATTERN.source, NON_BLANK_TEXT_PATTERN.source]);
 const OUTPUT_ONLY_DROPPED: ReadonlySet<string> = new Set(['description', 'required', 'additionalProperties', 'propertyNames', 'title', 'enum']);
 /** Keywords whose value is a schema, or a list or map of schemas, to compact in turn. */
@@ -26,7 +30,7 @@ const SUBSCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', '$defs']);
 
 /** `schema` (a tool's input or output JSON Schema) as a model is shown it. */
 export function compactSchema(schema: JsonSchema, { output = false }: { output?: boolean } = {}): JsonSchema {
-  const compact = dropKeywords(schema, output);
+  const compact = withoutUnusedDefinitions(dropKeywords(schema, output));
   return output ? compact : optionalWithoutNull(compact, new Set(Array.isArray(schema.required) ? schema.required : []));
 }
 
@@ -37,6 +41,11 @@ function dropKeywords(schema: JsonSchema, output: boolean): JsonSchema {
     if (key === '$schema' || (output && OUTPUT_ONLY_DROPPED.has(key))) continue;
     // A value of a form of its own (a cursor) is copied from an answer, not written: its form and length say nothing.
     if (copied && (key === 'pattern' || key === 'minLength' || key === 'maxLength')) continue;
+    // Text of at least one character (a model sends no empty text), or of up to LONG_TEXT and more
+    // (beyond what a model writes into one field): the validator says so if it happens.
+    // A map whose values are defined elsewhere (any JSON, nested to a depth): an object is all a model needs to know.
+    if (!output && key === 'additionalProperties' && isRecord(value) && '$ref' in value) continue;
+    if ((key === 'minLength' && value === 1) || (key === 'maxLength' && typeof value === 'number' && value >= LONG_TEXT)) continue;
     if (key === 'pattern' && (TEXT_PATTERNS.has(value) || 'format' in schema)) continue;
     if (key === 'not' && 'format' in schema) continue;
     if ((key === 'minimum' || key === 'maximum') && typeof value === 'number' && Math.abs(value) >= POSTGRES_INTEGER_MAX) continue;
@@ -75,6 +84,31 @@ function optionalWithoutNull(schema: JsonSchema, required: ReadonlySet<string>):
 /** `{ type: "integer" }` and nothing else: options of this kind say the same as a list of types. */
 function isBareType(schema: unknown): boolean {
   return isRecord(schema) && typeof schema.type === 'string' && Object.keys(schema).length === 1;
+}
+
+/** `schema` without the `$defs` nothing refers to any more (those only a free-form field used). */
+export function withoutUnusedDefinitions(schema: JsonSchema): JsonSchema {
+  const { $defs: definitions, ...rest } = schema;
+  if (!isRecord(definitions)) return schema;
+  const used = new Set<string>();
+  const pending = [rest];
+  while (pending.length) {
+    for (const ref of referencesIn(pending.pop())) {
+      const name = ref.slice('#/$defs/'.length);
+      if (!used.has(name) && name in definitions) {
+        used.add(name);
+        pending.push(definitions[name] as JsonSchema);
+      }
+    }
+  }
+  const kept = Object.entries(definitions).filter(([name]) => used.has(name));
+  return kept.length ? { $defs: Object.fromEntries(kept), ...rest } : rest;
+}
+
+function referencesIn(node: unknown): string[] {
+  if (Array.isArray(node)) return node.flatMap(referencesIn);
+  if (!isRecord(node)) return [];
+  return Object.entries(node).flatMap(([key, value]) => (key === '$ref' && typeof value === 'string' ? [value] : referencesIn(value)));
 }
 
 function isNullType(schema: unknown): boolean {

@@ -19,7 +19,7 @@
 import { ok, type Success } from '../core/contract.ts';
 import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
 import { plural } from '../core/plural.ts';
-import type { JsonSchema } from './compact-schema.ts';
+import { LONG_TEXT, withoutUnusedDefinitions, type JsonSchema } from './compact-schema.ts';
 import type { AnyTool } from '../core/tool.ts';
 
 /** One tool, in the Chat Completions `tools` format (for the Responses API, spread `function`). */
@@ -45,9 +45,6 @@ const KEPT_KEYWORDS: ReadonlySet<string> = new Set([
 const POSTGRES_INTEGER_MAX = 2_147_483_647;
 
 const TEXT_PATTERNS: ReadonlySet<unknown> = new Set([SAFE_TEXT_PATTERN.source, NON_BLANK_TEXT_PATTERN.source]);
-
-/** Text ceilings from here on are not said (see describeLength). */
-const LONG_TEXT = 1_000;
 
 const STRICT_FORMATS: ReadonlySet<string> = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 
@@ -90,30 +87,6 @@ export function toStrictSchema(schema: JsonSchema): { schema: JsonSchema; proble
   return { schema: withoutUnusedDefinitions(convert(schema, '', conversion)), problems: conversion.problems };
 }
 
-/** `schema` without the `$defs` nothing refers to any more (those only a free-form field used). */
-function withoutUnusedDefinitions(schema: JsonSchema): JsonSchema {
-  const { $defs: definitions, ...rest } = schema;
-  if (!isRecord(definitions)) return schema;
-  const used = new Set<string>();
-  const pending = [rest];
-  while (pending.length) {
-    for (const ref of referencesIn(pending.pop())) {
-      const name = ref.slice('#/$defs/'.length);
-      if (!used.has(name) && name in definitions) {
-        used.add(name);
-        pending.push(definitions[name] as JsonSchema);
-      }
-    }
-  }
-  const kept = Object.entries(definitions).filter(([name]) => used.has(name));
-  return kept.length ? { $defs: Object.fromEntries(kept), ...rest } : rest;
-}
-
-function referencesIn(node: unknown): string[] {
-  if (Array.isArray(node)) return node.flatMap(referencesIn);
-  if (!isRecord(node)) return [];
-  return Object.entries(node).flatMap(([key, value]) => (key === '$ref' && typeof value === 'string' ? [value] : referencesIn(value)));
-}
 
 function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSchema {
   const out: JsonSchema = {};
@@ -233,7 +206,7 @@ function describeLength(min: unknown, max: unknown, nonBlank: boolean): string |
   // Non-blank text needs no word: a model does not send blank text, and the validator says so if it does.
   const least = typeof min === 'number' && min > (nonBlank ? 1 : 0) ? min : undefined;
   const most = typeof max === 'number' ? max : undefined;
-  // A ceiling of a thousand characters or more is beyond what a model writes into one field.
+  // A ceiling of 500 characters or more is beyond what a model writes into one field.
   const ceiling = most !== undefined && most < LONG_TEXT ? most : undefined;
   if (least !== undefined && ceiling !== undefined) return `${least} to ${ceiling} characters.`;
   if (ceiling !== undefined) return `At most ${ceiling} characters.`;

@@ -53,7 +53,7 @@ export interface PlanRef {
 export function exactlyOne<S extends z.ZodObject>(input: S, first: string, second: string, { what, required }: { what: string; required: boolean }): S {
   const said = (field: string, other: string) => {
     const schema = input.shape[field] as z.ZodType;
-    const rule = required ? `Give ${field} or ${other}, not both.` : `Not with ${other}.`;
+    const rule = required ? `Or ${other}; not both.` : `Not with ${other}.`;
     // An optional field's description may be its inner schema's.
     const description = schema.description ?? (schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType).description : undefined);
     return schema.describe([description, rule].filter(Boolean).join(' '));
