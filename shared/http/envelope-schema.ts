@@ -119,9 +119,11 @@ const resultSchemas = new WeakMap<AnyTool, JsonSchema>();
 
 /**
  * MCP's `outputSchema` of `tool`: the envelope its `structuredContent` carries, saying what a
- * successful call's `data` holds (compacted: see compact-schema.ts) and nothing else. Clients check
- * `structuredContent` against it (the SDK's v1 client on failures too), so it admits the failure
- * envelope without describing it: the server's instructions describe the envelope once for every tool.
+ * successful call's `data` holds (compacted: see compact-schema.ts) and nothing else. The
+ * specification has clients validate structured results against it; the SDK's v2 client checks only
+ * results without `isError`, its v1 client (`@modelcontextprotocol/sdk`) every `structuredContent`,
+ * failures too. So it admits the failure envelope without describing it (no `required`, no
+ * `additionalProperties`): the server's instructions describe the envelope once for every tool.
  * The root says `type: "object"`, as MCP requires of an `outputSchema`.
  */
 export function mcpOutputSchema(tool: AnyTool): JsonSchema {
