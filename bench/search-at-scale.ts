@@ -42,7 +42,7 @@ import type { ToolContext } from '../shared/core/tool.ts';
 import { offlineDependencyDetector } from '../shared/providers/offline.ts';
 import type { EmbeddingProvider } from '../shared/providers/types.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
-import { linksFromEnv } from '../shared/runtime/links.ts';
+import { linksFromEnv } from '../shared/runtime/link-templates.ts';
 import { ms, percentile, thousands, timeDatabase, type DatabaseTimer } from './measure.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -37,7 +37,7 @@ import { seedCorpus } from '../local/seed.ts';
 import type { Outcome } from '../shared/core/contract.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
 import { nameBasedUuid } from '../shared/runtime/ids.ts';
-import { linksFromEnv } from '../shared/runtime/links.ts';
+import { linksFromEnv } from '../shared/runtime/link-templates.ts';
 import { offlineDependencyDetector, offlineEmbeddings } from '../shared/providers/offline.ts';
 import type { AnyTool, ToolContext } from '../shared/core/tool.ts';
 import { ms, percentile, thousands, timeDatabase, type DatabaseTimer } from './measure.ts';

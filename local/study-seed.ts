@@ -12,7 +12,7 @@ import { sql } from 'drizzle-orm';
 import type { AnyTool, ToolContext } from '../shared/core/tool.ts';
 import { createDb, type Database } from '../shared/runtime/db.ts';
 import { nameBasedUuid } from '../shared/runtime/ids.ts';
-import { linksFromEnv } from '../shared/runtime/links.ts';
+import { linksFromEnv } from '../shared/runtime/link-templates.ts';
 import addPlanItem from '../functions/study/add-plan-item.ts';
 import createFlashcard from '../functions/study/create-flashcard.ts';
 import quizPreFetch from '../functions/study/quiz-pre-fetch.ts';

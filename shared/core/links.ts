@@ -2,7 +2,7 @@
  * Links: every answer that references a document, a task or another record carries
  * `links` of `{ label, url }`, so an agent (or the person reading along) can open what it names.
  * Tools get a {@link Links} maker in their context; the pipeline builds it from the deployment's
- * configuration (shared/runtime/links.ts). Tools never build URLs themselves.
+ * configuration (shared/runtime/link-templates.ts). Tools never build URLs themselves.
  */
 import type { Link } from './contract.ts';
 

@@ -19,7 +19,7 @@ import { chunkNumber, documentPageShape, MAX_CHUNKS, pagePositionSchema, readDoc
 import { EXAMPLE_IDS } from '../records/example-ids.ts';
 import { readTaskRecord, taskRecordShape } from '../records/tasks.ts';
 import type { Env } from '../runtime/env.ts';
-import { linksFromEnv } from '../runtime/links.ts';
+import { linksFromEnv } from '../runtime/link-templates.ts';
 import type { Authorized } from '../runtime/auth.ts';
 import { authenticated, readQuery } from './read-route.ts';
 

@@ -8,7 +8,7 @@ import type { MetricsEnv } from '../observability/prometheus.ts';
 import type { RetentionEnv } from '../observability/retention.ts';
 import type { AiBinding } from '../providers/index.ts';
 import { isLocalDatabaseUrl } from './db.ts';
-import type { LinksEnv } from './links.ts';
+import type { LinksEnv } from './link-templates.ts';
 import type { OAuthEnv } from './oauth.ts';
 
 export interface Env extends AdmissionEnv, OtlpEnv, MetricsEnv, RetentionEnv, LinksEnv, OAuthEnv {

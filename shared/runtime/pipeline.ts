@@ -24,7 +24,7 @@ import { runsLocally, type RequestScope } from './env.ts';
 import { execute, leaseLapsedBeforeStart, leaseWarning } from './execute.ts';
 import { claimIdempotencyKey } from './idempotency.ts';
 import { nameBasedUuid } from './ids.ts';
-import { linksFromEnv } from './links.ts';
+import { linksFromEnv } from './link-templates.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, withRetries } from './retry.ts';
 
 /** Options of {@link callTool}, the same for every call a worker serves. */

@@ -5,7 +5,7 @@ import { ok, type ToolResult } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY, type AnyTool } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { createDb } from '../../shared/runtime/db.ts';
-import { linksFromEnv } from '../../shared/runtime/links.ts';
+import { linksFromEnv } from '../../shared/runtime/link-templates.ts';
 
 /** The links a tool's context gets by default (this API's read routes), for tests that run execute directly. */
 export const defaultLinks = (() => {

@@ -1,7 +1,7 @@
 /** Links: made from configuration, absolute, never invented. */
 import { describe, expect, it } from 'vitest';
 import { linkLabel, linkList, MAX_LINKS } from '../../shared/core/links.ts';
-import { linksFromEnv, type LinksEnv } from '../../shared/runtime/links.ts';
+import { linksFromEnv, type LinksEnv } from '../../shared/runtime/link-templates.ts';
 
 const ID = '3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f';
 
