@@ -22,6 +22,7 @@ import { answer, baseApp, refuseOtherMethods, scopeOf } from './base.ts';
 import { serveToolCall, type ServeOptions } from './tool-route.ts';
 import type { Context } from 'hono';
 import type { Env } from '../runtime/env.ts';
+import { oauthAccessTokens } from '../runtime/oauth.ts';
 
 /** One catalog entry: what a model needs to choose and call the tool. */
 export interface CatalogEntry {
@@ -56,8 +57,12 @@ export interface CatalogEntry {
  * - `GET /grants` and `DELETE /grants/:grant_id` list and revoke the project's OAuth clients
  *   (shared/http/grants.ts);
  * - `GET /documents/:id` and `GET /tasks/:id` read the records answers link to.
+ *
+ * Every route takes API keys, and OAuth access tokens where OAuth is on (`accessTokens`, default
+ * shared/runtime/oauth.ts's; the OAuth endpoints themselves are shared/http/oauth.ts's).
  */
-export function createGateway(tools: readonly AnyTool[], options: ServeOptions = {}) {
+export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthAccessTokens, ...rest }: ServeOptions = {}) {
+  const options = { accessTokens, ...rest };
   const byId = new Map(tools.map((tool) => [tool.id, tool]));
   if (byId.size !== tools.length) throw new Error('Two tools share an id; tool ids must be unique.');
   const viewOf = toolsetViews(tools, options);
@@ -114,9 +119,9 @@ export function createGateway(tools: readonly AnyTool[], options: ServeOptions =
       if (!parsed.ok) return answer(parsed, 'mcp');
       return viewOf(parsed.toolsets).mcp(c.req.raw, scopeOf(c));
     })
-    .route('/', observabilityRoutes([...byId.keys()]))
+    .route('/', observabilityRoutes([...byId.keys()], options))
     .route('/', grantRoutes())
-    .route('/', recordRoutes());
+    .route('/', recordRoutes(options));
   return refuseOtherMethods(app, ROUTES_HINT);
 }
 

@@ -2,7 +2,8 @@
  * Credentials -> caller, once per request: every route that needs a caller (tool calls over HTTP,
  * MCP, the read routes, the consent page) authorises here and hands the result on (to the
  * pipeline, to the route). An API key (`et_…`) is checked against its hash (shared/runtime/auth.ts);
- * any other bearer token, where OAuth is on, is an access token (shared/runtime/oauth.ts). The
+ * any other bearer token goes to the worker's {@link AuthorizeOptions.accessTokens}, if it takes
+ * any (the gateway: OAuth access tokens, shared/runtime/oauth.ts). The
  * request's database and Redis clients are built here, once, and shared by everything it does.
  */
 import { fail, type Failure } from '../core/contract.ts';
@@ -13,7 +14,7 @@ import { authenticate, type AuthOptions, type Authorized, type RequestClients } 
 import { createDb, databaseFailure } from '../runtime/db.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { unexpected } from '../runtime/execute.ts';
-import { grantOfToken, oauthEnabled } from '../runtime/oauth.ts';
+import type { AccessTokens } from '../runtime/oauth.ts';
 
 /** Who a request says it is: its `Authorization` header, the client's address and the URL it came to. */
 export interface Credentials {
@@ -36,6 +37,8 @@ export interface AuthorizeOptions {
   traceId?: string;
   /** How API keys are cached and re-checked (shared/runtime/auth.ts, AUTH_DEFAULTS). */
   auth?: AuthOptions;
+  /** Bearer tokens other than API keys that the worker takes (the gateway: OAuth's). Default: none. */
+  accessTokens?: AccessTokens;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -46,22 +49,17 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * attempts. Without DATABASE_URL no credential can be verified: every caller gets the same
  * CONFIG_ERROR, which names nothing (the cause goes to the log). Never throws.
  */
-export async function authorize(credentials: Credentials, scope: RequestScope, { traceId = crypto.randomUUID(), auth }: AuthorizeOptions = {}): Promise<Authorized | Failure> {
+export async function authorize(credentials: Credentials, scope: RequestScope, { traceId = crypto.randomUUID(), auth, accessTokens }: AuthorizeOptions = {}): Promise<Authorized | Failure> {
   const { env } = scope;
   if (!env.DATABASE_URL) {
     log('error', 'config_error', { trace_id: traceId, reason: 'missing_database_url', message: 'DATABASE_URL is not set: no API key can be verified and no tool can run. Set the secret (wrangler secret put DATABASE_URL).' });
     return fail('CONFIG_ERROR', `The service is not configured correctly, so it cannot verify API keys. Its operator can find the cause in the worker's log under trace id ${traceId}.`);
   }
   const clients: RequestClients = { db: createDb(env.DATABASE_URL), redis: redisFromEnv(env) };
-  const url = new URL(credentials.url);
   const token = BEARER.exec(credentials.authorization ?? '')?.[1];
   try {
-    if (token && !token.startsWith('et_') && oauthEnabled(env, url)) {
-      const grant = await grantOfToken(token, url, env, clients.db);
-      if ('error' in grant) return grant;
-      const { project, apiKeyId: keyId, rateLimitPerMinute, toolsets, readOnly } = grant;
-      return { ok: true, project, keyId, rateLimitPerMinute, toolsets, readOnly, confirmed: Promise.resolve(undefined), ...clients };
-    }
+    const tokenCaller = token && !token.startsWith('et_') && (await accessTokens?.(token, new URL(credentials.url), env, clients.db));
+    if (tokenCaller) return 'error' in tokenCaller ? tokenCaller : { ok: true, ...tokenCaller, confirmed: Promise.resolve(undefined), ...clients };
     const failures = new FailedAttempts({ redis: clients.redis, prefix: `${namespaceOf(env)}:auth-failures` });
     const caller = await authenticate(credentials.authorization, clients.db, { clientAddress: credentials.clientAddress, failures, waitUntil: scope.waitUntil }, auth);
     return caller.ok ? { ...caller, ...clients } : caller;

@@ -139,7 +139,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: ServeOption
     if (origin !== null && !isAllowedOrigin(origin, request.url, env)) return refuse(forbiddenOrigin(origin));
     if (request.method !== 'POST') return refuse(noStream(request.method), { allow: 'POST' });
 
-    const caller = await authorize(credentialsOf(request), scope, { auth: options.auth });
+    const caller = await authorize(credentialsOf(request), scope, { auth: options.auth, accessTokens: options.accessTokens });
     if (!caller.ok) return refuse(caller);
     // A URL serving none of the credential's toolsets is refused whole, rather than listing nothing.
     const outside = deniedToolsets(caller, toolsets, `the MCP URL ${new URL(request.url).pathname}`);

@@ -19,20 +19,20 @@ import { createDb, databaseFailure } from '../runtime/db.ts';
 import { unexpected } from '../runtime/execute.ts';
 import { answer } from './base.ts';
 import { dashboardPage } from './dashboard/page.ts';
-import { authenticated, readQuery } from './read-route.ts';
+import { authenticated, readQuery, type ReadRouteOptions } from './read-route.ts';
 
 const EXECUTIONS_HINT = 'Example of a valid call: GET /executions?status=failure&tool=log-mood&limit=20';
 const REFUSALS_HINT = 'Example of a valid call: GET /refusals?code=VALIDATION_ERROR&limit=20';
 const METRICS_HINT = 'Example of a valid call: GET /metrics?window=24h (or ?format=prometheus for scraping)';
 
 /** The observability routes, mounted by the gateway (shared/http/app.ts); `tools` are the ids of the tools it serves. */
-export function observabilityRoutes(tools: readonly string[]) {
+export function observabilityRoutes(tools: readonly string[], options: ReadRouteOptions = {}) {
   return new Hono<{ Bindings: Env }>()
     .get('/executions', (c) =>
       authenticated(c, 'executions', async ({ db, project }) => {
         const query = readQuery(c.req.url, executionsQuery, EXECUTIONS_NUMERIC_PARAMETERS, EXECUTIONS_HINT);
         return query.ok ? listExecutions(db, project.id, query.value) : query;
-      }),
+      }, options),
     )
     .get('/executions/:trace_id', (c) =>
       authenticated(c, 'executions', async ({ db, project }) => {
@@ -40,13 +40,13 @@ export function observabilityRoutes(tools: readonly string[]) {
         const traceId = normalizeTraceId(raw);
         if (!traceId) return invalidTraceId(raw);
         return getExecution(db, project.id, traceId);
-      }),
+      }, options),
     )
     .get('/refusals', (c) =>
       authenticated(c, 'refusals', async ({ db, project }) => {
         const query = readQuery(c.req.url, refusalsQuery, REFUSALS_NUMERIC_PARAMETERS, REFUSALS_HINT);
         return query.ok ? listRefusals(db, project.id, query.value) : query;
-      }),
+      }, options),
     )
     .get('/metrics', async (c) => {
       if (await isMetricsToken(c.req.header('authorization'), c.env)) return answerScrape(c.req.url, c.env, tools);
@@ -57,7 +57,7 @@ export function observabilityRoutes(tools: readonly string[]) {
         const window = resolveWindow(query.value);
         if ('ok' in window) return window;
         return readMetrics(db, project.id, window, query.value.tool);
-      });
+      }, options);
     })
     .get('/dashboard', () => dashboardPage());
 }

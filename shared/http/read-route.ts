@@ -14,11 +14,11 @@ import { databaseFailure } from '../runtime/db.ts';
 import type { Env } from '../runtime/env.ts';
 import { unexpected } from '../runtime/execute.ts';
 import { log } from '../observability/log.ts';
-import { authorize, credentialsOf } from './authorize.ts';
+import { authorize, credentialsOf, type AuthorizeOptions } from './authorize.ts';
 import { respond, scopeOf } from './base.ts';
 
 /** Options of {@link authenticated}. */
-export interface ReadRouteOptions {
+export interface ReadRouteOptions extends Pick<AuthorizeOptions, 'accessTokens'> {
   /** The toolsets whose records the route reads: a credential limited to others is PERMISSION_DENIED. Default: any credential. */
   toolsets?: readonly Toolset[];
 }
@@ -32,13 +32,13 @@ export async function authenticated(
   c: Context<{ Bindings: Env }>,
   route: string,
   run: (caller: Authorized) => Promise<Outcome<unknown> | Response>,
-  { toolsets }: ReadRouteOptions = {},
+  { toolsets, accessTokens }: ReadRouteOptions = {},
 ): Promise<Response> {
   const traceId = crypto.randomUUID();
   const startedAt = performance.now();
   let answer: Outcome<unknown> | Response;
   try {
-    const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { traceId });
+    const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { traceId, accessTokens });
     const outside = caller.ok && toolsets ? deniedToolsets(caller, toolsets, `GET ${new URL(c.req.url).pathname}`) : undefined;
     if (!caller.ok) answer = caller;
     else if (outside) answer = (await caller.confirmed) ?? outside;

@@ -21,7 +21,7 @@ import { readTaskRecord, taskRecordShape } from '../records/tasks.ts';
 import type { Env } from '../runtime/env.ts';
 import { linksFromEnv } from '../runtime/link-templates.ts';
 import type { Authorized } from '../runtime/auth.ts';
-import { authenticated, readQuery } from './read-route.ts';
+import { authenticated, readQuery, type ReadRouteOptions } from './read-route.ts';
 
 /** `data` of `GET /documents/:id`. */
 export const documentRecordData = z.object({ document: documentPageShape, next_cursor: nextCursorField });
@@ -44,7 +44,7 @@ const DOCUMENT_HINT = `Example of a valid call: GET /documents/${EXAMPLE_IDS.doc
 const TASK_HINT = `Example of a valid call: GET /tasks/${EXAMPLE_IDS.tasks[0]}`;
 
 /** The record routes, mounted by every worker (shared/http/app.ts, tool-app.ts): links must lead somewhere on each. */
-export function recordRoutes() {
+export function recordRoutes(options: ReadRouteOptions = {}) {
   return new Hono<{ Bindings: Env }>()
     .get('/documents/:id', (c) =>
       authenticated(
@@ -54,7 +54,7 @@ export function recordRoutes() {
           const query = readQuery(c.req.url, documentQuery, ['chunk'], DOCUMENT_HINT);
           return query.ok ? readDocument(c.req.url, c.env, caller, c.req.param('id'), query.value) : Promise.resolve(query);
         },
-        { toolsets: ['documents'] },
+        { ...options, toolsets: ['documents'] },
       ),
     )
     .get('/tasks/:id', (c) =>
@@ -65,7 +65,7 @@ export function recordRoutes() {
           const query = readQuery(c.req.url, taskQuery, [], TASK_HINT);
           return query.ok ? readTask(c.req.url, c.env, caller, c.req.param('id'), query.value) : Promise.resolve(query);
         },
-        { toolsets: ['documents', 'task-analysis'] },
+        { ...options, toolsets: ['documents', 'task-analysis'] },
       ),
     );
 }

@@ -7,26 +7,27 @@ import { DEFAULT_BODY_LIMIT_BYTES, readJsonObject } from '../core/body.ts';
 import { metaWithoutExecution } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
 import { TOOL_CALL_ID_HEADER, toolCallIdOf } from '../observability/trace-context.ts';
-import type { AuthOptions } from '../runtime/auth.ts';
 import { logUnsuccessful } from '../runtime/call-report.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { keyFromHeader } from '../runtime/idempotency.ts';
 import { callTool, type PipelineOptions } from '../runtime/pipeline.ts';
-import { authorize, credentialsOf } from './authorize.ts';
+import { authorize, credentialsOf, type AuthorizeOptions } from './authorize.ts';
 import { respond } from './base.ts';
 
-/** How a worker serves tool calls, over HTTP and MCP alike: the pipeline's options and the request's. */
-export interface ServeOptions extends PipelineOptions {
+/**
+ * How a worker serves tool calls, over HTTP and MCP alike: the pipeline's options, and how requests
+ * are read and authorised (`auth`: how API keys are cached and re-checked; `accessTokens`: which
+ * other bearer tokens are taken, see shared/http/authorize.ts).
+ */
+export interface ServeOptions extends PipelineOptions, Pick<AuthorizeOptions, 'auth' | 'accessTokens'> {
   /** Request bodies above this are refused with PAYLOAD_TOO_LARGE (default `DEFAULT_BODY_LIMIT_BYTES`). */
   bodyLimitBytes?: number;
-  /** How API keys are cached and re-checked (shared/runtime/auth.ts, AUTH_DEFAULTS). */
-  auth?: AuthOptions;
 }
 
 /** Runs one HTTP tool call and answers with the envelope. Never throws. */
 export async function serveToolCall(tool: AnyTool, request: Request, scope: RequestScope, options: ServeOptions = {}): Promise<Response> {
   const traceId = crypto.randomUUID();
-  const caller = await authorize(credentialsOf(request), scope, { traceId, auth: options.auth });
+  const caller = await authorize(credentialsOf(request), scope, { traceId, auth: options.auth, accessTokens: options.accessTokens });
   if (!caller.ok) {
     logUnsuccessful('call_refused', caller, { tool: tool.id, trace_id: traceId });
     return respond(caller, metaWithoutExecution(tool.id, traceId));

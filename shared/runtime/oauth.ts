@@ -21,6 +21,7 @@ import type { KVNamespace } from '@cloudflare/workers-types';
 import { fail, type Failure } from '../core/contract.ts';
 import { TOOLSETS, type Toolset } from '../core/toolsets.ts';
 import { createDb, isLoopbackHost, type Database } from './db.ts';
+import type { Caller } from './auth.ts';
 import { liveGrant, type LiveGrant } from './grants.ts';
 
 /** The variables and bindings OAuth reads. */
@@ -171,6 +172,26 @@ export async function grantOfToken(token: string, url: URL, env: ProviderEnv, db
   const grant = await liveGrant(db, validated.props.grantId);
   return grant ?? notValid('The access token belongs to a grant that was revoked (or whose API key was revoked).');
 }
+
+/**
+ * Resolves a bearer token that is not an API key to its caller, for a request to `url`: a
+ * worker's choice of which such tokens it takes (shared/http/authorize.ts). Undefined when it
+ * takes none at that URL: the token is then refused as an API key would be. Database errors are thrown.
+ */
+export type AccessTokens = (token: string, url: URL, env: OAuthEnv, db: Database) => Promise<Caller | Failure | undefined>;
+
+/**
+ * The gateway's access tokens: OAuth's, wherever OAuth is on ({@link oauthEnabled}), as the
+ * grant's caller (its project, the key that approved it, its toolsets and access). A tool's own
+ * worker takes none: it is no resource a token is issued for, and so bundles no OAuth library.
+ */
+export const oauthAccessTokens: AccessTokens = async (token, url, env, db) => {
+  if (!oauthEnabled(env, url)) return undefined;
+  const grant = await grantOfToken(token, url, env, db);
+  if ('error' in grant) return grant;
+  const { project, apiKeyId: keyId, rateLimitPerMinute, toolsets, readOnly } = grant;
+  return { project, keyId, rateLimitPerMinute, toolsets, readOnly };
+};
 
 async function grantOf(props: TokenProps, env: OAuthEnv): Promise<LiveGrant | undefined> {
   if (!env.DATABASE_URL) throw new OAuthError('temporarily_unavailable', { description: 'The service is not configured to check grants.', statusCode: 503 });
