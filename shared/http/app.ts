@@ -120,7 +120,7 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
       return viewOf(parsed.toolsets).mcp(c.req.raw, scopeOf(c));
     })
     .route('/', observabilityRoutes([...byId.keys()], options))
-    .route('/', grantRoutes())
+    .route('/', grantRoutes(options))
     .route('/', recordRoutes(options));
   return refuseOtherMethods(app, ROUTES_HINT);
 }

@@ -11,7 +11,7 @@ import { plural } from '../core/plural.ts';
 import type { Authorized } from '../runtime/auth.ts';
 import type { Env } from '../runtime/env.ts';
 import { listGrants, revokeGrant } from '../runtime/grants.ts';
-import { authenticated } from './read-route.ts';
+import { authenticated, type ReadRouteOptions } from './read-route.ts';
 
 /** One connected client, as `GET /grants` lists it. */
 export const connectedClient = z.object({
@@ -39,7 +39,7 @@ export type ConnectedClients = z.output<typeof connectedClients>;
 const HINT = 'Example of a valid call: GET /grants, then DELETE /grants/<grant_id> with an API key of the project.';
 
 /** The routes of connected clients, mounted by the gateway (shared/http/app.ts). */
-export function grantRoutes() {
+export function grantRoutes(options: ReadRouteOptions = {}) {
   return new Hono<{ Bindings: Env }>()
     .get('/grants', (c) =>
       authenticated(c, 'grants', async (caller) => {
@@ -63,7 +63,7 @@ export function grantRoutes() {
             }),
           );
         return ok<ConnectedClients>({ grants }, grants.length === 0 ? 'No client is connected through OAuth.' : `${plural(grants.length, 'connected client')}, newest first.`);
-      }),
+      }, options),
     )
     .delete('/grants/:grant_id', (c) =>
       authenticated(c, 'grants', async (caller) => {
@@ -77,7 +77,7 @@ export function grantRoutes() {
           });
         }
         return ok<z.output<typeof revokedGrant>>({ grant_id: grantId, revoked: true }, `Revoked grant ${grantId}: its tokens stop working within about a second, and it can no longer be refreshed.`);
-      }),
+      }, options),
     );
 }
 
