@@ -5,6 +5,7 @@ import { defineTool } from '../../shared/core/tool.ts';
 import { dueDateField, exactlyOne, itemStatus, itemTitleField, notesField, planIdField, planTitleField } from './lib/fields.ts';
 import { findPlan } from './lib/lookup.ts';
 import { reserveIds } from './lib/sql.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 const addedItem = z.object({
   item_id: z.int(),
@@ -32,7 +33,7 @@ export default defineTool({
   }), 'plan_id', 'plan_title', { what: 'plan', required: true }),
   output: addedItem,
   example: { plan_id: 'latest', title: 'Practise past papers', due_date: '2026-05-01' },
-  async execute({ plan_id, plan_title, title, due_date, notes }, { db, project, idFor }) {
+  async execute({ plan_id, plan_title, title, due_date, notes }, { db, project, idFor, links }) {
     const plan = await findPlan(db, project.id, { plan_id, plan_title });
     if ('ok' in plan) return plan;
     const requestId = await idFor('item');
@@ -52,6 +53,8 @@ export default defineTool({
         where i.project_id = ${project.id} and i.request_id = ${requestId}`),
     ]);
     const item = added.rows[0] as z.output<typeof addedItem>;
-    return ok(item, `Added item ${item.item_id} "${item.title}" to plan ${item.plan_id} "${item.plan_title}".`);
+    return ok(item, `Added item ${item.item_id} "${item.title}" to plan ${item.plan_id} "${item.plan_title}".`, {
+      links: linkList([links.record('plan_item', item.item_id, item.title), links.record('plan', item.plan_id, item.plan_title)]),
+    });
   },
 });

@@ -9,6 +9,7 @@ import { recordId } from './lib/fields.ts';
 import { cardStateNames, cardStateValues } from './lib/fsrs.ts';
 import { notFound, TOPIC_NEXT } from './lib/lookup.ts';
 import { isoTime, reserveIds } from './lib/sql.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 const createdCard = z.object({
   card_id: z.int(),
@@ -33,7 +34,7 @@ export default defineTool({
   }),
   output: createdCard,
   example: { front: 'la biblioteca', back: 'the library', topic_id: 1 },
-  async execute({ front, back, topic_id }, { db, project, idFor }) {
+  async execute({ front, back, topic_id }, { db, project, idFor, links }) {
     const requestId = await idFor('card');
     const card = createEmptyCard(new Date());
     const topicExists = topic_id === undefined ? sql`` : sql`where exists (select 1 from study_topics where project_id = ${project.id} and id = ${topic_id})`;
@@ -49,6 +50,6 @@ export default defineTool({
     ]);
     const row = created.rows[0] as z.output<typeof createdCard> | undefined;
     if (!row) return notFound('topic', { topic_id }, `No topic with id ${topic_id} exists in this project, so the card was not created.`, TOPIC_NEXT);
-    return ok(row, `Created flashcard ${row.card_id} ("${row.front.slice(0, 60)}"), due now.`);
+    return ok(row, `Created flashcard ${row.card_id} ("${row.front.slice(0, 60)}"), due now.`, { links: linkList([links.record('flashcard', row.card_id, row.front)]) });
   },
 });

@@ -9,6 +9,7 @@ import { limitField, recordId } from './lib/fields.ts';
 import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { isoTime } from './lib/sql.ts';
 import { plural } from '../../shared/core/plural.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 const position = z.strictObject({ due_after: dateTime(), card_after: recordId('card') });
 
@@ -41,7 +42,7 @@ export default defineTool({
     next_cursor: nextCursorField,
   }),
   example: { limit: 10 },
-  async execute({ limit, topic_id, cursor }, { db, project }) {
+  async execute({ limit, topic_id, cursor }, { db, project, links }) {
     const from = readCursor(position, cursor, { limit, topic_id });
     if (!from.ok) return from;
     const after = from.value;
@@ -65,6 +66,9 @@ export default defineTool({
       page.rows.length === 0
         ? `No ${after ? 'more ' : ''}flashcards are due now${scope}.${nextDueAt ? ` The next is due at ${nextDueAt}.` : ''}`
         : `${plural(page.rows.length, 'flashcard')} due now${scope}, most overdue first. After each, record the review with update-flashcard-review.${moreNote(page, 'due flashcards')}`;
-    return ok({ due_flashcards: page.rows, next_due_at: nextDueAt, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+    return ok({ due_flashcards: page.rows, next_due_at: nextDueAt, next_cursor: page.next_cursor }, message, {
+      truncated: page.truncated,
+      links: linkList(page.rows.map((card) => links.record('flashcard', card.card_id, card.front))),
+    });
   },
 });

@@ -9,6 +9,7 @@ import { sessionIdField } from './lib/messages.ts';
 import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { isoTime } from './lib/sql.ts';
 import { plural } from '../../shared/core/plural.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 const position = z.strictObject({ message_after: recordId('message') });
 
@@ -29,7 +30,7 @@ export default defineTool({
   }),
   output: z.object({ session_id: z.string(), messages: z.array(message), next_cursor: nextCursorField }),
   example: { session_id: 'demo-session', limit: 20 },
-  async execute({ session_id, order, limit, cursor }, { db, project }) {
+  async execute({ session_id, order, limit, cursor }, { db, project, links }) {
     const newestFirst = order === 'newest_first';
     const scope = { session_id, order, limit };
     const from = readCursor(position, cursor, scope);
@@ -48,6 +49,9 @@ export default defineTool({
           ? `Session "${session_id}" has no messages yet: a new conversation starts empty. Save its messages with save-message as it goes.`
           : 'No more messages in this session.'
         : `${plural(page.rows.length, 'message')} of session "${session_id}", ${newestFirst ? 'newest' : 'oldest'} first.${moreNote(page, 'messages')}`;
-    return ok({ session_id, messages: page.rows, next_cursor: page.next_cursor }, text, { truncated: page.truncated });
+    return ok({ session_id, messages: page.rows, next_cursor: page.next_cursor }, text, {
+      truncated: page.truncated,
+      links: linkList(page.rows.map((row) => links.record('message', row.message_id, row.content))),
+    });
   },
 });

@@ -8,6 +8,7 @@ import { limitField } from './lib/fields.ts';
 import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { PASS_MARK } from './lib/quiz.ts';
 import { plural } from '../../shared/core/plural.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 const position = z.strictObject({ weak_offset: z.int().min(1).max(INT4.max) });
 
@@ -33,7 +34,7 @@ export default defineTool({
   }),
   output: z.object({ weak_topics: z.array(topic), pass_mark: z.number(), next_cursor: nextCursorField }),
   example: { limit: 5 },
-  async execute({ limit, cursor }, { db, project }) {
+  async execute({ limit, cursor }, { db, project, links }) {
     const from = readCursor(position, cursor, { limit });
     if (!from.ok) return from;
     const offset = from.value?.weak_offset ?? 0;
@@ -53,6 +54,9 @@ export default defineTool({
           ? 'No topic has graded quiz attempts yet, so none can be ranked. Save attempts with a score (save-quiz-attempt or quiz-post-save) first.'
           : 'No more ranked topics.'
         : `${plural(page.rows.length, 'topic')}, weakest first: ${page.rows.map((t) => `"${t.topic_name}" (mean ${t.mean_score}, ${t.wrong_count} wrong)`).join(', ')}.${moreNote(page, 'topics')}`;
-    return ok({ weak_topics: page.rows, pass_mark: PASS_MARK, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+    return ok({ weak_topics: page.rows, pass_mark: PASS_MARK, next_cursor: page.next_cursor }, message, {
+      truncated: page.truncated,
+      links: linkList(page.rows.map((topic) => links.record('topic', topic.topic_id, topic.topic_name))),
+    });
   },
 });

@@ -7,6 +7,7 @@ import { findTopic } from './lib/lookup.ts';
 import { moreNote } from './lib/page.ts';
 import { attempt, PASS_MARK, wrongAnswers } from './lib/quiz.ts';
 import { plural } from '../../shared/core/plural.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 /** The wrong answers of one topic, newest first. */
 export default defineTool({
@@ -29,7 +30,7 @@ export default defineTool({
     next_cursor: nextCursorField,
   }),
   example: { topic_name: 'Spanish grammar', limit: 10 },
-  async execute({ topic_id, topic_name, limit, cursor }, { db, project }) {
+  async execute({ topic_id, topic_name, limit, cursor }, { db, project, links }) {
     const topic = await findTopic(db, project.id, { topic_id, topic_name });
     if ('ok' in topic) return topic;
     const page = await wrongAnswers(db, project.id, topic.topic_id, limit, cursor);
@@ -41,7 +42,10 @@ export default defineTool({
     return ok(
       { ...topic, pass_mark: PASS_MARK, wrong_questions: page.rows, next_cursor: page.next_cursor },
       message,
-      { truncated: page.truncated },
+      {
+        truncated: page.truncated,
+        links: linkList([links.record('topic', topic.topic_id, topic.topic_name), ...page.rows.map((a) => links.record('quiz_attempt', a.attempt_id, a.question))]),
+      },
     );
   },
 });

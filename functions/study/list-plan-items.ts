@@ -8,6 +8,7 @@ import { exactlyOne, itemStatus, limitField, planIdField, planStatus, planTitleF
 import { findPlanIfNamed, type Plan } from './lib/lookup.ts';
 import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { plural } from '../../shared/core/plural.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 const position = z.strictObject({ after_plan: recordId('plan'), after_position: z.int().min(INT4.min).max(INT4.max), after_item: recordId('item') });
 
@@ -44,7 +45,7 @@ export default defineTool({
   }), 'plan_id', 'plan_title', { what: 'plan', required: false }),
   output: z.object({ plan_items: z.array(planItems).describe('The items, grouped by plan.'), next_cursor: nextCursorField }),
   example: { plan_title: 'Spanish B1 exam' },
-  async execute({ plan_id, plan_title, status, limit, cursor }, { db, project }) {
+  async execute({ plan_id, plan_title, status, limit, cursor }, { db, project, links }) {
     const scope = { plan_id, plan_title, status, limit };
     const from = readCursor(position, cursor, scope);
     if (!from.ok) return from;
@@ -76,6 +77,9 @@ export default defineTool({
       page.rows.length === 0
         ? `${after ? 'No more items' : `No items${filter}`} in ${plan ? where : 'any plan of this project'}.${plan || after ? '' : ' Create a plan with write-plan.'}`
         : `${plural(page.rows.length, 'item')}${filter} from ${where}, in plan order.${moreNote(page, 'items')}`;
-    return ok({ plan_items: plans, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+    return ok({ plan_items: plans, next_cursor: page.next_cursor }, message, {
+      truncated: page.truncated,
+      links: linkList(plans.flatMap((p) => [links.record('plan', p.plan_id, p.title), ...p.items.map((i) => links.record('plan_item', i.item_id, i.title))])),
+    });
   },
 });

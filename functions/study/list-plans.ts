@@ -8,6 +8,7 @@ import { limitField, planStatus, recordId } from './lib/fields.ts';
 import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { isoTime } from './lib/sql.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 const position = z.strictObject({ plans_before: recordId('plan') });
 
@@ -35,7 +36,7 @@ export default defineTool({
   }),
   output: z.object({ plans: z.array(plan), next_cursor: nextCursorField }),
   example: { limit: 10 },
-  async execute({ status, limit, cursor }, { db, project }) {
+  async execute({ status, limit, cursor }, { db, project, links }) {
     const scope = { status, limit };
     const after = readCursor(position, cursor, scope);
     if (!after.ok) return after;
@@ -62,6 +63,9 @@ export default defineTool({
           ? `This project has no plans${filter}.${status === undefined ? ' Create one with write-plan.' : ''}`
           : 'No more plans.'
         : `${plural(page.rows.length, 'plan')}${filter}, newest first.${moreNote(page, 'plans')}`;
-    return ok({ plans: page.rows, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+    return ok({ plans: page.rows, next_cursor: page.next_cursor }, message, {
+      truncated: page.truncated,
+      links: linkList(page.rows.map((plan) => links.record('plan', plan.plan_id, plan.title))),
+    });
   },
 });

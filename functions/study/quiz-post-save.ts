@@ -9,6 +9,7 @@ import { notFound, TOPIC_NEXT } from './lib/lookup.ts';
 import { deleteAttempts, deletedByCall, feedbackField, questionField, userAnswerField } from './lib/quiz.ts';
 import { reserveIds } from './lib/sql.ts';
 import { plural } from '../../shared/core/plural.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 const MAX_WRONG = 50;
 const MAX_RETRIES = 100;
@@ -51,7 +52,7 @@ export default defineTool({
     wrong_answers: [{ question: 'What is the yo form of "hacer" in the preterite?', user_answer: 'hací', feedback: 'It is "hice".' }],
     correct_retries: [3],
   },
-  async execute({ topic_id, wrong_answers, correct_retries }, { db, project, idFor }) {
+  async execute({ topic_id, wrong_answers, correct_retries }, { db, project, idFor, links }) {
     const answerIds = await Promise.all(wrong_answers.map((_, i) => idFor(`wrong:${i}`)));
     const receipt = { id: await idFor('correct'), projectId: project.id };
     const checked = await db.execute(sql`
@@ -103,6 +104,7 @@ export default defineTool({
     return ok(
       { topic_id, saved_wrong: saved.length, deleted_correct: deleted.length, saved_attempt_ids: saved, deleted_attempt_ids: deleted },
       `Topic ${topic_id} "${topic_name}": ${parts.join(' and ') || 'nothing left to save or clear (the attempts were deleted meanwhile)'}.`,
+      { links: linkList([links.record('topic', topic_id, topic_name), ...saved.map((id) => links.record('quiz_attempt', id))]) },
     );
   },
 });

@@ -8,6 +8,7 @@ import { moreNote } from './lib/page.ts';
 import { attempt, PASS_MARK, wrongAnswers } from './lib/quiz.ts';
 import { reserveIds } from './lib/sql.ts';
 import { plural } from '../../shared/core/plural.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 /** Before a quiz round: the topic by name (created when new) and what the user got wrong in it before. */
 export default defineTool({
@@ -30,7 +31,7 @@ export default defineTool({
     next_cursor: nextCursorField.describe('When there are more wrong questions: pass it as cursor to get-wrong-questions with this topic_id and the same limit.'),
   }),
   example: { topic_name: 'Spanish grammar' },
-  async execute({ topic_name, limit }, { db, project, idFor }) {
+  async execute({ topic_name, limit }, { db, project, idFor, links }) {
     const requestId = await idFor('topic');
     const sameName = sql`project_id = ${project.id} and lower(name) = lower(${topic_name})`;
     // A topic of that name already there (made by another call, or by this one's earlier attempt) is kept.
@@ -51,6 +52,9 @@ export default defineTool({
       : page.rows.length === 0
         ? `No earlier wrong answers in ${name}. Ask new questions, then save the round with quiz-post-save.`
         : `${plural(page.rows.length, 'earlier wrong answer')} in ${name} to ask again, newest first.${moreNote(page, 'wrong answers', `get them with get-wrong-questions, topic_id ${topic.topic_id}, limit ${limit} and cursor set to next_cursor`)} Save the round with quiz-post-save.`;
-    return ok({ ...topic, created, pass_mark: PASS_MARK, wrong_questions: page.rows, next_cursor: page.next_cursor }, message, { truncated: page.truncated });
+    return ok({ ...topic, created, pass_mark: PASS_MARK, wrong_questions: page.rows, next_cursor: page.next_cursor }, message, {
+      truncated: page.truncated,
+      links: linkList([links.record('topic', topic.topic_id, topic.topic_name), ...page.rows.map((a) => links.record('quiz_attempt', a.attempt_id, a.question))]),
+    });
   },
 });

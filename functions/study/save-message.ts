@@ -6,6 +6,7 @@ import { text } from '../../shared/core/fields.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { sessionIdField } from './lib/messages.ts';
 import { isoTime, reserveIds } from './lib/sql.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 const MAX_CONTENT_CHARS = 20_000;
 
@@ -25,7 +26,7 @@ export default defineTool({
   }),
   output: savedMessage,
   example: { session_id: 'demo-session', role: 'user', content: 'Quiz me on the Spanish subjunctive, please.' },
-  async execute({ session_id, role, content }, { db, project, idFor }) {
+  async execute({ session_id, role, content }, { db, project, idFor, links }) {
     const requestId = await idFor('message');
     const [, saved] = await db.batch([
       db.execute(sql`
@@ -40,6 +41,8 @@ export default defineTool({
         from chat_messages where project_id = ${project.id} and request_id = ${requestId}`),
     ]);
     const message = saved.rows[0] as z.output<typeof savedMessage>;
-    return ok(message, `Saved ${role} message ${message.message_id} in session "${session_id}".`);
+    return ok(message, `Saved ${role} message ${message.message_id} in session "${session_id}".`, {
+      links: linkList([links.record('message', message.message_id, content)]),
+    });
   },
 });

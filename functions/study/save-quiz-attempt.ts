@@ -6,6 +6,7 @@ import { recordId } from './lib/fields.ts';
 import { notFound, TOPIC_NEXT } from './lib/lookup.ts';
 import { attempt, attemptColumns, feedbackField, PASS_MARK, questionField, userAnswerField, type Attempt } from './lib/quiz.ts';
 import { reserveIds } from './lib/sql.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 /** Records one answered quiz question. */
 export default defineTool({
@@ -23,7 +24,7 @@ export default defineTool({
   }),
   output: attempt.extend({ wrong: z.boolean().nullable().describe(`True when the score is below ${PASS_MARK}; null when ungraded.`) }),
   example: { question: 'What is the yo form of "tener" in the present subjunctive?', user_answer: 'tenga', score: 1, feedback: 'Correct.' },
-  async execute({ topic_id, question, user_answer, score, feedback }, { db, project, idFor }) {
+  async execute({ topic_id, question, user_answer, score, feedback }, { db, project, idFor, links }) {
     const requestId = await idFor('attempt');
     // No id is reserved, and nothing inserted, when the topic does not exist in this project.
     const topicExists = topic_id === undefined ? sql`` : sql`where exists (select 1 from study_topics where project_id = ${project.id} and id = ${topic_id})`;
@@ -41,6 +42,8 @@ export default defineTool({
     if (!row) return notFound('topic', { topic_id }, `No topic with id ${topic_id} exists in this project, so the attempt was not saved.`, TOPIC_NEXT);
     const wrong = row.score === null ? null : row.score < PASS_MARK;
     const verdict = wrong === null ? 'ungraded' : wrong ? `wrong, score ${row.score}` : `right, score ${row.score}`;
-    return ok({ ...row, wrong }, `Saved attempt ${row.attempt_id} (${verdict})${row.topic_id === null ? '' : ` under topic ${row.topic_id}`}.`);
+    return ok({ ...row, wrong }, `Saved attempt ${row.attempt_id} (${verdict})${row.topic_id === null ? '' : ` under topic ${row.topic_id}`}.`, {
+      links: linkList([links.record('quiz_attempt', row.attempt_id, row.question), row.topic_id === null ? undefined : links.record('topic', row.topic_id)]),
+    });
   },
 });

@@ -4,6 +4,7 @@ import type { Card } from 'ts-fsrs';
 import { CARD_STATES, REVIEW_RATINGS } from '../../drizzle/schema.ts';
 import { fail, ok } from '../../shared/core/contract.ts';
 import { dateTime } from '../../shared/core/fields.ts';
+import { linkList, type Links } from '../../shared/core/links.ts';
 import type { FieldProblem } from '../../shared/core/issues.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { recordId } from './lib/fields.ts';
@@ -61,7 +62,7 @@ export default defineTool({
     }),
   output: reviewed,
   example: { card_id: 1, grade: 'good' },
-  async execute({ card_id, grade, ease_factor, next_review_at }, { db, project, idFor }) {
+  async execute({ card_id, grade, ease_factor, next_review_at }, { db, project, idFor, links }) {
     const requestId = await idFor('review');
     const reviewOfThisCall = sql`select ${reviewColumns} from flashcard_reviews r where r.project_id = ${project.id} and r.request_id = ${requestId}`;
     const { rows } = await db.execute(sql`
@@ -72,7 +73,7 @@ export default defineTool({
       return notFound('flashcard', { card_id }, `No flashcard with id ${card_id} exists in this project.`, 'Ask the user which card they mean; get-due-flashcards lists the cards due now with their ids.');
     }
     // A retried attempt of a call whose review was recorded answers with that review.
-    if (row.done) return answer(row.done);
+    if (row.done) return answer(row.done, links);
 
     const now = new Date();
     const current = toCard(row);
@@ -120,11 +121,11 @@ export default defineTool({
         details: { entity_type: 'flashcard', query: { card_id } },
       });
     }
-    return answer(review);
+    return answer(review, links);
   },
 });
 
-function answer(review: Reviewed) {
+function answer(review: Reviewed, links: Links) {
   const what = review.review === 'manual' ? `Rescheduled flashcard ${review.card_id}` : `Recorded a review of flashcard ${review.card_id}, graded "${review.review}"`;
-  return ok(review, `${what}: next review at ${review.next_review_at} (${review.state}).`);
+  return ok(review, `${what}: next review at ${review.next_review_at} (${review.state}).`, { links: linkList([links.record('flashcard', review.card_id)]) });
 }

@@ -7,6 +7,7 @@ import { exactlyOne, itemStatus, itemTitleField, planIdField, planTitleField, re
 import { ambiguous, CANDIDATES_READ, findPlanIfNamed, notFound } from './lib/lookup.ts';
 import { setStatus } from './lib/status.ts';
 import { statusSentence } from './lib/words.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 interface ItemRow {
   item_id: number;
@@ -50,7 +51,7 @@ export default defineTool({
     changed: z.boolean().describe('False when the item already had this status.'),
   }),
   example: { plan_title: 'Spanish B1 exam', item_title: 'Review the subjunctive', status: 'completed' },
-  async execute({ status, item_id, item_title, plan_id, plan_title }, { db, project, idFor }) {
+  async execute({ status, item_id, item_title, plan_id, plan_title }, { db, project, idFor, links }) {
     const plan = await findPlanIfNamed(db, project.id, { plan_id, plan_title });
     if (plan && 'ok' in plan) return plan;
     const { rows } = await db.execute(sql`
@@ -84,6 +85,7 @@ export default defineTool({
     return ok(
       { item_id: item.item_id, title: item.title, plan_id: item.plan_id, status, previous_status: previous, changed },
       statusSentence(`item ${item.item_id} "${item.title}"`, status, previous),
+      { links: linkList([links.record('plan_item', item.item_id, item.title), links.record('plan', item.plan_id)]) },
     );
   },
 });

@@ -5,6 +5,7 @@ import { exactlyOne, planIdField, planStatus, planTitleField } from './lib/field
 import { findPlan } from './lib/lookup.ts';
 import { setStatus } from './lib/status.ts';
 import { statusSentence } from './lib/words.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 /** Sets the status of a plan, named by id, "latest" or title. */
 export default defineTool({
@@ -27,13 +28,14 @@ export default defineTool({
     changed: z.boolean().describe('False when the plan already had this status.'),
   }),
   example: { plan_title: 'Spanish B1 exam', status: 'active' },
-  async execute({ status, plan_id, plan_title }, { db, project, idFor }) {
+  async execute({ status, plan_id, plan_title }, { db, project, idFor, links }) {
     const plan = await findPlan(db, project.id, { plan_id, plan_title });
     if ('ok' in plan) return plan;
     const { previous, changed } = await setStatus(db, { id: await idFor('status'), projectId: project.id }, 'plan', plan.plan_id, status);
     return ok(
       { plan_id: plan.plan_id, title: plan.title, status, previous_status: previous, changed },
       statusSentence(`plan ${plan.plan_id} "${plan.title}"`, status, previous),
+      { links: linkList([links.record('plan', plan.plan_id, plan.title)]) },
     );
   },
 });

@@ -5,6 +5,7 @@ import { defineTool } from '../../shared/core/tool.ts';
 import { dueDateField, itemTitleField, notesField, planStatus, planTitleField } from './lib/fields.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { reserveIds } from './lib/sql.ts';
+import { linkList } from '../../shared/core/links.ts';
 
 const MAX_ITEMS = 100;
 
@@ -45,7 +46,7 @@ export default defineTool({
     title: 'Chemistry midterm',
     items: ['Balance redox equations', { title: 'Practice exam', due_date: '2026-05-04', notes: 'Timed, 90 minutes' }],
   },
-  async execute({ title, items }, { db, project, idFor }) {
+  async execute({ title, items }, { db, project, idFor, links }) {
     const requestId = await idFor('plan');
     const rows = JSON.stringify(
       items.map((entry, position) =>
@@ -76,6 +77,7 @@ export default defineTool({
     return ok(
       { created_plan_id: plan.id, title: plan.title, status: plan.status, item_count: plan.item_ids.length, item_ids: plan.item_ids },
       `Created plan ${plan.id} "${plan.title}" with ${plural(plan.item_ids.length, 'item')}.${shared}`,
+      { links: linkList([links.record('plan', plan.id, plan.title), ...plan.item_ids.map((id) => links.record('plan_item', id))]) },
     );
   },
 });

@@ -17,7 +17,25 @@ export interface Links {
    * (TABLE_URL_TEMPLATES); otherwise undefined: no link rather than a URL that leads nowhere.
    */
   row(table: string, id: string, label: string): Link | undefined;
+  /**
+   * A study planner record, when the deployment configured a URL template for its kind
+   * (RECORD_URL_TEMPLATES); otherwise undefined, as for rows.
+   */
+  record(kind: RecordKind, id: string | number, text?: string): Link | undefined;
 }
+
+/** The kinds of study planner records a deployment may link to, with the label each link starts with. */
+export const RECORD_KINDS = {
+  plan: 'Plan',
+  plan_item: 'Plan item',
+  topic: 'Topic',
+  flashcard: 'Flashcard',
+  quiz_attempt: 'Quiz attempt',
+  message: 'Message',
+} as const;
+
+/** A key of {@link RECORD_KINDS}. */
+export type RecordKind = keyof typeof RECORD_KINDS;
 
 /** An answer carries at most this many links: the records it names first, in order. */
 export const MAX_LINKS = 10;

@@ -74,7 +74,7 @@ export function recordRoutes(options: ReadRouteOptions = {}) {
 async function readDocument(url: string, env: Env, { db, project }: Authorized, rawId: string, query: z.output<typeof documentQuery>): Promise<Outcome<unknown>> {
   const id = validateInput(idParam, { id: rawId }, DOCUMENT_HINT);
   if (!id.ok) return id;
-  const links = linksFromEnv(env, new URL(url).origin);
+  const links = linksFromEnv(env, new URL(url).origin, project.id);
   if (!links.ok) return links;
   const documentId = id.value.id;
   const { chunk, cursor, response_format } = query;
@@ -122,7 +122,7 @@ async function readDocument(url: string, env: Env, { db, project }: Authorized, 
 async function readTask(url: string, env: Env, { db, project }: Authorized, rawId: string, query: z.output<typeof taskQuery>): Promise<Outcome<unknown>> {
   const id = validateInput(idParam, { id: rawId }, TASK_HINT);
   if (!id.ok) return id;
-  const links = linksFromEnv(env, new URL(url).origin);
+  const links = linksFromEnv(env, new URL(url).origin, project.id);
   if (!links.ok) return links;
   const task = await readTaskRecord(db, project.id, id.value.id, query.response_format === 'detailed');
   if (!task) return notFound('task', { task_id: id.value.id });

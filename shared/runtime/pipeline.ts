@@ -126,7 +126,7 @@ export async function callTool(
   const input = validateInput(tool.input, raw.value, tool.hint);
   if (!input.ok) return refuseChecked(input);
   report.received = input.value;
-  const links = linksFromEnv(scope.env, call.origin);
+  const links = linksFromEnv(scope.env, call.origin, caller.project.id);
   if (!links.ok) return refuseChecked(links);
 
   // With an idempotency key: the stored answer is replayed, or the key is claimed for this call

@@ -36,7 +36,18 @@ describe('linksFromEnv', () => {
     expect(made({ TABLE_URL_TEMPLATES: '{"toString": "https://app.example.com/{id}"}' }).row('constructor', ID, 'x')).toBeUndefined();
   });
 
+  it('links study records only of the kinds the deployment configured, with the project in the URL when asked', () => {
+    const links = linksFromEnv({ RECORD_URL_TEMPLATES: '{"plan": "https://app.example.com/p/{project_id}/plans/{id}", "flashcard": "https://app.example.com/cards/{id}"}' }, 'https://tools.example.com', ID);
+    if (!links.ok) throw new Error(links.error.message);
+    expect(links.links.record('plan', 7, 'Spanish B1')).toEqual({ label: 'Plan: Spanish B1', url: `https://app.example.com/p/${ID}/plans/7` });
+    expect(links.links.record('flashcard', 3)).toEqual({ label: 'Flashcard 3', url: 'https://app.example.com/cards/3' });
+    expect(links.links.record('topic', 1, 'Grammar')).toBeUndefined();
+    expect(made({}).record('plan', 1)).toBeUndefined();
+  });
+
   it.each<[string, LinksEnv, string]>([
+    ['a record kind that does not exist', { RECORD_URL_TEMPLATES: '{"plans": "https://app.example.com/plans/{id}"}' }, 'RECORD_URL_TEMPLATES'],
+    ['a record template without {id}', { RECORD_URL_TEMPLATES: { topic: 'https://app.example.com/topics' } }, 'RECORD_URL_TEMPLATES'],
     ['a template without {id}', { DOCUMENT_URL_TEMPLATE: 'https://app.example.com/docs' }, 'DOCUMENT_URL_TEMPLATE'],
     ['a relative template', { TASK_URL_TEMPLATE: '/tasks/{id}' }, 'TASK_URL_TEMPLATE'],
     ['a javascript: template', { TASK_URL_TEMPLATE: 'javascript:alert({id})' }, 'TASK_URL_TEMPLATE'],
