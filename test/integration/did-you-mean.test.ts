@@ -3,27 +3,14 @@
  * UNKNOWN_TOOL of the HTTP tool route, of MCP tools/call and of the catalog's ?tool=, and the 404 of
  * a route that does not exist, each suggest the nearest name, and nothing is run.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../shared/core/contract.ts';
-import { callTool, getJson, send, tenantA } from './helpers.ts';
+import { callTool, closeMcpClients, connectMcp, getJson, send, tenantA } from './helpers.ts';
 
-const clients: Client[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-});
+afterEach(closeMcpClients);
 
 async function mcpCall(path: string, name: string): Promise<ToolResult<unknown>> {
-  const client = new Client({ name: 'edge-tools-test', version: '1.0.0' }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`http://edge-tools.test${path}`), {
-      fetch: (input, init) => send(new Request(input, init)),
-      requestInit: { headers: { authorization: `Bearer ${tenantA.apiKey}` } },
-    }),
-  );
-  clients.push(client);
+  const client = await connectMcp(path);
   const result = await client.callTool({ name, arguments: {} });
   expect(result.isError).toBe(true);
   return result.structuredContent as unknown as ToolResult<unknown>;

@@ -1,5 +1,8 @@
 /** Calls the real worker (inside workerd) the way an agent does, over HTTP. */
 import { env, exports } from 'cloudflare:workers';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import * as z from 'zod';
 import { ok, type ToolResult } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY, type AnyTool } from '../../shared/core/tool.ts';
@@ -131,4 +134,28 @@ export function gatedTool() {
     while (state.started < n) await new Promise((resolve) => setTimeout(resolve, 5));
   };
   return { gateway, state, started, open: () => state.gates.splice(0).forEach((open) => open()) };
+}
+
+const mcpClients: Client[] = [];
+
+/**
+ * The official MCP SDK's client, connected to the gateway's `path` (e.g. `/mcp/study`) with `key`.
+ * Files that connect call {@link closeMcpClients} after each test.
+ */
+export async function connectMcp(path: string, key: string = tenantA.apiKey): Promise<Client> {
+  // The SDK's default validator (Ajv) generates code, which workerd forbids.
+  const client = new Client({ name: 'edge-tools-test', version: '1.0.0' }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`http://edge-tools.test${path}`), {
+      fetch: (input, init) => send(new Request(input, init)),
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
+  mcpClients.push(client);
+  return client;
+}
+
+/** Closes every client {@link connectMcp} opened. */
+export async function closeMcpClients(): Promise<void> {
+  await Promise.all(mcpClients.splice(0).map((client) => client.close()));
 }

@@ -6,15 +6,12 @@
  * written. A key of the same project without toolsets is listed and runs everything, as before.
  * The expected ids are written out by hand: the files of functions/study/.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { count, eq } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeys, documents, projects } from '../../drizzle/schema.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
 import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
-import { callTool, db, getJson, send } from './helpers.ts';
+import { callTool, closeMcpClients, connectMcp, db, getJson, send } from './helpers.ts';
 
 const STUDY = [
   'list-plans', 'list-plan-items', 'write-plan', 'add-plan-item', 'update-item-status', 'update-plan-status',
@@ -56,26 +53,11 @@ async function documentRows(): Promise<number> {
   return row!.n;
 }
 
-const clients: Client[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-});
+afterEach(closeMcpClients);
 
-async function connect(path: string, key: string): Promise<Client> {
-  // The SDK's default validator (Ajv) generates code, which workerd forbids.
-  const client = new Client({ name: 'edge-tools-test', version: '1.0.0' }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`http://edge-tools.test${path}`), {
-      fetch: (input, init) => send(new Request(input, init)),
-      requestInit: { headers: { authorization: `Bearer ${key}` } },
-    }),
-  );
-  clients.push(client);
-  return client;
-}
 
 async function mcpListed(path: string, key: string): Promise<string[]> {
-  const { tools } = await (await connect(path, key)).listTools();
+  const { tools } = await (await connectMcp(path, key)).listTools();
   return tools.map((tool) => tool.name).sort();
 }
 
@@ -140,7 +122,7 @@ describe('a key limited to study calling a documents tool', () => {
     expectStudyOnly(http.body);
 
     for (const path of ['/mcp', '/mcp/study,documents']) {
-      const result = await (await connect(path, studyKey)).callTool({ name: 'add-document', arguments: ADD_DOCUMENT });
+      const result = await (await connectMcp(path, studyKey)).callTool({ name: 'add-document', arguments: ADD_DOCUMENT });
       expect(result.isError).toBe(true);
       expectStudyOnly(result.structuredContent as unknown as ToolResult<unknown>);
     }
@@ -186,7 +168,7 @@ describe('a key limited to study sending a name nearly right', () => {
     expect(http.body.error.message).not.toContain('add-document');
     expect((http.body.error.details?.available_tools as string[]).sort()).toEqual(STUDY);
 
-    const mcp = await (await connect('/mcp', studyKey)).callTool({ name: 'add_document', arguments: ADD_DOCUMENT });
+    const mcp = await (await connectMcp('/mcp', studyKey)).callTool({ name: 'add_document', arguments: ADD_DOCUMENT });
     const envelope = mcp.structuredContent as unknown as ToolResult<unknown>;
     if (envelope.success) throw new Error('expected UNKNOWN_TOOL');
     expect(envelope.error.message).not.toContain('add-document');

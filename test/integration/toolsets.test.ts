@@ -3,12 +3,9 @@
  * the OpenAI export and the OpenAPI document with `?toolset=`, and the errors for a toolset that
  * does not exist. The expected ids are written out by hand: the folders of functions/.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../shared/core/contract.ts';
-import { getJson, send, tenantA } from './helpers.ts';
+import { closeMcpClients, connectMcp, getJson, send, tenantA } from './helpers.ts';
 
 const STUDY = [
   'list-plans', 'list-plan-items', 'write-plan', 'add-plan-item', 'update-item-status', 'update-plan-status',
@@ -19,39 +16,24 @@ const DOCUMENTS = ['add-document', 'replace-document', 'delete-document', 'embed
 const TASK_ANALYSIS = ['semantic-search', 'get-document-context', 'detect-dependencies', 'query-task-graph', 'cluster-by-similarity'];
 const TABLE_TOOLS = ['log-mood', 'submit-health-form', 'log-telegram-checkin'];
 
-const clients: Client[] = [];
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((client) => client.close()));
-});
+afterEach(closeMcpClients);
 
-async function connect(path: string): Promise<Client> {
-  // The SDK's default validator (Ajv) generates code, which workerd forbids.
-  const client = new Client({ name: 'edge-tools-test', version: '1.0.0' }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`http://edge-tools.test${path}`), {
-      fetch: (input, init) => send(new Request(input, init)),
-      requestInit: { headers: { authorization: `Bearer ${tenantA.apiKey}` } },
-    }),
-  );
-  clients.push(client);
-  return client;
-}
 
 describe('POST /mcp/<toolsets>', () => {
   it('serves only the tools of one toolset', async () => {
-    const client = await connect('/mcp/study');
+    const client = await connectMcp('/mcp/study');
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([...STUDY].sort());
   });
 
   it('serves a comma-separated list, in any case and with snake_case names', async () => {
-    const client = await connect('/mcp/Table_Tools,documents');
+    const client = await connectMcp('/mcp/Table_Tools,documents');
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([...DOCUMENTS, ...TABLE_TOOLS].sort());
   });
 
   it('runs a tool of the toolset and refuses one outside it as unknown', async () => {
-    const client = await connect('/mcp/study');
+    const client = await connectMcp('/mcp/study');
     const listed = await client.callTool({ name: 'list-plans', arguments: {} });
     expect(listed.isError).toBeFalsy();
     const outside = await client.callTool({ name: 'log-mood', arguments: { energy_level: 5 } });
@@ -62,7 +44,7 @@ describe('POST /mcp/<toolsets>', () => {
   });
 
   it('serves every tool on /mcp', async () => {
-    const client = await connect('/mcp');
+    const client = await connectMcp('/mcp');
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual([...DOCUMENTS, ...TASK_ANALYSIS, ...TABLE_TOOLS, ...STUDY].sort());
   });
