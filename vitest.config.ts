@@ -82,6 +82,10 @@ export default defineConfig({
           name: 'workers',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/setup/global-setup.ts'],
+          // Ceilings for a hung test, not measures: a call through workerd and the stand-ins can take
+          // seconds when another process keeps both cores busy.
+          hookTimeout: 60_000,
+          testTimeout: 30_000,
         },
       },
     ],
