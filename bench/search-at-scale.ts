@@ -469,6 +469,7 @@ async function checkTool(db: Database, projectId: string, query: Query, threshol
     traceId: 'bench',
     idFor: async (purpose) => purpose,
     links: (linksFromEnv({}, 'http://127.0.0.1:8787') as { ok: true; links: ToolContext['links'] }).links,
+    progress: () => {},
   };
   const input = semanticSearch.input.parse({ query: query.text, limit: RUN.limit });
   const outcome = (await semanticSearch.execute(input, context)) as Outcome<{ results: { task_id: string }[] }>;

@@ -118,6 +118,7 @@ async function benchProject(url: string, timer: DatabaseTimer, name: string): Pr
     traceId: 'bench',
     idFor: (purpose) => nameBasedUuid(`bench:${purpose}:${crypto.randomUUID()}`),
     links: (linksFromEnv({}, 'http://127.0.0.1:8787') as { ok: true; links: ToolContext['links'] }).links,
+    progress: () => {},
   };
   let loaded = 0;
   return {

@@ -104,6 +104,7 @@ function caller(db: Database, projectId: string) {
       idFor: (purpose) => nameBasedUuid(`${projectId}:study-seed:${call}:${purpose}`),
       // The answers (and their links) are not kept.
       links: (linksFromEnv({}, 'http://127.0.0.1') as { ok: true; links: ToolContext['links'] }).links,
+      progress: () => {},
     };
     const outcome = await tool.execute(tool.input.parse(input), context);
     if (!outcome.ok) throw new Error(`Seeding the study data: ${tool.id} failed: ${outcome.error.message}`);

@@ -26,7 +26,7 @@ export default defineTool({
   output: z.object({ embedded_count: z.int(), failed_count: z.int(), remaining_count: z.int(), embedding_model: z.string() }),
   example: {},
   providers: providersFromEnv,
-  async execute({ document_id }, { db, project, providers, signal, links }) {
+  async execute({ document_id }, { db, project, providers, signal, links, progress }) {
     let document: { id: string; title: string } | undefined;
     if (document_id) {
       const { rows } = await db.execute(sql`select id, title from documents where id = ${document_id} and project_id = ${project.id}`);
@@ -38,7 +38,7 @@ export default defineTool({
     const waiting = sql`project_id = ${project.id} and (embedding_status in ('pending', 'failed') or embedding_model is distinct from ${model}) ${onlyDocument}`;
     const { rows } = await db.execute(sql`select id, text from tasks where ${waiting} order by document_id, position limit ${MAX_TASKS_PER_CALL}`);
     const tasks = rows as { id: string; text: string }[];
-    const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal);
+    const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal, progress);
     const { rows: left } = await db.execute(sql`select count(*)::int as remaining from tasks where ${waiting}`);
     const remaining = (left[0] as { remaining: number }).remaining;
     return ok(

@@ -20,7 +20,7 @@ export default defineTool({
   output: ingestResult,
   providers: providersFromEnv,
   example: { document_id: EXAMPLE_IDS.document, title: 'Q3 hiring plan', content: '- [ ] Open the role' },
-  async execute({ document_id, title, content, response_format }, { db, project, providers, signal, idFor, links }) {
+  async execute({ document_id, title, content, response_format }, { db, project, providers, signal, idFor, links, progress }) {
     const [existing] = await db
       .select({ id: documents.id })
       .from(documents)
@@ -29,7 +29,7 @@ export default defineTool({
       return documentNotFound(document_id);
     }
     const { tasks } = await storeDocument(db, project.id, { title, content }, { idFor, replaceId: document_id });
-    const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal);
+    const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal, progress);
     return ingestOutcome('Replaced', { documentId: document_id, title, tasks }, report, { embeddingModel: providers.embeddings.id, format: response_format, links });
   },
 });

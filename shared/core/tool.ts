@@ -39,6 +39,12 @@ export interface ToolContext {
    * recognises) the same rows instead of new ones. Different for every other call.
    */
   idFor(purpose: string): Promise<string>;
+  /**
+   * Tells the caller how far a long call is: `done` of `total` (when known), with an optional
+   * short `message`. Forwarded when the transport can (MCP clients that send a `progressToken`);
+   * otherwise it does nothing. Values that do not increase are dropped.
+   */
+  progress(done: number, total?: number, message?: string): void;
 }
 
 type InputSchema = z.ZodObject<z.ZodRawShape, z.core.$strict>;

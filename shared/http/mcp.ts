@@ -114,6 +114,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: ServeOption
       const tool = byId.get(params.name);
       if (!tool) return toolResult(unknownTool(params.name, listTools(caller).map(({ name }) => name)), metaWithoutExecution(params.name));
       const sent = calls.get(ctx.mcpReq.id) ?? { arguments: params.arguments, meta: params._meta };
+      const progressToken = ctx.mcpReq._meta?.progressToken;
       const { outcome, meta } = await callTool(
         tool,
         {
@@ -123,6 +124,11 @@ export function createMcpHandler(tools: readonly AnyTool[], options: ServeOption
           traceparent: traceparentOf(sent.meta) ?? request.headers.get('traceparent'),
           toolCallId: toolCallIdOf(metaValue(sent.meta, TOOL_CALL_ID_META_KEY)) ?? toolCallIdOf(request.headers.get(TOOL_CALL_ID_HEADER)),
           origin: new URL(request.url).origin,
+          // Progress is a courtesy: a notification that cannot be sent does not fail the call.
+          onProgress:
+            progressToken === undefined
+              ? undefined
+              : (progress) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...progress } }).catch(() => {}),
         },
         caller,
         scope,
@@ -172,13 +178,23 @@ export function createMcpHandler(tools: readonly AnyTool[], options: ServeOption
     const modern = createSdkHandler(() => serverFor(context), { legacy: 'reject', maxRequestBodySize: bodyLimitBytes });
     return modern.fetch(request, { parsedBody: parsed });
 
-    /** 2025-era messages: statelessly, no session id, and JSON answers rather than an event stream. */
+    /**
+     * 2025-era messages: statelessly, no session id, and JSON answers, except for a body with a
+     * call that asks for progress (`_meta.progressToken`): its answer is an event stream carrying
+     * the progress notifications, then the result. The server closes once that stream has ended.
+     */
     async function serveLegacy(server: Server, httpRequest: Request, parsedBody: unknown): Promise<Response> {
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: bodyLimitBytes });
+      const stream = [...calls.values()].some(({ meta }) => metaValue(meta, 'progressToken') !== undefined);
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream, maxRequestBodySize: bodyLimitBytes });
       await server.connect(transport);
       const response = await transport.handleRequest(httpRequest, { parsedBody });
-      scope.waitUntil(server.close());
-      return response;
+      if (!stream || !response.body) {
+        scope.waitUntil(server.close());
+        return response;
+      }
+      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+      scope.waitUntil(response.body.pipeTo(writable).finally(() => server.close()));
+      return new Response(readable, response);
     }
   };
 }

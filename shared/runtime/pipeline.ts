@@ -56,6 +56,19 @@ export interface ToolCall {
   toolCallId?: string;
   /** The origin the request came to (`https://edge-tools.example.workers.dev`): links are absolute. */
   origin: string;
+  /**
+   * Where the tool's progress goes, when the transport can tell the caller (MCP with a
+   * `progressToken`). Called only with values that increase: a retried attempt starting again
+   * from zero is not reported until it passes what was already reported.
+   */
+  onProgress?: (progress: Progress) => void;
+}
+
+/** A tool's progress as the transport forwards it: `progress` of `total` (when known) done. */
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /** The outcome of a call and the meta of its envelope. */
@@ -190,6 +203,7 @@ export async function callTool(
     // client outlives the call: it records the trace after the answer).
     const signal = call.signal;
     let providers: Providers | undefined;
+    let reported = -Infinity;
     const context: ToolContext = {
       db: createDb(scope.env.DATABASE_URL!, { signal }),
       project: caller.project,
@@ -201,6 +215,11 @@ export async function callTool(
       traceId,
       idFor: claim ? claim.idFor : (purpose) => nameBasedUuid(`${caller.project.id}:${tool.id}:${traceId}:${purpose}`),
       links: links.links,
+      progress: (done, total, message) => {
+        if (!call.onProgress || !(done > reported)) return;
+        reported = done;
+        call.onProgress({ progress: done, ...(total !== undefined && { total }), ...(message !== undefined && { message }) });
+      },
     };
     ({ outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {
       retries,

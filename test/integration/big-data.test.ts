@@ -42,6 +42,7 @@ function context(): ToolContext {
     traceId: 'big-data',
     idFor: (purpose) => nameBasedUuid(`big-data:${purpose}`),
     links: defaultLinks,
+    progress: () => {},
   };
 }
 

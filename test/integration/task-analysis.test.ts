@@ -346,6 +346,7 @@ describe('get-document-context', () => {
       traceId: 'test',
       idFor: (purpose) => nameBasedUuid(`test:${purpose}`),
       links: defaultLinks,
+      progress: () => {},
     };
     const outcome = await getDocumentContext.execute(getDocumentContext.input.parse({ task_ids: [taskId(doc, 0)] }), context);
     expect(deleted).toBe(true);

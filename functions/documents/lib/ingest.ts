@@ -81,7 +81,8 @@ function insertTasks(projectId: string, documentId: string, tasks: StoredTask[])
 
 /**
  * Embeds `tasks` and stores their vectors with the provider's id; batches the provider rejects are
- * marked `failed` with its message. Other errors (the database) propagate.
+ * marked `failed` with its message. Other errors (the database) propagate. After each batch,
+ * `progress` (a tool's `context.progress`) is told how many tasks are done of all.
  */
 export async function embedTasks(
   db: Database,
@@ -89,9 +90,11 @@ export async function embedTasks(
   tasks: Pick<StoredTask, 'id' | 'text'>[],
   embeddings: EmbeddingProvider,
   signal?: AbortSignal,
+  progress?: (done: number, total: number, message: string) => void,
 ): Promise<EmbeddingReport> {
   const report: EmbeddingReport = { embedded: 0, failed: 0 };
   for (let start = 0; start < tasks.length; start += EMBED_BATCH_SIZE) {
+    if (start > 0) progress?.(start, tasks.length, `${start} of ${tasks.length} tasks embedded`);
     const batch = tasks.slice(start, start + EMBED_BATCH_SIZE);
     let vectors: Float32Array[];
     try {
@@ -111,5 +114,6 @@ export async function embedTasks(
       where t.id = v.id and t.project_id = ${projectId}`);
     report.embedded += batch.length;
   }
+  if (tasks.length > 0) progress?.(tasks.length, tasks.length, `${tasks.length} of ${tasks.length} tasks embedded`);
   return report;
 }
