@@ -13,6 +13,8 @@ import { readTaskVectors } from '../../shared/records/vectors.ts';
 
 /** Members shown for each cluster in every format. */
 const REPRESENTATIVES = 3;
+/** The stages a call reports as progress: the vectors read, then the tasks clustered. */
+const CLUSTERING_STAGES = 2;
 /** Ids of tasks without an embedding listed at most (their count is always given). */
 const LISTED_UNEMBEDDED = 20;
 /** The largest cluster is "giant" (and a higher threshold is suggested) from this share of at least GIANT_MIN_TASKS tasks. */
@@ -87,7 +89,7 @@ export default defineTool({
   }),
   example: { task_ids: [...EXAMPLE_IDS.tasks] },
   providers: providersFromEnv,
-  async execute({ task_ids, threshold, linkage, response_format, cursor }, { db, project, providers, links }) {
+  async execute({ task_ids, threshold, linkage, response_format, cursor }, { db, project, providers, links, progress }) {
     const scope = { task_ids, threshold, linkage, response_format };
     let from = { cluster: 0, member: 0, merge: 0 };
     if (cursor) {
@@ -108,8 +110,10 @@ export default defineTool({
       });
     }
 
+    progress(1, CLUSTERING_STAGES, `Read ${usable.length} task vectors`);
     const vectors = usable.map((id) => found.get(id)!.vector!);
     const result = agglomerativeClustering(vectors, { threshold, linkage, centroids: true });
+    progress(2, CLUSTERING_STAGES, `Clustered into ${result.clusters.length} clusters`);
     const clusters = result.clusters.map((cluster, index) => ({
       cluster_id: index + 1,
       size: cluster.members.length,

@@ -1,8 +1,8 @@
 /**
  * Progress over MCP, judged by the official client SDKs: a client that passes `onprogress` sends a
- * `progressToken`, and add-document of a long plan reports the tasks embedded as it goes, on
- * 2025-11-25 (SDK v1, through `initialize`) and on 2026-07-28 (SDK v2). A call without a token
- * gets no notifications and the same answer.
+ * `progressToken`, and add-document of a long plan reports the tasks embedded as it goes (and
+ * cluster-by-similarity its stages), on 2025-11-25 (SDK v1, through `initialize`) and on
+ * 2026-07-28 (SDK v2). A call without a token gets no notifications and the same answer.
  */
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -22,7 +22,7 @@ interface Progress {
 }
 
 interface ProgressClient {
-  call(args: Record<string, unknown>, onprogress?: (progress: Progress) => void): Promise<{ structuredContent?: unknown; isError?: boolean }>;
+  call(tool: string, args: Record<string, unknown>, onprogress?: (progress: Progress) => void): Promise<{ structuredContent?: unknown; isError?: boolean }>;
   close(): Promise<void>;
 }
 
@@ -46,14 +46,14 @@ const SDKS = {
     await client.connect(new TransportV1(url, recording(bodies)));
     return {
       // v1 types its answer as a union with the 2024 result shape; this server answers the current one.
-      call: (args, onprogress) => client.callTool({ name: 'add-document', arguments: args }, undefined, onprogress && { onprogress }) as ReturnType<ProgressClient['call']>,
+      call: (tool, args, onprogress) => client.callTool({ name: tool, arguments: args }, undefined, onprogress && { onprogress }) as ReturnType<ProgressClient['call']>,
       close: () => client.close(),
     };
   },
   'SDK v2 client, 2026-07-28': async (bodies: Promise<string>[]): Promise<ProgressClient> => {
     const client = new ClientV2({ name: 'edge-tools-test', version: '2.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(new TransportV2(url, recording(bodies)));
-    return { call: (args, onprogress) => client.callTool({ name: 'add-document', arguments: args }, onprogress && { onprogress }), close: () => client.close() };
+    return { call: (tool, args, onprogress) => client.callTool({ name: tool, arguments: args }, onprogress && { onprogress }), close: () => client.close() };
   },
 };
 
@@ -80,7 +80,7 @@ describe.each(Object.entries(SDKS))('%s', (_name, connect) => {
     const client = await connect(bodies);
     clients.push(client);
     const received: Progress[] = [];
-    const result = await client.call({ title: 'Long launch plan', content: plan(TASKS) }, (progress) => received.push(progress));
+    const result = await client.call('add-document', { title: 'Long launch plan', content: plan(TASKS) }, (progress) => received.push(progress));
 
     const answer = result.structuredContent as ToolResult<{ document_id: string; task_count: number }>;
     expect(result.isError, JSON.stringify(answer)).toBeFalsy();
@@ -96,11 +96,26 @@ describe.each(Object.entries(SDKS))('%s', (_name, connect) => {
     expect(received.at(-1)).toMatchObject({ progress: TASKS, total: TASKS, message: `${TASKS} of ${TASKS} tasks embedded` });
   });
 
+  it('reports the stages of cluster-by-similarity', async () => {
+    const client = await connect([]);
+    clients.push(client);
+    const added = await client.call('add-document', { title: 'Small launch plan', content: plan(12) });
+    const taskIds = (added.structuredContent as ToolResult<{ tasks: { task_id: string }[] }> & { success: true }).data.tasks.map(({ task_id }) => task_id);
+    expect(taskIds.length).toBeGreaterThanOrEqual(2);
+    const received: Progress[] = [];
+    const clustered = await client.call('cluster-by-similarity', { task_ids: taskIds }, (progress) => received.push(progress));
+    expect(clustered.isError, JSON.stringify(clustered.structuredContent)).toBeFalsy();
+    expect(received.map(({ progress, total }) => [progress, total])).toEqual([
+      [1, 2],
+      [2, 2],
+    ]);
+  });
+
   it('sends no notifications to a call without a progress token, and answers the same', async () => {
     const bodies: Promise<string>[] = [];
     const client = await connect(bodies);
     clients.push(client);
-    const result = await client.call({ title: 'Quiet launch plan', content: plan(TASKS) });
+    const result = await client.call('add-document', { title: 'Quiet launch plan', content: plan(TASKS) });
     const answer = result.structuredContent as ToolResult<{ document_id: string; task_count: number }>;
     expect(result.isError, JSON.stringify(answer)).toBeFalsy();
     expect(answer.success && answer.data.task_count).toBe(TASKS);
