@@ -1,10 +1,12 @@
 /**
  * The pipeline's guarantees that no registered tool exercises on purpose: a tool that throws, or
  * answers outside its declared output, still yields the envelope, and the stack stays in the trace;
- * the trace keeps whatever an execution carried; unsuccessful calls are logged.
+ * the trace keeps whatever an execution carried; unsuccessful calls are logged; progress a retried
+ * attempt repeats is not forwarded again.
  */
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { eq } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import * as z from 'zod';
@@ -105,7 +107,30 @@ const flaky = defineTool({
   },
 });
 
-const app = createGateway([throwing, lying, echo, hostileOutput, hostileError, flaky], { retryDelayMs: 10 });
+/** Attempts of `progress-after-retry` so far, by the call's text. */
+const progressAttempts = new Map<string, number>();
+
+const progressing = defineTool({
+  id: 'progress-after-retry',
+  toolset: 'documents',
+  title: 'Test tool progress-after-retry',
+  annotations: READ_ONLY,
+  description: 'Reports 1 and 2 of 3, fails transiently once, then reports 1, 2 and 3 of 3.',
+  input,
+  output: z.object({}),
+  example: { text: 'x' },
+  async execute({ text }, { progress }) {
+    const attempt = (progressAttempts.get(text) ?? 0) + 1;
+    progressAttempts.set(text, attempt);
+    progress(1, 3, 'one');
+    progress(2, 3, 'two');
+    if (attempt === 1) throw new ProviderError('The provider answered 503.', { provider: 'test', status: 503, retryable: true });
+    progress(3, 3, 'three');
+    return ok({}, 'Done.');
+  },
+});
+
+const app = createGateway([throwing, lying, echo, hostileOutput, hostileError, flaky, progressing], { retryDelayMs: 10 });
 
 async function call(toolId: string, body: unknown, key = tenantA.apiKey) {
   const ctx = createExecutionContext();
@@ -123,6 +148,31 @@ async function call(toolId: string, body: unknown, key = tenantA.apiKey) {
 }
 
 describe('pipeline', () => {
+  it('forwards only progress that increases: a retried attempt starting again from zero is not reported twice', async () => {
+    const contexts: ExecutionContext[] = [];
+    const client = new Client({ name: 'edge-tools-test', version: '2.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('http://edge-tools.test/mcp'), {
+        fetch: async (url: string | URL, init?: RequestInit) => {
+          const ctx = createExecutionContext();
+          contexts.push(ctx);
+          return app.fetch(new Request(url, init), env, ctx);
+        },
+        requestInit: { headers: { authorization: `Bearer ${tenantA.apiKey}` } },
+      }),
+    );
+    const received: { progress: number; total?: number; message?: string }[] = [];
+    const result = await client.callTool({ name: 'progress-after-retry', arguments: { text: crypto.randomUUID() } }, { onprogress: (progress) => received.push(progress) });
+    await client.close();
+    await Promise.all(contexts.map((ctx) => waitOnExecutionContext(ctx)));
+    expect(result.structuredContent).toMatchObject({ success: true, meta: { attempts: 2 } });
+    expect(received.map(({ progress, total, message }) => ({ progress, total, message }))).toEqual([
+      { progress: 1, total: 3, message: 'one' },
+      { progress: 2, total: 3, message: 'two' },
+      { progress: 3, total: 3, message: 'three' },
+    ]);
+  });
+
   it('turns a thrown error into UNKNOWN_ERROR; the stack goes to the trace only', async () => {
     const { status, body } = await call('always-throws', { text: 'boom' });
     expect(status).toBe(500);
