@@ -62,7 +62,9 @@ if (values.authorization) {
     process.exit(1);
   }
   const { client_id } = (await registered.json()) as { client_id: string };
-  const args = ['authorization', '--url', target.origin, '--client-id', client_id, '--resource', target.href, '--port', String(port)];
+  // `--name=value`: a client id may begin with '-' (its alphabet is base64url), which the suite's
+  // command-line parser would otherwise read as options of its own ('-V…' prints its version and stops).
+  const args = ['authorization', `--url=${target.origin}`, `--client-id=${client_id}`, `--resource=${target.href}`, `--port=${port}`];
   process.exit((await runSuite(args)) === 0 ? 0 : 1);
 }
 if (!values.key) {
