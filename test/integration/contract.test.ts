@@ -10,9 +10,27 @@ import { createToolApp } from '../../shared/http/tool-app.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
 import addDocument from '../../functions/documents/add-document.ts';
 import semanticSearch from '../../functions/task-analysis/semantic-search.ts';
+import { ENVELOPE, schemaErrors, unadmittedFields } from '../support/envelope.ts';
 import { callTool, getJson, send, tenantA, tenantB, type CallOptions } from './helpers.ts';
 
-const ENVELOPE_META_KEYS = ['attempts', 'duration_ms', 'performance_warning', 'queued_ms', 'tool', 'trace_id'];
+type Catalog = { tools: { id: string; input_schema: Record<string, unknown> }[] };
+let catalog: Promise<Catalog> | undefined;
+/** The input schema of `toolId` as GET /tools serves it (read once). */
+async function advertisedInput(toolId: string): Promise<Record<string, unknown>> {
+  catalog ??= getJson<Catalog>('/tools').then(({ body }) => {
+    if (!body.success) throw new Error(body.message);
+    return body.data;
+  });
+  return (await catalog).tools.find((entry) => entry.id === toolId)!.input_schema;
+}
+
+let openApi: Promise<Record<string, any>> | undefined;
+/** The schema of `toolId`'s answers with `status` in GET /openapi.json, with the document it resolves in. */
+async function documentedAnswer(toolId: string, status: number): Promise<Record<string, unknown>> {
+  openApi ??= send(new Request('http://edge-tools.test/openapi.json')).then((response) => response.json());
+  const document = await openApi;
+  return { ...structuredClone(document), $ref: `#/paths/~1tools~1${toolId}/post/responses/${status}/content/application~1json/schema` };
+}
 
 describe('catalog', () => {
   it('lists every tool with its JSON Schemas', async () => {
@@ -107,9 +125,14 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s', (toolId, tool
     expect(tool.input.safeParse({ ...tool.example, not_a_field: 1 }).success).toBe(false);
   });
 
-  it('advertises an input schema that names every field the validator knows', () => {
-    const schema = tool.jsonSchemas().input as { properties: Record<string, unknown> };
-    expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(tool.input.shape).sort());
+  it('advertises an input schema that admits its example and every field the validator knows, and no other', async () => {
+    // Judged by a standard JSON Schema validator reading what GET /tools serves.
+    const schema = await advertisedInput(toolId);
+    expect(schemaErrors(schema, tool.example)).toEqual([]);
+    const everyField = Object.fromEntries(Object.keys(tool.input.shape).map((field) => [field, null]));
+    expect(Object.keys(everyField).length).toBeGreaterThan(0);
+    expect(unadmittedFields(schema, everyField)).toEqual([]);
+    expect(unadmittedFields(schema, { ...tool.example, not_a_field: 1 })).toEqual(['not_a_field']);
   });
 
   describe.each(routes)('through the %s', (_route, route) => {
@@ -120,7 +143,9 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s', (toolId, tool
       expect(body, body.message).toMatchObject({ success: true });
       expect(status).toBe(200);
       expect(body.meta).toMatchObject({ tool: toolId, attempts: 1 });
-      expect(Object.keys(body.meta).sort()).toEqual(expect.arrayContaining(ENVELOPE_META_KEYS));
+      // The envelope as the README writes it, and the answer /openapi.json documents for the tool.
+      expect(schemaErrors(ENVELOPE, body)).toEqual([]);
+      expect(schemaErrors(await documentedAnswer(toolId, 200), body)).toEqual([]);
     });
 
     it.each([
@@ -139,6 +164,7 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s', (toolId, tool
       const answer = await callTool(toolId, tool.example, { ...route, ...options });
       expect(answer.status).toBe(status);
       expect(answer.body).toMatchObject({ success: false, error: { code, retryable: false }, meta: { tool: toolId, attempts: 0 } });
+      expect(schemaErrors(ENVELOPE, answer.body)).toEqual([]);
       if (!answer.body.success) {
         expect(answer.body.message).toBe(answer.body.error.message);
         expect(answer.body.error.hint).toBeTruthy();
