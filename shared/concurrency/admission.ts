@@ -6,7 +6,8 @@
  * as one request: an uncontended call costs one Redis round trip on its critical path. A call
  * refused by the rate limit gives its slot (or its place in the queue) back at once.
  */
-import { Redis } from '@upstash/redis';
+// The Workers entry of @upstash/redis: the package's root entry is the one for Node.
+import { Redis } from '@upstash/redis/cloudflare';
 import { fail, type Failure } from '../core/contract.ts';
 import { log } from '../observability/log.ts';
 import { MemorySemaphore } from './memory-semaphore.ts';
