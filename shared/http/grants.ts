@@ -4,7 +4,7 @@
  * `npm run keys -- revoke-grant` does: its tokens stop working within about a second. Both take an
  * API key of the project; an OAuth token may not list or revoke grants.
  */
-import { Hono } from 'hono';
+import { Hono } from 'hono/tiny';
 import * as z from 'zod';
 import { fail, ok, type Failure } from '../core/contract.ts';
 import { plural } from '../core/plural.ts';

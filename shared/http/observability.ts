@@ -4,7 +4,7 @@
  * The JSON routes are authenticated like the tools (`Authorization: Bearer <key>`), scoped to the
  * key's project, and answer with the envelope; they execute no tool, so `meta.attempts` is 0.
  */
-import { Hono } from 'hono';
+import { Hono } from 'hono/tiny';
 import { fail, type Failure } from '../core/contract.ts';
 import { log } from '../observability/log.ts';
 import type { Parsed } from '../core/body.ts';

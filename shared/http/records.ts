@@ -6,7 +6,7 @@
  * are not tool executions (no execution slot, no trace row). Documents belong to the documents
  * toolset, tasks to documents and task-analysis: a key limited to other toolsets reads neither.
  */
-import { Hono } from 'hono';
+import { Hono } from 'hono/tiny';
 import * as z from 'zod';
 import { responseFormatField } from '../core/budget.ts';
 import { fail, notFound, ok, type Outcome } from '../core/contract.ts';
