@@ -20,19 +20,34 @@ import { wranglerEnv } from '../local/wrangler-env.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** The commit the sizes are compared with: the last one before Neon's own driver replaced a hand-written client. */
+/** The commit cold starts are compared with (bench/cold-start.ts): the last one before Neon's own driver replaced a hand-written client. */
 export const BASELINE_COMMIT = 'a6eba86ce8eeaa14f99ca10de3706701d0d91b5e';
+
+/**
+ * The commit bundle sizes are compared with: the last one before every worker took Hono's
+ * `hono/tiny` preset and the Workers entry of `@upstash/redis`.
+ */
+export const BUNDLES_BASELINE_COMMIT = '59ffe6336197a7aeddc31770d1d649bb5f5c8d21';
 
 /**
  * Targets (gzip, as wrangler counts it): far under what Workers accept (3 MB gzip on the free
  * plan), kept so that a regression (every zod locale, MCP in a tool worker) shows.
+ *
+ * A tool's own worker takes API keys only and bundles no OAuth library: 200.
+ *
+ * The gateway's goal was 320, and it conflicts with the stack: it measures 359.8. Split by its
+ * source map and each part gzipped alone, its libraries weigh about 228 KiB gzip and its own code
+ * (29 tools, MCP, OpenAPI, OAuth consent, the dashboard, observability) about 127. The libraries
+ * are Neon's driver (one prebuilt file with its WebSocket client, 146 KiB minified: the gateway
+ * went from 260 to 307 KiB gzip when it replaced a hand-written client), MCP's SDK (224 KiB with
+ * the JSON Schema validator its Workers build always imports), OAuth's library (one file, 120 KiB;
+ * 41 KiB gzip), zod with the JSON Schema generator the SDK needs too (114), @upstash/redis (one
+ * class with every command, 93), drizzle (91, every column type through `pgTable`), hono,
+ * @upstash/ratelimit and ts-fsrs. The documented lighter entries there are (`hono/tiny`,
+ * `@upstash/redis/cloudflare`) are taken; 320 would take a stack library or a third of the
+ * gateway's own code out. The ceiling sits just above what is measured and stops growth.
  */
-// A tool's own worker takes API keys only and bundles no OAuth library; the goal is 200, which
-// cluster-by-similarity (the largest, with its clustering kernel) passes by 0.06 KiB since spans
-// went out as protobuf and progress reports came in. The gateway's goal is 320; it carries MCP's
-// SDK, OAuth's library, the dashboard module and every tool. Both ceilings stop growth until the
-// goals are met.
-export const TARGETS = { toolWorkerGzipKib: 202, gatewayGzipKib: 368 };
+export const TARGETS = { toolWorkerGzipKib: 200, gatewayGzipKib: 362 };
 
 export interface BundleSize {
   /** A tool id, or `gateway`. */
@@ -123,7 +138,7 @@ export function breakdownMarkdown(after: BundleSize[], before: BundleSize[], wor
 }
 
 /** Measures this checkout and the baseline, and returns the markdown section. */
-export async function runBundlesBench({ baseline = BASELINE_COMMIT } = {}): Promise<string> {
+export async function runBundlesBench({ baseline = BUNDLES_BASELINE_COMMIT } = {}): Promise<string> {
   const old = extractCommit(baseline);
   try {
     const before = await measureBundles(old.root);
@@ -149,6 +164,6 @@ export function bundlesSection(after: BundleSize[], before: BundleSize[], baseli
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { baseline: { type: 'string', default: BASELINE_COMMIT } } });
+  const { values } = parseArgs({ options: { baseline: { type: 'string', default: BUNDLES_BASELINE_COMMIT } } });
   console.log(await runBundlesBench({ baseline: values.baseline }));
 }
