@@ -13,8 +13,12 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
     'Add a markdown document; its checkbox items ("- [ ] ...") become tasks for the task-analysis tools. New documents only: to change one, use replace-document (adding it again makes a copy).',
-  input: z.strictObject({ ...documentFields, response_format: responseFormatField }),
-  output: ingestResult,
+  get input() {
+    return z.strictObject({ ...documentFields, response_format: responseFormatField });
+  },
+  get output() {
+    return ingestResult;
+  },
   example: { title: 'Q3 hiring plan', content: '# Hiring\n- [ ] Open the senior backend engineer role\n- [ ] Interview candidates after the role is open' },
   providers: providersFromEnv,
   async execute({ title, content, response_format }, { db, project, providers, signal, idFor, links, progress }) {

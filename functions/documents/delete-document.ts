@@ -15,8 +15,12 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:
     'Delete a document for good, with its tasks and their relationships; answers the id and the number of tasks deleted. Only when it should no longer exist: to change it, use replace-document.',
-  input: z.strictObject({ document_id: documentId }),
-  output: z.object({ document_id: z.string(), deleted_task_count: z.int() }),
+  get input() {
+    return z.strictObject({ document_id: documentId });
+  },
+  get output() {
+    return z.object({ document_id: z.string(), deleted_task_count: z.int() });
+  },
   example: { document_id: EXAMPLE_IDS.document },
   async execute({ document_id }, { db, project, idFor }) {
     const receipt = { id: await idFor('receipt'), projectId: project.id };

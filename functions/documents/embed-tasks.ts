@@ -22,8 +22,12 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
     'Embed tasks whose embedding is pending, failed or from another model (e.g. when semantic-search reports unsearchable tasks). Up to 1000 per call: call again while remaining_count > 0.',
-  input: z.strictObject({ document_id: documentId.nullish().describe('Only this document\'s tasks; null for all.') }),
-  output: z.object({ embedded_count: z.int(), failed_count: z.int(), remaining_count: z.int(), embedding_model: z.string() }),
+  get input() {
+    return z.strictObject({ document_id: documentId.nullish().describe('Only this document\'s tasks; null for all.') });
+  },
+  get output() {
+    return z.object({ embedded_count: z.int(), failed_count: z.int(), remaining_count: z.int(), embedding_model: z.string() });
+  },
   example: {},
   providers: providersFromEnv,
   async execute({ document_id }, { db, project, providers, signal, links, progress }) {

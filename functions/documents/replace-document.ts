@@ -16,8 +16,12 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
     'Replace a document\'s title and markdown. Its tasks are extracted again with new ids: the old task ids and their relationships are gone. For a new document, use add-document.',
-  input: z.strictObject({ document_id: documentId, ...documentFields, response_format: responseFormatField }),
-  output: ingestResult,
+  get input() {
+    return z.strictObject({ document_id: documentId, ...documentFields, response_format: responseFormatField });
+  },
+  get output() {
+    return ingestResult;
+  },
   providers: providersFromEnv,
   example: { document_id: EXAMPLE_IDS.document, title: 'Q3 hiring plan', content: '- [ ] Open the role' },
   async execute({ document_id, title, content, response_format }, { db, project, providers, signal, idFor, links, progress }) {

@@ -24,14 +24,18 @@ export default defineTool({
   title: 'Add a plan item',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description: 'Add an item at the end of a plan named by plan_id ("latest" for the newest) or plan_title. The item starts pending.',
-  input: exactlyOne(z.strictObject({
-    plan_id: planIdField.optional(),
-    plan_title: planTitleField.optional(),
-    title: itemTitleField.describe('What to do, e.g. "Practise past papers".'),
-    due_date: dueDateField.optional().describe('Due date, YYYY-MM-DD.'),
-    notes: notesField.optional().describe('Notes.'),
-  }), 'plan_id', 'plan_title', { what: 'plan', required: true }),
-  output: addedItem,
+  get input() {
+    return exactlyOne(z.strictObject({
+      plan_id: planIdField.optional(),
+      plan_title: planTitleField.optional(),
+      title: itemTitleField.describe('What to do, e.g. "Practise past papers".'),
+      due_date: dueDateField.optional().describe('Due date, YYYY-MM-DD.'),
+      notes: notesField.optional().describe('Notes.'),
+    }), 'plan_id', 'plan_title', { what: 'plan', required: true });
+  },
+  get output() {
+    return addedItem;
+  },
   example: { plan_id: 'latest', title: 'Practise past papers', due_date: '2026-05-01' },
   async execute({ plan_id, plan_title, title, due_date, notes }, { db, project, idFor, links }) {
     const plan = await findPlan(db, project.id, { plan_id, plan_title });

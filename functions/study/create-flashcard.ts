@@ -27,12 +27,16 @@ export default defineTool({
   title: 'Create a flashcard',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description: 'Create a flashcard, due at once; update-flashcard-review schedules its reviews.',
-  input: z.strictObject({
-    front: text({ max: 2_000, blank: false, trim: true }).describe('The prompt, e.g. "el perro".'),
-    back: text({ max: 5_000, blank: false, trim: true }).describe('The answer, e.g. "the dog".'),
-    topic_id: recordId('topic').optional().describe('The topic the card belongs to.'),
-  }),
-  output: createdCard,
+  get input() {
+    return z.strictObject({
+      front: text({ max: 2_000, blank: false, trim: true }).describe('The prompt, e.g. "el perro".'),
+      back: text({ max: 5_000, blank: false, trim: true }).describe('The answer, e.g. "the dog".'),
+      topic_id: recordId('topic').optional().describe('The topic the card belongs to.'),
+    });
+  },
+  get output() {
+    return createdCard;
+  },
   example: { front: 'la biblioteca', back: 'the library', topic_id: 1 },
   async execute({ front, back, topic_id }, { db, project, idFor, links }) {
     const requestId = await idFor('card');

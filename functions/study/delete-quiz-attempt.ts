@@ -13,8 +13,12 @@ export default defineTool({
   title: 'Delete a quiz attempt',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description: 'Delete one quiz attempt for good, e.g. one saved by mistake. To clear questions now answered correctly, use quiz-post-save.',
-  input: z.strictObject({ attempt_id: recordId('quiz attempt') }),
-  output: z.object({ deleted_attempt_id: z.int() }),
+  get input() {
+    return z.strictObject({ attempt_id: recordId('quiz attempt') });
+  },
+  get output() {
+    return z.object({ deleted_attempt_id: z.int() });
+  },
   example: { attempt_id: 6 },
   async execute({ attempt_id }, { db, project, idFor }) {
     // The receipt lets a retried attempt of this call recognise the deletion its first attempt made.

@@ -31,16 +31,20 @@ export default defineTool({
   title: 'Get due flashcards',
   annotations: READ_ONLY,
   description: 'List the flashcards due now, most overdue first; record each answer with update-flashcard-review.',
-  input: z.strictObject({
-    limit: limitField('cards', 20, 100),
-    topic_id: recordId('topic').optional().describe('Only cards of this topic.'),
-    cursor: cursorField.optional(),
-  }),
-  output: z.object({
-    due_flashcards: z.array(dueCard),
-    next_due_at: z.string().nullable().describe('When the next card not yet due becomes due; null when none is waiting.'),
-    next_cursor: nextCursorField,
-  }),
+  get input() {
+    return z.strictObject({
+      limit: limitField('cards', 20, 100),
+      topic_id: recordId('topic').optional().describe('Only cards of this topic.'),
+      cursor: cursorField.optional(),
+    });
+  },
+  get output() {
+    return z.object({
+      due_flashcards: z.array(dueCard),
+      next_due_at: z.string().nullable().describe('When the next card not yet due becomes due; null when none is waiting.'),
+      next_cursor: nextCursorField,
+    });
+  },
   example: { limit: 10 },
   async execute({ limit, topic_id, cursor }, { db, project, links }) {
     const from = readCursor(position, cursor, { limit, topic_id });

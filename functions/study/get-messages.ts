@@ -22,13 +22,17 @@ export default defineTool({
   title: 'Get conversation messages',
   annotations: READ_ONLY,
   description: 'Read a conversation\'s saved messages, oldest first (newest_first for the latest), to recall an earlier session.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    order: z.enum(['oldest_first', 'newest_first']).default('oldest_first').describe('newest_first for the latest messages first.'),
-    limit: limitField('messages', 50, 200),
-    cursor: cursorField.optional(),
-  }),
-  output: z.object({ session_id: z.string(), messages: z.array(message), next_cursor: nextCursorField }),
+  get input() {
+    return z.strictObject({
+      session_id: sessionIdField,
+      order: z.enum(['oldest_first', 'newest_first']).default('oldest_first').describe('newest_first for the latest messages first.'),
+      limit: limitField('messages', 50, 200),
+      cursor: cursorField.optional(),
+    });
+  },
+  get output() {
+    return z.object({ session_id: z.string(), messages: z.array(message), next_cursor: nextCursorField });
+  },
   example: { session_id: 'demo-session', limit: 20 },
   async execute({ session_id, order, limit, cursor }, { db, project, links }) {
     const newestFirst = order === 'newest_first';

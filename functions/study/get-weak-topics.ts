@@ -28,11 +28,15 @@ export default defineTool({
   title: 'Get weak quiz topics',
   annotations: READ_ONLY,
   description: `Rank the quiz topics weakest first (lowest mean score, then most answers below ${PASS_MARK}), to choose what to practise next.`,
-  input: z.strictObject({
-    limit: limitField('topics', 5, 50),
-    cursor: cursorField.optional(),
-  }),
-  output: z.object({ weak_topics: z.array(topic), pass_mark: z.number(), next_cursor: nextCursorField }),
+  get input() {
+    return z.strictObject({
+      limit: limitField('topics', 5, 50),
+      cursor: cursorField.optional(),
+    });
+  },
+  get output() {
+    return z.object({ weak_topics: z.array(topic), pass_mark: z.number(), next_cursor: nextCursorField });
+  },
   example: { limit: 5 },
   async execute({ limit, cursor }, { db, project, links }) {
     const from = readCursor(position, cursor, { limit });

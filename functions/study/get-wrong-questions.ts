@@ -16,19 +16,23 @@ export default defineTool({
   title: 'Get wrong quiz questions',
   annotations: READ_ONLY,
   description: `List a topic\'s wrongly answered questions (score below ${PASS_MARK}), newest first, to practise them again. Name the topic by topic_id or topic_name.`,
-  input: exactlyOne(z.strictObject({
-    topic_id: recordId('topic').optional(),
-    topic_name: topicNameField.optional(),
-    limit: limitField('questions', 20, 100),
-    cursor: cursorField.optional(),
-  }), 'topic_id', 'topic_name', { what: 'topic', required: true }),
-  output: z.object({
-    topic_id: z.int(),
-    topic_name: z.string(),
-    pass_mark: z.number(),
-    wrong_questions: z.array(attempt),
-    next_cursor: nextCursorField,
-  }),
+  get input() {
+    return exactlyOne(z.strictObject({
+      topic_id: recordId('topic').optional(),
+      topic_name: topicNameField.optional(),
+      limit: limitField('questions', 20, 100),
+      cursor: cursorField.optional(),
+    }), 'topic_id', 'topic_name', { what: 'topic', required: true });
+  },
+  get output() {
+    return z.object({
+      topic_id: z.int(),
+      topic_name: z.string(),
+      pass_mark: z.number(),
+      wrong_questions: z.array(attempt),
+      next_cursor: nextCursorField,
+    });
+  },
   example: { topic_name: 'Spanish grammar', limit: 10 },
   async execute({ topic_id, topic_name, limit, cursor }, { db, project, links }) {
     const topic = await findTopic(db, project.id, { topic_id, topic_name });

@@ -36,14 +36,18 @@ export default defineTool({
   title: 'List plan items',
   annotations: READ_ONLY,
   description: 'List a plan\'s items in order. Name the plan by plan_id ("latest" for the newest) or plan_title; neither for every plan\'s items.',
-  input: exactlyOne(z.strictObject({
-    plan_id: planIdField.optional(),
-    plan_title: planTitleField.optional(),
-    status: itemStatus.optional().describe('Only items with this status.'),
-    limit: limitField('items', 50, 200),
-    cursor: cursorField.optional(),
-  }), 'plan_id', 'plan_title', { what: 'plan', required: false }),
-  output: z.object({ plan_items: z.array(planItems).describe('The items, grouped by plan.'), next_cursor: nextCursorField }),
+  get input() {
+    return exactlyOne(z.strictObject({
+      plan_id: planIdField.optional(),
+      plan_title: planTitleField.optional(),
+      status: itemStatus.optional().describe('Only items with this status.'),
+      limit: limitField('items', 50, 200),
+      cursor: cursorField.optional(),
+    }), 'plan_id', 'plan_title', { what: 'plan', required: false });
+  },
+  get output() {
+    return z.object({ plan_items: z.array(planItems).describe('The items, grouped by plan.'), next_cursor: nextCursorField });
+  },
   example: { plan_title: 'Spanish B1 exam' },
   async execute({ plan_id, plan_title, status, limit, cursor }, { db, project, links }) {
     const scope = { plan_id, plan_title, status, limit };

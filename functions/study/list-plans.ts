@@ -29,12 +29,16 @@ export default defineTool({
   title: 'List study plans',
   annotations: READ_ONLY,
   description: 'List the study plans, newest first, with item counts: to find a plan id or show the user their plans.',
-  input: z.strictObject({
-    status: planStatus.optional().describe('Only plans with this status.'),
-    limit: limitField('plans', 20, 100),
-    cursor: cursorField.optional(),
-  }),
-  output: z.object({ plans: z.array(plan), next_cursor: nextCursorField }),
+  get input() {
+    return z.strictObject({
+      status: planStatus.optional().describe('Only plans with this status.'),
+      limit: limitField('plans', 20, 100),
+      cursor: cursorField.optional(),
+    });
+  },
+  get output() {
+    return z.object({ plans: z.array(plan), next_cursor: nextCursorField });
+  },
   example: { limit: 10 },
   async execute({ status, limit, cursor }, { db, project, links }) {
     const scope = { status, limit };

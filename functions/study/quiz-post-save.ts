@@ -27,26 +27,30 @@ export default defineTool({
   title: 'Save a quiz round',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description: 'End a quiz round, all or nothing: saves this round\'s wrong answers and deletes the earlier wrong attempts now answered correctly (correct_retries, from quiz-pre-fetch).',
-  input: z
-    .strictObject({
-      topic_id: recordId('topic'),
-      wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]).describe('Questions answered wrongly in this round. This, correct_retries or both must be non-empty.'),
-      correct_retries: distinctList(recordId('quiz attempt'), { max: MAX_RETRIES })
-        .default([])
-        .describe(`Ids of earlier wrong attempts answered correctly now, each at most once: they are deleted.`),
-    })
-    .superRefine((value, ctx) => {
-      if (value.wrong_answers.length === 0 && value.correct_retries.length === 0) {
-        ctx.addIssue({ code: 'custom', path: ['wrong_answers'], input: value.wrong_answers, message: 'the round has nothing to save: give wrong_answers, correct_retries, or both' });
-      }
-    }),
-  output: z.object({
-    topic_id: z.int(),
-    saved_wrong: z.int().describe('How many wrong answers were saved.'),
-    deleted_correct: z.int().describe('How many earlier wrong attempts were deleted.'),
-    saved_attempt_ids: z.array(z.int()),
-    deleted_attempt_ids: z.array(z.int()),
-  }),
+  get input() {
+    return z
+      .strictObject({
+        topic_id: recordId('topic'),
+        wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]).describe('Questions answered wrongly in this round. This, correct_retries or both must be non-empty.'),
+        correct_retries: distinctList(recordId('quiz attempt'), { max: MAX_RETRIES })
+          .default([])
+          .describe(`Ids of earlier wrong attempts answered correctly now, each at most once: they are deleted.`),
+      })
+      .superRefine((value, ctx) => {
+        if (value.wrong_answers.length === 0 && value.correct_retries.length === 0) {
+          ctx.addIssue({ code: 'custom', path: ['wrong_answers'], input: value.wrong_answers, message: 'the round has nothing to save: give wrong_answers, correct_retries, or both' });
+        }
+      });
+  },
+  get output() {
+    return z.object({
+      topic_id: z.int(),
+      saved_wrong: z.int().describe('How many wrong answers were saved.'),
+      deleted_correct: z.int().describe('How many earlier wrong attempts were deleted.'),
+      saved_attempt_ids: z.array(z.int()),
+      deleted_attempt_ids: z.array(z.int()),
+    });
+  },
   example: {
     topic_id: 1,
     wrong_answers: [{ question: 'What is the yo form of "hacer" in the preterite?', user_answer: 'hací', feedback: 'It is "hice".' }],

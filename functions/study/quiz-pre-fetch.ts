@@ -18,18 +18,22 @@ export default defineTool({
   // Creates the topic the first time a name is used; repeating the call creates nothing more.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description: `Start a quiz round on topic_name (created if new): its id and the questions answered wrongly before (below ${PASS_MARK}), to ask again. Save the round with quiz-post-save.`,
-  input: z.strictObject({
-    topic_name: topicNameField,
-    limit: limitField('wrong questions', 20, 100),
-  }),
-  output: z.object({
-    topic_id: z.int(),
-    topic_name: z.string(),
-    created: z.boolean().describe('True when this call created the topic.'),
-    pass_mark: z.number(),
-    wrong_questions: z.array(attempt),
-    next_cursor: nextCursorField.describe('When there are more wrong questions: pass it as cursor to get-wrong-questions with this topic_id and the same limit.'),
-  }),
+  get input() {
+    return z.strictObject({
+      topic_name: topicNameField,
+      limit: limitField('wrong questions', 20, 100),
+    });
+  },
+  get output() {
+    return z.object({
+      topic_id: z.int(),
+      topic_name: z.string(),
+      created: z.boolean().describe('True when this call created the topic.'),
+      pass_mark: z.number(),
+      wrong_questions: z.array(attempt),
+      next_cursor: nextCursorField.describe('When there are more wrong questions: pass it as cursor to get-wrong-questions with this topic_id and the same limit.'),
+    });
+  },
   example: { topic_name: 'Spanish grammar' },
   async execute({ topic_name, limit }, { db, project, idFor, links }) {
     const requestId = await idFor('topic');

@@ -19,12 +19,16 @@ export default defineTool({
   title: 'Save a conversation message',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description: 'Append a message to a conversation\'s memory (the first message creates it). Read it back with get-messages.',
-  input: z.strictObject({
-    session_id: sessionIdField,
-    role: z.enum(MESSAGE_ROLES).describe(`Who wrote it: ${MESSAGE_ROLES.join(', ')}.`),
-    content: text({ max: MAX_CONTENT_CHARS, min: 1 }).describe('The message text.'),
-  }),
-  output: savedMessage,
+  get input() {
+    return z.strictObject({
+      session_id: sessionIdField,
+      role: z.enum(MESSAGE_ROLES).describe(`Who wrote it: ${MESSAGE_ROLES.join(', ')}.`),
+      content: text({ max: MAX_CONTENT_CHARS, min: 1 }).describe('The message text.'),
+    });
+  },
+  get output() {
+    return savedMessage;
+  },
   example: { session_id: 'demo-session', role: 'user', content: 'Quiz me on the Spanish subjunctive, please.' },
   async execute({ session_id, role, content }, { db, project, idFor, links }) {
     const requestId = await idFor('message');

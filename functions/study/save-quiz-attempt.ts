@@ -15,14 +15,18 @@ export default defineTool({
   title: 'Save a quiz attempt',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description: `Record one answered quiz question with a score from 0 to 1; below ${PASS_MARK} is wrong and comes back for practice. For a whole round, use quiz-post-save.`,
-  input: z.strictObject({
-    topic_id: recordId('topic').optional().describe('The topic the question belongs to.'),
-    question: questionField,
-    user_answer: userAnswerField.optional().describe("The user's answer. Optional."),
-    score: z.number().min(0).max(1).optional().describe(`How right the answer was, 0 to 1 (below ${PASS_MARK} is wrong). Optional: without it the attempt is ungraded.`),
-    feedback: feedbackField.optional().describe('Feedback on the answer.'),
-  }),
-  output: attempt.extend({ wrong: z.boolean().nullable().describe(`True when the score is below ${PASS_MARK}; null when ungraded.`) }),
+  get input() {
+    return z.strictObject({
+      topic_id: recordId('topic').optional().describe('The topic the question belongs to.'),
+      question: questionField,
+      user_answer: userAnswerField.optional().describe("The user's answer. Optional."),
+      score: z.number().min(0).max(1).optional().describe(`How right the answer was, 0 to 1 (below ${PASS_MARK} is wrong). Optional: without it the attempt is ungraded.`),
+      feedback: feedbackField.optional().describe('Feedback on the answer.'),
+    });
+  },
+  get output() {
+    return attempt.extend({ wrong: z.boolean().nullable().describe(`True when the score is below ${PASS_MARK}; null when ungraded.`) });
+  },
   example: { question: 'What is the yo form of "tener" in the present subjunctive?', user_answer: 'tenga', score: 1, feedback: 'Correct.' },
   async execute({ topic_id, question, user_answer, score, feedback }, { db, project, idFor, links }) {
     const requestId = await idFor('attempt');

@@ -40,27 +40,31 @@ export default defineTool({
   // It overwrites the card's schedule, and each review moves it on: repeating a review is another review.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description: 'Record a flashcard review by grade; FSRS schedules the next. Instead of a grade, next_review_at sets when it is due, or ease_factor (SM-2) the difficulty of a card reviewed before.',
-  input: z
-    .strictObject({
-      card_id: recordId('flashcard'),
-      grade: z.enum(GRADES).optional().describe('How the recall went: again, hard, good or easy. Required unless ease_factor or next_review_at is given; never with them.'),
-      ease_factor: z.number().min(1.3).max(5).optional().describe('Override instead of a grade: the SM-2 style ease factor, 1.3 to 5.'),
-      next_review_at: dateTime().optional().describe('Override instead of a grade: when the card is due next, e.g. 2031-01-15T09:30:00Z.'),
-    })
-    .superRefine((value, ctx) => {
-      const overrides = value.ease_factor !== undefined || value.next_review_at !== undefined;
-      if (value.grade !== undefined && overrides) {
-        ctx.addIssue({ code: 'custom', path: ['grade'], input: value.grade, message: 'give either a grade or the overrides (ease_factor, next_review_at), not both' });
-      } else if (value.grade === undefined && !overrides) {
-        const problem: FieldProblem = {
-          code: 'required',
-          expected: 'again, hard, good or easy (or the overrides ease_factor, next_review_at instead)',
-          received: 'no grade and no override: ask the user how the recall went',
-        };
-        ctx.addIssue({ code: 'custom', path: ['grade'], message: `must be ${problem.expected}`, params: problem });
-      }
-    }),
-  output: reviewed,
+  get input() {
+    return z
+      .strictObject({
+        card_id: recordId('flashcard'),
+        grade: z.enum(GRADES).optional().describe('How the recall went: again, hard, good or easy. Required unless ease_factor or next_review_at is given; never with them.'),
+        ease_factor: z.number().min(1.3).max(5).optional().describe('Override instead of a grade: the SM-2 style ease factor, 1.3 to 5.'),
+        next_review_at: dateTime().optional().describe('Override instead of a grade: when the card is due next, e.g. 2031-01-15T09:30:00Z.'),
+      })
+      .superRefine((value, ctx) => {
+        const overrides = value.ease_factor !== undefined || value.next_review_at !== undefined;
+        if (value.grade !== undefined && overrides) {
+          ctx.addIssue({ code: 'custom', path: ['grade'], input: value.grade, message: 'give either a grade or the overrides (ease_factor, next_review_at), not both' });
+        } else if (value.grade === undefined && !overrides) {
+          const problem: FieldProblem = {
+            code: 'required',
+            expected: 'again, hard, good or easy (or the overrides ease_factor, next_review_at instead)',
+            received: 'no grade and no override: ask the user how the recall went',
+          };
+          ctx.addIssue({ code: 'custom', path: ['grade'], message: `must be ${problem.expected}`, params: problem });
+        }
+      });
+  },
+  get output() {
+    return reviewed;
+  },
   example: { card_id: 1, grade: 'good' },
   async execute({ card_id, grade, ease_factor, next_review_at }, { db, project, idFor, links }) {
     const requestId = await idFor('review');

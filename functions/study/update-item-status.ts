@@ -25,31 +25,35 @@ export default defineTool({
   // It overwrites the item's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description: 'Set a plan item\'s status. Name the item by item_id, or by item_title (with plan_id or plan_title when several plans have that title).',
-  input: exactlyOne(
-    exactlyOne(
-      z.strictObject({
-        status: itemStatus,
-        item_id: recordId('item').optional(),
-        item_title: itemTitleField.optional().describe('The item title, ignoring case.'),
-        plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest".'),
-        plan_title: planTitleField.optional().describe('Only look in the plan with this title.'),
-      }),
-      'item_id',
-      'item_title',
-      { what: 'item', required: true },
-    ),
-    'plan_id',
-    'plan_title',
-    { what: 'plan', required: false },
-  ),
-  output: z.object({
-    item_id: z.int(),
-    title: z.string(),
-    plan_id: z.int(),
-    status: itemStatus,
-    previous_status: itemStatus,
-    changed: z.boolean().describe('False when the item already had this status.'),
-  }),
+  get input() {
+    return exactlyOne(
+      exactlyOne(
+        z.strictObject({
+          status: itemStatus,
+          item_id: recordId('item').optional(),
+          item_title: itemTitleField.optional().describe('The item title, ignoring case.'),
+          plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest".'),
+          plan_title: planTitleField.optional().describe('Only look in the plan with this title.'),
+        }),
+        'item_id',
+        'item_title',
+        { what: 'item', required: true },
+      ),
+      'plan_id',
+      'plan_title',
+      { what: 'plan', required: false },
+    );
+  },
+  get output() {
+    return z.object({
+      item_id: z.int(),
+      title: z.string(),
+      plan_id: z.int(),
+      status: itemStatus,
+      previous_status: itemStatus,
+      changed: z.boolean().describe('False when the item already had this status.'),
+    });
+  },
   example: { plan_title: 'Spanish B1 exam', item_title: 'Review the subjunctive', status: 'completed' },
   async execute({ status, item_id, item_title, plan_id, plan_title }, { db, project, idFor, links }) {
     const plan = await findPlanIfNamed(db, project.id, { plan_id, plan_title });

@@ -15,18 +15,22 @@ export default defineTool({
   // It overwrites the plan's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description: 'Set a study plan\'s status (its items keep theirs). Name the plan by plan_id ("latest" for the newest) or plan_title.',
-  input: exactlyOne(z.strictObject({
-    status: planStatus,
-    plan_id: planIdField.optional(),
-    plan_title: planTitleField.optional(),
-  }), 'plan_id', 'plan_title', { what: 'plan', required: true }),
-  output: z.object({
-    plan_id: z.int(),
-    title: z.string(),
-    status: planStatus,
-    previous_status: planStatus,
-    changed: z.boolean().describe('False when the plan already had this status.'),
-  }),
+  get input() {
+    return exactlyOne(z.strictObject({
+      status: planStatus,
+      plan_id: planIdField.optional(),
+      plan_title: planTitleField.optional(),
+    }), 'plan_id', 'plan_title', { what: 'plan', required: true });
+  },
+  get output() {
+    return z.object({
+      plan_id: z.int(),
+      title: z.string(),
+      status: planStatus,
+      previous_status: planStatus,
+      changed: z.boolean().describe('False when the plan already had this status.'),
+    });
+  },
   example: { plan_title: 'Spanish B1 exam', status: 'active' },
   async execute({ status, plan_id, plan_title }, { db, project, idFor, links }) {
     const plan = await findPlan(db, project.id, { plan_id, plan_title });

@@ -31,17 +31,21 @@ export default defineTool({
   title: 'Write a study plan',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description: `Create a study plan with its items (1 to ${MAX_ITEMS}), all or nothing; to add to an existing plan, use add-plan-item.`,
-  input: z.strictObject({
-    title: planTitleField.describe('The plan title, e.g. "Spanish B1 exam".'),
-    items: z.array(item).min(1).max(MAX_ITEMS).describe(`The plan's items in order, 1 to ${MAX_ITEMS}: a title each, or { title, due_date, notes }.`),
-  }),
-  output: z.object({
-    created_plan_id: z.int(),
-    title: z.string(),
-    status: planStatus,
-    item_count: z.int(),
-    item_ids: z.array(z.int()).describe("The new items' ids, in plan order."),
-  }),
+  get input() {
+    return z.strictObject({
+      title: planTitleField.describe('The plan title, e.g. "Spanish B1 exam".'),
+      items: z.array(item).min(1).max(MAX_ITEMS).describe(`The plan's items in order, 1 to ${MAX_ITEMS}: a title each, or { title, due_date, notes }.`),
+    });
+  },
+  get output() {
+    return z.object({
+      created_plan_id: z.int(),
+      title: z.string(),
+      status: planStatus,
+      item_count: z.int(),
+      item_ids: z.array(z.int()).describe("The new items' ids, in plan order."),
+    });
+  },
   example: {
     title: 'Chemistry midterm',
     items: ['Balance redox equations', { title: 'Practice exam', due_date: '2026-05-04', notes: 'Timed, 90 minutes' }],

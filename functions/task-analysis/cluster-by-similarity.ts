@@ -62,31 +62,35 @@ export default defineTool({
   annotations: READ_ONLY,
   description:
     'Group 2 to 1000 tasks by meaning (hierarchical clustering of their embeddings), merging while similarity reaches the threshold. Use it for duplicates and themes among known task ids; to find tasks on a topic, use semantic-search.',
-  input: z.strictObject({
-    task_ids: taskIds(2, 1_000),
-    threshold: z.number().min(0).max(1).default(CLUSTERING_DEFAULTS.threshold).describe('Least similarity for two groups to merge, 0 to 1 (default 0.75).'),
-    linkage: z
-      .enum(['average', 'complete', 'single'])
-      .default(CLUSTERING_DEFAULTS.linkage)
-      .describe('How group similarity is measured: average of all pairs (default), complete (least similar pair), single (most similar pair).'),
-    response_format: responseFormatField,
-    cursor: cursorField.nullish(),
-  }),
-  output: z.object({
-    clusters: z.array(clusterShape),
-    summary: z.object({ task_count: z.int(), cluster_count: z.int(), largest_cluster_size: z.int(), singleton_count: z.int() }),
-    unembedded_task_count: z
-      .int()
-      .describe('Tasks left out: their embedding is pending or failed (embed-tasks fixes that), or is a zero vector (a text in which the embedding model found nothing).'),
-    unembedded_task_ids: z.array(z.string()).describe(`The first ${LISTED_UNEMBEDDED} of them.`),
-    merges: z
-      .array(mergeShape)
-      .optional()
-      .describe('detailed only: the whole merge tree (task_count − 1 merges, the last joins everything), paged after the clusters.'),
-    merges_from: z.int().optional().describe('detailed only: how many merges earlier pages gave.'),
-    suggestion: z.string().optional().describe('A threshold that would give a more useful grouping, when one cluster holds almost everything or no two tasks grouped.'),
-    next_cursor: nextCursorField,
-  }),
+  get input() {
+    return z.strictObject({
+      task_ids: taskIds(2, 1_000),
+      threshold: z.number().min(0).max(1).default(CLUSTERING_DEFAULTS.threshold).describe('Least similarity for two groups to merge, 0 to 1 (default 0.75).'),
+      linkage: z
+        .enum(['average', 'complete', 'single'])
+        .default(CLUSTERING_DEFAULTS.linkage)
+        .describe('How group similarity is measured: average of all pairs (default), complete (least similar pair), single (most similar pair).'),
+      response_format: responseFormatField,
+      cursor: cursorField.nullish(),
+    });
+  },
+  get output() {
+    return z.object({
+      clusters: z.array(clusterShape),
+      summary: z.object({ task_count: z.int(), cluster_count: z.int(), largest_cluster_size: z.int(), singleton_count: z.int() }),
+      unembedded_task_count: z
+        .int()
+        .describe('Tasks left out: their embedding is pending or failed (embed-tasks fixes that), or is a zero vector (a text in which the embedding model found nothing).'),
+      unembedded_task_ids: z.array(z.string()).describe(`The first ${LISTED_UNEMBEDDED} of them.`),
+      merges: z
+        .array(mergeShape)
+        .optional()
+        .describe('detailed only: the whole merge tree (task_count − 1 merges, the last joins everything), paged after the clusters.'),
+      merges_from: z.int().optional().describe('detailed only: how many merges earlier pages gave.'),
+      suggestion: z.string().optional().describe('A threshold that would give a more useful grouping, when one cluster holds almost everything or no two tasks grouped.'),
+      next_cursor: nextCursorField,
+    });
+  },
   example: { task_ids: [...EXAMPLE_IDS.tasks] },
   providers: providersFromEnv,
   async execute({ task_ids, threshold, linkage, response_format, cursor }, { db, project, providers, links, progress }) {

@@ -35,30 +35,34 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
     'Detect and save dependencies among 2 to 50 tasks (prerequisite, blocks, related); cycles come as groups with an example chain. Use it once on tasks to order or link; to read saved ones, use query-task-graph.',
-  input: z.strictObject({
-    task_ids: taskIds(2, 50),
-    include_document_context: z.boolean().default(false).describe("Also give the detector each task's document text (slower, better context). Default false."),
-    response_format: responseFormatField,
-    cursor: cursorField.nullish(),
-  }),
-  output: z.object({
-    detection_method: z.string(),
-    relationship_count: z.int().describe('Relationships detected among the tasks (on later pages: saved among them by this detector).'),
-    relationships: z.array(relationshipShape).describe('Most confident first.'),
-    cycles: z
-      .array(z.array(z.string()))
-      .optional()
-      .describe(
-        'First page only: one example circular chain per group in cycle_groups, a shortest one, as task ids in order (each before the next, the last before the first). At most one per group, so at most 25.',
-      ),
-    cycle_groups: z
-      .array(z.array(z.string()))
-      .optional()
-      .describe(
-        'First page only: groups of tasks caught in circular prerequisite/blocks dependencies among the relationships detected: within a group, every task is (directly or through others) both before and after every other, so none can start first. Break a group by removing relationships between its tasks.',
-      ),
-    next_cursor: nextCursorField,
-  }),
+  get input() {
+    return z.strictObject({
+      task_ids: taskIds(2, 50),
+      include_document_context: z.boolean().default(false).describe("Also give the detector each task's document text (slower, better context). Default false."),
+      response_format: responseFormatField,
+      cursor: cursorField.nullish(),
+    });
+  },
+  get output() {
+    return z.object({
+      detection_method: z.string(),
+      relationship_count: z.int().describe('Relationships detected among the tasks (on later pages: saved among them by this detector).'),
+      relationships: z.array(relationshipShape).describe('Most confident first.'),
+      cycles: z
+        .array(z.array(z.string()))
+        .optional()
+        .describe(
+          'First page only: one example circular chain per group in cycle_groups, a shortest one, as task ids in order (each before the next, the last before the first). At most one per group, so at most 25.',
+        ),
+      cycle_groups: z
+        .array(z.array(z.string()))
+        .optional()
+        .describe(
+          'First page only: groups of tasks caught in circular prerequisite/blocks dependencies among the relationships detected: within a group, every task is (directly or through others) both before and after every other, so none can start first. Break a group by removing relationships between its tasks.',
+        ),
+      next_cursor: nextCursorField,
+    });
+  },
   example: { task_ids: [...EXAMPLE_IDS.tasks] },
   providers: providersFromEnv,
   async execute({ task_ids, include_document_context, response_format, cursor }, { db, project, providers, signal, links }) {

@@ -26,16 +26,20 @@ export default defineTool({
   annotations: READ_ONLY,
   description:
     'Read the documents holding the given tasks (markdown and tasks). Use it once you have task ids; not to find tasks (semantic-search). Documents over 50,000 characters come in chunks (chunk_number).',
-  input: z.strictObject({
-    task_ids: taskIds(1, 50),
-    chunk_number: chunkNumber().describe(`Which chunk of the documents to read, from 1 (default 1) to at most ${MAX_CHUNKS}. Every document named must have it.`),
-    response_format: responseFormatField,
-    cursor: cursorField.nullish(),
-  }),
-  output: z.object({
-    documents: z.array(documentPageShape),
-    next_cursor: nextCursorField,
-  }),
+  get input() {
+    return z.strictObject({
+      task_ids: taskIds(1, 50),
+      chunk_number: chunkNumber().describe(`Which chunk of the documents to read, from 1 (default 1) to at most ${MAX_CHUNKS}. Every document named must have it.`),
+      response_format: responseFormatField,
+      cursor: cursorField.nullish(),
+    });
+  },
+  get output() {
+    return z.object({
+      documents: z.array(documentPageShape),
+      next_cursor: nextCursorField,
+    });
+  },
   example: { task_ids: [EXAMPLE_IDS.tasks[0]] },
   async execute({ task_ids, chunk_number, response_format, cursor }, { db, project, links }) {
     const scope = { task_ids, chunk_number, response_format };

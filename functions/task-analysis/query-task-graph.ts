@@ -32,26 +32,30 @@ export default defineTool({
   annotations: READ_ONLY,
   description:
     'Walk the dependencies saved by detect-dependencies from one task, up to a depth, to plan an order of work or see what a delay affects. Run detect-dependencies first.',
-  input: z.strictObject({
-    task_id: uuid().describe('The task to start from.'),
-    relationship_type: z.enum(['prerequisite', 'blocks', 'related', 'all']).default('all').describe('Which relationships to follow (default all).'),
-    direction: z
-      .enum(['outgoing', 'incoming', 'both'])
-      .default('both')
-      .describe('incoming: what the task depends on (edges pointing at it); outgoing: what depends on it (edges from it); both (default).'),
-    depth: z.int().min(1).max(10).default(1).describe('How many hops to follow, 1 to 10 (default 1).'),
-    limit: z.int().min(1).max(500).default(100).describe('Most relationships per page (default 100); the answer budget may cut a page shorter.'),
-    response_format: responseFormatField,
-    cursor: cursorField.nullish(),
-  }),
-  output: z.object({
-    task: z.object({ task_id: z.string(), text: z.string() }),
-    task_count: z.int().describe('Tasks reached, the start task excluded.'),
-    relationship_count: z.int().describe('Relationships among the tasks reached, over all pages.'),
-    relationships: z.array(relationshipShape),
-    tasks: z.array(reachedTask).describe("The tasks this page's relationships name (the start task excluded), nearest first."),
-    next_cursor: nextCursorField,
-  }),
+  get input() {
+    return z.strictObject({
+      task_id: uuid().describe('The task to start from.'),
+      relationship_type: z.enum(['prerequisite', 'blocks', 'related', 'all']).default('all').describe('Which relationships to follow (default all).'),
+      direction: z
+        .enum(['outgoing', 'incoming', 'both'])
+        .default('both')
+        .describe('incoming: what the task depends on (edges pointing at it); outgoing: what depends on it (edges from it); both (default).'),
+      depth: z.int().min(1).max(10).default(1).describe('How many hops to follow, 1 to 10 (default 1).'),
+      limit: z.int().min(1).max(500).default(100).describe('Most relationships per page (default 100); the answer budget may cut a page shorter.'),
+      response_format: responseFormatField,
+      cursor: cursorField.nullish(),
+    });
+  },
+  get output() {
+    return z.object({
+      task: z.object({ task_id: z.string(), text: z.string() }),
+      task_count: z.int().describe('Tasks reached, the start task excluded.'),
+      relationship_count: z.int().describe('Relationships among the tasks reached, over all pages.'),
+      relationships: z.array(relationshipShape),
+      tasks: z.array(reachedTask).describe("The tasks this page's relationships name (the start task excluded), nearest first."),
+      next_cursor: nextCursorField,
+    });
+  },
   example: { task_id: EXAMPLE_IDS.tasks[0], depth: 2 },
   async execute({ task_id, relationship_type, direction, depth, limit, response_format, cursor }, { db, project, links }) {
     const scope = { task_id, relationship_type, direction, depth, limit, response_format };

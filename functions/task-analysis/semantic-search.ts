@@ -50,21 +50,25 @@ export default defineTool({
   annotations: READ_ONLY,
   description:
     'Find tasks by meaning across all documents, with their documents and a similarity from 0 to 1. Use it first, for task ids; not to read a task\'s document (get-document-context) or its dependencies (query-task-graph).',
-  input: z.strictObject({
-    query: text({ max: 2_000, blank: false }).describe('What to look for, in natural language, e.g. "hire backend engineers".'),
-    limit: z.int().min(1).max(50).default(20).describe('Most results to return (default 20, at most 50).'),
-    threshold: z
-      .number()
-      .min(0)
-      .max(1)
-      .optional()
-      .describe(
-        `Least similarity, 0 to 1, as shown (4 decimals, rounded down). Default: the embedding model's calibrated threshold (${HASHING_EMBEDDER_THRESHOLD} offline, ${OPENAI_THRESHOLDS['text-embedding-3-small']} OpenAI).`,
-      ),
-    document_ids: z.array(uuid()).min(1).max(100).nullish().describe('Search only these documents. Optional; null means all.'),
-    response_format: responseFormatField,
-  }),
-  output,
+  get input() {
+    return z.strictObject({
+      query: text({ max: 2_000, blank: false }).describe('What to look for, in natural language, e.g. "hire backend engineers".'),
+      limit: z.int().min(1).max(50).default(20).describe('Most results to return (default 20, at most 50).'),
+      threshold: z
+        .number()
+        .min(0)
+        .max(1)
+        .optional()
+        .describe(
+          `Least similarity, 0 to 1, as shown (4 decimals, rounded down). Default: the embedding model's calibrated threshold (${HASHING_EMBEDDER_THRESHOLD} offline, ${OPENAI_THRESHOLDS['text-embedding-3-small']} OpenAI).`,
+        ),
+      document_ids: z.array(uuid()).min(1).max(100).nullish().describe('Search only these documents. Optional; null means all.'),
+      response_format: responseFormatField,
+    });
+  },
+  get output() {
+    return output;
+  },
   example: EXAMPLE,
   providers: providersFromEnv,
   async execute({ query, limit, threshold, document_ids, response_format }, { db, project, providers, signal, links }) {

@@ -79,11 +79,13 @@ export interface ToolDefinition<I extends InputSchema, O extends z.ZodType, Id e
   /** What the tool does and when to use it, written for the model that chooses tools. */
   description: string;
   /**
-   * A strict object schema built once at module scope, its fields from the builders of fields.ts
-   * (text, ids, date-times, JSON), so that the advertised JSON Schema states what is enforced.
+   * A strict object schema, its fields from the builders of fields.ts (text, ids, date-times,
+   * JSON), so that the advertised JSON Schema states what is enforced. Written as a getter
+   * (`get input() { return z.strictObject({...}); }`) in a registered tool: {@link defineTool}
+   * reads it once, when the tool is first needed, so that loading the gateway builds no schema.
    */
   input: I;
-  /** The shape of `data` on success. */
+  /** The shape of `data` on success; a getter too, read once on first use. */
   output: O;
   /** A valid input, shown to callers as the example of a valid call. */
   example: z.input<I>;
@@ -134,7 +136,9 @@ export const TOOL_ID_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 export const IDEMPOTENCY_NOTE = `Retry safely with an idempotency key (header ${IDEMPOTENCY_HEADER}; MCP _meta "${IDEMPOTENCY_META_KEY}"): the same key and input within ${KEY_TTL_HOURS} h answer the first call again.`;
 
 /**
- * Defines a tool.
+ * Defines a tool. Its metadata is read at once; its `input` and `output` schemas (getters in the
+ * definition) and their JSON Schemas are built on first use and kept: a worker that serves many
+ * tools starts without building any of them.
  *
  * @example
  * export default defineTool({
@@ -143,8 +147,12 @@ export const IDEMPOTENCY_NOTE = `Retry safely with an idempotency key (header ${
  *   title: 'Echo',
  *   annotations: READ_ONLY,
  *   description: 'Repeats a text back.',
- *   input: z.strictObject({ text: text({ max: 100 }) }),
- *   output: z.object({ text: z.string() }),
+ *   get input() {
+ *     return z.strictObject({ text: text({ max: 100 }) });
+ *   },
+ *   get output() {
+ *     return z.object({ text: z.string() });
+ *   },
  *   example: { text: 'hello' },
  *   async execute(input) { return ok({ text: input.text }, `Echoed ${input.text.length} characters.`); },
  * });
@@ -152,25 +160,42 @@ export const IDEMPOTENCY_NOTE = `Retry safely with an idempotency key (header ${
 export function defineTool<I extends InputSchema, O extends z.ZodType, const Id extends string>(
   definition: ToolDefinition<I, O, Id> & { unavailable?: Failure },
 ): Tool<I, O, Id> {
-  if (!TOOL_ID_PATTERN.test(definition.id)) {
-    throw new Error(`Tool id '${definition.id}' must be kebab-case (e.g. 'log-mood').`);
+  const { id, toolset, title, annotations, description, example, providers, execute, unavailable } = definition;
+  if (!TOOL_ID_PATTERN.test(id)) {
+    throw new Error(`Tool id '${id}' must be kebab-case (e.g. 'log-mood').`);
   }
+  let input: I | undefined;
+  let output: O | undefined;
   let schemas: JsonSchemas | undefined;
-  const acceptsIdempotencyKey = !definition.annotations.readOnlyHint;
+  const acceptsIdempotencyKey = !annotations.readOnlyHint;
   // Once only, when a tool is defined again from another's definition.
-  const noted = !acceptsIdempotencyKey || definition.description.endsWith(IDEMPOTENCY_NOTE);
-  return {
-    ...definition,
-    description: noted ? definition.description : `${definition.description} ${IDEMPOTENCY_NOTE}`,
-    purpose: noted && acceptsIdempotencyKey ? definition.description.slice(0, -IDEMPOTENCY_NOTE.length - 1) : definition.description,
+  const noted = !acceptsIdempotencyKey || description.endsWith(IDEMPOTENCY_NOTE);
+  const tool: Tool<I, O, Id> = {
+    id,
+    toolset,
+    title,
+    annotations,
+    description: noted ? description : `${description} ${IDEMPOTENCY_NOTE}`,
+    purpose: noted && acceptsIdempotencyKey ? description.slice(0, -IDEMPOTENCY_NOTE.length - 1) : description,
     acceptsIdempotencyKey,
-    hint: `Example of a valid call: ${JSON.stringify(definition.example)}`,
+    example,
+    hint: `Example of a valid call: ${JSON.stringify(example)}`,
+    ...(providers ? { providers } : {}),
+    ...(unavailable ? { unavailable } : {}),
+    execute,
+    get input() {
+      return (input ??= definition.input);
+    },
+    get output() {
+      return (output ??= definition.output);
+    },
     jsonSchemas() {
       schemas ??= {
-        input: z.toJSONSchema(definition.input, { io: 'input', unrepresentable: 'any', override: nullableOptionalFields }),
-        output: z.toJSONSchema(definition.output, { io: 'output', unrepresentable: 'any' }),
+        input: z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any', override: nullableOptionalFields }),
+        output: z.toJSONSchema(tool.output, { io: 'output', unrepresentable: 'any' }),
       };
       return schemas;
     },
   };
+  return tool;
 }
