@@ -1,6 +1,6 @@
 /**
  * TableConfig: the declaration an insert tool is generated from. It is itself validated with zod
- * when the worker starts, so a broken configuration is reported by name instead of misbehaving.
+ * when the tool is first needed, so a broken configuration is reported by name instead of misbehaving.
  */
 import * as z from 'zod';
 import { DATE_PATTERN } from '../../../shared/core/fields.ts';

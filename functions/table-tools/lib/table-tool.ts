@@ -30,10 +30,57 @@ const insertResult = z.object({
 });
 
 /**
- * An insert tool for one table. A broken configuration does not throw: the tool answers every
- * call with CONFIG_ERROR naming the mistake, and the contract tests fail on it.
+ * An insert tool for one table, built on first use: until a caller needs it (a call, a listing),
+ * only its id and toolset are known, so loading the gateway validates no configuration and builds
+ * no schema. A broken configuration does not throw: the tool answers every call with CONFIG_ERROR
+ * naming the mistake, and the contract tests fail on it.
  */
 export function tableTool(config: TableConfig): AnyTool {
+  let tool: AnyTool | undefined;
+  const built = () => (tool ??= buildTableTool(config));
+  return {
+    id: TOOL_ID_PATTERN.test(String(config.toolId)) ? config.toolId : INVALID_TOOL_ID,
+    toolset: 'table-tools',
+    get title() {
+      return built().title;
+    },
+    get annotations() {
+      return built().annotations;
+    },
+    get description() {
+      return built().description;
+    },
+    get purpose() {
+      return built().purpose;
+    },
+    get acceptsIdempotencyKey() {
+      return built().acceptsIdempotencyKey;
+    },
+    get input() {
+      return built().input;
+    },
+    get output() {
+      return built().output;
+    },
+    get example() {
+      return built().example;
+    },
+    get hint() {
+      return built().hint;
+    },
+    get unavailable() {
+      return built().unavailable;
+    },
+    execute: (input, context) => built().execute(input, context),
+    jsonSchemas: () => built().jsonSchemas(),
+  };
+}
+
+/** The id of a table tool whose configured id is not one. */
+const INVALID_TOOL_ID = 'invalid-table-tool';
+
+/** Validates the configuration and defines its tool, or the tool that answers with its problems. */
+function buildTableTool(config: TableConfig): AnyTool {
   const parsed = tableConfigSchema.safeParse(config);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'config'}: ${issue.message}`);
@@ -188,7 +235,7 @@ function successMessage(config: ValidTableConfig, values: Record<string, unknown
 
 /** A tool that answers every call with the configuration's problems. */
 function unavailableTool(config: TableConfig, problems: string[]): AnyTool {
-  const id = TOOL_ID_PATTERN.test(String(config.toolId)) ? config.toolId : 'invalid-table-tool';
+  const id = TOOL_ID_PATTERN.test(String(config.toolId)) ? config.toolId : INVALID_TOOL_ID;
   const message = `Tool '${id}' cannot run because its table configuration is invalid: ${problems.join('; ')}.`;
   log('error', 'invalid_table_config', { tool: id, problems });
   return defineTool({
