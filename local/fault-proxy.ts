@@ -9,8 +9,11 @@
  *   the next query whose SQL contains `insert into documents` (case-insensitive) is forwarded, the
  *   database runs and commits it, and then its answer is lost: the client sees a transient failure
  *   for work that was done.
+ * - `POST /__faults {"count": 1, "fault": "hang", "match": "pg_sleep"}`: the next such query is
+ *   never answered; the proxy holds it until the client gives up (aborts, or drops the connection).
  * - `GET /__seen?match=from "api_keys"&database=keys`: how many queries of that database whose SQL
- *   contains the text (case-insensitive) the proxy has received so far: `{"seen": 3}`.
+ *   contains the text (case-insensitive) the proxy has received so far, and how many of those it
+ *   held (`hang`) were given up by their client: `{"seen": 3, "abandoned": 1}`.
  *
  * Scripts are kept per database name (the last segment of the connection string,
  * `postgres://u:p@host:port/<database>`; `database` in the script, default `edge`), so that test
@@ -30,6 +33,8 @@ export const FAULTS = {
   permission_denied: { status: 400, body: postgresError('42501', 'permission denied for table mood_entries') },
   /** The connection drops without an answer (the socket is destroyed): a network error, transient. */
   connection_reset: 'reset',
+  /** No answer at all: the query waits until its client gives up. */
+  hang: 'hang',
 } as const;
 
 export type FaultName = keyof typeof FAULTS;
@@ -63,13 +68,16 @@ export interface FaultProxy {
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const scripts = new Map<string, FaultScript>();
   const received = new Map<string, string[]>();
+  /** Per database, the SQL of each held query its client gave up. */
+  const abandoned = new Map<string, string[]>();
   const server = createServer(async (request, response) => {
     const body = await readBody(request);
     const url = new URL(request.url ?? '/', 'http://proxy');
     if (url.pathname === '/__seen') {
-      const match = url.searchParams.get('match') ?? '';
-      const seen = (received.get(url.searchParams.get('database') ?? DEFAULT_FAULT_DATABASE) ?? []).filter((sql) => sql.includes(match.toLowerCase()));
-      return send(response, 200, { seen: seen.length });
+      const match = (url.searchParams.get('match') ?? '').toLowerCase();
+      const database = url.searchParams.get('database') ?? DEFAULT_FAULT_DATABASE;
+      const count = (log: Map<string, string[]>) => (log.get(database) ?? []).filter((sql) => sql.includes(match)).length;
+      return send(response, 200, { seen: count(received), abandoned: count(abandoned) });
     }
     if (request.url === '/__faults') {
       const script = parseScript(body);
@@ -84,6 +92,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     const script = scripts.get(database);
     const faulty = script !== undefined && script.count > 0 && (script.match === undefined || sql.includes(script.match.toLowerCase()));
     if (faulty) script.count--;
+    if (faulty && script.fault === 'hang') response.on('close', () => abandoned.set(database, [...(abandoned.get(database) ?? []), sql]));
     if (faulty && script.when !== 'after') return inject(response, script.fault);
 
     const forwarded = await fetch(new URL(request.url ?? '/', target), {
@@ -142,6 +151,7 @@ function databaseOf(request: IncomingMessage): string {
 
 function inject(response: ServerResponse, name: FaultName): void {
   const fault = FAULTS[name];
+  if (fault === 'hang') return; // held, unanswered, until the client gives up
   if (fault === 'reset') {
     response.socket?.destroy();
     return;

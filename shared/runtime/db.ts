@@ -37,8 +37,10 @@ neonConfig.fetchEndpoint = (host, port, options) => {
 /** Options of {@link createDb}. */
 export interface DbOptions {
   /**
-   * Aborting it aborts the driver's HTTP requests in flight, and fails those sent after (it is
-   * passed to every `fetch` through the driver's `fetchOptions`).
+   * Aborting it aborts the client's HTTP requests in flight, and fails those sent after (it is
+   * passed to every `fetch` through the driver's `fetchOptions`). For a client whose life is one
+   * bounded piece of work (a readiness probe); a request's client is bound call by call
+   * (shared/runtime/query-signal.ts).
    */
   signal?: AbortSignal;
 }
@@ -49,7 +51,7 @@ export interface DbOptions {
  * schema is attached: building drizzle's relational config costs ~90 µs per client.
  *
  * @example
- * const db = createDb(env.DATABASE_URL, { signal: request.signal });
+ * const db = createDb(env.DATABASE_URL);
  * const rows = await db.select().from(tasks).limit(10);
  */
 export function createDb(databaseUrl: string, { signal }: DbOptions = {}): Database {

@@ -19,12 +19,12 @@ import { describeCause, type RetryError } from '../observability/tracing.ts';
 import type { Providers } from '../providers/index.ts';
 import { deniedTool, type Authorized } from './auth.ts';
 import { afterResponse, CallReport, logUnsuccessful } from './call-report.ts';
-import { createDb } from './db.ts';
 import { runsLocally, type RequestScope } from './env.ts';
 import { execute, leaseLapsedBeforeStart, leaseWarning } from './execute.ts';
 import { claimIdempotencyKey } from './idempotency.ts';
 import { nameBasedUuid } from './ids.ts';
 import { linksFromEnv } from './link-templates.ts';
+import { withQuerySignal } from './query-signal.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, withRetries } from './retry.ts';
 
 /** Options of {@link callTool}, the same for every call a worker serves. */
@@ -199,13 +199,13 @@ export async function callTool(
   const retryErrors: RetryError[] = [];
   try {
     // Aborted when the caller goes away (never on a lapsed lease: see leaseWarning): the tool's
-    // database requests too, so they go through a client bound to that signal (the request's
-    // client outlives the call: it records the trace after the answer).
+    // statements too, sent through the request's client within withQuerySignal; the trace, written
+    // by the same client after the answer, is outside it.
     const signal = call.signal;
     let providers: Providers | undefined;
     let reported = -Infinity;
     const context: ToolContext = {
-      db: createDb(scope.env.DATABASE_URL!, { signal }),
+      db,
       project: caller.project,
       get providers() {
         if (!tool.providers) throw new Error(`The tool '${tool.id}' reads context.providers, but its definition names none (providers: providersFromEnv).`);
@@ -221,7 +221,7 @@ export async function callTool(
         call.onProgress({ progress: done, ...(total !== undefined && { total }), ...(message !== undefined && { message }) });
       },
     };
-    ({ outcome, attempts } = await withRetries(() => execute(tool, input.value, context), {
+    ({ outcome, attempts } = await withRetries(() => withQuerySignal(signal, () => execute(tool, input.value, context)), {
       retries,
       delayMs: retryDelayMs,
       signal,

@@ -1,11 +1,12 @@
 /**
  * The fault proxy's scripts, against a plain HTTP target that counts what reaches it: faults before
  * forwarding never reach the target, faults after forwarding reach it and lose the answer, `match`
- * picks queries by their SQL, and scripts of one database name leave the others alone.
+ * picks queries by their SQL, scripts of one database name leave the others alone, and a held
+ * query is answered never and counted once its client gives up.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startFaultProxy, type FaultProxy, type FaultScript } from '../../local/fault-proxy.ts';
 
 let target: Server;
@@ -86,6 +87,25 @@ describe('fault proxy', () => {
     await script({ count: 1, fault: 'unavailable', database: 'one' });
     expect(await query('select 1', 'two')).toBe(200);
     expect(await query('select 1', 'one')).toBe(503);
+  });
+
+  it('holds a hanging query unanswered until its client gives up, and counts it abandoned', async () => {
+    await script({ count: 1, fault: 'hang', match: 'pg_sleep', database: 'held' });
+    const seen = async () => (await (await fetch(`${proxy.url}/__seen?match=pg_sleep&database=held`)).json()) as { seen: number; abandoned: number };
+    const controller = new AbortController();
+    const held = fetch(`${proxy.url}/sql`, {
+      method: 'POST',
+      headers: { 'neon-connection-string': 'postgres://edge:edge@127.0.0.1:5432/held' },
+      body: JSON.stringify({ query: 'select pg_sleep(3600)', params: [] }),
+      signal: controller.signal,
+    }).then(() => 'answered', () => 'aborted');
+    await vi.waitFor(async () => expect(await seen()).toEqual({ seen: 1, abandoned: 0 }), { timeout: 20_000, interval: 20 });
+    expect(received).toEqual([]);
+    controller.abort();
+    expect(await held).toBe('aborted');
+    await vi.waitFor(async () => expect(await seen()).toEqual({ seen: 1, abandoned: 1 }), { timeout: 20_000, interval: 20 });
+    // The next one, past the script's count, is forwarded.
+    expect(await query('select pg_sleep(0)', 'held')).toBe(200);
   });
 
   it('refuses an unknown fault', async () => {
