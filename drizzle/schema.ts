@@ -256,6 +256,8 @@ export const toolExecutions = pgTable(
      * included. `json`, not `jsonb`: an error message may quote text `jsonb` refuses (a NUL).
      */
     retryErrors: json('retry_errors'),
+    /** What the answer's `meta.warnings` said (`lease_lost`, `rounded`, ...), in order; null when it said none. */
+    warnings: json('warnings'),
     /** W3C trace context: the trace (the caller's, or this execution's own), this span, the caller's span. */
     otelTraceId: text('otel_trace_id'),
     otelSpanId: text('otel_span_id'),

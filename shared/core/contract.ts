@@ -223,6 +223,11 @@ export function retryAfterMs(failure: Failure): number | undefined {
   return status === 429 || status === 503 ? DEFAULT_RETRY_AFTER_MS : undefined;
 }
 
+/** The warnings an answer says in `meta.warnings`: the pipeline's own (in `meta`), then the tool's on success. */
+export function answerWarnings(outcome: Outcome<unknown>, meta: Meta): Warning[] {
+  return [...(meta.warnings ?? []), ...(outcome.ok ? (outcome.warnings ?? []) : [])];
+}
+
 /**
  * Wraps an outcome into the envelope sent to the caller. A 429 or 503 always carries
  * `details.retry_after_ms` (see {@link retryAfterMs}), on HTTP and MCP alike.
@@ -237,7 +242,7 @@ export function envelope<T>(outcome: Outcome<T>, meta: Meta): ToolResult<T> {
   }
   const fullMeta: Meta = { ...meta };
   if (outcome.truncated !== undefined) fullMeta.truncated = outcome.truncated;
-  if (outcome.warnings?.length) fullMeta.warnings = [...(meta.warnings ?? []), ...outcome.warnings];
+  if (outcome.warnings?.length) fullMeta.warnings = answerWarnings(outcome, meta);
   const result: ToolResult<T> = { success: true, message: outcome.message, data: outcome.data, meta: fullMeta };
   if (outcome.links?.length) result.links = outcome.links;
   return result;

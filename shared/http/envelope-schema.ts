@@ -7,6 +7,7 @@
 import * as z from 'zod';
 import { ERROR_STATUS, type ErrorCode, type Link, type Meta, type ToolError } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
+import { warningSchema } from '../core/warning-schema.ts';
 import { compactSchema, type JsonSchema } from './compact-schema.ts';
 
 const fieldErrorSchema = z.object({
@@ -44,15 +45,7 @@ const metaSchema = z.object({
   truncated: z.boolean().optional(),
   replayed: z.boolean().optional().describe('True when this is the stored answer of an earlier call with the same idempotency key: nothing ran again.'),
   warnings: z
-    .array(
-      z.object({
-        code: z.enum(['lease_lost', 'rounded']),
-        message: z.string(),
-        field: z.string().optional(),
-        received: z.number().optional(),
-        stored: z.number().optional(),
-      }),
-    )
+    .array(warningSchema)
     .optional()
     .describe('Facts about a call that did its work, not failures: lease_lost (the execution slot could not be vouched for while the tool ran; its answer stands); rounded (field was received with more decimals than its column keeps, and stored rounded).'),
 });

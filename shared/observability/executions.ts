@@ -7,10 +7,11 @@ import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import * as z from 'zod';
 import { apiKeys, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
-import { ERROR_STATUS, fail, ok, type ErrorCode, type Outcome } from '../core/contract.ts';
+import { ERROR_STATUS, fail, ok, type ErrorCode, type Outcome, type Warning } from '../core/contract.ts';
 import { plural } from '../core/plural.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../core/cursor.ts';
 import { dateTime } from '../core/fields.ts';
+import { warningSchema } from '../core/warning-schema.ts';
 import type { Database } from '../runtime/db.ts';
 
 const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
@@ -81,6 +82,7 @@ export const executionDetail = z.object({
   retry_errors: z
     .array(z.object({ attempt: z.int(), code: z.string(), message: z.string(), time_ms: z.number(), cause: z.unknown() }))
     .describe('Each failed attempt that was tried again, in order.'),
+  warnings: z.array(warningSchema).describe("What the answer's meta.warnings said (lease_lost, rounded), in order; empty when it said none."),
   actor: z.object({ api_key_id: z.string().nullable(), api_key_name: z.string().nullable() }).describe('The API key that made the call (never the key itself).'),
   otel: z
     .object({ trace_id: z.string().nullable(), span_id: z.string().nullable(), parent_span_id: z.string().nullable() })
@@ -183,6 +185,7 @@ export async function getExecution(db: Database, projectId: string, traceId: str
         output: toolExecutions.output,
         error: toolExecutions.error,
         retry_errors: toolExecutions.retryErrors,
+        warnings: toolExecutions.warnings,
         api_key_id: toolExecutions.apiKeyId,
         api_key_name: apiKeys.name,
         otel_trace_id: toolExecutions.otelTraceId,
@@ -206,6 +209,7 @@ export async function getExecution(db: Database, projectId: string, traceId: str
         output: row.output,
         error: row.error,
         retry_errors: retryErrors.map(({ attempt, code, message, timeMs, cause }) => ({ attempt, code, message, time_ms: timeMs, cause })),
+        warnings: (row.warnings ?? []) as Warning[],
         actor: { api_key_id: row.api_key_id, api_key_name: row.api_key_name },
         otel: { trace_id: row.otel_trace_id, span_id: row.otel_span_id, parent_span_id: row.otel_parent_span_id },
       },

@@ -10,7 +10,7 @@
  */
 import { DrizzleQueryError, sql, type SQL } from 'drizzle-orm';
 import { toolExecutions } from '../../drizzle/schema.ts';
-import type { Outcome } from '../core/contract.ts';
+import type { Outcome, Warning } from '../core/contract.ts';
 import type { Database } from '../runtime/db.ts';
 import { addCounts, executionCounts } from './counters.ts';
 import { errorForLog, log } from './log.ts';
@@ -26,8 +26,8 @@ export interface ExecutionRecord {
   attempts: number;
   queuedMs: number;
   performanceWarning: boolean;
-  /** The slot's lease was lost while the tool ran. */
-  leaseLost: boolean;
+  /** What the answer's `meta.warnings` said, in order (`lease_lost` when the slot's lease was lost while the tool ran). */
+  warnings: readonly Warning[];
   /** When the call arrived. */
   startedAt: Date;
   /** The API key that made the call: the actor. */
@@ -60,7 +60,7 @@ export async function recordExecution(db: Database, record: ExecutionRecord): Pr
     queuedMs: record.queuedMs,
     attempts: record.attempts,
     slow: record.performanceWarning,
-    leaseLost: record.leaseLost,
+    leaseLost: record.warnings.some((warning) => warning.code === 'lease_lost'),
   });
   try {
     const trace = db.insert(toolExecutions).values({
@@ -79,6 +79,7 @@ export async function recordExecution(db: Database, record: ExecutionRecord): Pr
       createdAt: record.startedAt,
       apiKeyId: record.apiKeyId,
       retryErrors: record.retryErrors.length ? jsonText(record.retryErrors) : null,
+      warnings: record.warnings.length ? jsonText(record.warnings) : null,
       otelTraceId: record.span.traceId,
       otelSpanId: record.span.spanId,
       otelParentSpanId: record.span.parentSpanId ?? null,

@@ -28,7 +28,7 @@ export interface CallReportOptions {
 }
 
 /** What an execution adds to its row and span, besides the outcome. */
-export type ExecutionFacts = Pick<ExecutionRecord, 'input' | 'outcome' | 'durationMs' | 'attempts' | 'queuedMs' | 'performanceWarning' | 'leaseLost' | 'retryErrors'> & {
+export type ExecutionFacts = Pick<ExecutionRecord, 'input' | 'outcome' | 'durationMs' | 'attempts' | 'queuedMs' | 'performanceWarning' | 'warnings' | 'retryErrors'> & {
   /** Unix milliseconds when the call got its slot: the span's queue-wait event. */
   admittedAtMs: number;
 };

@@ -8,7 +8,7 @@
  * Every path ends in an outcome; nothing a tool throws reaches the caller. Nothing about the
  * deployment's configuration is told to a caller before its key is verified.
  */
-import type { Failure, Meta, Outcome } from '../core/contract.ts';
+import { answerWarnings, type Failure, type Meta, type Outcome } from '../core/contract.ts';
 import type { Parsed } from '../core/body.ts';
 import type { AnyTool, ToolContext } from '../core/tool.ts';
 import { validateInput } from '../core/validation.ts';
@@ -251,7 +251,7 @@ export async function callTool(
     attempts,
     queuedMs: answerMeta.queued_ms,
     performanceWarning: answerMeta.performance_warning,
-    leaseLost: lapse !== undefined,
+    warnings: answerWarnings(outcome, answerMeta),
     retryErrors,
     admittedAtMs,
   });

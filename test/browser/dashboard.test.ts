@@ -4,7 +4,7 @@
  * stand-in. The test makes known calls (successes, a conflict, a not-found, validation refusals,
  * and one call of another tenant), opens the page at 1440 px, enters the key, and reads the page
  * as a person would: the numbers shown must be those calls'. A call made after the page opened
- * must appear without a click; a success and a refusal are opened; an OAuth client connected
+ * must appear without a click; a success, a call answered with a warning and a refusal are opened; an OAuth client connected
  * through the real consent flow is revoked from the page, after which its token is refused. At
  * 390 px nothing may lie beyond the screen's edge. Every wait is on a condition of the page or the
  * worker, with generous ceilings only. Screenshots go to test-artifacts/ (git-ignored).
@@ -182,6 +182,25 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     expect(await dialog.locator('#call-input pre').innerText()).toContain('"energy_level": 7');
     expect(await dialog.locator('#call-error').isVisible()).toBe(false);
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-trace.png') });
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+  });
+
+  it("opens a call that was answered with a warning, and shows the warning the caller was told", async () => {
+    const form = { patient_name: 'Browser Patient', age: 40, weight_kg: 61.555, smoker: false, blood_type: 'A+', recorded_at: '2030-05-09T09:00:00Z' };
+    const rounded = await api('/tools/submit-health-form', { method: 'POST', body: JSON.stringify(form) });
+    expect(rounded.status).toBe(200);
+    const [warning] = rounded.body.meta.warnings;
+    expect(warning).toMatchObject({ code: 'rounded', field: 'weight_kg', received: 61.555, stored: 61.56 });
+    const traceId = rounded.body.meta.trace_id;
+    await row(traceId).waitFor({ timeout: LIVE_CEILING_MS });
+    await row(traceId).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.getByRole('heading', { level: 2 }).innerText()).toBe('Success of submit-health-form');
+    await expect.poll(async () => (await described('#call-facts'))['Trace id']).toBe(traceId);
+    expect(await described('#call-facts')).toMatchObject({ Outcome: 'success', Warnings: `rounded: ${warning.message}` });
+    expect(warning.message).toContain('61.555');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
   });

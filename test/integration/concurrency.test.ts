@@ -221,8 +221,8 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
     expect(seen.aborted).toBe(false);
     const events = logs.map((line) => JSON.parse(line)).filter((entry) => entry.event === 'lease_lost');
     expect(events).toEqual([expect.objectContaining({ tool: 'lose-lease', trace_id: body.meta.trace_id, reason: 'taken_back', ok: true })]);
-    const traced = await db.select({ status: toolExecutions.status }).from(toolExecutions).where(eq(toolExecutions.id, body.meta.trace_id));
-    expect(traced).toEqual([{ status: 'success' }]);
+    const traced = await db.select({ status: toolExecutions.status, warnings: toolExecutions.warnings }).from(toolExecutions).where(eq(toolExecutions.id, body.meta.trace_id));
+    expect(traced).toEqual([{ status: 'success', warnings: body.meta.warnings }]);
   }, 30_000);
 
   it('refuses, with CONFIG_ERROR, a worker whose limit differs from the one its namespace is used with', async () => {

@@ -11,7 +11,8 @@ import { tableTool } from '../../functions/table-tools/lib/table-tool.ts';
 import gateway from '../../functions/gateway.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import type { FieldError } from '../../shared/core/contract.ts';
-import { callTool, db, tenantA, tenantB, uniqueTimestamp } from './helpers.ts';
+import type { ExecutionDetail } from '../../shared/observability/executions.ts';
+import { callTool, db, getJson, tenantA, tenantB, uniqueTimestamp } from './helpers.ts';
 
 const mood = (overrides: Record<string, unknown> = {}) => ({
   user_id: 'user_123',
@@ -205,6 +206,24 @@ describe('submit-health-form: every data type', () => {
     expect(body.meta.warnings).toEqual([{ code: 'rounded', field: 'weight_kg', received: 61.555, stored: Number(row!.weightKg), message: expect.any(String) }]);
     expect(body.message).toContain('weight_kg 61.555 was stored as 61.56 (2 decimal places kept).');
     expect(body.data.message).toBe(body.message);
+  });
+
+  it('keeps the warning with the stored execution, as GET /executions/:trace_id reads it back', async () => {
+    // Through the worker itself, so that the trace (written after the answer) is in before the read.
+    const rounded = await callTool('submit-health-form', healthForm({ patient_name: 'Traced Rounding', weight_kg: 70.125 }), { worker: gateway });
+    const exact = await callTool('submit-health-form', healthForm({ patient_name: 'Traced Exact', weight_kg: 70.5 }), { worker: gateway });
+    const [row] = await db.select().from(healthForms).where(eq(healthForms.patientName, 'Traced Rounding'));
+    const said = [{ code: 'rounded', field: 'weight_kg', received: 70.125, stored: Number(row!.weightKg), message: expect.stringContaining('70.125') }];
+    expect(rounded.body.meta.warnings).toEqual(said);
+
+    const trace = await getJson<ExecutionDetail>(`/executions/${rounded.body.meta.trace_id}`, tenantA.apiKey);
+    if (!trace.body.success) throw new Error(trace.body.message);
+    expect(trace.body.data.warnings).toEqual(said);
+    expect(trace.body.data.warnings).toEqual(rounded.body.meta.warnings);
+    const untouched = await getJson<ExecutionDetail>(`/executions/${exact.body.meta.trace_id}`, tenantA.apiKey);
+    expect(untouched.body).toMatchObject({ success: true, data: { trace_id: exact.body.meta.trace_id, warnings: [] } });
+    // Another project does not read it.
+    expect((await getJson(`/executions/${rounded.body.meta.trace_id}`, tenantB.apiKey)).status).toBe(404);
   });
 
   it('says nothing of rounding when the value fits its column', async () => {

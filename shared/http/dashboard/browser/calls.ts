@@ -94,6 +94,10 @@ async function showExecution(traceId: string): Promise<void> {
     return;
   }
   const failed = execution.status === 'failure';
+  const warnings = [
+    ...(execution.performance_warning ? ['slower than the slow-call threshold'] : []),
+    ...execution.warnings.map((warning) => `${warning.code}: ${warning.message}`),
+  ];
   const actor = execution.actor.api_key_name ? `${execution.actor.api_key_name} (${execution.actor.api_key_id})` : (execution.actor.api_key_id ?? '—');
   showDialog(
     `${failed ? 'Failure' : 'Success'} of ${execution.tool}`,
@@ -106,7 +110,7 @@ async function showExecution(traceId: string): Promise<void> {
       ['Duration ms', ms(execution.duration_ms)],
       ['Queue wait ms', ms(execution.queued_ms)],
       ['Attempts', execution.attempts],
-      ['Warnings', execution.performance_warning ? 'slower than the slow-call threshold' : 'none'],
+      ['Warnings', warnings.join('; ') || 'none'],
       ['API key', actor],
       ['OpenTelemetry trace', execution.otel.trace_id ?? '—'],
     ],
