@@ -11,12 +11,15 @@
  *   for work that was done.
  * - `POST /__faults {"count": 1, "fault": "hang", "match": "pg_sleep"}`: the next such query is
  *   never answered; the proxy holds it until the client gives up (aborts, or drops the connection).
+ * - `POST /__faults [{"count": 1, …, "when": "after"}, {"count": 6, "fault": "connection_reset"}]`:
+ *   scripts in turn, each once the one before has failed its count of queries: here one answer
+ *   lost after its commit, then the database unreachable for the next 6 queries.
  * - `GET /__seen?match=from "api_keys"&database=keys`: how many queries of that database whose SQL
  *   contains the text (case-insensitive) the proxy has received so far, and how many of those it
  *   held (`hang`) were given up by their client: `{"seen": 3, "abandoned": 1}`.
  *
- * Scripts are kept per database name (the last segment of the connection string,
- * `postgres://u:p@host:port/<database>`; `database` in the script, default `edge`), so that test
+ * Posting replaces what was scripted before; `{"count": 0, ...}` clears it. Scripts are kept per
+ * database name (the last segment of the connection string, `postgres://u:p@host:port/<database>`; `database` in the script, default `edge`), so that test
  * files running in parallel each script their own connection string without disturbing the others.
  * The Neon stand-in behind it ignores the database name.
  */
@@ -66,7 +69,8 @@ export interface FaultProxy {
 
 /** Starts the proxy on 127.0.0.1 (random port). */
 export async function startFaultProxy(target: string): Promise<FaultProxy> {
-  const scripts = new Map<string, FaultScript>();
+  /** Per database: the scripts still to run, the current one first. */
+  const scripts = new Map<string, FaultScript[]>();
   const received = new Map<string, string[]>();
   /** Per database, the SQL of each held query its client gave up. */
   const abandoned = new Map<string, string[]>();
@@ -80,16 +84,18 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       return send(response, 200, { seen: count(received), abandoned: count(abandoned) });
     }
     if (request.url === '/__faults') {
-      const script = parseScript(body);
-      if (typeof script === 'string') return send(response, 400, { error: script });
-      scripts.set(script.database ?? DEFAULT_FAULT_DATABASE, script);
+      const posted = parseScripts(body);
+      if (typeof posted === 'string') return send(response, 400, { error: posted });
+      scripts.set(posted[0]?.database ?? DEFAULT_FAULT_DATABASE, posted);
       return send(response, 200, { ok: true });
     }
     const database = databaseOf(request);
     const sql = sqlOf(body);
     const log = received.get(database) ?? [];
     if (log.length < MAX_RECEIVED) received.set(database, [...log, sql]);
-    const script = scripts.get(database);
+    const queue = scripts.get(database) ?? [];
+    while (queue.length > 0 && queue[0]!.count <= 0) queue.shift();
+    const script = queue[0];
     const faulty = script !== undefined && script.count > 0 && (script.match === undefined || sql.includes(script.match.toLowerCase()));
     if (faulty) script.count--;
     if (faulty && script.fault === 'hang') response.on('close', () => abandoned.set(database, [...(abandoned.get(database) ?? []), sql]));
@@ -118,16 +124,21 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   };
 }
 
-function parseScript(body: string): FaultScript | string {
-  let script: FaultScript;
+/** A posted script, or a list of scripts for one database, as a list; or what is wrong with them. */
+function parseScripts(body: string): FaultScript[] | string {
+  let posted: FaultScript | FaultScript[];
   try {
-    script = JSON.parse(body) as FaultScript;
+    posted = JSON.parse(body) as FaultScript | FaultScript[];
   } catch {
-    return 'the body must be a JSON fault script';
+    return 'the body must be a JSON fault script, or a list of them';
   }
-  if (!(script.fault in FAULTS)) return `unknown fault; one of ${Object.keys(FAULTS).join(', ')}`;
-  if (script.when !== undefined && script.when !== 'before' && script.when !== 'after') return "when must be 'before' or 'after'";
-  return script;
+  const list = Array.isArray(posted) ? posted : [posted];
+  for (const script of list) {
+    if (typeof script !== 'object' || script === null || !(script.fault in FAULTS)) return `unknown fault; one of ${Object.keys(FAULTS).join(', ')}`;
+    if (script.when !== undefined && script.when !== 'before' && script.when !== 'after') return "when must be 'before' or 'after'";
+    if ((script.database ?? DEFAULT_FAULT_DATABASE) !== (list[0]!.database ?? DEFAULT_FAULT_DATABASE)) return 'the scripts of one list must name the same database';
+  }
+  return list.map((script) => ({ ...script }));
 }
 
 /** The SQL of a request (every statement of a batch), lower case with single spaces, as scripts match it. */

@@ -8,6 +8,7 @@ import type { AnyTool, ToolContext } from '../core/tool.ts';
 import type { LeaseLapse } from '../concurrency/semaphore.ts';
 import { ProviderError, providerFailure } from '../providers/types.ts';
 import { databaseFailure } from './db.ts';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY } from './idempotency.ts';
 
 /** Runs `tool.execute`, turning anything thrown and any output that breaks the schema into a failure. */
 export async function execute(tool: AnyTool, input: unknown, context: ToolContext): Promise<Outcome<unknown>> {
@@ -55,4 +56,30 @@ export function leaseLapsedBeforeStart(lapse: LeaseLapse): Failure {
     retryable: true,
     details: { reason: 'lease_lost', retry_after_ms: 1_000 },
   });
+}
+
+/** How long an agent is told to wait before repeating a write the database left unconfirmed. */
+const UNCONFIRMED_RETRY_AFTER_MS = 30_000;
+
+/**
+ * A write whose retries, and the settling after them, ended with the database still not
+ * answering: what it wrote is not confirmed. The answer says so and names the key under which
+ * the same call, repeated, completes or recognises this call's writes, since its ids derive from
+ * that key: the caller's own Idempotency-Key, or the trace id of a call sent without one.
+ * Retryable only with the caller's own key: repeated as sent, a call without one could write a
+ * second copy.
+ */
+export function writeUnconfirmed(failure: Failure, { key, callersKey }: { key: string; callersKey: boolean }): Failure {
+  const quoted = JSON.stringify(key);
+  return fail(
+    'DATABASE_ERROR',
+    `The database stopped answering while this call was writing and had not answered again when the call ended, so what it wrote is not confirmed. Apologise briefly to the user and suggest trying again in ${UNCONFIRMED_RETRY_AFTER_MS / 1000} s: repeat this same call, same input, with the idempotency key ${quoted}, which completes or recognises this call's writes and answers what was written, never a second copy${callersKey ? '' : ' (without that key, a repeat could write a second copy)'}.`,
+    {
+      hint: `Send the same input again with the header ${IDEMPOTENCY_HEADER}: ${quoted} (MCP: _meta "${IDEMPOTENCY_META_KEY}").`,
+      retryable: callersKey,
+      ...(callersKey && { status: 503 }),
+      details: { ...failure.error.details, reason: 'write_unconfirmed', idempotency_key: key, retry_after_ms: UNCONFIRMED_RETRY_AFTER_MS },
+      cause: failure.cause,
+    },
+  );
 }

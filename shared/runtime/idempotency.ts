@@ -16,9 +16,10 @@
  * - Stored: a success, and a failure after execution began that repeating would not change. A
  *   failure that says `retryable: true`, and every refusal before execution (validation, rate
  *   limit, BUSY), is not stored: the claim is dropped and the same key may run again.
- * - With a key, the call's ids (`context.idFor`) derive from the key and the input instead of the
- *   trace id, so a call run again after an earlier one died half-way (an abandoned claim taken
- *   over, a retryable failure, an expired record) recognises the rows that one wrote.
+ * - The call's ids (`context.idFor`) derive from the key and the input ({@link callIds}), so a
+ *   call run again after an earlier one died half-way (an abandoned claim taken over, a retryable
+ *   failure, an expired record) recognises the rows that one wrote. A call without a key is keyed
+ *   by its trace id: a write the database left unconfirmed names it as the key to repeat it with.
  * - Records expire after 24 h (`KEY_TTL_HOURS`); expired records and old write receipts are
  *   purged after keyed calls, off the response's critical path ({@link purgeExpired}).
  */
@@ -155,7 +156,7 @@ export async function claimIdempotencyKey(
   request: ClaimRequest,
 ): Promise<Claim> {
   const { projectId, toolId, key, traceId, defer } = request;
-  const fingerprint = await sha256(canonicalJson(request.input));
+  const fingerprint = await fingerprintOf(request.input);
   const where = sql`project_id = ${projectId} and tool = ${toolId} and key = ${key} and trace_id = ${traceId}`;
   const logged = (event: string) => (error: unknown) => log('warn', event, { tool: toolId, trace_id: traceId, error: errorForLog(error) });
   // Unreleased, the claim ends with its lease: the same key then runs again.
@@ -170,7 +171,7 @@ export async function claimIdempotencyKey(
   if (row.claimed) {
     return {
       ok: true,
-      idFor: (purpose) => nameBasedUuid(`${projectId}:${toolId}:key:${fingerprint}:${key}:${purpose}`),
+      idFor: callIds(projectId, toolId, key, request.input),
       release,
       async settle(outcome) {
         // An answer that invites a retry is not stored: the same key may run again.
@@ -240,6 +241,22 @@ interface ClaimRow {
   trace_id: string | null;
   response: Outcome<unknown> | null;
   lease_left_ms: number | null;
+}
+
+/**
+ * The ids of a write call with `key` and `input` (`context.idFor`): a name-based UUID of the
+ * project, the tool, the input's fingerprint, the key and the purpose, so that every call with
+ * the same key and input writes (and recognises) the same rows. A call sent without a key is keyed
+ * by its trace id: the same call repeated with that trace id as its key recognises what it wrote.
+ */
+export function callIds(projectId: string, toolId: string, key: string, input: unknown): (purpose: string) => Promise<string> {
+  let fingerprint: Promise<string> | undefined;
+  return async (purpose) => nameBasedUuid(`${projectId}:${toolId}:key:${await (fingerprint ??= fingerprintOf(input))}:${key}:${purpose}`);
+}
+
+/** A validated input's fingerprint: the SHA-256 of its canonical JSON, in hex. */
+function fingerprintOf(input: unknown): Promise<string> {
+  return sha256(canonicalJson(input));
 }
 
 /** The outcome as stored for replay: what the caller saw, without the cause (kept in the trace only). */

@@ -20,12 +20,11 @@ import type { Providers } from '../providers/index.ts';
 import { deniedTool, type Authorized } from './auth.ts';
 import { afterResponse, CallReport, logUnsuccessful } from './call-report.ts';
 import { runsLocally, type RequestScope } from './env.ts';
-import { execute, leaseLapsedBeforeStart, leaseWarning } from './execute.ts';
-import { claimIdempotencyKey } from './idempotency.ts';
-import { nameBasedUuid } from './ids.ts';
+import { execute, leaseLapsedBeforeStart, leaseWarning, writeUnconfirmed } from './execute.ts';
+import { callIds, claimIdempotencyKey } from './idempotency.ts';
 import { linksFromEnv } from './link-templates.ts';
 import { withQuerySignal } from './query-signal.ts';
-import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, withRetries } from './retry.ts';
+import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, leavesWriteUnknown, withRetries } from './retry.ts';
 
 /** Options of {@link callTool}, the same for every call a worker serves. */
 export interface PipelineOptions {
@@ -34,10 +33,24 @@ export interface PipelineOptions {
   /** Retries of transient failures, and the fixed delay before each. */
   retries?: number;
   retryDelayMs?: number;
+  /**
+   * How long a write tool whose retries ran out on a transient database failure keeps being run
+   * again (the delay doubling up to 8 s) until the database answers: its attempts are idempotent,
+   * so the next one that gets through answers what was done, an earlier commit whose answer was
+   * lost included. Past it, the call answers that its write is not confirmed and names the key to
+   * repeat it with (see writeUnconfirmed). Reads keep the plain retries.
+   */
+  settleWritesMs?: number;
 }
 
 /** Default of {@link PipelineOptions}.slowCallMs. */
 export const DEFAULT_SLOW_CALL_MS = 5_000;
+
+/**
+ * Default of {@link PipelineOptions}.settleWritesMs: 40 s, which with the retries before it stays
+ * under the minute most MCP clients wait for an answer.
+ */
+export const DEFAULT_SETTLE_WRITES_MS = 40_000;
 
 /**
  * One call as a transport (HTTP, MCP) hands it to the pipeline: what was sent, read the
@@ -93,7 +106,12 @@ export async function callTool(
   call: ToolCall,
   caller: Authorized,
   scope: RequestScope,
-  { slowCallMs = DEFAULT_SLOW_CALL_MS, retries = DEFAULT_RETRIES, retryDelayMs = DEFAULT_RETRY_DELAY_MS }: PipelineOptions = {},
+  {
+    slowCallMs = DEFAULT_SLOW_CALL_MS,
+    retries = DEFAULT_RETRIES,
+    retryDelayMs = DEFAULT_RETRY_DELAY_MS,
+    settleWritesMs = DEFAULT_SETTLE_WRITES_MS,
+  }: PipelineOptions = {},
 ): Promise<CallResult> {
   const traceId = crypto.randomUUID();
   const startedAt = performance.now();
@@ -213,7 +231,7 @@ export async function callTool(
       },
       signal,
       traceId,
-      idFor: claim ? claim.idFor : (purpose) => nameBasedUuid(`${caller.project.id}:${tool.id}:${traceId}:${purpose}`),
+      idFor: claim ? claim.idFor : callIds(caller.project.id, tool.id, traceId, input.value),
       links: links.links,
       progress: (done, total, message) => {
         if (!call.onProgress || !(done > reported)) return;
@@ -221,15 +239,20 @@ export async function callTool(
         call.onProgress({ progress: done, ...(total !== undefined && { total }), ...(message !== undefined && { message }) });
       },
     };
+    // A write holds its slot while it settles: it is still executing, and the limit counts executions.
     ({ outcome, attempts } = await withRetries(() => withQuerySignal(signal, () => execute(tool, input.value, context)), {
       retries,
       delayMs: retryDelayMs,
+      settleMs: tool.acceptsIdempotencyKey ? settleWritesMs : 0,
       signal,
       onRetry: (attempt, failure) => {
         retryErrors.push({ attempt: attempt - 1, code: failure.error.code, message: failure.error.message, timeMs: Date.now(), cause: describeCause(failure.cause) });
         log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: errorForLog(failure.cause) });
       },
     }));
+    if (tool.acceptsIdempotencyKey && !outcome.ok && leavesWriteUnknown(outcome)) {
+      outcome = writeUnconfirmed(outcome, { key: key?.value ?? traceId, callersKey: key !== undefined });
+    }
     lapse = permit.lapse();
   } finally {
     scope.waitUntil(permit.release());

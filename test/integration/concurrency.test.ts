@@ -61,12 +61,16 @@ function redisEnv(overrides: Partial<Env> = {}): Env {
   return { ...env, CONCURRENCY_NAMESPACE: `test-${Date.now()}-${namespaceCounter++}`, ...overrides };
 }
 
-async function call(tool: AnyTool, body: unknown, callEnv: Env, options: ServeOptions = {}, key = tenantA.apiKey) {
+async function call(tool: AnyTool, body: unknown, callEnv: Env, options: ServeOptions = {}, key = tenantA.apiKey, idempotencyKey?: string) {
   const ctx = createExecutionContext();
   const response = await createGateway([tool], options).fetch(
     new Request(`http://edge-tools.test/tools/${tool.id}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        ...(idempotencyKey !== undefined && { 'idempotency-key': JSON.stringify(idempotencyKey) }),
+      },
       body: JSON.stringify(body),
     }),
     callEnv,
@@ -258,6 +262,27 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
   });
 });
 
+/** A read of the database: how many moods the project logged. */
+const countMoods = defineTool({
+  id: 'count-moods',
+  toolset: 'table-tools',
+  title: 'Test tool count moods',
+  annotations: READ_ONLY,
+  description: 'Counts the moods logged in the project.',
+  input: z.strictObject({}),
+  output: z.object({ moods: z.number() }),
+  example: {},
+  async execute(_input, { db, project }) {
+    const { rows } = await db.execute(sql`select count(*)::int as moods from mood_entries where project_id = ${project.id}`);
+    return ok({ moods: (rows[0] as { moods: number }).moods }, 'Counted.');
+  },
+});
+
+async function moodRows(userId: string): Promise<number> {
+  const { rows } = await db.execute(sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = ${userId}`);
+  return (rows[0] as { n: number }).n;
+}
+
 describe('retries and warnings', () => {
   const fault = (count: number, name: string) =>
     fetch(services.faultControlUrl, { method: 'POST', body: JSON.stringify({ count, fault: name }) });
@@ -278,12 +303,38 @@ describe('retries and warnings', () => {
     expect(body.meta.attempts).toBe(3);
   });
 
-  it('gives up after 3 attempts when the failure persists, retryable DATABASE_ERROR', async () => {
+  it('gives a read up after 3 attempts when the failure persists, retryable DATABASE_ERROR', async () => {
     await fault(3, 'unavailable');
-    const { status, body } = await call(logMood, { user_id: 'user_down', mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() }, faultyEnv(), fast);
+    const { status, body } = await call(countMoods, {}, faultyEnv(), fast);
     expect(status).toBe(503);
     expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: true });
     expect(body.meta.attempts).toBe(3);
+  });
+
+  it('keeps running a write past its retries until the database answers, and writes it once', async () => {
+    const userId = `user_${crypto.randomUUID().slice(0, 8)}`;
+    await fault(5, 'unavailable');
+    const { status, body } = await call(logMood, { user_id: userId, mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() }, faultyEnv(), fast);
+    expect(status).toBe(200);
+    expect(body.meta.attempts).toBe(6);
+    expect(await moodRows(userId)).toBe(1);
+  });
+
+  it('answers a write the database never answered as unconfirmed, naming the key that repeats it safely', async () => {
+    const userId = `user_${crypto.randomUUID().slice(0, 8)}`;
+    const input = { user_id: userId, mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() };
+    await fault(1_000, 'unavailable');
+    const { status, body } = await call(logMood, input, faultyEnv(), { ...fast, settleWritesMs: 200 });
+    await fault(0, 'unavailable');
+    expect(status).toBe(500);
+    expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { reason: 'write_unconfirmed', idempotency_key: body.meta.trace_id } });
+    expect(body.meta.attempts).toBeGreaterThan(3);
+    expect(body.message).not.toMatch(/may or may not/);
+    expect(await moodRows(userId)).toBe(0);
+    // Repeated with the key it names, the call writes once (here: nothing was written before).
+    const repeated = await call(logMood, input, faultyEnv(), fast, tenantA.apiKey, body.error.details.idempotency_key);
+    expect(repeated.status).toBe(200);
+    expect(await moodRows(userId)).toBe(1);
   });
 
   it('attempts a non-transient failure exactly once', async () => {

@@ -1,7 +1,9 @@
 /**
  * What every tool says when the database fails, through the real pipeline in workerd: the fault
  * proxy fails every query of the call before it reaches the database (so nothing is written), as a
- * transient outage (retried, then 503) or a permission error (attempted once, 500). Each answer
+ * transient outage (a read retried, then 503; a write run again until the database answers, here
+ * past a short ceiling, then unconfirmed with the key that repeats it safely) or a permission error
+ * (attempted once, 500). Each answer
  * follows the agent policy for database errors: apologise briefly and suggest a retry, with a hint
  * of the next step, and never SQL or a stack. The trace the project reads back keeps the database's
  * error and a stack, never the statement or its parameters.
@@ -20,7 +22,7 @@ const services = env.TEST_SERVICES;
 const DATABASE = 'database_errors';
 const faultyUrl = services.faultyDatabaseUrl.replace(/\/[^/]*$/, `/${DATABASE}`);
 /** Trusts a verified key for the whole file, so that the faults hit the tools' own queries, not the key's re-check. */
-const gateway = createGateway(tools, { retryDelayMs: 10, auth: { recheckAfterMs: 600_000, maxStaleMs: 600_000 } });
+const gateway = createGateway(tools, { retryDelayMs: 10, settleWritesMs: 100, auth: { recheckAfterMs: 600_000, maxStaleMs: 600_000 } });
 
 async function script(count: number, fault: 'unavailable' | 'permission_denied' = 'unavailable'): Promise<void> {
   const response = await fetch(services.faultControlUrl, { method: 'POST', body: JSON.stringify({ count, fault, database: DATABASE }) });
@@ -69,7 +71,10 @@ const SQL_TEXT = /\bselect\s[^\n]*\sfrom\s|\binsert into\s|\bupdate \w+ set\s|\b
 
 const POLICY = /^.+\. Apologise briefly to the user and suggest trying again .+\.$/;
 
-describe.each(tools.map((tool) => [tool.id, tool.example] as const))('%s', (toolId, example) => {
+const reads = tools.filter((tool) => !tool.acceptsIdempotencyKey);
+const writes = tools.filter((tool) => tool.acceptsIdempotencyKey);
+
+describe.each(reads.map((tool) => [tool.id, tool.example] as const))('%s', (toolId, example) => {
   it('answers a database outage with a retryable DATABASE_ERROR that apologises and suggests trying again in a few seconds', async () => {
     await script(1_000);
     const { status, body } = await call(toolId, example);
@@ -81,7 +86,28 @@ describe.each(tools.map((tool) => [tool.id, tool.example] as const))('%s', (tool
     expect(body.error.hint).toContain('Repeat the same call');
     expect(JSON.stringify(body)).not.toMatch(/select |insert |update |delete from|stack|127\.0\.0\.1/i);
   });
+});
 
+describe.each(writes.map((tool) => [tool.id, tool.example] as const))('%s', (toolId, example) => {
+  it('answers a database outage that outlasts the settling as an unconfirmed write, naming the key that repeats it without writing twice', async () => {
+    await script(1_000);
+    const { status, body } = await call(toolId, example);
+    expect(body.error, JSON.stringify(body)).toMatchObject({
+      code: 'DATABASE_ERROR',
+      retryable: false,
+      details: { reason: 'write_unconfirmed', idempotency_key: body.meta.trace_id },
+    });
+    expect(status).toBe(500);
+    expect(body.meta.attempts).toBeGreaterThan(3);
+    expect(body.message).toMatch(POLICY);
+    expect(body.message).toContain(`with the idempotency key "${body.meta.trace_id}"`);
+    expect(body.message).not.toMatch(/may or may not/);
+    expect(body.error.hint).toContain(`Idempotency-Key: "${body.meta.trace_id}"`);
+    expect(JSON.stringify(body)).not.toMatch(/select |insert |update |delete from|stack|127\.0\.0\.1/i);
+  });
+});
+
+describe.each(tools.map((tool) => [tool.id, tool.example] as const))('%s', (toolId, example) => {
   it('answers a permanent database failure with a DATABASE_ERROR that apologises and suggests trying again later', async () => {
     await script(1_000, 'permission_denied');
     const { status, body } = await call(toolId, example);

@@ -203,19 +203,18 @@ describe('Idempotency-Key over HTTP', () => {
     expect(valid.body.meta.replayed).toBeUndefined();
   });
 
-  it('does not store a retryable failure; the repeated call recognises the rows the failed one wrote', async () => {
+  it('does not store a write the database left unconfirmed; the repeated call recognises the rows the first one wrote', async () => {
     const title = `Keyed ${crypto.randomUUID()}`;
     const input = { title, content: '- [ ] One\n- [ ] Two' };
     const key = newKey();
-    // Every attempt of the first call commits its document, then loses the answer.
-    await fetch(services.faultControlUrl, {
-      method: 'POST',
-      body: JSON.stringify({ count: 3, fault: 'connection_reset', when: 'after', match: 'insert into documents', database: DATABASE }),
-    });
-    const failed = await call('add-document', input, { idempotencyKey: key, env: { DATABASE_URL: faultyUrl } });
+    // Every attempt of the first call commits its document, then loses the answer, past a short settling.
+    await loseAnswers(1_000, 'insert into documents');
+    const settlingBriefly = createGateway(tools, { retryDelayMs: 10, settleWritesMs: 100 });
+    const failed = await call('add-document', input, { idempotencyKey: key, env: { DATABASE_URL: faultyUrl }, gateway: settlingBriefly });
+    await loseAnswers(0, 'insert into documents');
     expect(failed.status).toBe(503);
-    expect(failed.body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: true });
-    expect(failed.body.meta.attempts).toBe(3);
+    expect(failed.body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: true, details: { reason: 'write_unconfirmed', idempotency_key: key } });
+    expect(failed.body.meta.attempts).toBeGreaterThan(3);
     expect(await records(key)).toBe(0);
 
     const repeated = await call('add-document', input, { idempotencyKey: key, env: { DATABASE_URL: faultyUrl } });

@@ -1,16 +1,20 @@
 /**
- * Slowness never lies: long writes while both cores are kept busy by another process, and while the
- * semaphore's Redis is frozen for longer than a lease, through the real pipeline in workerd. Every
- * answer is compared with the database, row by row: a success was written exactly once, a failure
- * wrote nothing.
+ * Slowness never lies: long writes while both cores are kept busy by another process, while the
+ * semaphore's Redis is frozen for longer than a lease, and while the database commits a write,
+ * loses its answer and then refuses connections for longer than the retries, through the real
+ * pipeline in workerd. Every answer is compared with the database, row by row: a success was
+ * written exactly once, a failure wrote nothing, and a write the database left unconfirmed names
+ * the key under which the same call, repeated, writes it once.
  */
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { toolExecutions } from '../../drizzle/schema.ts';
 import { tools } from '../../functions/registry.ts';
 import { SEMAPHORE_DEFAULTS } from '../../shared/concurrency/semaphore.ts';
 import { createGateway } from '../../shared/http/app.ts';
+import { DEFAULT_RETRIES } from '../../shared/runtime/retry.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import { db, tenantC, uniqueTimestamp } from './helpers.ts';
 
@@ -21,6 +25,24 @@ const services = env.TEST_SERVICES;
 const hasRedis = services.redisControlUrl !== '';
 if (!hasRedis) console.warn('!!! redis-server is not installed: the frozen-Redis case below is SKIPPED.');
 const gateway = createGateway(tools);
+type Gateway = typeof gateway;
+
+/** This file's own fault scripts (the proxy keeps them per database name), and its database behind the proxy. */
+const DATABASE = 'slow_writes';
+const faultyEnv = { ...env, DATABASE_URL: services.faultyDatabaseUrl.replace(/\/[^/]*$/, `/${DATABASE}`) };
+
+/** A script of the fault proxy (local/fault-proxy.ts), which runs a list of them in turn. */
+interface FaultScript {
+  count: number;
+  fault: 'connection_reset';
+  when?: 'before' | 'after';
+  match?: string;
+}
+
+async function faults(scripts: FaultScript[]): Promise<void> {
+  const response = await fetch(services.faultControlUrl, { method: 'POST', body: JSON.stringify(scripts.map((script) => ({ ...script, database: DATABASE }))) });
+  if (!response.ok) throw new Error(`fault script: ${await response.text()}`);
+}
 
 async function control(url: string, action: string): Promise<void> {
   const response = await fetch(url, { method: 'POST', body: JSON.stringify({ action }) });
@@ -28,13 +50,22 @@ async function control(url: string, action: string): Promise<void> {
 }
 
 /** Sends a call: `answer` resolves with the response, `settled` once its background work (waitUntil) is done too. */
-function send(toolId: string, input: unknown, callEnv: Env): { answer: Promise<Answer>; settled: Promise<unknown> } {
+function send(
+  toolId: string,
+  input: unknown,
+  callEnv: Env,
+  { through = gateway, idempotencyKey }: { through?: Gateway; idempotencyKey?: string } = {},
+): { answer: Promise<Answer>; settled: Promise<unknown> } {
   const ctx = createExecutionContext();
   const answer = Promise.resolve(
-    gateway.fetch(
+    through.fetch(
       new Request(`http://edge-tools.test/tools/${toolId}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${tenantC.apiKey}`, 'content-type': 'application/json' },
+        headers: {
+          authorization: `Bearer ${tenantC.apiKey}`,
+          'content-type': 'application/json',
+          ...(idempotencyKey !== undefined && { 'idempotency-key': JSON.stringify(idempotencyKey) }),
+        },
         body: JSON.stringify(input),
       }),
       callEnv,
@@ -94,7 +125,7 @@ function tableWrites(): Write[] {
 /** Success <=> written exactly once; failure <=> nothing written. A warning may only be lease_lost. */
 async function expectTruthful(write: Write, answer: Answer): Promise<void> {
   const written = await write.written();
-  const what = `${write.toolId} answered ${answer.status} ${answer.body.error?.code ?? ''}`;
+  const what = `${write.toolId} answered ${answer.status} ${answer.body.error ? JSON.stringify(answer.body.error) : ''} after ${answer.body.meta?.attempts} attempts`;
   if (answer.body.success) {
     expect(written, what).toBe(write.expected);
     for (const warning of answer.body.meta.warnings ?? []) expect(warning.code).toBe('lease_lost');
@@ -154,4 +185,69 @@ describe('long writes answer what they did', () => {
       expect(body.error.retryable).toBe(true);
     }
   }, 240_000);
+});
+
+describe('a write whose answer the database lost, then stopped answering', () => {
+  /** Short delays between attempts, so that the test does not wait for nothing; the settling ceiling stays the default. */
+  const quick = createGateway(tools, { retryDelayMs: 50 });
+  /** Refusals after the lost answer: more than the retries can absorb. */
+  const REFUSALS = DEFAULT_RETRIES + 3;
+  const commitThenLoseTheAnswer: FaultScript = { count: 1, fault: 'connection_reset', when: 'after', match: 'insert into documents' };
+
+  afterEach(() => faults([{ count: 0, fault: 'connection_reset' }]));
+
+  it('runs the write again until the database answers: it says what it wrote, once, and the trace has every attempt', async () => {
+    const write = documentWrite(500);
+    await faults([commitThenLoseTheAnswer, { count: REFUSALS, fault: 'connection_reset' }]);
+    const sent = send(write.toolId, write.input, faultyEnv, { through: quick });
+    const answer = await sent.answer;
+    await sent.settled;
+
+    await expectTruthful(write, answer);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(await write.written()).toBe(501);
+    // The attempt that committed, one per refused connection, then the one that recognised the rows.
+    expect(answer.body.meta.attempts).toBe(REFUSALS + 2);
+    const [trace] = await db.select().from(toolExecutions).where(eq(toolExecutions.id, answer.body.meta.trace_id));
+    expect(trace).toMatchObject({ status: 'success', attempts: REFUSALS + 2 });
+    expect((trace!.retryErrors as { attempt: number; code: string }[]).map(({ attempt, code }) => [attempt, code])).toEqual(
+      Array.from({ length: REFUSALS + 1 }, (_, i) => [i + 1, 'DATABASE_ERROR']),
+    );
+  }, 120_000);
+
+  it('past the settling, says the write is unconfirmed and names the key; repeated with it, the call writes once', async () => {
+    const settlingBriefly = createGateway(tools, { retryDelayMs: 50, settleWritesMs: 500 });
+    // Committed, then the answer lost, then no answer at all: the rows are there, unconfirmed.
+    const committed = documentWrite(500);
+    await faults([commitThenLoseTheAnswer, { count: 1_000_000, fault: 'connection_reset' }]);
+    const first = send(committed.toolId, committed.input, faultyEnv, { through: settlingBriefly });
+    const unconfirmed = await first.answer;
+    // Unreachable from the start: nothing written, unconfirmed all the same (the call cannot know).
+    const unsent = documentWrite(500);
+    const second = send(unsent.toolId, unsent.input, faultyEnv, { through: settlingBriefly });
+    const refused = await second.answer;
+    await faults([{ count: 0, fault: 'connection_reset' }]);
+    await Promise.all([first.settled, second.settled]);
+
+    for (const answer of [unconfirmed, refused]) {
+      expect(answer.status).toBe(500);
+      expect(answer.body.error).toMatchObject({
+        code: 'DATABASE_ERROR',
+        retryable: false,
+        details: { reason: 'write_unconfirmed', idempotency_key: answer.body.meta.trace_id },
+      });
+      expect(answer.body.meta.attempts).toBeGreaterThan(DEFAULT_RETRIES + 1);
+      expect(answer.body.error.message).not.toMatch(/may or may not/);
+    }
+    expect(await committed.written()).toBe(501);
+    expect(await unsent.written()).toBe(0);
+
+    // The database answers again: each call repeated with the key it named is written exactly once.
+    for (const [write, answer] of [[committed, unconfirmed], [unsent, refused]] as const) {
+      const repeated = await send(write.toolId, write.input, faultyEnv, { idempotencyKey: answer.body.error.details.idempotency_key }).answer;
+      await expectTruthful(write, repeated);
+      expect(repeated.status).toBe(200);
+      expect(repeated.body.data.task_count).toBe(500);
+    }
+  }, 120_000);
 });

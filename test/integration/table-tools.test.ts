@@ -300,7 +300,7 @@ describe('deployment problems', () => {
   async function callWith(tool: ReturnType<typeof tableTool>, input: unknown, databaseUrl = env.DATABASE_URL) {
     const { createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test');
     const ctx = createExecutionContext();
-    const response = await createGateway([tool], { retryDelayMs: 10 }).fetch(
+    const response = await createGateway([tool], { retryDelayMs: 10, settleWritesMs: 100 }).fetch(
       new Request(`http://edge-tools.test/tools/${tool.id}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json' },
@@ -359,13 +359,13 @@ describe('deployment problems', () => {
     expect(body.error.message).toContain("field 'level': 'min' (10) is greater than 'max' (1)");
   });
 
-  it('answers DATABASE_ERROR, retryable, after 3 attempts when the database cannot be reached', async () => {
+  it('answers DATABASE_ERROR, unconfirmed with the key to repeat it with, when the database cannot be reached past the settling', async () => {
     const tool = tableTool({ toolId: 'log-unreachable', displayName: 'x', recordName: 'record', description: 'x', tableName: 'unreachable_table', fields: [field] });
     await callWith(tool, { note: 'warms the API key cache, so the key is not looked up again' });
     const { status, body } = await callWith(tool, { note: 'hi' }, 'postgres://edge:edge@127.0.0.1:9/edge');
-    expect(status).toBe(503);
-    expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: true });
-    expect(body.meta.attempts).toBe(3);
+    expect(status).toBe(500);
+    expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { reason: 'write_unconfirmed', idempotency_key: body.meta.trace_id } });
+    expect(body.meta.attempts).toBeGreaterThan(3);
     expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|stack/);
   });
 

@@ -37,7 +37,7 @@ beforeEach(() => {
   received = [];
 });
 
-async function script(faults: FaultScript): Promise<void> {
+async function script(faults: FaultScript | FaultScript[]): Promise<void> {
   const response = await fetch(`${proxy.url}/__faults`, { method: 'POST', body: JSON.stringify(faults) });
   expect(response.status).toBe(200);
 }
@@ -106,6 +106,38 @@ describe('fault proxy', () => {
     await vi.waitFor(async () => expect(await seen()).toEqual({ seen: 1, abandoned: 1 }), { timeout: 20_000, interval: 20 });
     // The next one, past the script's count, is forwarded.
     expect(await query('select pg_sleep(0)', 'held')).toBe(200);
+  });
+
+  it('runs a list of scripts in turn: an answer lost after its commit, then the database unreachable for the next queries', async () => {
+    await script([
+      { count: 1, fault: 'connection_reset', when: 'after', match: 'insert into documents', database: 'list' },
+      { count: 2, fault: 'connection_reset', database: 'list' },
+    ]);
+    expect(await query('select 1', 'list')).toBe(200);
+    expect(await query('insert into documents (id) values (1)', 'list')).toBe('reset');
+    expect(await query('select 2', 'list')).toBe('reset');
+    expect(await query('insert into documents (id) values (1)', 'list')).toBe('reset');
+    expect(await query('select 3', 'list')).toBe(200);
+    // Only the queries the database ran reached it: the first, the one whose answer was lost, the last.
+    expect(received).toEqual(['select 1', 'insert into documents (id) values (1)', 'select 3']);
+  });
+
+  it('replaces what was scripted before, and clears it with a count of 0', async () => {
+    await script({ count: 5, fault: 'unavailable', database: 'replace' });
+    await script({ count: 1, fault: 'permission_denied', database: 'replace' });
+    expect(await query('select 1', 'replace')).toBe(400);
+    expect(await query('select 2', 'replace')).toBe(200);
+    await script({ count: 5, fault: 'unavailable', database: 'replace' });
+    await script({ count: 0, fault: 'unavailable', database: 'replace' });
+    expect(await query('select 3', 'replace')).toBe(200);
+  });
+
+  it('refuses a list whose scripts name different databases', async () => {
+    const response = await fetch(`${proxy.url}/__faults`, {
+      method: 'POST',
+      body: JSON.stringify([{ count: 1, fault: 'unavailable', database: 'a' }, { count: 1, fault: 'unavailable', database: 'b' }]),
+    });
+    expect(response.status).toBe(400);
   });
 
   it('refuses an unknown fault', async () => {
