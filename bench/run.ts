@@ -49,7 +49,7 @@ const SECTIONS: Section[] = [
   },
   {
     name: 'memory',
-    progress: "workerd's memory over 20,000 calls on wrangler dev (bounded at 25 minutes)...",
+    progress: "workerd's memory over 20,000 calls on wrangler dev (bounded at 50 minutes)...",
     run: async () => (await import('./memory.ts')).runMemoryBench(),
   },
   {
