@@ -19,7 +19,7 @@
  * own size to workerd's RSS, so a run with `--heap` does not measure flatness.
  *
  * Bounded: 20,000 calls or 50 minutes, whichever comes first; it stops what it started.
- * Run with `node bench/memory.ts [--calls N] [--heap] [--v8-flags FLAGS]`; `runMemoryBench()` returns the markdown section.
+ * Run with `node bench/memory.ts [--calls N] [--minutes M] [--heap] [--v8-flags FLAGS]`; `runMemoryBench()` returns the markdown section.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -58,7 +58,7 @@ interface CallKind {
 }
 
 /** Runs the calls and returns the markdown section. */
-export async function runMemoryBench({ calls = MEMORY_BENCH.calls, heap = false, v8Flags = process.env.MINIFLARE_WORKERD_V8_FLAGS ?? WORKERD_V8_FLAGS } = {}): Promise<string> {
+export async function runMemoryBench({ calls = MEMORY_BENCH.calls, heap = false, v8Flags = process.env.MINIFLARE_WORKERD_V8_FLAGS ?? WORKERD_V8_FLAGS, ceilingMs = MEMORY_BENCH.ceilingMs } = {}): Promise<string> {
   // Miniflare reads it when wrangler starts workerd (local/wrangler-env.ts keeps a value already set).
   process.env.MINIFLARE_WORKERD_V8_FLAGS = v8Flags;
   const redis = await startRedisServer();
@@ -95,7 +95,7 @@ export async function runMemoryBench({ calls = MEMORY_BENCH.calls, heap = false,
     let unexpected = 0;
     /** Unexpected answers per kind of call and status. */
     const unexpectedKinds = new Map<string, number>();
-    while (sent < calls && performance.now() - started < MEMORY_BENCH.ceilingMs) {
+    while (sent < calls && performance.now() - started < ceilingMs) {
       const batch = Math.min(MEMORY_BENCH.every, calls - sent);
       let next = 0;
       await Promise.all(
@@ -120,13 +120,12 @@ export async function runMemoryBench({ calls = MEMORY_BENCH.calls, heap = false,
       );
       if (heap && checkpoints.length === MEMORY_BENCH.warmUpCheckpoints) snapshots.push(await heapSummary(session));
     }
+    console.log(`  ${verdict(checkpoints, calls)}`);
     // workerd answers no HeapProfiler.collectGarbage; V8 collects all garbage before a snapshot.
     const final = await heapSummary(session);
     if (heap && checkpoints.length > MEMORY_BENCH.warmUpCheckpoints) snapshots.push(final);
     const collected = await heapUsage(session);
-    const markdown = memoryMarkdown({ checkpoints, asked: calls, kinds: kinds.map((kind) => kind.name), collected, snapshots, v8Flags, unexpectedKinds });
-    console.log(`  ${verdict(checkpoints, calls)}`);
-    return markdown;
+    return memoryMarkdown({ checkpoints, asked: calls, kinds: kinds.map((kind) => kind.name), collected, snapshots, v8Flags, unexpectedKinds, ceilingMs });
   } finally {
     session?.close();
     worker?.stop();
@@ -299,6 +298,7 @@ async function heapSummary(session: Inspector): Promise<HeapSummary> {
 
 interface MemoryRun {
   checkpoints: Checkpoint[];
+  ceilingMs: number;
   unexpectedKinds: Map<string, number>;
   v8Flags: string;
   asked: number;
@@ -323,13 +323,13 @@ function verdict(checkpoints: Checkpoint[], asked: number): string {
   return `Target ${status}: after warm-up (${warm.calls.toLocaleString('en')} calls), the worker's workerd stayed within ${within(worker)} of its ${warm.workerMiB.toFixed(0)} MiB and wrangler's proxy within ${within(proxy)} of its ${warm.proxyMiB.toFixed(0)} MiB (target: ${MEMORY_BENCH.flatWithin * 100} %).`;
 }
 
-function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots, v8Flags, unexpectedKinds }: MemoryRun): string {
+function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots, v8Flags, unexpectedKinds, ceilingMs }: MemoryRun): string {
   const warm = checkpoints[MEMORY_BENCH.warmUpCheckpoints - 1];
   const last = checkpoints.at(-1);
   const lines = [
     HEADING,
     '',
-    `The gateway under \`wrangler dev\` (as \`npm run dev\` serves it) over the Neon stand-in and redis-server behind the Upstash stand-in, a project of ${MEMORY_BENCH.corpus.documents} documents and ${MEMORY_BENCH.corpus.tasks} tasks, the per-key rate limit lifted. ${asked.toLocaleString('en')} calls asked (bounded at ${MEMORY_BENCH.ceilingMs / 60_000} minutes), ${MEMORY_BENCH.concurrency} at a time, of ${kinds.length} kinds in turn: ${kinds.join('; ')}. Every ${MEMORY_BENCH.every.toLocaleString('en')} calls: the resident memory (RSS) of the workerd that runs the worker and of the workerd wrangler runs in front of it (its proxy, which forwards each call and runs none of this project's code), and the worker isolate's JavaScript heap (in use / held by V8), read through the inspector with \`Runtime.getHeapUsage\`. workerd's V8 flags: ${v8Flags ? `\`${v8Flags}\`` : "none (V8's defaults)"}${v8Flags === WORKERD_V8_FLAGS ? ', as `npm run dev` sets them' : ''}. Warm-up: the first ${MEMORY_BENCH.every.toLocaleString('en')} calls (the first checkpoint). Target: after warm-up, the RSS of both workerd processes flat within ${MEMORY_BENCH.flatWithin * 100} % (at every later checkpoint, within ${MEMORY_BENCH.flatWithin * 100} % of its own at the first).`,
+    `The gateway under \`wrangler dev\` (as \`npm run dev\` serves it) over the Neon stand-in and redis-server behind the Upstash stand-in, a project of ${MEMORY_BENCH.corpus.documents} documents and ${MEMORY_BENCH.corpus.tasks} tasks, the per-key rate limit lifted. ${asked.toLocaleString('en')} calls asked (bounded at ${ceilingMs / 60_000} minutes), ${MEMORY_BENCH.concurrency} at a time, of ${kinds.length} kinds in turn: ${kinds.join('; ')}. Every ${MEMORY_BENCH.every.toLocaleString('en')} calls: the resident memory (RSS) of the workerd that runs the worker and of the workerd wrangler runs in front of it (its proxy, which forwards each call and runs none of this project's code), and the worker isolate's JavaScript heap (in use / held by V8), read through the inspector with \`Runtime.getHeapUsage\`. workerd's V8 flags: ${v8Flags ? `\`${v8Flags}\`` : "none (V8's defaults)"}${v8Flags === WORKERD_V8_FLAGS ? ', as `npm run dev` sets them' : ''}. Warm-up: the first ${MEMORY_BENCH.every.toLocaleString('en')} calls (the first checkpoint). Target: after warm-up, the RSS of both workerd processes flat within ${MEMORY_BENCH.flatWithin * 100} % (at every later checkpoint, within ${MEMORY_BENCH.flatWithin * 100} % of its own at the first).`,
     '',
     '| calls | workerd RSS (the worker), MiB | workerd RSS (wrangler\'s proxy), MiB | JS heap in use, MiB | JS heap held, MiB | elapsed, s | unexpected answers so far |',
     '|---:|---:|---:|---:|---:|---:|---:|',
@@ -368,6 +368,6 @@ function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots, v8Fla
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { calls: { type: 'string', default: String(MEMORY_BENCH.calls) }, heap: { type: 'boolean', default: false }, 'v8-flags': { type: 'string' } } });
-  console.log(await runMemoryBench({ calls: Number(values.calls), heap: values.heap, v8Flags: values['v8-flags'] }));
+  const { values } = parseArgs({ options: { calls: { type: 'string', default: String(MEMORY_BENCH.calls) }, heap: { type: 'boolean', default: false }, 'v8-flags': { type: 'string' }, minutes: { type: 'string', default: String(MEMORY_BENCH.ceilingMs / 60_000) } } });
+  console.log(await runMemoryBench({ calls: Number(values.calls), heap: values.heap, v8Flags: values['v8-flags'], ceilingMs: Number(values.minutes) * 60_000 }));
 }
