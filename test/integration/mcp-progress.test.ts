@@ -72,6 +72,11 @@ async function storedTasks(documentId: string): Promise<number> {
   return (rows[0] as { n: number }).n;
 }
 
+/**
+ * Several batches, the last one partial. A plan of 1,400 tasks (14 batches) is what people paste,
+ * but storing its vectors in the local stand-in's HNSW index takes 100 to 130 s on a busy 2-core
+ * machine: the same path is heard here batch by batch, on every batch.
+ */
 const TASKS = EMBED_BATCH_SIZE * 3 + 50;
 
 describe.each(Object.entries(SDKS))('%s', (_name, connect) => {
@@ -87,13 +92,12 @@ describe.each(Object.entries(SDKS))('%s', (_name, connect) => {
     expect(answer.success && answer.data.task_count).toBe(TASKS);
     expect(await storedTasks((answer as { data: { document_id: string } }).data.document_id)).toBe(TASKS);
 
-    expect(received.length).toBeGreaterThanOrEqual(2);
-    for (const [i, progress] of received.entries()) {
-      expect(progress.total).toBe(TASKS);
-      if (i > 0) expect(progress.progress).toBeGreaterThan(received[i - 1]!.progress);
-    }
-    expect((await Promise.all(bodies)).join('')).toContain('notifications/progress');
-    expect(received.at(-1)).toMatchObject({ progress: TASKS, total: TASKS, message: `${TASKS} of ${TASKS} tasks embedded` });
+    // One notification after each batch, in order (100, 200, 300, 350 of 350), each sent on the wire.
+    const batches = Math.ceil(TASKS / EMBED_BATCH_SIZE);
+    expect(received.map(({ progress }) => progress)).toEqual(Array.from({ length: batches }, (_, i) => Math.min((i + 1) * EMBED_BATCH_SIZE, TASKS)));
+    expect(received.every(({ total }) => total === TASKS)).toBe(true);
+    expect(received.at(-1)).toMatchObject({ message: `${TASKS} of ${TASKS} tasks embedded` });
+    expect((await Promise.all(bodies)).join('').match(/"method":"notifications\/progress"/g)).toHaveLength(batches);
   });
 
   it('reports the stages of cluster-by-similarity', async () => {
