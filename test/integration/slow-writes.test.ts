@@ -216,7 +216,8 @@ describe('a write whose answer the database lost, then stopped answering', () =>
   }, 120_000);
 
   it('past the settling, says the write is unconfirmed and names the key; repeated with it, the call writes once', async () => {
-    const settlingBriefly = createGateway(tools, { retryDelayMs: 50, settleWritesMs: 500 });
+    // The key, verified by the first call, is trusted for the test: the refused connections hit the tool's own queries.
+    const settlingBriefly = createGateway(tools, { retryDelayMs: 50, settleWritesMs: 500, auth: { recheckAfterMs: 600_000, maxStaleMs: 600_000 } });
     // Committed, then the answer lost, then no answer at all: the rows are there, unconfirmed.
     const committed = documentWrite(500);
     await faults([commitThenLoseTheAnswer, { count: 1_000_000, fault: 'connection_reset' }]);
