@@ -25,6 +25,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { keepIdleConnections } from './keep-alive.ts';
 
 /** How an injected failure looks to the client. */
 export const FAULTS = {
@@ -111,6 +112,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     response.writeHead(forwarded.status, { 'content-type': forwarded.headers.get('content-type') ?? 'application/json' });
     response.end(answer);
   });
+  keepIdleConnections(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -7,6 +7,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { PGlite, messages as wire, protocol } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { keepIdleConnections } from './keep-alive.ts';
 
 /** A running stand-in; point `neonConfig.fetchEndpoint` at `url` and `neon()` at `connectionString`. */
 export interface NeonStandIn {
@@ -97,7 +98,7 @@ export async function startNeonStandIn(options: NeonStandInOptions = {}): Promis
   const host = options.host ?? '127.0.0.1';
   const pg = await openDatabase(options.dataDir);
   const run = exclusiveRunner(pg);
-  const server = createServer((req, res) => void handle(run, req, res));
+  const server = keepIdleConnections(createServer((req, res) => void handle(run, req, res)));
   let port: number;
   try {
     port = await listen(server, options.port ?? 0, host);

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { detectDependencies } from '../shared/providers/dependency-heuristic.ts';
 import { embedText, HASHING_EMBEDDER_DIMENSIONS } from '../shared/providers/hashing-embedder.ts';
 import type { ChatMessage, LlmAnswer, PromptPayload } from '../shared/providers/llm-detection.ts';
+import { keepIdleConnections } from './keep-alive.ts';
 
 export interface OpenAiStandInOptions {
   /** The only key accepted. */
@@ -144,6 +145,7 @@ export async function startOpenAiStandIn({ apiKey = DEFAULT_STAND_IN_API_KEY, po
     });
   }
 
+  keepIdleConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());

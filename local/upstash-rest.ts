@@ -11,6 +11,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Redis } from 'ioredis';
 import { connectRedis, RedisReplyError } from './redis-server.ts';
+import { keepIdleConnections } from './keep-alive.ts';
 
 /** Its users start redis-server from here too. */
 export { startRedisServer, type RedisServer } from './redis-server.ts';
@@ -84,6 +85,7 @@ export async function startUpstashStandIn(options: {
     });
   });
   server.on('clientError', (_error, socket) => socket.destroy());
+  keepIdleConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());

@@ -176,12 +176,12 @@ describe('long writes answer what they did', () => {
     await Promise.all([...longCalls, ...duringCalls].map((sent) => sent.settled));
 
     for (const [i, write] of long.entries()) await expectTruthful(write, answers[i]!);
-    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(answers.map((answer) => answer.status), JSON.stringify(answers.map((answer) => answer.body.error ?? answer.body.meta))).toEqual([200, 200]);
     for (const [i, write] of during.entries()) await expectTruthful(write, duringAnswers[i]!);
     for (const { status, body } of duringAnswers) {
       // Refused before running (BUSY while Redis is frozen, or a transient DATABASE_ERROR when a busy
       // machine stalls the database first): either way retryable, and nothing written (checked above).
-      expect(status).toBe(503);
+      expect(status, JSON.stringify(body.error ?? body.meta)).toBe(503);
       expect(body.error.retryable).toBe(true);
     }
   }, 240_000);
