@@ -119,7 +119,7 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
       if (!parsed.ok) return answer(parsed, 'mcp');
       return viewOf(parsed.toolsets).mcp(c.req.raw, scopeOf(c));
     })
-    .route('/', observabilityRoutes([...byId.keys()], options))
+    .route('/', observabilityRoutes(tools, options))
     .route('/', grantRoutes(options))
     .route('/', recordRoutes(options));
   return refuseOtherMethods(app, ROUTES_HINT);

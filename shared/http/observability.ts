@@ -2,10 +2,13 @@
  * The observability routes, on the gateway: `GET /executions`, `GET /executions/:trace_id`,
  * `GET /refusals`, `GET /metrics` (JSON or Prometheus text) and `GET /dashboard` (the page that reads them).
  * The JSON routes are authenticated like the tools (`Authorization: Bearer <key>`), scoped to the
- * key's project, and answer with the envelope; they execute no tool, so `meta.attempts` is 0.
+ * key's project (and, for a credential limited to some toolsets, to those toolsets' tools), and
+ * answer with the envelope; they execute no tool, so `meta.attempts` is 0.
  */
 import { Hono } from 'hono/tiny';
 import { fail, type Failure } from '../core/contract.ts';
+import type { AnyTool } from '../core/tool.ts';
+import type { Caller } from '../runtime/auth.ts';
 import { log } from '../observability/log.ts';
 import type { Parsed } from '../core/body.ts';
 import type { CounterTotals } from '../observability/counters.ts';
@@ -25,41 +28,71 @@ const EXECUTIONS_HINT = 'Example of a valid call: GET /executions?status=failure
 const REFUSALS_HINT = 'Example of a valid call: GET /refusals?code=VALIDATION_ERROR&limit=20';
 const METRICS_HINT = 'Example of a valid call: GET /metrics?window=24h (or ?format=prometheus for scraping)';
 
-/** The observability routes, mounted by the gateway (shared/http/app.ts); `tools` are the ids of the tools it serves. */
-export function observabilityRoutes(tools: readonly string[], options: ReadRouteOptions = {}) {
+/** What the observability routes know of a tool served: its id and toolset. */
+export type ServedTool = Pick<AnyTool, 'id' | 'toolset'>;
+
+/** The observability routes, mounted by the gateway (shared/http/app.ts), for the `tools` it serves. */
+export function observabilityRoutes(tools: readonly ServedTool[], options: ReadRouteOptions = {}) {
+  const ids = tools.map((tool) => tool.id);
   return new Hono<{ Bindings: Env }>()
     .get('/executions', (c) =>
-      authenticated(c, 'executions', async ({ db, project }) => {
+      authenticated(c, 'executions', async (caller) => {
         const query = readQuery(c.req.url, executionsQuery, EXECUTIONS_NUMERIC_PARAMETERS, EXECUTIONS_HINT);
-        return query.ok ? listExecutions(db, project.id, query.value) : query;
+        if (!query.ok) return query;
+        return deniedRecords(caller, tools, query.value.tool) ?? listExecutions(caller.db, caller.project.id, query.value, readableTools(caller, tools));
       }, options),
     )
     .get('/executions/:trace_id', (c) =>
-      authenticated(c, 'executions', async ({ db, project }) => {
+      authenticated(c, 'executions', async (caller) => {
         const raw = c.req.param('trace_id');
         const traceId = normalizeTraceId(raw);
         if (!traceId) return invalidTraceId(raw);
-        return getExecution(db, project.id, traceId);
+        return getExecution(caller.db, caller.project.id, traceId, readableTools(caller, tools));
       }, options),
     )
     .get('/refusals', (c) =>
-      authenticated(c, 'refusals', async ({ db, project }) => {
+      authenticated(c, 'refusals', async (caller) => {
         const query = readQuery(c.req.url, refusalsQuery, REFUSALS_NUMERIC_PARAMETERS, REFUSALS_HINT);
-        return query.ok ? listRefusals(db, project.id, query.value) : query;
+        if (!query.ok) return query;
+        return deniedRecords(caller, tools, query.value.tool) ?? listRefusals(caller.db, caller.project.id, query.value, readableTools(caller, tools));
       }, options),
     )
     .get('/metrics', async (c) => {
-      if (await isMetricsToken(c.req.header('authorization'), c.env)) return answerScrape(c.req.url, c.env, tools);
-      return authenticated(c, 'metrics', async ({ db, project }) => {
+      if (await isMetricsToken(c.req.header('authorization'), c.env)) return answerScrape(c.req.url, c.env, ids);
+      return authenticated(c, 'metrics', async (caller) => {
         const query = readMetricsQuery(c.req.url);
         if (!query.ok) return query;
-        if (query.value.format === 'prometheus') return exposition(await readCounters(db, project.id), tools, query.value.tool);
+        const denied = deniedRecords(caller, tools, query.value.tool);
+        if (denied) return denied;
+        const readable = readableTools(caller, tools);
+        if (query.value.format === 'prometheus') return exposition(await readCounters(caller.db, caller.project.id), ids, query.value.tool, readable);
         const window = resolveWindow(query.value);
         if ('ok' in window) return window;
-        return readMetrics(db, project.id, window, query.value.tool);
+        return readMetrics(caller.db, caller.project.id, window, query.value.tool, readable);
       }, options);
     })
     .get('/dashboard', () => dashboardPage());
+}
+
+/**
+ * The ids of the tools whose records `caller` may read: undefined (every tool's, also those of
+ * tools no longer served) unless its credential is limited to some toolsets, and then the served
+ * tools of those toolsets.
+ */
+function readableTools(caller: Caller, tools: readonly ServedTool[]): readonly string[] | undefined {
+  const granted = caller.toolsets;
+  return granted && tools.filter((tool) => granted.includes(tool.toolset)).map((tool) => tool.id);
+}
+
+/** PERMISSION_DENIED when the query names (`?tool=`) a served tool outside the credential's toolsets. */
+function deniedRecords(caller: Caller, tools: readonly ServedTool[], toolId: string | undefined): Failure | undefined {
+  const tool = tools.find((served) => served.id === toolId);
+  const granted = caller.toolsets;
+  if (!tool || !granted || granted.includes(tool.toolset)) return undefined;
+  return fail('PERMISSION_DENIED', `The credential may read the records of the toolsets ${granted.join(', ')} only, and '${tool.id}' belongs to ${tool.toolset}.`, {
+    hint: `Ask for a tool of ${granted.join(', ')}, or leave out 'tool' to read all of them; another toolset's records need a credential granted it.`,
+    details: { reason: 'toolset_not_granted', toolsets: [...granted], tool_toolset: tool.toolset },
+  });
 }
 
 function invalidTraceId(received: string): Failure {
@@ -86,10 +119,13 @@ function readMetricsQuery(url: string): Parsed<MetricsQuery> {
   });
 }
 
-/** The counters as Prometheus text, one tool's only when `tool` is given. */
-function exposition(totals: CounterTotals, tools: readonly string[], tool?: string): Response {
-  const shown = tool === undefined ? totals : { projects: totals.projects, rows: totals.rows.filter((row) => row.tool === tool) };
-  return new Response(prometheusText(shown, tool === undefined ? tools : [tool]), {
+/**
+ * The counters as Prometheus text, for every tool served (`tools`) and every tool counted: one
+ * tool's only when `tool` is given, and only those of `readable` when given.
+ */
+function exposition(totals: CounterTotals, tools: readonly string[], tool?: string, readable?: readonly string[]): Response {
+  const shown = (name: string) => (tool === undefined || name === tool) && (!readable || readable.includes(name));
+  return new Response(prometheusText({ projects: totals.projects, rows: totals.rows.filter((row) => shown(row.tool)) }, tools.filter(shown)), {
     headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' },
   });
 }

@@ -3,7 +3,7 @@
  * (`GET /executions`), and one execution whole (`GET /executions/:trace_id`). Every query is
  * scoped to the caller's project: another project's trace id is simply not found.
  */
-import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import * as z from 'zod';
 import { apiKeys, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
@@ -119,9 +119,10 @@ function oversized(column: AnyPgColumn) {
   return sql<boolean>`coalesce(length(${column}::text) > ${LISTING_VALUE_LIMIT}, false)`;
 }
 
-/** A page of the project's executions, newest first. */
-export async function listExecutions(db: Database, projectId: string, query: ExecutionsQuery): Promise<Outcome<ExecutionsPage>> {
+/** A page of the project's executions, newest first; only those of `tools` when given (a credential limited to some toolsets). */
+export async function listExecutions(db: Database, projectId: string, query: ExecutionsQuery, tools?: readonly string[]): Promise<Outcome<ExecutionsPage>> {
   const conditions: SQL[] = [eq(toolExecutions.projectId, projectId)];
+  if (tools) conditions.push(inArray(toolExecutions.tool, [...tools]));
   if (query.tool) conditions.push(eq(toolExecutions.tool, query.tool));
   if (query.status) conditions.push(eq(toolExecutions.status, query.status === 'success' ? 'success' : 'error'));
   // Only failures have a code: saying so lets Postgres read the failures' own index.
@@ -175,8 +176,11 @@ export async function listExecutions(db: Database, projectId: string, query: Exe
   return ok({ executions, next_cursor: nextCursor }, message, more ? { truncated: true } : {});
 }
 
-/** One execution whole, or NOT_FOUND (a refused call gets told it was refused, not executed). */
-export async function getExecution(db: Database, projectId: string, traceId: string): Promise<Outcome<ExecutionDetail>> {
+/**
+ * One execution whole, or NOT_FOUND (a refused call gets told it was refused, not executed). With
+ * `tools`, another tool's execution is not found, as another project's is.
+ */
+export async function getExecution(db: Database, projectId: string, traceId: string, tools?: readonly string[]): Promise<Outcome<ExecutionDetail>> {
   const [[row], [refusal]] = await db.batch([
     db
       .select({
@@ -194,11 +198,11 @@ export async function getExecution(db: Database, projectId: string, traceId: str
       })
       .from(toolExecutions)
       .leftJoin(apiKeys, eq(apiKeys.id, toolExecutions.apiKeyId))
-      .where(and(eq(toolExecutions.projectId, projectId), eq(toolExecutions.id, traceId))),
+      .where(and(eq(toolExecutions.projectId, projectId), eq(toolExecutions.id, traceId), tools && inArray(toolExecutions.tool, [...tools]))),
     db
       .select({ code: toolRefusals.code, tool: toolRefusals.tool })
       .from(toolRefusals)
-      .where(and(eq(toolRefusals.projectId, projectId), eq(toolRefusals.id, traceId))),
+      .where(and(eq(toolRefusals.projectId, projectId), eq(toolRefusals.id, traceId), tools && inArray(toolRefusals.tool, [...tools]))),
   ]);
   if (row) {
     const retryErrors = (row.retry_errors ?? []) as { attempt: number; code: string; message: string; timeMs: number; cause: unknown }[];
@@ -223,7 +227,7 @@ export async function getExecution(db: Database, projectId: string, traceId: str
       details: { ...details, refused_with: refusal.code },
     });
   }
-  return fail('NOT_FOUND', `This project has no execution with trace id ${traceId}. Executions are kept for a limited time (TRACE_RETENTION_DAYS), and other projects' executions are not visible.`, {
+  return fail('NOT_FOUND', `This project has no execution with trace id ${traceId}. Executions are kept for a limited time (TRACE_RETENTION_DAYS), and other projects' executions (and, for a credential limited to some toolsets, other toolsets') are not visible.`, {
     hint: 'List recent executions with GET /executions (newest first), or pass the meta.trace_id of an answer.',
     details,
   });

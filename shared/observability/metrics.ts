@@ -6,7 +6,7 @@
  * Five statements, sent in one round trip; indexes on (project_id, created_at) keep them to the
  * window's rows.
  */
-import { sql, type SQL } from 'drizzle-orm';
+import { inArray, sql, type SQL } from 'drizzle-orm';
 import * as z from 'zod';
 import { fail, ok, type Failure, type Outcome } from '../core/contract.ts';
 import { dateTime } from '../core/fields.ts';
@@ -124,9 +124,12 @@ export function resolveWindow(query: Pick<MetricsQuery, 'window' | 'since' | 'un
   return { since, until, bucketSeconds };
 }
 
-/** Reads the project's metrics over `window`, in one round trip. */
-export async function readMetrics(db: Database, projectId: string, window: MetricsWindow, tool?: string): Promise<Outcome<Metrics>> {
-  const statements = metricsStatements(projectId, window, tool);
+/**
+ * Reads the project's metrics over `window`, in one round trip: one `tool`'s when given, and only
+ * those of `readable` when given (a credential limited to some toolsets), totals included.
+ */
+export async function readMetrics(db: Database, projectId: string, window: MetricsWindow, tool?: string, readable?: readonly string[]): Promise<Outcome<Metrics>> {
+  const statements = metricsStatements(projectId, window, tool, readable);
   const [aggregates, failures, refusals, series, toolSeries] = await db.batch([
     db.execute(statements[0]),
     db.execute(statements[1]),
@@ -197,10 +200,10 @@ export async function readMetrics(db: Database, projectId: string, window: Metri
  * The five statements behind {@link readMetrics}: aggregates per tool and for all tools (ROLLUP),
  * failures by code, refusals by code, the series, and each tool's calls and failures per bucket.
  */
-function metricsStatements(projectId: string, { since, until, bucketSeconds }: MetricsWindow, tool?: string): [SQL, SQL, SQL, SQL, SQL] {
+function metricsStatements(projectId: string, { since, until, bucketSeconds }: MetricsWindow, tool?: string, readable?: readonly string[]): [SQL, SQL, SQL, SQL, SQL] {
   const inWindow = sql`project_id = ${projectId} and created_at >= ${since.toISOString()}::timestamptz and created_at < ${until.toISOString()}::timestamptz${
     tool === undefined ? sql`` : sql` and tool = ${tool}`
-  }`;
+  }${readable === undefined ? sql`` : sql` and ${inArray(sql.identifier('tool'), [...readable])}`}`;
   const bucketStart = sql`to_char(date_bin(make_interval(secs => ${bucketSeconds}), created_at, ${since.toISOString()}::timestamptz) at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
   return [
     sql`select tool, grouping(tool) = 1 as is_total, count(*)::int as calls,

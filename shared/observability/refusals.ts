@@ -5,7 +5,7 @@
  * cumulative counter of refused calls (./counters.ts). The row keeps why (the message, and for
  * invalid input each field's problem), which `GET /refusals` lists.
  */
-import { and, desc, eq, gte, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, sql, type SQL } from 'drizzle-orm';
 import * as z from 'zod';
 import { toolRefusals } from '../../drizzle/schema.ts';
 import { ERROR_STATUS, ok, type ErrorCode, type Failure, type Outcome } from '../core/contract.ts';
@@ -76,9 +76,10 @@ export const refusalsPage = z.object({ refusals: z.array(refusalSummary) });
 export type RefusalsQuery = z.output<typeof refusalsQuery>;
 export type RefusalsPage = z.output<typeof refusalsPage>;
 
-/** The project's most recent refusals, newest first. */
-export async function listRefusals(db: Database, projectId: string, query: RefusalsQuery): Promise<Outcome<RefusalsPage>> {
+/** The project's most recent refusals, newest first; only those of `tools` when given (a credential limited to some toolsets). */
+export async function listRefusals(db: Database, projectId: string, query: RefusalsQuery, tools?: readonly string[]): Promise<Outcome<RefusalsPage>> {
   const conditions: SQL[] = [eq(toolRefusals.projectId, projectId)];
+  if (tools) conditions.push(inArray(toolRefusals.tool, [...tools]));
   if (query.tool) conditions.push(eq(toolRefusals.tool, query.tool));
   if (query.code) conditions.push(eq(toolRefusals.code, query.code));
   if (query.since) conditions.push(gte(toolRefusals.createdAt, new Date(query.since)));

@@ -4,11 +4,13 @@
  * the OpenAI export, `/openapi.json`), and a documents tool called by every route (HTTP, MCP on
  * each URL, the records' read routes): 403 PERMISSION_DENIED naming the key's toolsets, and no row
  * written. A key of the same project without toolsets is listed and runs everything, as before.
+ * The trace is read the same way: the limited key reads the executions, refusals and metrics of
+ * its toolsets' tools only.
  * The expected ids are written out by hand: the files of functions/study/.
  */
 import { count, eq } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeys, documents, projects } from '../../drizzle/schema.ts';
+import { apiKeys, documents, projects, toolCounters, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
 import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
 import { callTool, closeMcpClients, connectMcp, db, getJson, send } from './helpers.ts';
@@ -177,5 +179,81 @@ describe('a key limited to study sending a name nearly right', () => {
     // A study tool's near name is suggested to it.
     const near = await callTool('getDueFlashcards', {}, { key: studyKey });
     expect(near.body.success === false && near.body.error.details?.suggestions).toEqual(['get-due-flashcards']);
+  });
+});
+
+describe('a key limited to study reading the trace', () => {
+  /** Rows written straight into a project of its own: two tools of each toolset, executed and refused. */
+  const executed = { 'add-document': crypto.randomUUID(), 'list-plans': crypto.randomUUID() };
+  const refused = { 'add-document': crypto.randomUUID(), 'get-messages': crypto.randomUUID() };
+  let traceProject: string;
+  let studyReader: string;
+  let fullReader: string;
+
+  beforeAll(async () => {
+    const [project] = await db.insert(projects).values({ name: `Key toolsets trace ${crypto.randomUUID()}` }).returning();
+    traceProject = project!.id;
+    const keyOf = async (toolsets: string[] | null) => {
+      const key = generateApiKey();
+      await db.insert(apiKeys).values({ projectId: traceProject, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'trace reader', toolsets });
+      return key;
+    };
+    [studyReader, fullReader] = [await keyOf(['study']), await keyOf(null)];
+    const run = { status: 'success' as const, durationMs: 5, attempts: 1, queuedMs: 0, performanceWarning: false, input: { secret: 'only for its toolset' } };
+    await db.insert(toolExecutions).values(Object.entries(executed).map(([tool, id]) => ({ id, projectId: traceProject, tool, ...run })));
+    await db.insert(toolRefusals).values(Object.entries(refused).map(([tool, id]) => ({ id, projectId: traceProject, tool, code: 'VALIDATION_ERROR' })));
+    await db.insert(toolCounters).values(Object.keys(executed).map((tool) => ({ projectId: traceProject, tool, name: 'calls', outcome: 'success', value: 3 })));
+  });
+
+  it('lists the executions and refusals of study tools only; the unlimited key lists both toolsets', async () => {
+    const tools = async (path: string, key: string) => {
+      const page = await getJson<{ executions?: { tool: string }[]; refusals?: { tool: string }[] }>(path, key);
+      if (!page.body.success) throw new Error(page.body.message);
+      return (page.body.data.executions ?? page.body.data.refusals ?? []).map((row) => row.tool).sort();
+    };
+    expect(await tools('/executions', studyReader)).toEqual(['list-plans']);
+    expect(await tools('/refusals', studyReader)).toEqual(['get-messages']);
+    expect(await tools('/executions', fullReader)).toEqual(['add-document', 'list-plans']);
+    expect(await tools('/refusals', fullReader)).toEqual(['add-document', 'get-messages']);
+  });
+
+  it("reads one study execution whole, and another toolset's is not found", async () => {
+    const own = await getJson<{ tool: string; input: unknown }>(`/executions/${executed['list-plans']}`, studyReader);
+    expect(own.status).toBe(200);
+    expect(own.body.success && own.body.data).toMatchObject({ tool: 'list-plans', input: { secret: 'only for its toolset' } });
+    for (const id of [executed['add-document'], refused['add-document']]) {
+      const other = await getJson(`/executions/${id}`, studyReader);
+      expect(other.status).toBe(404);
+      expect(other.body.success === false && other.body.message).not.toContain('add-document');
+    }
+    // The unlimited key reads the execution, and is told the refused call was refused.
+    expect((await getJson(`/executions/${executed['add-document']}`, fullReader)).status).toBe(200);
+    const refusal = await getJson(`/executions/${refused['add-document']}`, fullReader);
+    expect(refusal.body.success === false && refusal.body.message).toContain('(add-document) was refused');
+  });
+
+  it('is refused a filter naming a tool of another toolset, by name and toolset', async () => {
+    for (const path of ['/executions?tool=add-document', '/refusals?tool=add-document', '/metrics?tool=add-document', '/metrics?format=prometheus&tool=add-document']) {
+      const answer = await getJson(path, studyReader);
+      expect(answer.status).toBe(403);
+      if (answer.body.success) throw new Error(`${path} answered success`);
+      expect(answer.body.error.details).toMatchObject({ reason: 'toolset_not_granted', toolsets: ['study'], tool_toolset: 'documents' });
+    }
+  });
+
+  it('counts study tools only in the metrics, JSON and Prometheus', async () => {
+    const metrics = await getJson<{ totals: { calls: number; validation_refusals: number }; tools: { tool: string }[] }>('/metrics', studyReader);
+    if (!metrics.body.success) throw new Error(metrics.body.message);
+    expect(metrics.body.data.tools.map((row) => row.tool).sort()).toEqual(['get-messages', 'list-plans']);
+    expect(metrics.body.data.totals).toMatchObject({ calls: 1, validation_refusals: 1 });
+    const full = await getJson<{ totals: { calls: number } }>('/metrics', fullReader);
+    expect(full.body.success && full.body.data.totals.calls).toBe(2);
+
+    const scrape = async (key: string) =>
+      (await send(new Request('http://edge-tools.test/metrics?format=prometheus', { headers: { authorization: `Bearer ${key}` } }))).text();
+    const limited = await scrape(studyReader);
+    expect(limited).toMatch(/edge_tools_tool_calls_total\{[^}]*tool="list-plans"[^}]*outcome="success"[^}]*\} 3\b/);
+    expect(limited).not.toContain('tool="add-document"');
+    expect(await scrape(fullReader)).toMatch(/edge_tools_tool_calls_total\{[^}]*tool="add-document"[^}]*outcome="success"[^}]*\} 3\b/);
   });
 });
