@@ -138,7 +138,8 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
 
 /** The read routes of the trace and the metrics, and the dashboard page. */
 function observabilityPaths(): Record<string, JsonSchema> {
-  const readFailures = [400, 401, 500, 503];
+  // 403: a credential limited to some toolsets filtering by another toolset's tool.
+  const readFailures = [400, 401, 403, 500, 503];
   const read = (operationId: string, description: string, data: z.ZodType, failures: number[], parameters: JsonSchema[]) => ({
     ...(operation(operationId, description, outputSchema(data), failures) as { responses: Record<number, { description: string; content: Record<string, unknown> }> }),
     security: [{ apiKey: [] }],
@@ -157,7 +158,7 @@ function observabilityPaths(): Record<string, JsonSchema> {
     '/executions': {
       get: read(
         'listExecutions',
-        "The project's executions, newest first, filtered by tool, status, error code, time range, minimum duration or W3C trace id; paginated with an opaque cursor. Refused calls are not executions (see /metrics).",
+        "The project's executions (a credential limited to some toolsets: of their tools only), newest first, filtered by tool, status, error code, time range, minimum duration or W3C trace id; paginated with an opaque cursor. Refused calls are not executions (see /metrics).",
         executionsPage,
         readFailures,
         queryParameters(executionsQuery),
