@@ -26,9 +26,11 @@ if (!redisServer) {
  * its slot, the liveness grace, request and leave timeouts) is a ceiling as long as a test may run:
  * a process starved of CPU on a busy machine, where a request through the stand-in can take
  * seconds, keeps its slots and its place, and a release resolves once Redis ran it. Tests that need
- * a lease or a liveness deadline to run out set their own.
+ * a lease or a liveness deadline to run out set their own. A waiter blocks for a second between
+ * polls (a hand-over wakes it at once): 90 waiters polling five times a second kept the stand-in,
+ * which runs in the test's own process, too busy to answer on a loaded machine.
  */
-const FAST = { leaseMs: 30_000, firstLeaseMs: 30_000, blockMs: 200, livenessGraceMs: 30_000, pollMaxMs: 200, requestTimeoutMs: 20_000, leaveWaitMs: 20_000 };
+const FAST = { leaseMs: 30_000, firstLeaseMs: 30_000, blockMs: 1_000, livenessGraceMs: 30_000, pollMaxMs: 200, requestTimeoutMs: 20_000, leaveWaitMs: 20_000 };
 /** A ceiling for what a test waits for, not a measure. */
 const WAIT = { timeout: 20_000, interval: 5 };
 
