@@ -43,8 +43,13 @@ export const BASELINE_COMMIT = '59ffe6336197a7aeddc31770d1d649bb5f5c8d21';
  * @upstash/ratelimit and ts-fsrs. The documented lighter entries there are (`hono/tiny`,
  * `@upstash/redis/cloudflare`) are taken; 320 would take a stack library or a third of the
  * gateway's own code out. The ceiling sits just above what is measured and stops growth.
+ *
+ * Since the gateway loads the MCP server on the first MCP request (a dynamic `import()`), esbuild,
+ * which wrangler runs without code splitting, wraps every module that side shares with the rest
+ * in a lazy initialiser and keeps more of drizzle: 8 KiB gzip more (361 to 369), for a start about
+ * 70 ms shorter (bench/RESULTS.md, "Cold start in workerd").
  */
-export const TARGETS = { toolWorkerGzipKib: 200, gatewayGzipKib: 362 };
+export const TARGETS = { toolWorkerGzipKib: 200, gatewayGzipKib: 370 };
 
 export interface BundleSize {
   /** A tool id, or `gateway`. */

@@ -8,7 +8,7 @@
 import { getEncoding } from 'js-tiktoken';
 import { tools } from '../functions/registry.ts';
 import { TOOLSETS } from '../shared/core/toolsets.ts';
-import { listedTools } from '../shared/http/mcp.ts';
+import { listedTools } from '../shared/http/mcp-server.ts';
 import { openAiCatalog } from '../shared/http/openai-export.ts';
 import type { AnyTool } from '../shared/core/tool.ts';
 

@@ -17,6 +17,9 @@ import { unexpected } from '../runtime/execute.ts';
 import { checkReadiness } from '../runtime/readiness.ts';
 import { closestNames, didYouMean } from '../core/suggest.ts';
 
+/** How this service names itself to MCP clients and in the OpenAPI document. */
+export const SERVER_INFO = { name: 'edge-tools', version: '0.1.0' };
+
 /** Options of {@link baseApp}. */
 export interface BaseAppOptions {
   /** How many tools the worker serves (said by `GET /health`). */

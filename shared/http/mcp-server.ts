@@ -1,0 +1,273 @@
+/**
+ * The MCP server behind `POST /mcp`: the official SDK (v2, `@modelcontextprotocol/server`) with a
+ * fresh low-level `Server` per request, so that any isolate answers any request. The endpoint
+ * (shared/http/mcp.ts) checks the origin and the credentials and reads the body, then loads this
+ * module, and the SDK with it, on the first request it serves: the SDK's module scope builds every
+ * protocol schema, most of what loading the gateway would otherwise cost, and no other route needs it.
+ *
+ * - protocol 2026-07-28, stateless: no `initialize` needed; each request carries its version and
+ *   the client's capabilities in `_meta` (and the `MCP-Protocol-Version`, `Mcp-Method` headers),
+ *   `server/discover` answers what the server supports. Served by the SDK's `createMcpHandler`.
+ * - 2025-11-25, 2025-06-18, 2025-03-26 (and 2024-11-05) through the same endpoint: the
+ *   `initialize` handshake and the messages after it, statelessly, over the SDK's Streamable HTTP
+ *   transport with JSON answers (no session id, no event stream).
+ * - `tools/list` advertises each tool in registry order (the same every time), with its title,
+ *   annotations, description, input JSON Schema (the catalog's) and an `outputSchema` describing
+ *   the envelope, which every result carries as `structuredContent`. On 2026-07-28 it carries
+ *   cache hints ({@link TOOLS_LIST_CACHE}).
+ * - `tools/call` runs the pipeline (`callTool`: validation, rate limit, slot, retries, trace) for
+ *   the caller the request was authorised as, once for all its messages. An idempotency key travels in the request's `_meta["edge-tools/idempotency-key"]`, a W3C
+ *   `traceparent` in `params._meta.traceparent` (or the HTTP header) makes the execution a span of
+ *   the caller's trace, and the model's id of the call in `_meta["edge-tools/tool-call-id"]` (or the
+ *   `Tool-Call-Id` header) becomes the span's `gen_ai.tool.call.id`. Every failure, validation included, is a result with `isError: true` and a
+ *   text the model can act on; JSON-RPC errors are left to protocol faults.
+ *
+ * The low-level `Server` is used rather than `McpServer` on purpose: `McpServer` validates input
+ * with its own zod pass and answers in its own words, while the pipeline must do it.
+ */
+import {
+  createMcpHandler as createSdkHandler,
+  isLegacyRequest,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+  type CallToolResult,
+  type RequestId,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/server';
+import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome, type ToolResult } from '../core/contract.ts';
+import { mcpOutputSchema } from './envelope-schema.ts';
+import { compactSchema } from './compact-schema.ts';
+import { callTool } from '../runtime/pipeline.ts';
+import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
+import { deniedTool, type Authorized, type Caller } from '../runtime/auth.ts';
+import type { RequestScope } from '../runtime/env.ts';
+import { DEFAULT_BODY_LIMIT_BYTES, screenInput } from '../core/body.ts';
+import { closestNames, didYouMean } from '../core/suggest.ts';
+import { IDEMPOTENCY_META_KEY, KEY_TTL_HOURS, keyFromMeta } from '../runtime/idempotency.ts';
+import { TOOL_CALL_ID_HEADER, TOOL_CALL_ID_META_KEY, toolCallIdOf } from '../observability/trace-context.ts';
+import { respond, SERVER_INFO } from './base.ts';
+import type { ServeOptions } from './tool-route.ts';
+
+const INSTRUCTIONS =
+  'Every tool result carries the envelope as structuredContent: { success: true, message, data, links?, meta } or ' +
+  '{ success: false, message, error: { code, message, hint?, retryable, details? }, meta }. When a call fails, ' +
+  'error.message says what was wrong and error.hint shows a valid call; repeat a call unchanged only when ' +
+  `error.retryable is true. Every tool that is not read-only takes an idempotency key in the call's _meta "${IDEMPOTENCY_META_KEY}": ` +
+  `repeating the call with the same key and input within ${KEY_TTL_HOURS} h answers the first call again instead of running it twice.`;
+
+/**
+ * How long clients of 2026-07-28 may keep `tools/list` and `server/discover` answers: the tools
+ * change only with a deploy, and they are the same for every caller whose credential reaches every
+ * tool (the catalog, `GET /tools`, is public), so shared caches may keep them too. A credential
+ * limited to toolsets, or read-only, is listed fewer tools: its `tools/list` is private.
+ */
+export const TOOLS_LIST_CACHE = { ttlMs: 3_600_000, cacheScope: 'public' } as const;
+
+/** An authorised request whose body was read, as the endpoint hands it to the server. */
+export interface McpMessages {
+  request: Request;
+  scope: RequestScope;
+  /** Who is calling (what it may see and run), authorised once for the request, with its clients. */
+  caller: Authorized;
+  /** The body, as sent. */
+  body: string;
+}
+
+/** Answers the messages of one request. */
+export type McpServer = (messages: McpMessages) => Promise<Response>;
+
+/** What one HTTP request brings to the MCP server that answers it. */
+interface McpRequest {
+  request: Request;
+  scope: RequestScope;
+  /** Each `tools/call` of the body as sent, by JSON-RPC id (see {@link rawToolCalls}). */
+  calls: Map<RequestId, RawToolCall>;
+  caller: Authorized;
+}
+
+/**
+ * The MCP server of `tools`. Pipeline options (body limit, retries, ...) are those of the HTTP
+ * routes.
+ */
+export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions = {}): McpServer {
+  const byId = new Map(tools.map((tool) => [tool.id, tool]));
+  let listed: { tool: AnyTool; described: McpTool }[] | undefined;
+  /** The tools the caller may run: those outside its toolsets, or writing for a read-only caller, are not listed. */
+  const listTools = (caller: Caller) => (listed ??= tools.map((tool) => ({ tool, described: describeTool(tool) }))).filter(({ tool }) => !deniedTool(caller, tool)).map(({ described }) => described);
+  const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+
+  /** A fresh server for one request: it lists the tools and runs calls through the pipeline. */
+  const serverFor = ({ request, scope, calls, caller }: McpRequest): Server => {
+    const server = new Server(SERVER_INFO, {
+      capabilities: { tools: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+      cacheHints: { 'tools/list': caller.toolsets || caller.readOnly ? { ...TOOLS_LIST_CACHE, cacheScope: 'private' } : TOOLS_LIST_CACHE, 'server/discover': TOOLS_LIST_CACHE },
+    });
+    server.setRequestHandler('tools/list', () => ({ tools: listTools(caller) }));
+    server.setRequestHandler('tools/call', async ({ params }, ctx) => {
+      const tool = byId.get(params.name);
+      if (!tool) return toolResult(unknownTool(params.name, listTools(caller).map(({ name }) => name)), metaWithoutExecution(params.name));
+      const sent = calls.get(ctx.mcpReq.id) ?? { arguments: params.arguments, meta: params._meta };
+      const progressToken = ctx.mcpReq._meta?.progressToken;
+      const { outcome, meta } = await callTool(
+        tool,
+        {
+          readInput: async (hint) => screenInput(sent.arguments ?? {}, hint),
+          signal: AbortSignal.any([request.signal, ctx.mcpReq.signal]),
+          idempotencyKey: keyFromMeta(sent.meta),
+          traceparent: traceparentOf(sent.meta) ?? request.headers.get('traceparent'),
+          toolCallId: toolCallIdOf(metaValue(sent.meta, TOOL_CALL_ID_META_KEY)) ?? toolCallIdOf(request.headers.get(TOOL_CALL_ID_HEADER)),
+          origin: new URL(request.url).origin,
+          // Progress is a courtesy: a notification that cannot be sent does not fail the call.
+          onProgress:
+            progressToken === undefined
+              ? undefined
+              : (progress) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...progress } }).catch(() => {}),
+        },
+        caller,
+        scope,
+        options,
+      );
+      return toolResult(outcome, meta);
+    });
+    return server;
+  };
+
+  return async ({ request, scope, caller, body }) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    const calls = rawToolCalls(parsed);
+    // A tool call waits for the re-check of a cached key alongside its admission (in the pipeline);
+    // any other request waits for it here.
+    const messages = Array.isArray(parsed) ? parsed.length : 1;
+    if (calls.size < messages) {
+      const revoked = await caller.confirmed;
+      if (revoked) return respond(revoked, metaWithoutExecution('mcp'));
+    }
+    const context = { request, scope, calls, caller };
+    if (parsed === undefined) {
+      // The transport answers the protocol's parse error for the same bytes.
+      const unparsed = new Request(request.url, { method: 'POST', headers: request.headers, body });
+      return serveLegacy(serverFor(context), unparsed, undefined);
+    }
+    if (await isLegacyRequest(request, parsed, { maxRequestBodySize: bodyLimitBytes })) return serveLegacy(serverFor(context), request, parsed);
+    // 2026-07-28: the SDK checks the envelope and the headers, answers server/discover and
+    // subscriptions/listen, and hands the rest to the server.
+    const modern = createSdkHandler(() => serverFor(context), { legacy: 'reject', maxRequestBodySize: bodyLimitBytes });
+    return modern.fetch(request, { parsedBody: parsed });
+
+    /**
+     * 2025-era messages: statelessly, no session id, and JSON answers, except for a body with a
+     * call that asks for progress (`_meta.progressToken`): its answer is an event stream carrying
+     * the progress notifications, then the result. The server closes once that stream has ended.
+     */
+    async function serveLegacy(server: Server, httpRequest: Request, parsedBody: unknown): Promise<Response> {
+      const stream = [...calls.values()].some(({ meta }) => metaValue(meta, 'progressToken') !== undefined);
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream, maxRequestBodySize: bodyLimitBytes });
+      await server.connect(transport);
+      const response = await transport.handleRequest(httpRequest, { parsedBody });
+      if (!stream || !response.body) {
+        scope.waitUntil(server.close());
+        return response;
+      }
+      const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+      scope.waitUntil(response.body.pipeTo(writable).finally(() => server.close()));
+      return new Response(readable, response);
+    }
+  };
+}
+
+/** What `tools/list` answers for `tools`: each tool's name, title, annotations, description and schemas. */
+export function listedTools(tools: readonly AnyTool[]): McpTool[] {
+  return tools.map(describeTool);
+}
+
+function describeTool(tool: AnyTool): McpTool {
+  return {
+    name: tool.id,
+    title: tool.title,
+    description: tool.purpose,
+    annotations: annotationsOf(tool.annotations),
+    inputSchema: compactSchema(tool.jsonSchemas().input) as McpTool['inputSchema'],
+    outputSchema: mcpOutputSchema(tool) as McpTool['outputSchema'],
+  };
+}
+
+/**
+ * The annotations MCP would not assume: its defaults are a tool that writes, may destroy, is not
+ * idempotent and reaches the open world. (The title is the tool's own `title`.)
+ */
+function annotationsOf({ readOnlyHint, destructiveHint, idempotentHint, openWorldHint }: ToolAnnotations): McpTool['annotations'] {
+  const stated: NonNullable<McpTool['annotations']> = readOnlyHint ? { readOnlyHint } : { ...(!destructiveHint && { destructiveHint }), ...(idempotentHint && { idempotentHint }) };
+  if (!openWorldHint) stated.openWorldHint = false;
+  return stated;
+}
+
+/** A `tools/call` as sent: its `arguments` and its `params._meta`. */
+interface RawToolCall {
+  arguments: unknown;
+  meta: unknown;
+}
+
+/**
+ * Each `tools/call` in a JSON-RPC body exactly as sent, by request id. The SDK re-parses messages
+ * with zod, which silently drops `__proto__` keys, and lifts protocol keys out of `_meta`:
+ * screening what was sent keeps MCP's refusals the same as HTTP's.
+ */
+function rawToolCalls(body: unknown): Map<RequestId, RawToolCall> {
+  const calls = new Map<RequestId, RawToolCall>();
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (typeof message !== 'object' || message === null) continue;
+    const { method, id, params } = message as { method?: unknown; id?: unknown; params?: unknown };
+    if (method !== 'tools/call' || (typeof id !== 'string' && typeof id !== 'number')) continue;
+    const { arguments: args, _meta: meta } = typeof params === 'object' && params !== null ? (params as { arguments?: unknown; _meta?: unknown }) : {};
+    calls.set(id, { arguments: args, meta });
+  }
+  return calls;
+}
+
+/** One key of a call's `_meta`, if it is an object. */
+function metaValue(meta: unknown, key: string): unknown {
+  return typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[key] : undefined;
+}
+
+/** The W3C `traceparent` an MCP client may put in a call's `_meta` (it wins over the HTTP header). */
+function traceparentOf(meta: unknown): string | undefined {
+  const value = typeof meta === 'object' && meta !== null ? (meta as { traceparent?: unknown }).traceparent : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The envelope as an MCP tool result: `structuredContent`, the same in a few lines of text, and `isError`. */
+function toolResult(outcome: Outcome<unknown>, meta: Meta): CallToolResult {
+  const result = envelope(outcome, meta);
+  return { content: [{ type: 'text', text: renderText(result) }], structuredContent: result, isError: !result.success };
+}
+
+/** What the model reads when its client shows `content` only: the message and the data, or the error and what to do. */
+function renderText(result: ToolResult<unknown>): string {
+  if (result.success) {
+    const lines = [result.message, JSON.stringify(result.data)];
+    for (const link of result.links ?? []) lines.push(`${link.label}: ${link.url}`);
+    if (result.meta.truncated) lines.push('The answer was cut to its budget: the message says how to get the rest (next_cursor, when there is one).');
+    return lines.join('\n');
+  }
+  const { error } = result;
+  const retryAfter = error.details?.retry_after_ms;
+  const lines = [`${error.code}: ${error.message}`];
+  if (error.hint) lines.push(`Hint: ${error.hint}`);
+  lines.push(error.retryable ? `Retryable: yes${typeof retryAfter === 'number' ? `, after ${retryAfter} ms` : ''}.` : 'Retryable: no.');
+  return lines.join('\n');
+}
+
+/** UNKNOWN_TOOL, suggesting the closest of the tools the caller is listed (`ids`). */
+function unknownTool(name: string, ids: string[]): Failure {
+  const suggestions = closestNames(name, ids);
+  return fail('UNKNOWN_TOOL', `There is no tool '${name.slice(0, 100)}'.${didYouMean(suggestions)} Available tools: ${ids.join(', ')}.`, {
+    hint: suggestions.length ? `Call ${suggestions[0]} by that exact name (tools/list gives its input schema).` : 'Call tools/list for the tools and their input schemas, then call one by its name.',
+    details: { available_tools: ids, ...(suggestions.length && { suggestions }) },
+  });
+}
