@@ -102,7 +102,7 @@ const SECTIONS: Section[] = [
   },
   {
     name: 'cold-start',
-    progress: 'Cold start in workerd, before and after...',
+    progress: 'Cold start in workerd, before and after (the Neon stand-in starts first)...',
     run: async () => (await import('./cold-start.ts')).runColdStartBench(),
   },
 ];
