@@ -46,8 +46,8 @@ export const BASELINE_COMMIT = '59ffe6336197a7aeddc31770d1d649bb5f5c8d21';
  *
  * Since the gateway loads the MCP server on the first MCP request (a dynamic `import()`), esbuild,
  * which wrangler runs without code splitting, wraps every module that side shares with the rest
- * in a lazy initialiser and keeps more of drizzle: 8 KiB gzip more (361 to 369), for a start about
- * 70 ms shorter (bench/RESULTS.md, "Cold start in workerd").
+ * in a lazy initialiser and keeps more of drizzle: 8 KiB gzip more (361 to 369), for a start 30 to
+ * 100 ms shorter (bench/RESULTS.md, "Cold start in workerd").
  */
 export const TARGETS = { toolWorkerGzipKib: 200, gatewayGzipKib: 370 };
 

@@ -19,8 +19,8 @@
  * - each bundle of this checkout with its code loaded but not run (the whole script inside a
  *   function never called: V8 reads all of it, runs none of it), which is what the size alone costs;
  * - the gateway's first MCP answer (`initialize`, authorised by an API key of a project in the Neon
- *   stand-in), from spawning workerd: the gateway loads the MCP SDK on the first MCP request, so
- *   this is where that cost went.
+ *   stand-in), from spawning workerd and from when it was ready: the gateway loads the MCP SDK on
+ *   the first MCP request, so this is where that cost went.
  *
  * Samples of all rows are interleaved, so that load on the machine falls on all of them alike.
  *
@@ -51,17 +51,19 @@ const WORKERD: string = createRequire(import.meta.url)('workerd').default;
 /** The first MCP message every client sends (2025-11-25, answered statelessly as JSON). */
 const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'cold-start-bench', version: '1.0.0' } } };
 
-interface Sample {
+export interface Sample {
   /** From spawning workerd until it listens (the worker loaded, its module scope run). */
   readyMs: number;
   /** From spawning workerd until the first answer. */
   totalMs: number;
   /** CPU time workerd used until the first answer, all threads (Linux only). */
   cpuMs?: number;
+  /** CPU time workerd used until it was ready (Linux only). */
+  cpuReadyMs?: number;
 }
 
 /** What a sample asks once workerd listens. */
-type FirstRequest = (origin: string, signal: AbortSignal) => Promise<Response>;
+export type FirstRequest = (origin: string, signal: AbortSignal) => Promise<Response>;
 
 const health: FirstRequest = (origin, signal) => fetch(`${origin}/health`, { signal });
 
@@ -78,7 +80,7 @@ function cpuTimeMs(pid: number): number | undefined {
  * .wasm files wrangler writes next to it) on 127.0.0.1, with `bindings` as text bindings, into a
  * folder of its own under `scratch`; returns the config's path.
  */
-function writeConfig(scratch: string, name: string, script: string, bindings: Record<string, string>): string {
+export function writeConfig(scratch: string, name: string, script: string, bindings: Record<string, string>): string {
   const folder = join(scratch, name);
   mkdirSync(folder);
   const modules: string[] = [];
@@ -130,7 +132,7 @@ function codeOnly(script: string, folder: string): string {
 const SAMPLE_TIMEOUT_MS = 60_000;
 
 /** Spawns workerd on `config`, asks `first` once it listens, and stops it. */
-async function coldStart(config: string, first: FirstRequest): Promise<Sample> {
+export async function coldStart(config: string, first: FirstRequest): Promise<Sample> {
   const startedAt = performance.now();
   const workerd = spawn(WORKERD, ['serve', config, '--control-fd=3'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -149,12 +151,13 @@ async function coldStart(config: string, first: FirstRequest): Promise<Sample> {
       setTimeout(() => reject(new Error(`workerd did not listen within ${SAMPLE_TIMEOUT_MS} ms (${config}):\n${stderr}`)), SAMPLE_TIMEOUT_MS).unref();
     });
     const readyMs = performance.now() - startedAt;
+    const cpuReadyMs = cpuTimeMs(workerd.pid!);
     const response = await first(`http://127.0.0.1:${port}`, AbortSignal.timeout(SAMPLE_TIMEOUT_MS));
     const text = await response.text();
     const totalMs = performance.now() - startedAt;
     if (!response.ok) throw new Error(`The first request answered ${response.status} (${config}): ${text.slice(0, 500)}\n${stderr}`);
     const cpuMs = cpuTimeMs(workerd.pid!);
-    return { readyMs, totalMs, ...(cpuMs !== undefined && { cpuMs }) };
+    return { readyMs, totalMs, ...(cpuMs !== undefined && { cpuMs }), ...(cpuReadyMs !== undefined && { cpuReadyMs }) };
   } finally {
     if (workerd.exitCode === null && workerd.signalCode === null) {
       const exited = once(workerd, 'exit');
@@ -176,12 +179,12 @@ interface Row {
   size?: BundleSize;
   config: string;
   first: FirstRequest;
-  /** The row whose median this one's is compared with (the floor, for the starts). */
+  /** The floor's row, which this one's median is compared with (none for the floor itself). */
   against?: number;
 }
 
 /** Measures the floor and each worker, before and after, `samples` times each, interleaved. */
-export async function runColdStartBench({ baseline = COLD_START_BASELINE, samples = 9 } = {}): Promise<string> {
+export async function runColdStartBench({ baseline = COLD_START_BASELINE, samples = 15 } = {}): Promise<string> {
   const old = extractCommit(baseline);
   const scratch = mkdtempSync(join(tmpdir(), 'edge-tools-cold-'));
   const neon = await startNeonStandIn();
@@ -216,7 +219,7 @@ export async function runColdStartBench({ baseline = COLD_START_BASELINE, sample
     const firstMcp = rows.length;
     for (const when of ['before', 'after']) {
       const start = rows.find((row) => row.label === `gateway, ${when}`)!;
-      rows.push({ label: `gateway, ${when}: first MCP answer (initialize)`, size: start.size, config: start.config, first: initialize, against: rows.indexOf(start) });
+      rows.push({ label: `gateway, ${when}: first MCP answer (initialize)`, size: start.size, config: start.config, first: initialize });
     }
 
     await coldStart(rows[0]!.config, health); // workerd's binary read once, unreported
@@ -234,26 +237,32 @@ export async function runColdStartBench({ baseline = COLD_START_BASELINE, sample
       const base = against === undefined ? undefined : medianOf(against, measure);
       return shown(value !== undefined && base !== undefined ? value - base : undefined);
     };
-    const line = (row: Row, index: number) => {
+    const startLine = (row: Row, index: number) => {
       const size = row.size ? `${row.size.kib} / ${row.size.gzipKib}` : '–';
       const total = (sample: Sample) => sample.totalMs;
       const cpu = (sample: Sample) => sample.cpuMs;
       return `| ${row.label} | ${size} | ${shown(medianOf(index, (sample) => sample.readyMs))} | ${shown(medianOf(index, total))} | ${difference(index, row.against, total)} | ${shown(medianOf(index, cpu))} | ${difference(index, row.against, cpu)} |`;
     };
+    /** A first MCP answer: what it took after workerd was ready, within each sample. */
+    const mcpLine = (row: Row, index: number) => {
+      const afterReady = (sample: Sample) => sample.totalMs - sample.readyMs;
+      const cpuAfterReady = (sample: Sample) => (sample.cpuMs !== undefined && sample.cpuReadyMs !== undefined ? sample.cpuMs - sample.cpuReadyMs : undefined);
+      return `| ${row.label} | ${shown(medianOf(index, (sample) => sample.readyMs))} | ${shown(medianOf(index, (sample) => sample.totalMs))} | ${shown(medianOf(index, afterReady))} | ${shown(medianOf(index, (sample) => sample.cpuMs))} | ${shown(medianOf(index, cpuAfterReady))} |`;
+    };
     return [
       '## Cold start in workerd (bench/cold-start.ts)',
       '',
-      `Each sample spawns \`workerd serve\` (the binary wrangler runs) on a config of one worker, the dry-run bundle, and one socket on 127.0.0.1, and asks its first request once workerd listens: \`GET /health\` (no I/O) for the starts, \`POST /mcp\` \`initialize\` with an API key (checked against the Neon stand-in) for the first MCP answers. Medians of ${samples} samples per row, all rows interleaved. Before: commit ${baseline.slice(0, 7)}. "Ready" is when workerd listens, after it has loaded the worker and run its module scope. What the bundle adds = the row's median minus the floor's (workerd's own start), in elapsed time and in workerd's CPU time (all its threads, until the answer); for a first MCP answer, minus the same bundle's first \`/health\` answer. "Its code loaded, not run": the same bundle inside a function never called, so V8 reads all of it and runs none of it: what its size alone costs.`,
+      `Each sample spawns \`workerd serve\` (the binary wrangler runs) on a config of one worker, the dry-run bundle, and one socket on 127.0.0.1, and asks its first request once workerd listens: \`GET /health\` (no I/O) for the starts, \`POST /mcp\` \`initialize\` with an API key (checked against the Neon stand-in) for the first MCP answers. Medians of ${samples} samples per row, all rows interleaved. Before: commit ${baseline.slice(0, 7)}. "Ready" is when workerd listens, after it has loaded the worker and run its module scope. What the bundle adds = the row's median minus the floor's (workerd's own start), in elapsed time and in workerd's CPU time (all its threads, until the answer). "Its code loaded, not run": the same bundle inside a function never called, so V8 reads all of it and runs none of it: what its size alone costs.`,
       '',
       '| worker | bundle KiB (minified / gzip) | start to ready, ms | start to first answer, ms | added by the bundle, ms | workerd CPU until the answer, ms | CPU added by the bundle, ms |',
       '|---|---|---:|---:|---:|---:|---:|',
-      ...rows.slice(0, firstMcp).map((row, index) => line(row, index)),
+      ...rows.slice(0, firstMcp).map((row, index) => startLine(row, index)),
       '',
-      'The gateway\'s first MCP answer after a cold start; "added" is what it costs over the same start answering `GET /health` (the API key\'s check against the database, and, after, loading the MCP SDK):',
+      "The gateway's first MCP answer after a cold start, and what it took once workerd was ready (within each sample): the API key's check against the Neon stand-in, and, after, loading the MCP server and its SDK:",
       '',
-      '| worker | bundle KiB (minified / gzip) | start to ready, ms | start to the MCP answer, ms | added over its first `/health`, ms | workerd CPU until the answer, ms | CPU added over its first `/health`, ms |',
-      '|---|---|---:|---:|---:|---:|---:|',
-      ...rows.slice(firstMcp).map((row, index) => line(row, firstMcp + index)),
+      '| request | start to ready, ms | start to the MCP answer, ms | ready to the MCP answer, ms | workerd CPU until the answer, ms | workerd CPU from ready to the answer, ms |',
+      '|---|---:|---:|---:|---:|---:|',
+      ...rows.slice(firstMcp).map((row, index) => mcpLine(row, firstMcp + index)),
     ].join('\n');
   } finally {
     await neon.close();
@@ -263,6 +272,6 @@ export async function runColdStartBench({ baseline = COLD_START_BASELINE, sample
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { baseline: { type: 'string', default: COLD_START_BASELINE }, samples: { type: 'string', default: '9' } } });
+  const { values } = parseArgs({ options: { baseline: { type: 'string', default: COLD_START_BASELINE }, samples: { type: 'string', default: '15' } } });
   console.log(await runColdStartBench({ baseline: values.baseline, samples: Number(values.samples) }));
 }

@@ -2,10 +2,17 @@
  * What a tool's own worker carries, read from the dry-run deploy a user runs and its esbuild
  * metafile: a regression to `import { z } from 'zod'` (every locale), a tool worker that mounts MCP,
  * or a validator the gateway alone needs would each show here first. Sizes are not timing: the
- * gzip budget of a tool worker and of the gateway is asserted as wrangler reports it.
+ * gzip budget of a tool worker and of the gateway is asserted as wrangler reports it. The gateway's
+ * bundle is also run in workerd, to its first MCP answer.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { measureBundles, TARGETS } from '../../bench/bundles.ts';
+import { coldStart, writeConfig } from '../../bench/cold-start.ts';
+import { createProject, migrateDatabase } from '../../local/database.ts';
+import { startNeonStandIn } from '../../local/neon-http.ts';
 
 /** Packages no tool's own worker bundles: zod's other locales, MCP, a JSON Schema validator, OAuth (the gateway's). */
 const NEVER_IN_A_TOOL_WORKER = ['zod (other locales)', '@modelcontextprotocol/server', '@modelcontextprotocol/sdk', 'ajv', '@cloudflare/workers-oauth-provider'];
@@ -39,5 +46,36 @@ describe('the gateway bundle', () => {
     const packages = [...bundle!.byPackage.keys()];
     expect(packages.filter((name) => AGENT_FRAMEWORK.test(name))).toEqual([]);
     expect(packages).toEqual(expect.arrayContaining(['@modelcontextprotocol/server', 'hono', '@neondatabase/serverless']));
+  }, BUNDLE_TIMEOUT_MS);
+});
+
+describe('the gateway bundle in workerd', () => {
+  // The bundle loads its MCP server on the first MCP request, from modules esbuild initialises
+  // lazily: only the bundle itself shows whether every module they share with the rest is
+  // initialised (the workers project runs the source, not the bundle).
+  it('loads, and answers its first MCP request through the official SDK', async () => {
+    const neon = await startNeonStandIn();
+    const scratch = mkdtempSync(join(tmpdir(), 'edge-tools-bundle-'));
+    try {
+      await migrateDatabase(neon.connectionString);
+      const { apiKey } = await createProject(neon.connectionString, 'Bundle');
+      const [bundle] = await measureBundles(undefined, ['gateway']);
+      const config = writeConfig(scratch, 'gateway', bundle!.script, { DATABASE_URL: neon.connectionString });
+      let answer: unknown;
+      await coldStart(config, async (origin, signal) => {
+        const response = await fetch(`${origin}/mcp`, {
+          method: 'POST',
+          signal,
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bundle-test', version: '1.0.0' } } }),
+        });
+        answer = await response.clone().json();
+        return response;
+      });
+      expect(answer).toMatchObject({ jsonrpc: '2.0', id: 7, result: { protocolVersion: '2025-11-25', serverInfo: { name: 'edge-tools' }, capabilities: { tools: {} } } });
+    } finally {
+      await neon.close();
+      rmSync(scratch, { recursive: true, force: true });
+    }
   }, BUNDLE_TIMEOUT_MS);
 });
