@@ -165,7 +165,8 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
 
     expect(answers.filter((a) => a.status !== 200).map((a) => a.body.error)).toEqual([]);
     expect(state.maxRunning).toBeLessThanOrEqual(10);
-    expect(samples.length).toBeGreaterThan(10);
+    // It saw holders (however often a busy machine let it look), and never more than the limit.
+    expect(Math.max(...samples)).toBeGreaterThan(0);
     expect(Math.max(...samples)).toBeLessThanOrEqual(10);
     expect(await semaphoreKeys(callEnv.CONCURRENCY_NAMESPACE!)).toEqual([]);
   }, 60_000);
@@ -254,7 +255,15 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
     const { tool, state } = holdingTool();
     const callEnv = redisEnv();
     const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push(await call(tool, { hold_ms: 0 }, callEnv, {}, key));
+    // The limiter's window is a minute of the clock, and calls that straddle two windows may pass (the
+    // previous one weighs less and less): the clock is held mid-minute, so all four fall in one
+    // window however long they take.
+    vi.setSystemTime(Math.floor(Date.now() / 60_000) * 60_000 + 30_000);
+    try {
+      for (let i = 0; i < 4; i++) statuses.push(await call(tool, { hold_ms: 0 }, callEnv, {}, key));
+    } finally {
+      vi.useRealTimers();
+    }
     expect(statuses.map((s) => s.status)).toEqual([200, 200, 200, 429]);
     expect(statuses[3]!.body.error).toMatchObject({ code: 'RATE_LIMITED', retryable: true, details: { limit_per_minute: 3 } });
     expect(statuses[3]!.body.error.details.retry_after_ms).toBeGreaterThan(0);
