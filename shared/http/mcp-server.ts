@@ -237,7 +237,7 @@ function metaValue(meta: unknown, key: string): unknown {
 
 /** The W3C `traceparent` an MCP client may put in a call's `_meta` (it wins over the HTTP header). */
 function traceparentOf(meta: unknown): string | undefined {
-  const value = typeof meta === 'object' && meta !== null ? (meta as { traceparent?: unknown }).traceparent : undefined;
+  const value = metaValue(meta, 'traceparent');
   return typeof value === 'string' ? value : undefined;
 }
 

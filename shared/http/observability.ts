@@ -125,7 +125,7 @@ function readMetricsQuery(url: string): Parsed<MetricsQuery> {
  */
 function exposition(totals: CounterTotals, tools: readonly string[], tool?: string, readable?: readonly string[]): Response {
   const shown = (name: string) => (tool === undefined || name === tool) && (!readable || readable.includes(name));
-  return new Response(prometheusText({ projects: totals.projects, rows: totals.rows.filter((row) => shown(row.tool)) }, tools.filter(shown)), {
+  return new Response(prometheusText({ projects: totals.projects, rows: totals.rows.filter((row) => shown(row.tool)) }, (tool === undefined ? tools : [tool]).filter(shown)), {
     headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' },
   });
 }
