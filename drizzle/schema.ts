@@ -262,8 +262,12 @@ export const toolExecutions = pgTable(
     otelTraceId: text('otel_trace_id'),
     otelSpanId: text('otel_span_id'),
     otelParentSpanId: text('otel_parent_span_id'),
+    /** For a tool call made by code mode's code (shared/codemode/): the trace id of that code's execution. */
+    parentExecutionId: uuid('parent_execution_id'),
   },
   (t) => [
+    // The calls one code-mode execution made (GET /executions?execution=<trace id>).
+    index('tool_executions_project_parent_idx').on(t.projectId, t.parentExecutionId).where(sql`${t.parentExecutionId} is not null`),
     // Newest first, per project (GET /executions, GET /metrics over a window).
     index('tool_executions_project_created_idx').on(t.projectId, t.createdAt, t.id),
     index('tool_executions_project_tool_created_idx').on(t.projectId, t.tool, t.createdAt, t.id),
@@ -294,6 +298,8 @@ export const toolRefusals = pgTable(
     /** The refusal's message and, for invalid input, its field problems (`{ field, code, message }`). */
     reason: json('reason'),
     createdAt: createdAt(),
+    /** For a tool call made by code mode's code: the trace id of that code's execution. */
+    parentExecutionId: uuid('parent_execution_id'),
   },
   (t) => [index('tool_refusals_project_created_idx').on(t.projectId, t.createdAt), index('tool_refusals_created_idx').on(t.createdAt)],
 );

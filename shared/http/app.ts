@@ -7,6 +7,7 @@
 import { fail, ok, type Failure } from '../core/contract.ts';
 import { createMcpHandler, mcpCors, type McpHandler } from './mcp.ts';
 import { openAiCatalog } from './openai-export.ts';
+import { codeRoutes } from './code.ts';
 import { grantRoutes } from './grants.ts';
 import { observabilityRoutes } from './observability.ts';
 import { recordRoutes } from './records.ts';
@@ -49,6 +50,8 @@ export interface CatalogEntry {
  *   (`/mcp/study,documents`) those of some toolsets only; `GET /tools` and `GET /openapi.json`
  *   take `?toolset=` too, and `GET /tools` takes `?tool=<id>` (repeated or comma-separated);
  *   the three listings are public, and sent with a credential they list only what it may call;
+ * - `POST /code` and `POST /mcp/code` run an agent's code that calls these tools (code mode, when
+ *   the Worker Loader binding is configured: shared/codemode/), `GET /code/types` declares them;
  * - `GET /openapi.json` is the OpenAPI 3.1 document of these routes;
  * - `GET /health` answers when the worker is up; `GET /health/ready` whether its database and
  *   Redis answer (503 when one does not).
@@ -109,6 +112,7 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
     })
     .use('/mcp', mcpCors())
     .all('/mcp', (c) => all.mcp(c.req.raw, scopeOf(c)))
+    .route('/', codeRoutes(tools, options))
     .use('/mcp/:toolsets', mcpCors())
     .all('/mcp/:toolsets', (c) => {
       const parsed = parseToolsets(c.req.param('toolsets'), {
@@ -129,7 +133,7 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
 export type Gateway = ReturnType<typeof createGateway>;
 
 const ROUTES_HINT =
-  'Routes: GET /health, GET /health/ready, GET /tools (?toolset=, ?tool=, ?format=openai), GET /openapi.json (?toolset=), POST /tools/<tool id> with a JSON body, POST /mcp or /mcp/<toolsets> (MCP), GET /executions, GET /executions/<trace id>, GET /refusals, GET /metrics, GET /grants, DELETE /grants/<grant id>, GET /dashboard.';
+  'Routes: GET /health, GET /health/ready, GET /tools (?toolset=, ?tool=, ?format=openai), GET /openapi.json (?toolset=), POST /tools/<tool id> with a JSON body, POST /mcp or /mcp/<toolsets> (MCP), POST /code or /mcp/code (code mode), GET /code/types, GET /executions, GET /executions/<trace id>, GET /refusals, GET /metrics, GET /grants, DELETE /grants/<grant id>, GET /dashboard.';
 
 function catalogEntry(tool: AnyTool): CatalogEntry {
   const schemas = tool.jsonSchemas();

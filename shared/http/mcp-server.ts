@@ -77,7 +77,7 @@ export interface McpMessages {
 export type McpServer = (messages: McpMessages) => Promise<Response>;
 
 /** What one HTTP request brings to the MCP server that answers it. */
-interface McpRequest {
+export interface McpRequest {
   request: Request;
   scope: RequestScope;
   /** Each `tools/call` of the body as sent, by JSON-RPC id (see {@link rawToolCalls}). */
@@ -132,7 +132,15 @@ export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions
     });
     return server;
   };
+  return serveMcp(serverFor, bodyLimitBytes);
+}
 
+/**
+ * The MCP server whose per-request `Server` is `serverFor`'s: the protocol versions, statelessness
+ * and the re-check of a cached key are the same whatever it serves (the tools, or code mode's
+ * shared/http/mcp-code.ts).
+ */
+export function serveMcp(serverFor: (context: McpRequest) => Server, bodyLimitBytes: number): McpServer {
   return async ({ request, scope, caller, body }) => {
     let parsed: unknown;
     try {
@@ -208,7 +216,7 @@ function annotationsOf({ readOnlyHint, destructiveHint, idempotentHint, openWorl
 }
 
 /** A `tools/call` as sent: its `arguments` and its `params._meta`. */
-interface RawToolCall {
+export interface RawToolCall {
   arguments: unknown;
   meta: unknown;
 }
@@ -231,18 +239,18 @@ function rawToolCalls(body: unknown): Map<RequestId, RawToolCall> {
 }
 
 /** One key of a call's `_meta`, if it is an object. */
-function metaValue(meta: unknown, key: string): unknown {
+export function metaValue(meta: unknown, key: string): unknown {
   return typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[key] : undefined;
 }
 
 /** The W3C `traceparent` an MCP client may put in a call's `_meta` (it wins over the HTTP header). */
-function traceparentOf(meta: unknown): string | undefined {
+export function traceparentOf(meta: unknown): string | undefined {
   const value = metaValue(meta, 'traceparent');
   return typeof value === 'string' ? value : undefined;
 }
 
 /** The envelope as an MCP tool result: `structuredContent`, the same in a few lines of text, and `isError`. */
-function toolResult(outcome: Outcome<unknown>, meta: Meta): CallToolResult {
+export function toolResult(outcome: Outcome<unknown>, meta: Meta): CallToolResult {
   const result = envelope(outcome, meta);
   return { content: [{ type: 'text', text: renderText(result) }], structuredContent: result, isError: !result.success };
 }

@@ -37,21 +37,25 @@ type McpEnv = Pick<Env, 'MCP_ALLOWED_ORIGINS'>;
 export type McpHandler = (request: Request, scope: RequestScope) => Promise<Response>;
 
 /**
- * The `/mcp` endpoint serving `tools`. Pipeline options (body limit, retries, ...) are those of
+ * The `/mcp` endpoint serving `tools` (through the server `load` gives, when given). Pipeline options (body limit, retries, ...) are those of
  * the HTTP routes.
  *
  * @example
  * const mcp = createMcpHandler(tools);
  * app.all('/mcp', (c) => mcp(c.req.raw, { env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }));
  */
-export function createMcpHandler(tools: readonly AnyTool[], options: ServeOptions = {}): McpHandler {
+export function createMcpHandler(
+  tools: readonly AnyTool[],
+  options: ServeOptions = {},
+  load: () => Promise<McpServer> = () => import('./mcp-server.ts').then(({ createMcpServer }) => createMcpServer(tools, options)),
+): McpHandler {
   const toolsets = [...new Set(tools.map((tool) => tool.toolset))];
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   let server: Promise<McpServer> | undefined;
-  /** The MCP server of `tools`, loaded once (again after a failed load). */
+  /** The MCP server (by default that of `tools`; `load` may give another, e.g. code mode's), loaded once (again after a failed load). */
   const loadServer = () =>
-    (server ??= import('./mcp-server.ts').then(
-      ({ createMcpServer }) => createMcpServer(tools, options),
+    (server ??= load().then(
+      (loaded) => loaded,
       (error: unknown) => {
         server = undefined;
         throw error;

@@ -32,6 +32,7 @@ export const executionsQuery = z.strictObject({
     .regex(/^[0-9a-fA-F]{32}$/, 'must be a W3C trace id: 32 hex digits')
     .optional()
     .describe('Only executions in this distributed trace (the trace id of a traceparent the caller sent, or of the execution itself).'),
+  execution: z.uuid().optional().describe("Only the tool calls made by this code-mode execution's code (its trace id)."),
   limit: z.int().min(1).max(100).default(20).describe('Executions per page (default 20).'),
   cursor: cursorField.optional(),
   response_format: z
@@ -56,6 +57,7 @@ const summaryShape = {
   attempts: z.int(),
   performance_warning: z.boolean(),
   started_at: z.string().describe('When the call arrived (ISO 8601, UTC, microseconds).'),
+  execution_id: z.string().nullable().describe("For a tool call made by code-mode code: the trace id of that code's execution; null otherwise."),
 };
 
 /** One execution in a listing. */
@@ -109,6 +111,7 @@ const summaryColumns = {
   attempts: toolExecutions.attempts,
   performance_warning: toolExecutions.performanceWarning,
   started_at: startedAt,
+  execution_id: toolExecutions.parentExecutionId,
 };
 
 /** A stored value, or null when its JSON text is over the listing limit (measured in SQL, so it never leaves the database). */
@@ -130,6 +133,7 @@ export async function listExecutions(db: Database, projectId: string, query: Exe
   if (query.since) conditions.push(gte(toolExecutions.createdAt, new Date(query.since)));
   if (query.until) conditions.push(lt(toolExecutions.createdAt, new Date(query.until)));
   if (query.min_duration_ms !== undefined) conditions.push(gte(toolExecutions.durationMs, query.min_duration_ms));
+  if (query.execution) conditions.push(eq(toolExecutions.parentExecutionId, query.execution));
   if (query.otel_trace_id) conditions.push(eq(toolExecutions.otelTraceId, query.otel_trace_id.toLowerCase()));
   if (query.cursor) {
     const position = decodeCursor(executionsCursor, query.cursor, { hint: EXAMPLE });
@@ -254,5 +258,6 @@ function summaryOf(row: { [K in keyof typeof summaryColumns]: unknown }): Execut
     attempts: row.attempts as number,
     performance_warning: row.performance_warning as boolean,
     started_at: row.started_at as string,
+    execution_id: (row.execution_id as string | null) ?? null,
   };
 }

@@ -25,6 +25,8 @@ export interface RefusalRecord {
   failure: Failure;
   /** When the call arrived. */
   startedAt: Date;
+  /** For a call made by code mode's code: the trace id of that code's execution. */
+  parentExecutionId?: string;
 }
 
 /** Counts one refusal and keeps its reason. Never rejects: a failed write is logged instead. */
@@ -40,6 +42,7 @@ export async function recordRefusal(db: Database, record: RefusalRecord): Promis
       code,
       reason: sql`${JSON.stringify({ message, ...(fields && { fields }) })}::json`,
       createdAt: record.startedAt,
+      parentExecutionId: record.parentExecutionId ?? null,
     });
     await db.batch([refusal, addCounts(db, refusalCount(record.projectId, record.tool, code))]);
   } catch (error) {

@@ -60,6 +60,11 @@ export function startSpan(executionId: string, traceparent: string | null | unde
   return { traceId: traceIdOf(executionId), spanId, sampled: true };
 }
 
+/** The `traceparent` that makes another execution a child of `span` (code mode's inner calls). */
+export function childTraceparent(span: SpanContext): string {
+  return `00-${span.traceId}-${span.spanId}-${span.sampled ? '01' : '00'}`;
+}
+
 /** The W3C trace id written by an execution that started its own trace: its UUID without dashes. */
 export function traceIdOf(executionId: string): string {
   return executionId.replace(/-/g, '').toLowerCase();

@@ -35,6 +35,8 @@ export interface ExecutionRecord {
   /** Each failed attempt that was retried, in order. */
   retryErrors: readonly RetryError[];
   span: SpanContext;
+  /** For a call made by code mode's code: the trace id of that code's execution. */
+  parentExecutionId?: string;
 }
 
 /** A failed attempt that was tried again, as the trace keeps it. */
@@ -83,6 +85,7 @@ export async function recordExecution(db: Database, record: ExecutionRecord): Pr
       otelTraceId: record.span.traceId,
       otelSpanId: record.span.spanId,
       otelParentSpanId: record.span.parentSpanId ?? null,
+      parentExecutionId: record.parentExecutionId ?? null,
     });
     await db.batch([trace, addCounts(db, counts)]);
   } catch (error) {

@@ -25,6 +25,8 @@ export interface CallReportOptions {
   toolCallId?: string;
   caller: Authorized;
   scope: RequestScope;
+  /** For a call made by code mode's code: the trace id of that code's execution (its rows link to it). */
+  parentExecutionId?: string;
 }
 
 /** What an execution adds to its row and span, besides the outcome. */
@@ -49,18 +51,18 @@ export class CallReport {
 
   /** A call refused before it executed: its refusal row (counted in the metrics) and its span, after the answer. */
   refused(failure: Failure, durationMs: number): void {
-    const { tool, traceId, arrivedAt, caller, scope } = this.#options;
-    const record = { traceId, projectId: caller.project.id, apiKeyId: caller.keyId, tool: tool.id, failure, startedAt: arrivedAt };
+    const { tool, traceId, arrivedAt, caller, scope, parentExecutionId } = this.#options;
+    const record = { traceId, projectId: caller.project.id, apiKeyId: caller.keyId, tool: tool.id, failure, startedAt: arrivedAt, parentExecutionId };
     scope.waitUntil(afterResponse(() => Promise.all([recordRefusal(caller.db, record), this.#send({ outcome: failure, durationMs, refused: true })])));
   }
 
   /** A call that executed: its execution row and its span, after the answer. */
   executed({ admittedAtMs, ...facts }: ExecutionFacts): void {
-    const { tool, traceId, arrivedAt, caller, scope } = this.#options;
+    const { tool, traceId, arrivedAt, caller, scope, parentExecutionId } = this.#options;
     scope.waitUntil(
       afterResponse(() =>
         Promise.all([
-          recordExecution(caller.db, { ...facts, traceId, tool: tool.id, projectId: caller.project.id, startedAt: arrivedAt, apiKeyId: caller.keyId, span: this.#span }),
+          recordExecution(caller.db, { ...facts, traceId, tool: tool.id, projectId: caller.project.id, startedAt: arrivedAt, apiKeyId: caller.keyId, span: this.#span, parentExecutionId }),
           this.#send({
             outcome: facts.outcome,
             durationMs: facts.durationMs,

@@ -33,6 +33,8 @@ export interface Env extends AdmissionEnv, OtlpEnv, MetricsEnv, RetentionEnv, Li
    * itself is addressed on loopback (local development).
    */
   MCP_ALLOWED_ORIGINS?: string;
+  /** The Worker Loader binding code mode runs agents' code with (`[[worker_loaders]]` in wrangler.toml); without it code mode is off. */
+  LOADER?: WorkerLoader;
 }
 
 /** What the runtime needs from the Workers runtime for one request: its variables and `waitUntil`. */

@@ -254,6 +254,16 @@ export function callIds(projectId: string, toolId: string, key: string, input: u
   return async (purpose) => nameBasedUuid(`${projectId}:${toolId}:key:${await (fingerprint ??= fingerprintOf(input))}:${key}:${purpose}`);
 }
 
+/**
+ * The key of the `position`-th tool call (from 0, in the order the calls were made) of code-mode
+ * code sent with the key `key` (shared/codemode/): derived from both and from the call's tool and
+ * input, so the same code sent again with the same key gives each of its calls the key it had,
+ * and their writes replay instead of running twice.
+ */
+export async function innerCallKey(key: string, position: number, toolId: string, input: unknown): Promise<string> {
+  return `code:${await sha256(`${key}\n${position}\n${toolId}\n${canonicalJson(input)}`)}`;
+}
+
 /** A validated input's fingerprint: the SHA-256 of its canonical JSON, in hex. */
 function fingerprintOf(input: unknown): Promise<string> {
   return sha256(canonicalJson(input));

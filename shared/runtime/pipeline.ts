@@ -75,6 +75,8 @@ export interface ToolCall {
    * from zero is not reported until it passes what was already reported.
    */
   onProgress?: (progress: Progress) => void;
+  /** For a call made by code mode's code (shared/codemode/): the trace id of that code's execution, which its trace rows name. */
+  parentExecutionId?: string;
 }
 
 /** A tool's progress as the transport forwards it: `progress` of `total` (when known) done. */
@@ -125,7 +127,7 @@ export async function callTool(
     queued_ms: round(queuedMs),
     performance_warning: executionMs > slowCallMs,
   });
-  const report = new CallReport({ tool, traceId, arrivedAt, traceparent: call.traceparent, toolCallId: call.toolCallId, caller, scope });
+  const report = new CallReport({ tool, traceId, arrivedAt, traceparent: call.traceparent, toolCallId: call.toolCallId, caller, scope, parentExecutionId: call.parentExecutionId });
   // Refusals happen before execution: attempts stays 0. A revoked key's refusal is not recorded:
   // the key no longer vouches for the project.
   const refuse = (failure: Failure, projectId?: string): CallResult => {

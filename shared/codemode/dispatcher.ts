@@ -1,0 +1,154 @@
+/**
+ * The host's side of `tools[...]()`: each call the code makes arrives here over RPC, is bounded
+ * (how many one execution makes, how many run at once, none once the execution has answered) and
+ * handed to `run` (the pipeline, under the caller's scope: ./run.ts). Every answer is an envelope
+ * as JSON text: failures are values the code branches on, never exceptions.
+ */
+import { RpcTarget } from 'cloudflare:workers';
+import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome } from '../core/contract.ts';
+import { closestNames, didYouMean } from '../core/suggest.ts';
+import type { AnyTool } from '../core/tool.ts';
+import type { DispatcherStub } from './sandbox.ts';
+
+/** One tool call the code made, as the execution's answer lists it (`data.calls`). */
+export interface InnerCallEntry {
+  tool: string;
+  trace_id: string;
+  success: boolean;
+  /** The error code, on failure. */
+  error_code?: string;
+  /** True when the answer was an earlier call's, replayed for its idempotency key. */
+  replayed?: true;
+}
+
+/** Runs one inner call: the tool, its input as parsed, and its position among the execution's calls (from 0). */
+export type RunInnerCall = (tool: AnyTool, input: unknown, position: number) => Promise<{ outcome: Outcome<unknown>; meta: Meta }>;
+
+/** Options of {@link InnerCalls}. */
+export interface InnerCallsOptions {
+  /** Every tool of the gateway; a name is a tool's id or its camelCase alias. */
+  tools: readonly AnyTool[];
+  /** Whether the caller may call a tool: the others are left out of suggestions (calling one still gets the pipeline's refusal). */
+  callable: (tool: AnyTool) => boolean;
+  run: RunInnerCall;
+  /** The most calls of one execution, and the most running at once. */
+  maxCalls: number;
+  maxConcurrent: number;
+  /** Characters of one call's input as JSON. */
+  maxInputChars: number;
+}
+
+/** The calls of one execution: bounded, listed in the order they were made, and closed once it answered. */
+export class InnerCalls {
+  /** Every call made, in order, as the answer lists them. */
+  readonly entries: InnerCallEntry[] = [];
+  /** Calls refused, without being listed, because the execution had made as many as it may. */
+  overLimit = 0;
+  readonly #options: InnerCallsOptions;
+  readonly #byName: Map<string, AnyTool>;
+  readonly #pending = new Set<Promise<unknown>>();
+  readonly #waiting: (() => void)[] = [];
+  #running = 0;
+  #made = 0;
+  #closed = false;
+
+  constructor(options: InnerCallsOptions) {
+    this.#options = options;
+    this.#byName = new Map(options.tools.flatMap((tool) => [[tool.id, tool] as const, [camelCase(tool.id), tool] as const]));
+  }
+
+  /** The stub handed to the sandbox: it exposes `call` and nothing else of this object. */
+  stub(): DispatcherStub {
+    return new Dispatcher(this);
+  }
+
+  /** Answers one call of the code with an envelope, as JSON text. */
+  async call(name: string, inputJson: string | null, problem?: string): Promise<string> {
+    const label = String(name).slice(0, 100);
+    if (this.#closed) return refused(label, fail('VALIDATION_ERROR', `The call of '${label}' came after the code had already answered, so it did not run. Await every tool call before returning.`, { details: { reason: 'after_answer' } }));
+    if (this.#made >= this.#options.maxCalls) {
+      this.overLimit++;
+      return refused(label, fail('RATE_LIMITED', `The code already made ${this.#options.maxCalls} tool calls, the most one execution may make, so this call of '${label}' did not run.`, {
+        hint: 'Do fewer calls in one execution (a tool that takes a list, or a narrower query), or split the work over several executions.',
+        retryable: false,
+        details: { reason: 'inner_call_limit', limit: this.#options.maxCalls },
+      }));
+    }
+    const position = this.#made++;
+    const tool = this.#byName.get(name);
+    if (!tool) return this.#record(label, refused(label, this.#unknownTool(label)));
+    if (inputJson === null || inputJson.length > this.#options.maxInputChars) {
+      const why = inputJson === null ? `its input cannot be written as JSON (${problem ?? 'unknown reason'})` : `its input is ${inputJson.length} characters as JSON, over the ${this.#options.maxInputChars} one call may take`;
+      return this.#record(tool.id, refused(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: ${why}.`, { hint: tool.hint })));
+    }
+    const work = this.#runBounded(tool, JSON.parse(inputJson) as unknown, position);
+    this.#pending.add(work);
+    try {
+      return await work;
+    } finally {
+      this.#pending.delete(work);
+    }
+  }
+
+  /** Refuses every later call: the code has answered. */
+  close(): void {
+    this.#closed = true;
+  }
+
+  /** Settles once every call already running has answered (they are real calls, and may be writing). */
+  async settled(): Promise<void> {
+    while (this.#pending.size) await Promise.allSettled([...this.#pending]);
+  }
+
+  async #runBounded(tool: AnyTool, input: unknown, position: number): Promise<string> {
+    const entry: InnerCallEntry = { tool: tool.id, trace_id: '', success: false };
+    this.entries.push(entry);
+    while (this.#running >= this.#options.maxConcurrent) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    this.#running++;
+    try {
+      const { outcome, meta } = await this.#options.run(tool, input, position);
+      Object.assign(entry, { trace_id: meta.trace_id, success: outcome.ok }, !outcome.ok && { error_code: outcome.error.code }, meta.replayed && { replayed: true });
+      return JSON.stringify(envelope(outcome, meta));
+    } finally {
+      this.#running--;
+      this.#waiting.shift()?.();
+    }
+  }
+
+  /** Lists a call answered without running (unknown tool, a bound reached). */
+  #record(tool: string, answer: string): string {
+    const { meta, error } = JSON.parse(answer) as { meta: Meta; error: { code: string } };
+    this.entries.push({ tool, trace_id: meta.trace_id, success: false, error_code: error.code });
+    return answer;
+  }
+
+  #unknownTool(name: string): Failure {
+    const ids = this.#options.tools.filter(this.#options.callable).map((tool) => tool.id);
+    const suggestions = closestNames(name, ids);
+    return fail('UNKNOWN_TOOL', `There is no tool '${name}'.${didYouMean(suggestions)} Tools: ${ids.join(', ')}.`, {
+      hint: `Call a tool by its id or its camelCase name: tools["${suggestions[0] ?? ids[0] ?? 'tool-id'}"](input) or tools.${camelCase(suggestions[0] ?? ids[0] ?? 'tool-id')}(input).`,
+      details: { available_tools: ids, ...(suggestions.length && { suggestions }) },
+    });
+  }
+}
+
+/** The RPC face of {@link InnerCalls}: the sandbox can call `call`, and reach nothing else. */
+class Dispatcher extends RpcTarget implements DispatcherStub {
+  readonly #calls: InnerCalls;
+  constructor(calls: InnerCalls) {
+    super();
+    this.#calls = calls;
+  }
+  call(name: string, inputJson: string | null, problem?: string): Promise<string> {
+    return this.#calls.call(String(name), typeof inputJson === 'string' ? inputJson : null, typeof problem === 'string' ? problem : undefined);
+  }
+}
+
+/** A tool id's camelCase alias: `semantic-search` → `semanticSearch`. */
+export function camelCase(id: string): string {
+  return id.replace(/-([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase());
+}
+
+function refused(tool: string, failure: Failure): string {
+  return JSON.stringify(envelope(failure, metaWithoutExecution(tool)));
+}

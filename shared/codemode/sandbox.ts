@@ -1,0 +1,169 @@
+/**
+ * Running an agent's code in a sandbox: a worker loaded through the Worker Loader binding, with
+ * no network (`globalOutbound: null`), no `env`, and one capability, the tool dispatcher it is
+ * handed over RPC. Each execution loads a worker of its own, so nothing one execution does to its
+ * globals (prototypes included) reaches another.
+ *
+ * Worker Loader is used directly rather than through @cloudflare/codemode's DynamicWorkerExecutor,
+ * which this module follows closely, because the executor falls short here: it sets no `limits`
+ * (so a deployed sandbox would get no CPU limit of its own), it keeps every log line (unbounded
+ * memory in the sandbox), it splices the code into its own class (so a syntax error fails the load
+ * instead of being named) and it has no room for the loop guard (./guard.ts). Its type generation
+ * and result truncation are used as they are (./types.ts, ./run.ts).
+ */
+import { CODE_MODE_LIMITS } from './limits.ts';
+
+/** The sandbox's compatibility date: the gateway's own (wrangler.toml), never newer than the bundled workerd supports. */
+const SANDBOX_COMPATIBILITY_DATE = '2026-10-01';
+
+/** What the sandbox answers: the result as JSON, or the exception thrown, with the bounded logs. */
+export interface SandboxAnswer {
+  /** The JSON of what the function returned (`null` for undefined), when it returned. */
+  result?: string;
+  /** Characters of a result too large to hand back at all (over `transferChars`). */
+  tooLarge?: number;
+  /** What the code threw (or why its result could not be serialised). */
+  error?: { name: string; message: string };
+  logs: string[];
+  /** Log lines dropped past the log bounds. */
+  logsDropped: number;
+  /** Set when the guard stopped the code, even if the code caught the guard's error. */
+  stopped: boolean;
+}
+
+/** How a sandbox run ended without an answer from the sandbox: too slow, or the sandbox failed (deployed: its CPU limit). */
+export type SandboxEnd = { ok: true; answer: SandboxAnswer } | { ok: false; reason: 'wall_time' } | { ok: false; reason: 'sandbox_failed'; message: string };
+
+/** What the sandbox may call: the dispatcher's one method, over RPC. */
+export interface DispatcherStub {
+  call(name: string, inputJson: string | null, problem?: string): Promise<string>;
+}
+
+/** The settings the sandbox reads, passed to it with each run. */
+type SandboxLimits = Pick<typeof CODE_MODE_LIMITS, 'guardTicks' | 'logLines' | 'logChars' | 'transferChars'>;
+
+/**
+ * Runs `source` (an instrumented async arrow function whose guard is named `guard`, see
+ * ./guard.ts) in a fresh sandbox loaded by `loader`, handing it `dispatcher`. Answers once the
+ * code settled, or at `wallTimeMs`.
+ */
+export async function runInSandbox(
+  loader: WorkerLoader,
+  { source, guard, dispatcher, wallTimeMs }: { source: string; guard: string; dispatcher: DispatcherStub; wallTimeMs: number },
+): Promise<SandboxEnd> {
+  const limits: SandboxLimits = {
+    guardTicks: CODE_MODE_LIMITS.guardTicks,
+    logLines: CODE_MODE_LIMITS.logLines,
+    logChars: CODE_MODE_LIMITS.logChars,
+    transferChars: CODE_MODE_LIMITS.transferChars,
+  };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const worker = loader.load({
+    compatibilityDate: SANDBOX_COMPATIBILITY_DATE,
+    mainModule: 'execution.js',
+    modules: { 'execution.js': EXECUTION_MODULE, 'agent.js': `export default (${guard}, tools, console) => (${source});\n` },
+    // No network and no bindings: the dispatcher, passed as an argument, is the only capability.
+    globalOutbound: null,
+    env: {},
+    // Enforced by Cloudflare when deployed; workerd enforces neither locally, hence the guard.
+    limits: { cpuMs: CODE_MODE_LIMITS.cpuMs },
+  });
+  const entrypoint = worker.getEntrypoint() as unknown as { evaluate(dispatcher: DispatcherStub, limits: SandboxLimits): Promise<SandboxAnswer> } & Partial<Disposable>;
+  try {
+    const timedOut = new Promise<SandboxEnd>((resolve) => {
+      timer = setTimeout(() => resolve({ ok: false, reason: 'wall_time' }), wallTimeMs);
+    });
+    const answered = entrypoint.evaluate(dispatcher, limits).then(
+      (answer): SandboxEnd => ({ ok: true, answer }),
+      (error: unknown): SandboxEnd => ({ ok: false, reason: 'sandbox_failed', message: error instanceof Error ? error.message : String(error) }),
+    );
+    return await Promise.race([answered, timedOut]);
+  } finally {
+    clearTimeout(timer);
+    // Native handles are released now rather than left to the collector (as the codemode executor does).
+    try {
+      entrypoint[Symbol.dispose]?.();
+    } catch {
+      // Disposal never masks the answer.
+    }
+  }
+}
+
+/**
+ * The sandbox's main module. `evaluate` keeps its state (the guard's count, the logs) in its own
+ * scope: the agent's code lives in another module (agent.js) and sees only the guard, `tools` and
+ * `console` it is handed. Tool inputs and envelopes cross as JSON text, so no object of the sandbox
+ * reaches the host and none of the host's reaches the sandbox.
+ */
+const EXECUTION_MODULE = String.raw`
+import { WorkerEntrypoint } from "cloudflare:workers";
+import agent from "./agent.js";
+
+export default class CodeExecution extends WorkerEntrypoint {
+  async evaluate(dispatcher, limits) {
+    let ticks = 0;
+    let stopped = false;
+    const guard = () => {
+      if (++ticks > limits.guardTicks) {
+        stopped = true;
+        throw new RangeError("The code was stopped after " + limits.guardTicks + " loop iterations and function calls, the most one execution may run.");
+      }
+    };
+    const logs = [];
+    let logChars = 0;
+    let logsDropped = 0;
+    const format = (value) => {
+      if (typeof value === "string") return value;
+      try { return JSON.stringify(value) ?? String(value); } catch { try { return String(value); } catch { return "[unprintable]"; } }
+    };
+    const writer = (prefix) => (...args) => {
+      if (logs.length >= limits.logLines || logChars >= limits.logChars) { logsDropped++; return; }
+      const line = (prefix + args.map(format).join(" ")).slice(0, limits.logChars - logChars);
+      logChars += line.length;
+      logs.push(line);
+    };
+    const sandboxConsole = Object.freeze({ log: writer(""), info: writer(""), debug: writer(""), warn: writer("[warn] "), error: writer("[error] ") });
+    for (const name of ["log", "info", "debug", "warn", "error", "trace", "dir", "table"]) {
+      try { globalThis.console[name] = sandboxConsole[name] ?? sandboxConsole.log; } catch {}
+    }
+    const call = async (name, input) => {
+      let json;
+      try { json = JSON.stringify(input === undefined ? {} : input); } catch (error) {
+        return JSON.parse(await dispatcher.call(name, null, describe(error).message));
+      }
+      return JSON.parse(await dispatcher.call(name, json ?? null, json === undefined ? "the input is not a JSON value" : undefined));
+    };
+    const tools = new Proxy(Object.create(null), {
+      get: (_target, name) => (typeof name === "string" && name !== "then" ? (input) => call(name, input) : undefined),
+      set: () => false,
+      defineProperty: () => false,
+      deleteProperty: () => false,
+      setPrototypeOf: () => false,
+    });
+    const answer = (fields) => ({ ...fields, logs, logsDropped, stopped });
+    let value;
+    try {
+      value = await agent(guard, tools, sandboxConsole)();
+    } catch (error) {
+      return answer({ error: describe(error) });
+    }
+    let json;
+    try {
+      json = JSON.stringify(value === undefined ? null : value) ?? "null";
+    } catch (error) {
+      return answer({ error: { name: "TypeError", message: "The value the function returned cannot be written as JSON: " + describe(error).message } });
+    }
+    if (json.length > limits.transferChars) return answer({ tooLarge: json.length });
+    return answer({ result: json });
+  }
+}
+
+function describe(error) {
+  try {
+    if (error instanceof Error) return { name: String(error.name).slice(0, 100), message: String(error.message).slice(0, 2000) };
+    return { name: typeof error, message: String(error).slice(0, 2000) };
+  } catch {
+    return { name: "unknown", message: "a value that cannot be described" };
+  }
+}
+`;

@@ -1,0 +1,66 @@
+/**
+ * What an agent reads to write code against the tools: a TypeScript declaration of `tools`, each
+ * tool under its id and its camelCase alias, its input and output types generated from the JSON
+ * Schemas of the same zod schemas the validator enforces (@cloudflare/codemode's generator), and
+ * the envelope every call returns. And the index of tools, one line each, that code mode's MCP
+ * server puts in its `execute` tool's description.
+ */
+import { jsonSchemaToType } from '@cloudflare/codemode';
+import type { JSONSchema7 } from 'json-schema';
+import type { AnyTool } from '../core/tool.ts';
+import { camelCase } from './dispatcher.ts';
+
+/** The envelope and its parts, as every call returns them. */
+const ENVELOPE = `/** What every tool call returns: check \`success\` before reading \`data\`; failures are values, never exceptions. */
+type Envelope<T> =
+  | { success: true; message: string; data: T; links?: { label: string; url: string }[]; meta: Meta }
+  | { success: false; message: string; error: ToolError; meta: Meta };
+type ToolError = {
+  /** VALIDATION_ERROR, PERMISSION_DENIED, NOT_FOUND, RATE_LIMITED, BUSY, ... */
+  code: string;
+  message: string;
+  /** An example of a valid call, or the next step. */
+  hint?: string;
+  /** May the same call succeed later? */
+  retryable: boolean;
+  details?: Record<string, unknown>;
+};
+type Meta = { tool: string; trace_id: string; duration_ms: number; attempts: number; queued_ms: number; truncated?: boolean; replayed?: boolean };`;
+
+/**
+ * The declarations of `tools` for code that calls `selected`: the envelope, each tool's input and
+ * output types, and `declare const tools`.
+ *
+ * @example
+ * toolDeclarations(tools.filter((tool) => tool.toolset === 'study'))
+ */
+export function toolDeclarations(selected: readonly AnyTool[]): string {
+  const types: string[] = [];
+  const members: string[] = [];
+  for (const tool of selected) {
+    const name = pascalCase(tool.id);
+    const { input, output } = tool.jsonSchemas();
+    types.push(jsonSchemaToType(input as JSONSchema7, `${name}Input`), jsonSchemaToType(output as JSONSchema7, `${name}Output`));
+    const signature = `(input: ${name}Input): Promise<Envelope<${name}Output>>;`;
+    const doc = `  /** ${tool.purpose.replace(/\*\//g, '* /')}${tool.annotations.readOnlyHint ? '' : ' (writes)'} */`;
+    members.push(doc, `  ${JSON.stringify(tool.id)}${signature}`, `  ${camelCase(tool.id)}${signature}`);
+  }
+  return [ENVELOPE, ...types, `declare const tools: {\n${members.join('\n')}\n};`].join('\n');
+}
+
+/** One line per tool: its id, its alias, whether it writes, and the first sentence of what it does. */
+export function toolIndex(selected: readonly AnyTool[]): string {
+  return selected
+    .map((tool) => `- ${tool.id} (${camelCase(tool.id)})${tool.annotations.readOnlyHint ? '' : ' [writes]'}: ${firstSentence(tool.purpose)}`)
+    .join('\n');
+}
+
+function pascalCase(id: string): string {
+  const camel = camelCase(id);
+  return camel.charAt(0).toUpperCase() + camel.slice(1);
+}
+
+function firstSentence(text: string): string {
+  const end = text.search(/\.(\s|$)/);
+  return end === -1 ? text : text.slice(0, end + 1);
+}

@@ -1,0 +1,132 @@
+/**
+ * Code mode's MCP server, behind `POST /mcp/code` (the endpoint is shared/http/mcp.ts's, loaded on
+ * first use like the tools' server): two tools instead of one per tool.
+ *
+ * - `execute` `{ code }` runs an agent's code (shared/codemode/run.ts), the same execution and the
+ *   same envelope as `POST /code`. Its description lists every tool the credential may call, one
+ *   line each, so an agent knows what exists without reading every schema.
+ * - `describe` `{ tools? }` answers the TypeScript declarations (input and output types, generated
+ *   from the zod schemas the validator enforces) of the tools named, or of all of them.
+ *
+ * An idempotency key travels in `_meta["edge-tools/idempotency-key"]` of the `execute` call, as for
+ * any tool; a `traceparent` in `_meta.traceparent` or the HTTP header.
+ */
+import { Server, type Tool as McpTool } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import { DEFAULT_BODY_LIMIT_BYTES, screenInput } from '../core/body.ts';
+import { fail, metaWithoutExecution, ok } from '../core/contract.ts';
+import type { AnyTool } from '../core/tool.ts';
+import { validateInput } from '../core/validation.ts';
+import { camelCase } from '../codemode/dispatcher.ts';
+import { CODE_MODE_LIMITS } from '../codemode/limits.ts';
+import { codeInput, runCode } from '../codemode/run.ts';
+import { toolDeclarations, toolIndex } from '../codemode/types.ts';
+import { deniedTool, type Caller } from '../runtime/auth.ts';
+import { IDEMPOTENCY_META_KEY, keyFromMeta } from '../runtime/idempotency.ts';
+import { SERVER_INFO } from './base.ts';
+import { serveMcp, toolResult, traceparentOf, TOOLS_LIST_CACHE, type McpRequest, type McpServer } from './mcp-server.ts';
+import type { ServeOptions } from './tool-route.ts';
+
+const INSTRUCTIONS =
+  'Code mode: instead of one tool call per step, write one async arrow function that makes the calls, ' +
+  'and get back only what it returns. Call describe for the types of the tools you will use, then execute. ' +
+  `A code that writes takes an idempotency key in the execute call's _meta "${IDEMPOTENCY_META_KEY}": sent again with the same key and code, its writes are not repeated.`;
+
+/** The input of `describe`. */
+const describeInput = z.strictObject({
+  tools: z.array(z.string().min(1).max(100)).min(1).max(50).optional().describe('Tool ids (or camelCase names) to describe; all the tools you may call when absent.'),
+});
+
+/** Code mode's MCP server: `execute` and `describe` for code calling `tools`. */
+export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOptions = {}): McpServer {
+  const callable = (caller: Caller) => tools.filter((tool) => !deniedTool(caller, tool));
+  const serverFor = ({ request, scope, calls, caller }: McpRequest): Server => {
+    const server = new Server(SERVER_INFO, {
+      capabilities: { tools: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+      cacheHints: { 'tools/list': { ...TOOLS_LIST_CACHE, cacheScope: caller.toolsets || caller.readOnly ? 'private' : 'public' }, 'server/discover': TOOLS_LIST_CACHE },
+    });
+    server.setRequestHandler('tools/list', () => ({ tools: listedTools(callable(caller)) }));
+    server.setRequestHandler('tools/call', async ({ params }, ctx) => {
+      const sent = calls.get(ctx.mcpReq.id) ?? { arguments: params.arguments, meta: params._meta };
+      if (params.name === 'execute') {
+        const { outcome, meta } = await runCode(
+          tools,
+          {
+            readInput: async (hint) => screenInput(sent.arguments ?? {}, hint),
+            idempotencyKey: keyFromMeta(sent.meta),
+            traceparent: traceparentOf(sent.meta) ?? request.headers.get('traceparent'),
+            signal: AbortSignal.any([request.signal, ctx.mcpReq.signal]),
+            origin: new URL(request.url).origin,
+          },
+          caller,
+          scope,
+          options,
+        );
+        return toolResult(outcome, meta);
+      }
+      if (params.name === 'describe') {
+        const revoked = await caller.confirmed;
+        if (revoked) return toolResult(revoked, metaWithoutExecution('describe'));
+        return toolResult(describe(callable(caller), sent.arguments ?? {}), metaWithoutExecution('describe'));
+      }
+      return toolResult(
+        fail('UNKNOWN_TOOL', `There is no tool '${String(params.name).slice(0, 100)}' on /mcp/code: it has execute and describe. The tools themselves are called from the code: tools["<id>"](input).`, {
+          hint: 'Call execute with { "code": "async () => { ... }" }, or describe for the tools\' types.',
+          details: { available_tools: ['execute', 'describe'] },
+        }),
+        metaWithoutExecution(String(params.name).slice(0, 100)),
+      );
+    });
+    return server;
+  };
+  return serveMcp(serverFor, options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES);
+}
+
+/** `tools/list` on /mcp/code for a caller who may call `callable`. */
+export function listedTools(callable: readonly AnyTool[]): McpTool[] {
+  return [
+    {
+      name: 'execute',
+      title: 'Run code that calls the tools',
+      description:
+        'Runs one async arrow function (JavaScript) and answers with what it returns. Inside it, tools["<id>"](input) or tools.<camelCaseId>(input) ' +
+        'calls a tool through the full pipeline (validation, limits, idempotency, trace) and resolves to its envelope ' +
+        '{ success, message, data | error, meta }: failures are values, check success. Return only what you need. ' +
+        'The answer: data.result, data.calls (tool, trace_id, success, error_code per call), data.logs (console output). ' +
+        `Bounds: ${CODE_MODE_LIMITS.innerCalls} calls (${CODE_MODE_LIMITS.concurrentInnerCalls} at once), ${CODE_MODE_LIMITS.wallTimeMs / 1000} s, ` +
+        `a result of ${CODE_MODE_LIMITS.resultChars} characters (more is cut); no network. describe gives each tool's input and output types. Tools:\n` +
+        toolIndex(callable),
+      inputSchema: z.toJSONSchema(codeInput) as McpTool['inputSchema'],
+      annotations: { readOnlyHint: callable.every((tool) => tool.annotations.readOnlyHint), openWorldHint: false },
+    },
+    {
+      name: 'describe',
+      title: 'Types of the tools',
+      description: 'TypeScript declarations of the tools named (all when none): input and output types, and the envelope every call returns.',
+      inputSchema: z.toJSONSchema(describeInput) as McpTool['inputSchema'],
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+  ];
+}
+
+/** The declarations of the tools `arguments` names, among those the caller may call. */
+function describe(callable: readonly AnyTool[], args: unknown) {
+  const hint = 'Example of a valid call: { "tools": ["semantic-search", "getDocumentContext"] }';
+  const screened = screenInput(args, hint);
+  if (!screened.ok) return screened;
+  const input = validateInput(describeInput, screened.value, hint);
+  if (!input.ok) return input;
+  const named = input.value.tools;
+  if (!named) return ok({ declarations: toolDeclarations(callable) }, `Declarations of the ${callable.length} tools you may call from code.`);
+  const chosen = named.map((name) => callable.find((tool) => tool.id === name || camelCase(tool.id) === name));
+  const unknown = named.filter((_name, index) => !chosen[index]);
+  if (unknown.length) {
+    return fail('UNKNOWN_TOOL', `No tool you may call is named ${unknown.map((name) => `'${name.slice(0, 60)}'`).join(', ')}. Tools: ${callable.map((tool) => tool.id).join(', ')}.`, {
+      hint,
+      details: { available_tools: callable.map((tool) => tool.id) },
+    });
+  }
+  const distinct = [...new Set(chosen as AnyTool[])];
+  return ok({ declarations: toolDeclarations(distinct) }, `Declarations of ${distinct.map((tool) => tool.id).join(', ')}.`);
+}
