@@ -4,7 +4,6 @@
  * handed to `run` (the pipeline, under the caller's scope: ./run.ts). Every answer is an envelope
  * as JSON text: failures are values the code branches on, never exceptions.
  */
-import { RpcTarget } from 'cloudflare:workers';
 import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome } from '../core/contract.ts';
 import { closestNames, didYouMean } from '../core/suggest.ts';
 import type { AnyTool } from '../core/tool.ts';
@@ -57,9 +56,9 @@ export class InnerCalls {
     this.#byName = new Map(options.tools.flatMap((tool) => [[tool.id, tool] as const, [camelCase(tool.id), tool] as const]));
   }
 
-  /** The stub handed to the sandbox: it exposes `call` and nothing else of this object. */
+  /** The function handed to the sandbox (over RPC it becomes a stub): it reaches `call` and nothing else of this object. */
   stub(): DispatcherStub {
-    return new Dispatcher(this);
+    return (name, inputJson, problem) => this.call(String(name), typeof inputJson === 'string' ? inputJson : null, typeof problem === 'string' ? problem : undefined);
   }
 
   /** Answers one call of the code with an envelope, as JSON text. */
@@ -129,18 +128,6 @@ export class InnerCalls {
       hint: `Call a tool by its id or its camelCase name: tools["${suggestions[0] ?? ids[0] ?? 'tool-id'}"](input) or tools.${camelCase(suggestions[0] ?? ids[0] ?? 'tool-id')}(input).`,
       details: { available_tools: ids, ...(suggestions.length && { suggestions }) },
     });
-  }
-}
-
-/** The RPC face of {@link InnerCalls}: the sandbox can call `call`, and reach nothing else. */
-class Dispatcher extends RpcTarget implements DispatcherStub {
-  readonly #calls: InnerCalls;
-  constructor(calls: InnerCalls) {
-    super();
-    this.#calls = calls;
-  }
-  call(name: string, inputJson: string | null, problem?: string): Promise<string> {
-    return this.#calls.call(String(name), typeof inputJson === 'string' ? inputJson : null, typeof problem === 'string' ? problem : undefined);
   }
 }
 

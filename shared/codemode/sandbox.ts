@@ -11,6 +11,7 @@
  * instead of being named) and it has no room for the loop guard (./guard.ts). Its type generation
  * and result truncation are used as they are (./types.ts, ./run.ts).
  */
+import type { WorkerLoaderBinding } from '../runtime/env.ts';
 import { CODE_MODE_LIMITS } from './limits.ts';
 
 /** The sandbox's compatibility date: the gateway's own (wrangler.toml), never newer than the bundled workerd supports. */
@@ -34,10 +35,8 @@ export interface SandboxAnswer {
 /** How a sandbox run ended without an answer from the sandbox: too slow, or the sandbox failed (deployed: its CPU limit). */
 export type SandboxEnd = { ok: true; answer: SandboxAnswer } | { ok: false; reason: 'wall_time' } | { ok: false; reason: 'sandbox_failed'; message: string };
 
-/** What the sandbox may call: the dispatcher's one method, over RPC. */
-export interface DispatcherStub {
-  call(name: string, inputJson: string | null, problem?: string): Promise<string>;
-}
+/** What the sandbox may call, over RPC: one function answering a tool call with its envelope as JSON text. */
+export type DispatcherStub = (name: string, inputJson: string | null, problem?: string) => Promise<string>;
 
 /** The settings the sandbox reads, passed to it with each run. */
 type SandboxLimits = Pick<typeof CODE_MODE_LIMITS, 'guardTicks' | 'logLines' | 'logChars' | 'transferChars'>;
@@ -48,7 +47,7 @@ type SandboxLimits = Pick<typeof CODE_MODE_LIMITS, 'guardTicks' | 'logLines' | '
  * code settled, or at `wallTimeMs`.
  */
 export async function runInSandbox(
-  loader: WorkerLoader,
+  loader: WorkerLoaderBinding,
   { source, guard, dispatcher, wallTimeMs }: { source: string; guard: string; dispatcher: DispatcherStub; wallTimeMs: number },
 ): Promise<SandboxEnd> {
   const limits: SandboxLimits = {
@@ -68,7 +67,7 @@ export async function runInSandbox(
     // Enforced by Cloudflare when deployed; workerd enforces neither locally, hence the guard.
     limits: { cpuMs: CODE_MODE_LIMITS.cpuMs },
   });
-  const entrypoint = worker.getEntrypoint() as unknown as { evaluate(dispatcher: DispatcherStub, limits: SandboxLimits): Promise<SandboxAnswer> } & Partial<Disposable>;
+  const entrypoint = worker.getEntrypoint() as { evaluate(dispatcher: DispatcherStub, limits: SandboxLimits): Promise<SandboxAnswer> } & Partial<Disposable>;
   try {
     const timedOut = new Promise<SandboxEnd>((resolve) => {
       timer = setTimeout(() => resolve({ ok: false, reason: 'wall_time' }), wallTimeMs);
@@ -129,9 +128,9 @@ export default class CodeExecution extends WorkerEntrypoint {
     const call = async (name, input) => {
       let json;
       try { json = JSON.stringify(input === undefined ? {} : input); } catch (error) {
-        return JSON.parse(await dispatcher.call(name, null, describe(error).message));
+        return JSON.parse(await dispatcher(name, null, describe(error).message));
       }
-      return JSON.parse(await dispatcher.call(name, json ?? null, json === undefined ? "the input is not a JSON value" : undefined));
+      return JSON.parse(await dispatcher(name, json ?? null, json === undefined ? "the input is not a JSON value" : undefined));
     };
     const tools = new Proxy(Object.create(null), {
       get: (_target, name) => (typeof name === "string" && name !== "then" ? (input) => call(name, input) : undefined),

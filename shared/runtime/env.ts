@@ -34,7 +34,23 @@ export interface Env extends AdmissionEnv, OtlpEnv, MetricsEnv, RetentionEnv, Li
    */
   MCP_ALLOWED_ORIGINS?: string;
   /** The Worker Loader binding code mode runs agents' code with (`[[worker_loaders]]` in wrangler.toml); without it code mode is off. */
-  LOADER?: WorkerLoader;
+  LOADER?: WorkerLoaderBinding;
+}
+
+/**
+ * The Worker Loader binding as code mode uses it (workers-types' `WorkerLoader`, written out so
+ * that code type-checked for Node, which imports this file, needs no Workers types).
+ */
+export interface WorkerLoaderBinding {
+  load(code: {
+    compatibilityDate: string;
+    mainModule: string;
+    modules: Record<string, string>;
+    /** null: no network at all from the loaded worker. */
+    globalOutbound?: null;
+    env?: Record<string, unknown>;
+    limits?: { cpuMs?: number; subRequests?: number };
+  }): { getEntrypoint(): unknown };
 }
 
 /** What the runtime needs from the Workers runtime for one request: its variables and `waitUntil`. */
