@@ -14,6 +14,12 @@ export const CODE_MODE_LIMITS = {
    * an endless loop or runaway recursion wherever the CPU limit is not enforced, and deployed too.
    */
   guardTicks: 10_000_000,
+  /**
+   * How long the code may run without letting the event loop turn (a synchronous loop, or a loop of
+   * microtasks): locally such code holds up every request of the dev server, so the guard stops it
+   * (where the clock moves during synchronous code, as it does under wrangler dev).
+   */
+  blockingMs: 2_000,
   /** Tool calls one execution may make. */
   innerCalls: 100,
   /** Tool calls of one execution running at once: its share of the global semaphore's slots. */
@@ -22,6 +28,12 @@ export const CODE_MODE_LIMITS = {
   resultChars: 24_000,
   /** Characters of the largest result the sandbox hands back to be cut; a larger one is refused whole. */
   transferChars: 8_000_000,
+  /**
+   * Elements, characters or bytes one builtin call may allocate (new Array(n), fill, repeat, padEnd,
+   * join, typed arrays, ArrayBuffer): locally workerd enforces no memory limit; deployed, Cloudflare
+   * stops an isolate at 128 MB.
+   */
+  allocation: 8_000_000,
   /** Console lines kept, and their characters in all; the rest are counted in `data.logs_dropped`. */
   logLines: 100,
   logChars: 8_000,

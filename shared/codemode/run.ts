@@ -143,10 +143,12 @@ function outcomeOf(end: SandboxEnd, calls: InnerCalls): Outcome<unknown> {
   }
   const { answer } = end;
   const logs = { logs: answer.logs, ...(answer.logsDropped > 0 && { logs_dropped: answer.logsDropped }) };
-  if (answer.stopped) return limitReached('guard_ticks', `The code ran more than ${CODE_MODE_LIMITS.guardTicks} loop iterations and function calls, the most one execution may run (an endless loop or runaway recursion?)`, made, answer.logs);
+  if (answer.stopped === 'guard_ticks') return limitReached('guard_ticks', `The code ran more than ${CODE_MODE_LIMITS.guardTicks} loop iterations and function calls, the most one execution may run (an endless loop or runaway recursion?)`, made, answer.logs);
+  if (answer.stopped === 'blocking_ms') return limitReached('blocking_ms', `The code ran for ${CODE_MODE_LIMITS.blockingMs} ms without letting anything else run (a loop that never awaits a tool call or a timer)`, made, answer.logs);
+  if (answer.stopped === 'wall_time_ms') return limitReached('wall_time_ms', `The code ran longer than ${CODE_MODE_LIMITS.wallTimeMs} ms, the most one execution may take`, made, answer.logs);
   if (answer.error) {
     const { name, message } = answer.error;
-    return fail('VALIDATION_ERROR', `The code threw ${name}: ${message}. ${summary}`, {
+    return fail('VALIDATION_ERROR', `The code threw ${name}: ${message.replace(/\.$/, '')}. ${summary}`, {
       hint: 'Tool calls return envelopes and never throw: check `success` before reading `data`. Fix the code and send it again.',
       details: { reason: 'code_threw', exception: answer.error, ...made, ...logs },
     });

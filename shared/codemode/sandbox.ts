@@ -28,8 +28,8 @@ export interface SandboxAnswer {
   logs: string[];
   /** Log lines dropped past the log bounds. */
   logsDropped: number;
-  /** Set when the guard stopped the code, even if the code caught the guard's error. */
-  stopped: boolean;
+  /** The limit the guard stopped the code at, even if the code caught the guard's error. */
+  stopped: 'guard_ticks' | 'wall_time_ms' | 'blocking_ms' | null;
 }
 
 /** How a sandbox run ended without an answer from the sandbox: too slow, or the sandbox failed (deployed: its CPU limit). */
@@ -39,7 +39,7 @@ export type SandboxEnd = { ok: true; answer: SandboxAnswer } | { ok: false; reas
 export type DispatcherStub = (name: string, inputJson: string | null, problem?: string) => Promise<string>;
 
 /** The settings the sandbox reads, passed to it with each run. */
-type SandboxLimits = Pick<typeof CODE_MODE_LIMITS, 'guardTicks' | 'logLines' | 'logChars' | 'transferChars'>;
+type SandboxLimits = Pick<typeof CODE_MODE_LIMITS, 'guardTicks' | 'blockingMs' | 'logLines' | 'logChars' | 'transferChars' | 'allocation'> & { wallTimeMs: number };
 
 /**
  * Runs `source` (an instrumented async arrow function whose guard is named `guard`, see
@@ -52,9 +52,12 @@ export async function runInSandbox(
 ): Promise<SandboxEnd> {
   const limits: SandboxLimits = {
     guardTicks: CODE_MODE_LIMITS.guardTicks,
+    blockingMs: CODE_MODE_LIMITS.blockingMs,
     logLines: CODE_MODE_LIMITS.logLines,
     logChars: CODE_MODE_LIMITS.logChars,
     transferChars: CODE_MODE_LIMITS.transferChars,
+    allocation: CODE_MODE_LIMITS.allocation,
+    wallTimeMs,
   };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const worker = loader.load({
@@ -100,13 +103,31 @@ import agent from "./agent.js";
 
 export default class CodeExecution extends WorkerEntrypoint {
   async evaluate(dispatcher, limits) {
+    capAllocations(limits.allocation);
+    // The guard counts; every 1024 counts it also reads the clock, where the clock moves during
+    // synchronous code (it does under wrangler dev; where it does not, the count still holds). A
+    // timer beats while the event loop turns: code that keeps it from turning (a synchronous loop,
+    // or one of microtasks) for blockingMs holds up every other request of a local workerd.
+    // Taken before the code runs: the code may replace the globals, never these.
+    const now = Date.now.bind(Date);
+    const schedule = setTimeout.bind(globalThis);
+    const unschedule = clearTimeout.bind(globalThis);
     let ticks = 0;
-    let stopped = false;
+    let stopped = null;
+    const deadline = now() + limits.wallTimeMs;
+    let beat = now();
+    let heartbeat;
+    const beating = () => { beat = now(); heartbeat = schedule(beating, 100); };
+    beating();
     const guard = () => {
-      if (++ticks > limits.guardTicks) {
-        stopped = true;
-        throw new RangeError("The code was stopped after " + limits.guardTicks + " loop iterations and function calls, the most one execution may run.");
+      if (stopped === null) {
+        if (++ticks > limits.guardTicks) stopped = "guard_ticks";
+        else if ((ticks & 1023) !== 0) return;
+        else if (now() > deadline) stopped = "wall_time_ms";
+        else if (now() - beat > limits.blockingMs) stopped = "blocking_ms";
+        else return;
       }
+      throw new RangeError(MESSAGES[stopped](limits));
     };
     const logs = [];
     let logChars = 0;
@@ -139,7 +160,10 @@ export default class CodeExecution extends WorkerEntrypoint {
       deleteProperty: () => false,
       setPrototypeOf: () => false,
     });
-    const answer = (fields) => ({ ...fields, logs, logsDropped, stopped });
+    const answer = (fields) => {
+      unschedule(heartbeat);
+      return { ...fields, logs, logsDropped, stopped };
+    };
     let value;
     try {
       value = await agent(guard, tools, sandboxConsole)();
@@ -156,6 +180,50 @@ export default class CodeExecution extends WorkerEntrypoint {
     return answer({ result: json });
   }
 }
+
+// Memory, where workerd enforces no limit of its own (locally): the builtins that allocate much in
+// one call refuse more than the cap. Best effort; deployed, Cloudflare's memory limit holds.
+function capAllocations(cap) {
+  const refuse = (what, n) => {
+    throw new RangeError(what + " of " + n + " is more than the " + cap + " one execution may allocate at once.");
+  };
+  const check = (what, n) => { if (typeof n === "number" && n > cap) refuse(what, n); };
+  const wrapMethod = (proto, name, size) => {
+    const original = proto[name];
+    Object.defineProperty(proto, name, { value: function (...args) { check("A result", size(this, args)); return original.apply(this, args); }, writable: true, configurable: true });
+  };
+  wrapMethod(String.prototype, "repeat", (s, [count]) => String(s).length * Number(count));
+  wrapMethod(String.prototype, "padStart", (_s, [length]) => Number(length));
+  wrapMethod(String.prototype, "padEnd", (_s, [length]) => Number(length));
+  wrapMethod(Array.prototype, "fill", (a) => a.length);
+  wrapMethod(Array.prototype, "concat", (a, args) => args.reduce((sum, item) => sum + (Array.isArray(item) ? item.length : 1), a.length));
+  wrapMethod(Array.prototype, "join", (a, [separator]) => a.length * Math.max(1, String(separator ?? ",").length));
+  const arrayFrom = Array.from;
+  Array.from = function (source, ...rest) { check("An array", source?.length); return arrayFrom.call(this, source, ...rest); };
+  const guardConstructor = (name, bytes) => {
+    const Original = globalThis[name];
+    if (typeof Original !== "function") return;
+    const size = (args) => (typeof args[0] === "number" ? args[0] * bytes : undefined);
+    const Capped = new Proxy(Original, {
+      construct: (target, args, newTarget) => { check("new " + name, size(args)); check("new " + name, args[1]?.maxByteLength); return Reflect.construct(target, args, newTarget === Capped ? target : newTarget); },
+      apply: (target, self, args) => { check(name, size(args)); return Reflect.apply(target, self, args); },
+    });
+    Object.defineProperty(Original.prototype, "constructor", { value: Capped, writable: true, configurable: true });
+    globalThis[name] = Capped;
+  };
+  guardConstructor("Array", 1);
+  guardConstructor("ArrayBuffer", 1);
+  guardConstructor("SharedArrayBuffer", 1);
+  for (const name of ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array", "Float16Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"]) {
+    guardConstructor(name, globalThis[name]?.BYTES_PER_ELEMENT ?? 8);
+  }
+}
+
+const MESSAGES = {
+  guard_ticks: (limits) => "The code was stopped after " + limits.guardTicks + " loop iterations and function calls, the most one execution may run.",
+  wall_time_ms: (limits) => "The code was stopped after " + limits.wallTimeMs + " ms, the most one execution may take.",
+  blocking_ms: (limits) => "The code was stopped after running " + limits.blockingMs + " ms without ever letting other work run (no await of a tool call or a timer).",
+};
 
 function describe(error) {
   try {
