@@ -15,11 +15,11 @@ export default defineConfig({
       {
         // Pure logic and the local stand-ins, in Node.
         plugins: [wasmModules],
-        // The OAuth provider library imports `cloudflare:workers`, which only workerd has.
+        // The OAuth provider library and @cloudflare/codemode import `cloudflare:workers`, which only workerd has.
         resolve: { alias: { 'cloudflare:workers': new URL('./test/support/cloudflare-workers.ts', import.meta.url).pathname } },
         test: {
           name: 'unit',
-          server: { deps: { inline: ['@cloudflare/workers-oauth-provider'] } },
+          server: { deps: { inline: ['@cloudflare/workers-oauth-provider', '@cloudflare/codemode'] } },
           environment: 'node',
           include: ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'],
           // Suites start real servers (PGlite takes several seconds on a loaded machine).
