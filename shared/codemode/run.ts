@@ -26,12 +26,10 @@ import type { RequestScope } from '../runtime/env.ts';
 import { innerCallKey } from '../runtime/idempotency.ts';
 import { callTool, DEFAULT_SLOW_CALL_MS, type CallResult, type PipelineOptions } from '../runtime/pipeline.ts';
 import { InnerCalls, type InnerCallEntry } from './dispatcher.ts';
+import { CODE_TOOL_ID, codeModeNotConfigured } from './enabled.ts';
 import { CODE_EXAMPLE, prepareCode } from './guard.ts';
 import { CODE_MODE_LIMITS } from './limits.ts';
 import { runInSandbox, type SandboxEnd } from './sandbox.ts';
-
-/** The name code-mode executions go by in the trace (`tool` of their rows, `meta.tool`). */
-export const CODE_TOOL_ID = 'code';
 
 /** The input of an execution: `{ code }`, strictly. */
 export const codeInput = z.strictObject({
@@ -178,14 +176,6 @@ function callSummary(entries: readonly InnerCallEntry[]): string {
   const failed = entries.filter((entry) => !entry.success).length;
   if (entries.length === 0) return 'It made no tool calls.';
   return `It made ${entries.length} tool call${entries.length === 1 ? '' : 's'}${failed ? `, ${failed} of them failed` : ''} (data.calls lists them, each with its trace id).`;
-}
-
-/** CONFIG_ERROR for a deployment without the Worker Loader binding, saying how to add it. */
-export function codeModeNotConfigured(): Failure {
-  return fail('CONFIG_ERROR', 'Code mode is not enabled on this deployment: it needs a Worker Loader binding named LOADER to run code in a sandbox.', {
-    hint: 'The operator adds to wrangler.toml:\n[[worker_loaders]]\nbinding = "LOADER"\nand deploys again (npm run dev has it). Meanwhile call the tools one by one (POST /tools/<id> or POST /mcp).',
-    details: { reason: 'code_mode_not_configured', binding: 'LOADER' },
-  });
 }
 
 /** Waits for the calls still running, at most `ms`. */

@@ -3,14 +3,14 @@
  * of an async arrow function) with the same credentials and the same answer as MCP's `execute`
  * on `POST /mcp/code` (shared/http/mcp-code.ts); `GET /code/types` answers the TypeScript
  * declarations of the tools the credential may call from code. Running code needs the gateway's
- * Worker Loader binding (shared/codemode/).
+ * Worker Loader binding (shared/codemode/). Code mode itself, its parser included, is loaded by
+ * the first request that runs or describes code (see shared/codemode/enabled.ts).
  */
 import { Hono } from 'hono';
 import { readJsonObject } from '../core/body.ts';
 import { metaWithoutExecution, ok } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
-import { CODE_TOOL_ID, codeModeNotConfigured, runCode } from '../codemode/run.ts';
-import { toolDeclarations } from '../codemode/types.ts';
+import { CODE_TOOL_ID, codeModeNotConfigured } from '../codemode/enabled.ts';
 import { deniedTool } from '../runtime/auth.ts';
 import { logUnsuccessful } from '../runtime/call-report.ts';
 import type { Env } from '../runtime/env.ts';
@@ -41,6 +41,7 @@ export function codeRoutes(tools: readonly AnyTool[], options: ServeOptions = {}
         logUnsuccessful('call_refused', caller, { tool: CODE_TOOL_ID, trace_id: meta.trace_id });
         return respond(caller, meta);
       }
+      const { runCode } = await import('../codemode/run.ts');
       const { outcome, meta } = await runCode(
         tools,
         {
@@ -62,6 +63,7 @@ export function codeRoutes(tools: readonly AnyTool[], options: ServeOptions = {}
       const revoked = await caller.confirmed;
       if (revoked) return answer(revoked, CODE_TOOL_ID);
       const callable = tools.filter((tool) => !deniedTool(caller, tool));
+      const { toolDeclarations } = await import('../codemode/types.ts');
       return answer(ok({ declarations: toolDeclarations(callable) }, `TypeScript declarations of the ${callable.length} tools this credential may call from code.`), CODE_TOOL_ID);
     });
 }
