@@ -22,6 +22,11 @@ const SECTIONS: Section[] = [
     run: async () => (await import('./tool-list.ts')).runToolListBench(),
   },
   {
+    name: 'code-mode',
+    progress: 'The seed story one call per step and in code mode, on wrangler dev and the demo corpus...',
+    run: async () => (await import('./code-mode.ts')).runCodeModeBench(),
+  },
+  {
     name: 'pipeline',
     progress: 'Pipeline overhead without I/O...',
     run: async () => {
