@@ -31,7 +31,7 @@ import { startNeonStandIn, type NeonStandIn } from '../../local/neon-http.ts';
 import { seedStudy } from '../../local/study-seed.ts';
 import { freePort, startWranglerDev, type WranglerDev } from '../../local/wrangler-dev.ts';
 import { createDb } from '../../shared/runtime/db.ts';
-import { listGrants } from '../../shared/runtime/grants.ts';
+import { listGrants } from '../../shared/auth/grants.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -9,7 +9,7 @@ import { env } from 'cloudflare:workers';
 import { and, count, eq, isNull } from 'drizzle-orm';
 import { describe, expect, it, vi } from 'vitest';
 import { apiKeys, flashcards, oauthGrants } from '../../drizzle/schema.ts';
-import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { db, send, tenantA } from './helpers.ts';
 
 const ORIGIN = 'https://edge-tools.test';
@@ -155,7 +155,9 @@ describe('discovery', { timeout: 60_000 }, () => {
       authorization_response_iss_parameter_supported: true,
     });
     expect(body.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
-    expect(body.protected_resources).toEqual(expect.arrayContaining([`${ORIGIN}/mcp`, `${ORIGIN}/mcp/study`, `${ORIGIN}/mcp/study,documents`, `${ORIGIN}/mcp/documents,study`]));
+    // One resource per choice of toolsets, named canonically (every other spelling of its URL is the same resource).
+    expect(body.protected_resources).toEqual(expect.arrayContaining([`${ORIGIN}/mcp`, `${ORIGIN}/mcp/study`, `${ORIGIN}/mcp/documents,study`]));
+    expect(body.protected_resources).not.toContain(`${ORIGIN}/mcp/study,documents`);
   });
 });
 
@@ -196,17 +198,22 @@ describe('a grant', { timeout: 60_000 }, () => {
     expect((withKey.body.result.tools as unknown[]).length).toBeGreaterThan(names.length);
   });
 
-  it('refreshes with rotation: the old refresh token fails once the new one is used', async () => {
+  it('refreshes with rotation: the old refresh token fails once the new one is used, and its replay revokes the grant (OAuth 2.1 reuse detection)', async () => {
     const { clientId, refreshToken } = await connect();
     const first = await tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
     expect(first.status).toBe(200);
     expect(first.body.refresh_token).not.toBe(refreshToken);
     const second = await tokenRequest({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: clientId });
     expect(second.status).toBe(200);
+    expect((await mcp('/mcp/study', second.body.access_token, 'tools/list')).status).toBe(200);
     const stale = await tokenRequest({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId });
     expect(stale).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(stale.body.access_token).toBeUndefined();
-    expect((await mcp('/mcp/study', second.body.access_token, 'tools/list')).status).toBe(200);
+    // Whoever replayed it, the grant is gone: the latest tokens stop too, and its row is revoked.
+    expect((await mcp('/mcp/study', second.body.access_token, 'tools/list')).status).toBe(401);
+    expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: second.body.refresh_token, client_id: clientId })).body.error).toBe('invalid_grant');
+    const [row] = await db.select().from(oauthGrants).where(and(eq(oauthGrants.projectId, tenantA.projectId), eq(oauthGrants.clientId, clientId)));
+    expect(row!.revokedAt).not.toBeNull();
   });
 
   it('stops within seconds when revoked: by the client (RFC 7009), in the database, or with the API key that approved it', async () => {
@@ -218,7 +225,7 @@ describe('a grant', { timeout: 60_000 }, () => {
 
     const revokedHere = await connect();
     expect((await mcp('/mcp/study', revokedHere.accessToken, 'tools/list')).status).toBe(200);
-    const { revokeGrant } = await import('../../shared/runtime/grants.ts');
+    const { revokeGrant } = await import('../../shared/auth/grants.ts');
     const [row] = await db.select().from(oauthGrants).where(and(eq(oauthGrants.projectId, tenantA.projectId), eq(oauthGrants.clientId, revokedHere.clientId)));
     expect(await revokeGrant(db, row!.id)).toBe(true);
     await vi.waitFor(async () => expect((await mcp('/mcp/study', revokedHere.accessToken, 'tools/list')).status).toBe(401), { timeout: 10_000, interval: 200 });
