@@ -96,7 +96,8 @@ async function token(request: Request, env: Env & ProviderEnv, ctx: ExecutionCon
   const url = new URL(request.url);
   const server = authorizationServer(url.origin, env, openDb);
   if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) return server.fetch(request, env, ctx);
-  const params = new URLSearchParams(await request.text());
+  // Read as bytes: workerd warns when a form body is read with .text().
+  const params = new URLSearchParams(new TextDecoder().decode(await request.arrayBuffer()));
   const resource = params.get('resource');
   if (resource !== null) params.set('resource', canonicalResourceParameter(resource, url.origin));
   const refreshToken = params.get('grant_type') === 'refresh_token' ? params.get('refresh_token') : null;
