@@ -323,6 +323,20 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     await client.close();
   });
 
+  it('a toolset URL pasted in another spelling (/mcp/Study/, /mcp/task_analysis): the SDK accepts its metadata, and the token works on that URL', async () => {
+    for (const [path, toolset] of [['/mcp/Study/', 'study'], ['/mcp/task_analysis', 'task-analysis']] as const) {
+      const { provider, serverUrl, first, shown, answer } = await connect(path);
+      expect(provider.authorizationUrls[0]!.searchParams.get('scope'), path).toBe(`${toolset}:read ${toolset}:write`);
+      expect(shown, path).toContain(`${toolset}:`);
+      await first.finishAuth(answer.searchParams.get('code')!);
+      const client = await clientFor(serverUrl, provider);
+      const listed = (await client.listTools()).tools.map((tool) => tool.name).sort();
+      const catalog = (await (await fetch(`${base}/tools?toolset=${toolset}`)).json()) as Json;
+      expect(listed, path).toEqual(catalog.data.tools.map((tool: { id: string }) => tool.id).sort());
+      await client.close();
+    }
+  });
+
   it('a person who narrows the grant to one toolset, read-only: only its reading tools are listed, the rest refused, the grant recorded so', async () => {
     const { provider, serverUrl, first, shown, answer } = await connect('/mcp', { toolsets: ['study'], readOnly: true });
     for (const toolset of ['documents', 'task-analysis', 'table-tools', 'study']) expect(shown).toContain(`${toolset}:`);
