@@ -110,7 +110,7 @@ export async function liveGrant(db: Database, grantId: string, options: Partial<
 }
 
 /** What a grant naming `granted` reaches when its approving key reaches `ofKey` (null: every toolset). */
-export function effectiveToolsets(granted: readonly string[], ofKey: readonly string[] | null): string[] {
+function effectiveToolsets(granted: readonly string[], ofKey: readonly string[] | null): string[] {
   return ofKey === null ? [...granted] : granted.filter((toolset) => ofKey.includes(toolset));
 }
 
