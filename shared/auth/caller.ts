@@ -27,7 +27,11 @@ export interface Caller {
   grantId?: string;
 }
 
-/** A caller whose credential was valid when last verified. */
+/**
+ * A caller whose credential was valid when last verified. Pass this object itself along (to the
+ * pipeline, to every inner call): a key's re-check refreshes its toolsets in place, and the gate
+ * judges the object it is given, so a copy made before the re-check keeps the old scope.
+ */
 export interface Authenticated extends Caller {
   ok: true;
   /**
