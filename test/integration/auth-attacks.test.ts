@@ -290,7 +290,7 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
     return response;
   }
 
-  it('DELETE /grants and a write tool, with a key revoked a moment ago: refused, nothing deleted or written', async () => {
+  it('DELETE /grants and a write tool over HTTP and MCP, with a key revoked a moment ago: refused, nothing deleted or written', async () => {
     const { key, id } = await insertKey(null);
     const grant = await connectWith(`${ORIGIN}/mcp/study`, key, ['study']);
     const grantId = (await grantRowOf(grant.clientId)).id;
@@ -308,6 +308,15 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
     await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, second.id));
     const http = await sendTo(new Request(`${ORIGIN}/tools/log-mood`, { method: 'POST', headers: { authorization: `Bearer ${second.key}`, 'content-type': 'application/json' }, body: JSON.stringify(MOOD) }));
     expect(http.status).toBe(401);
+    // Over MCP: a key verified by a first message, revoked, then a write.
+    const third = await insertKey(null);
+    const mcpRequest = (method: string, params: Json) =>
+      sendTo(new Request(`${ORIGIN}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${third.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) }));
+    expect((await mcpRequest('tools/list', {})).status).toBe(200);
+    await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, third.id));
+    const overMcp = await mcpRequest('tools/call', { name: 'add-document', arguments: DOCUMENT });
+    const refusedOverMcp = overMcp.status === 401 || ((await overMcp.json()) as Json).result?.structuredContent?.error?.code === 'UNAUTHENTICATED';
+    expect(refusedOverMcp).toBe(true);
     expect(await rows()).toEqual(before);
   });
 
