@@ -143,7 +143,9 @@ export async function callTool(
     return refused;
   };
 
-  const denied = deniedTool(caller, tool);
+  // A tool outside the scope as last verified is judged again once the re-check (if one is under
+  // way) has refreshed it: a key widened meanwhile is not refused on its old toolsets.
+  const denied = deniedTool(caller, tool) && (await confirmedFor(caller, tool));
   if (denied) return refuseChecked(denied);
   // Read-only tools ignore the key: repeating them changes nothing.
   const key = tool.acceptsIdempotencyKey ? call.idempotencyKey : undefined;

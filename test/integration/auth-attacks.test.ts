@@ -331,6 +331,9 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
     expect(((await refused.json()) as Json).error.details.reason).toBe('toolset_not_granted');
     expect((await call('log-mood', MOOD)).status).toBe(403);
     expect(await rows()).toEqual(before);
+    // Widened again: judged on the new toolsets from the first call too (a read, so nothing is written).
+    await db.update(apiKeys).set({ toolsets: null }).where(eq(apiKeys.id, id));
+    expect((await call('semantic-search', { query: 'attack' })).status).toBe(200);
   });
 });
 
