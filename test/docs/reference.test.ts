@@ -1,10 +1,11 @@
 /**
  * The reference tables of the docs that name things the code defines, read against the code:
- * every error code with its HTTP status (docs/contract.md), and every tool of every toolset
- * (docs/tools.md, against the files of functions/<toolset>/). Fast: no stack.
+ * every error code with its HTTP status (docs/contract.md), every tool of every toolset
+ * (docs/tools.md, against the files of functions/<toolset>/), and every variable and binding a
+ * worker reads (docs/operate.md, against the env interfaces of shared/). Fast: no stack.
  */
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { expect, test } from 'vitest';
 import { ERROR_STATUS } from '../../shared/core/contract.ts';
 import { read, ROOT } from './markdown.ts';
@@ -45,4 +46,21 @@ test('docs/tools.md lists every tool of every toolset, and no other', () => {
       .map((entry) => [entry.name, readdirSync(join(functions, entry.name)).filter((file) => file.endsWith('.ts')).map((file) => file.slice(0, -3)).sort()]),
   );
   expect(documented).toEqual(actual);
+});
+
+test('docs/operate.md configures every variable and binding a worker reads', () => {
+  // Independent of the code's own lists: every upper-case property a worker's env interfaces declare.
+  const declared = new Set<string>();
+  const walk = (folder: string): void => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts')) for (const match of read(relative(ROOT, path)).matchAll(/^\s+(?:readonly )?([A-Z][A-Z0-9_]{2,})\??:/gm)) declared.add(match[1]!);
+    }
+  };
+  walk(join(ROOT, 'shared'));
+  const variables = [...declared].filter((name) => !(name in ERROR_STATUS)).sort();
+  expect(variables).toContain('DATABASE_URL');
+  const table = tableRows(read('docs/operate.md'), 'name').map(([names]) => names!).join(' ');
+  expect(variables.filter((name) => !table.includes(`\`${name}\``))).toEqual([]);
 });

@@ -12,7 +12,7 @@ import type { TestProject } from 'vitest/node';
 import { openDemoData } from '../../../local/demo-data.ts';
 import { startRedisServer } from '../../../local/redis-server.ts';
 import { startUpstashStandIn } from '../../../local/upstash-rest.ts';
-import { startWranglerDev } from '../../../local/wrangler-dev.ts';
+import { startWranglerDev, type WranglerDev, type WranglerDevOptions } from '../../../local/wrangler-dev.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -35,7 +35,7 @@ export default async function setup(project: TestProject) {
     cleanups.push(() => redis.stop());
     const upstash = await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() });
     cleanups.push(() => upstash.close());
-    const worker = await startWranglerDev({
+    const worker = await startGateway({
       vars: { DATABASE_URL: neon.connectionString, UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: upstash.token },
       persistTo: join(root, 'wrangler'),
     });
@@ -45,5 +45,20 @@ export default async function setup(project: TestProject) {
   } catch (error) {
     await cleanup();
     throw error;
+  }
+}
+
+/**
+ * `wrangler dev` on a free port. The ports it and workerd take are free when asked for, but other
+ * servers of this machine may take one before workerd binds it ("Address already in use"): then
+ * it is started again, on other ports, a few times.
+ */
+async function startGateway(options: WranglerDevOptions): Promise<WranglerDev> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startWranglerDev(options);
+    } catch (error) {
+      if (attempt === 3 || !String(error).includes('Address already in use')) throw error;
+    }
   }
 }
