@@ -59,6 +59,21 @@ export default defineConfig({
         },
       },
       {
+        // The docs: every relative link resolves, and the judge of their JSON examples (fast, no stack).
+        test: { name: 'docs', environment: 'node', include: ['test/docs/*.test.ts'] },
+      },
+      {
+        // The docs' shell and JSON examples, run against `wrangler dev` over the stand-ins (a served stack).
+        test: {
+          name: 'docs-examples',
+          environment: 'node',
+          include: ['test/docs/examples/**/*.test.ts'],
+          globalSetup: ['test/docs/examples/stack.ts'],
+          hookTimeout: 180_000,
+          testTimeout: 60_000,
+        },
+      },
+      {
         // The real worker inside workerd, against the local stand-ins started by the global setup.
         plugins: [
           cloudflareTest(({ inject }) => {

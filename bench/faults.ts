@@ -23,7 +23,7 @@ import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { startWranglerDev } from '../local/wrangler-dev.ts';
-import { generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
+import { generateApiKey, hashApiKey } from '../shared/auth/keys.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import { apiKeys } from '../drizzle/schema.ts';
 import { sql } from 'drizzle-orm';

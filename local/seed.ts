@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { asc, eq, sql } from 'drizzle-orm';
 import { apiKeys, projects } from '../drizzle/schema.ts';
 import { EMBED_BATCH_SIZE, embedTasks, storeDocument } from '../functions/documents/lib/ingest.ts';
-import { generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
+import { generateApiKey, hashApiKey } from '../shared/auth/keys.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import { offlineEmbeddings } from '../shared/providers/offline.ts';
 import { CORPUS_DEFAULTS, generateCorpus, type CorpusOptions } from './corpus.ts';

@@ -20,7 +20,8 @@ import { exportSpan, otlpConfigFromEnv } from '../observability/otlp.ts';
 import { recordRefusal } from '../observability/refusals.ts';
 import { childTraceparent, startSpan, type SpanContext } from '../observability/trace-context.ts';
 import { recordExecution } from '../observability/tracing.ts';
-import { deniedTool, type Authorized } from '../runtime/auth.ts';
+import type { Authorized } from '../auth/authorize.ts';
+import { confirmedFor, deniedTool } from '../auth/caller.ts';
 import { afterResponse, logUnsuccessful } from '../runtime/call-report.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { innerCallKey } from '../runtime/idempotency.ts';
@@ -71,7 +72,7 @@ export async function runCode(tools: readonly AnyTool[], request: CodeRequest, c
   };
   const report = { traceId, arrivedAt, span, caller, scope };
   const refuse = async (failure: Failure): Promise<CallResult> => {
-    const revoked = await caller.confirmed;
+    const revoked = await confirmedFor(caller);
     if (revoked) return { outcome: revoked, meta: meta() };
     const answered = { outcome: failure, meta: meta() };
     logUnsuccessful('call_refused', failure, { tool: CODE_TOOL_ID, trace_id: traceId, project_id: caller.project.id });
@@ -90,7 +91,8 @@ export async function runCode(tools: readonly AnyTool[], request: CodeRequest, c
   if (!prepared.ok) return refuse(prepared);
   const key = request.idempotencyKey;
   if (key && !key.ok) return refuse(key);
-  const revoked = await caller.confirmed;
+  // The gate, before anything runs: the calls inside pass it again each, on the refreshed scope.
+  const revoked = await confirmedFor(caller);
   if (revoked) return { outcome: revoked, meta: meta() };
 
   const innerTraceparent = childTraceparent(span);

@@ -11,7 +11,7 @@ import { readJsonObject } from '../core/body.ts';
 import { metaWithoutExecution, ok } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
 import { CODE_TOOL_ID, codeModeNotConfigured } from '../codemode/enabled.ts';
-import { deniedTool } from '../runtime/auth.ts';
+import { confirmedFor, deniedTool } from '../auth/caller.ts';
 import { logUnsuccessful } from '../runtime/call-report.ts';
 import type { Env } from '../runtime/env.ts';
 import { keyFromHeader } from '../runtime/idempotency.ts';
@@ -30,7 +30,7 @@ export function codeRoutes(tools: readonly AnyTool[], options: ServeOptions = {}
       // Without the binding nothing could run: a verified caller is told how to enable it.
       const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { auth: options.auth, accessTokens: options.accessTokens });
       if (!caller.ok) return answer(caller, CODE_TOOL_ID);
-      return answer((await caller.confirmed) ?? codeModeNotConfigured(), CODE_TOOL_ID);
+      return answer((await confirmedFor(caller)) ?? codeModeNotConfigured(), CODE_TOOL_ID);
     })
     .post('/code', async (c) => {
       const request = c.req.raw;
@@ -60,7 +60,7 @@ export function codeRoutes(tools: readonly AnyTool[], options: ServeOptions = {}
     .get('/code/types', async (c) => {
       const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { auth: options.auth, accessTokens: options.accessTokens });
       if (!caller.ok) return answer(caller, CODE_TOOL_ID);
-      const revoked = await caller.confirmed;
+      const revoked = await confirmedFor(caller);
       if (revoked) return answer(revoked, CODE_TOOL_ID);
       const callable = tools.filter((tool) => !deniedTool(caller, tool));
       const { toolDeclarations } = await import('../codemode/types.ts');

@@ -21,7 +21,7 @@ import { camelCase } from '../codemode/dispatcher.ts';
 import { CODE_MODE_LIMITS } from '../codemode/limits.ts';
 import { codeInput, runCode } from '../codemode/run.ts';
 import { toolDeclarations, toolIndex } from '../codemode/types.ts';
-import { deniedTool, type Caller } from '../runtime/auth.ts';
+import { confirmedFor, deniedTool, type Caller } from '../auth/caller.ts';
 import { IDEMPOTENCY_META_KEY, keyFromMeta } from '../runtime/idempotency.ts';
 import { SERVER_INFO } from './base.ts';
 import { serveMcp, toolResult, traceparentOf, TOOLS_LIST_CACHE, type McpRequest, type McpServer } from './mcp-server.ts';
@@ -66,7 +66,7 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOpt
         return toolResult(outcome, meta);
       }
       if (params.name === 'describe') {
-        const revoked = await caller.confirmed;
+        const revoked = await confirmedFor(caller);
         if (revoked) return toolResult(revoked, metaWithoutExecution('describe'));
         return toolResult(describe(callable(caller), sent.arguments ?? {}), metaWithoutExecution('describe'));
       }

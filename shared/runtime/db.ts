@@ -4,10 +4,11 @@
  */
 import { neon, neonConfig, NeonDbError } from '@neondatabase/serverless';
 import { DrizzleQueryError, sql, type SQL } from 'drizzle-orm';
-import { drizzle, type NeonHttpDatabase } from 'drizzle-orm/neon-http';
+import { drizzle } from 'drizzle-orm/neon-http';
 import { fail, type Failure, type ToolError } from '../core/contract.ts';
+import type { Database } from '../core/database.ts';
 
-export type Database = NeonHttpDatabase;
+export type { Database };
 
 const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 

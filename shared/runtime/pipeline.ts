@@ -17,7 +17,8 @@ import type { LeaseLapse } from '../concurrency/semaphore.ts';
 import { errorForLog, log } from '../observability/log.ts';
 import { describeCause, type RetryError } from '../observability/tracing.ts';
 import type { Providers } from '../providers/index.ts';
-import { deniedTool, type Authorized } from './auth.ts';
+import type { Authorized } from '../auth/authorize.ts';
+import { confirmedFor, deniedTool } from '../auth/caller.ts';
 import { afterResponse, CallReport, logUnsuccessful } from './call-report.ts';
 import { runsLocally, type RequestScope } from './env.ts';
 import { execute, leaseLapsedBeforeStart, leaseWarning, writeUnconfirmed } from './execute.ts';
@@ -144,7 +145,9 @@ export async function callTool(
     return refused;
   };
 
-  const denied = deniedTool(caller, tool);
+  // A tool outside the scope as last verified is judged again once the re-check (if one is under
+  // way) has refreshed it: a key widened meanwhile is not refused on its old toolsets.
+  const denied = deniedTool(caller, tool) && (await confirmedFor(caller, tool));
   if (denied) return refuseChecked(denied);
   // Read-only tools ignore the key: repeating them changes nothing.
   const key = tool.acceptsIdempotencyKey ? call.idempotencyKey : undefined;
@@ -165,8 +168,8 @@ export async function callTool(
   // With an idempotency key: the stored answer is replayed, or the key is claimed for this call
   // (by a key confirmed valid: a revoked one neither replays nor claims).
   if (key) {
-    const revoked = await caller.confirmed;
-    if (revoked) return refuse(revoked);
+    const refused = await confirmedFor(caller, tool);
+    if (refused) return refuse(refused);
   }
   const claim =
     key &&
@@ -194,7 +197,8 @@ export async function callTool(
       },
       waitUntil: scope.waitUntil,
     }),
-    caller.confirmed,
+    // The gate: the tool runs only for a credential confirmed valid now, on its refreshed scope.
+    confirmedFor(caller, tool),
   ]);
   if (revoked || !admitted.ok) {
     if (claim) scope.waitUntil(claim.release());

@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { apiKeys, moodEntries, projects, toolExecutions } from '../../drizzle/schema.ts';
 import type { AnyTool } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { db, getJson, holdingTool, send } from './helpers.ts';
 import { runCodeOver, waitForRows } from './code-mode-helpers.ts';
 

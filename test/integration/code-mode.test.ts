@@ -9,7 +9,7 @@ import { getEncoding } from 'js-tiktoken';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeys, moodEntries, projects, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import { tools as registry } from '../../functions/registry.ts';
-import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { callTool, closeMcpClients, connectMcp, db, getJson } from './helpers.ts';
 import { runCodeOver, waitForRows } from './code-mode-helpers.ts';
 
