@@ -1,6 +1,7 @@
 /**
  * Code mode's sandbox under attack, through the real gateway in workerd: code that reaches for the
- * network, the worker's secrets, tools outside its scope, other executions' globals, or that never
+ * network, the worker's secrets, tools outside its scope (a read-only grant's writes included),
+ * other executions' globals, or that never
  * stops, recurses, allocates without end, floods calls, leaves rejections or keeps running after
  * its answer. Each is judged by real effects: what Redis and the database hold afterwards, what the
  * tools saw, and that the gateway goes on answering.
@@ -13,7 +14,8 @@ import { apiKeys, moodEntries, projects, toolExecutions } from '../../drizzle/sc
 import type { AnyTool } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
-import { db, getJson, holdingTool, send } from './helpers.ts';
+import { db, getJson, holdingTool, send, tenantA } from './helpers.ts';
+import { connect, ORIGIN } from './oauth-flow.ts';
 import { runCodeOver, waitForRows } from './code-mode-helpers.ts';
 
 let projectId: string;
@@ -91,6 +93,19 @@ describe('scope', () => {
     const { body } = await runCodeOver('http', code, { key: await newKey(['study']) });
     expect(resultOf(body).result).toEqual(['PERMISSION_DENIED', 'UNKNOWN_TOOL', 'UNKNOWN_TOOL']);
     expect(await moodRows(userId)).toBe(0);
+  });
+});
+
+describe('read-only grant', { timeout: 60_000 }, () => {
+  it("runs a read-only OAuth grant's code: a write is PERMISSION_DENIED and writes nothing, a read runs", async () => {
+    const { accessToken } = await connect(ORIGIN, { toolsets: ['table-tools', 'study'], access: 'read' });
+    const userId = `attack-${crypto.randomUUID()}`;
+    const code = `async () => [(await tools.logMood(${mood(userId)})).error?.code, (await tools.listPlans({ limit: 1 })).success]`;
+    const response = await send(new Request(`${ORIGIN}/code`, { method: 'POST', headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ code }) }));
+    const body = (await response.json()) as Awaited<ReturnType<typeof runCodeOver>>['body'];
+    expect(resultOf(body).result).toEqual(['PERMISSION_DENIED', true]);
+    const [row] = await db.select({ n: count() }).from(moodEntries).where(and(eq(moodEntries.projectId, tenantA.projectId), eq(moodEntries.userId, userId)));
+    expect(row!.n).toBe(0);
   });
 });
 
