@@ -80,7 +80,13 @@ export class InnerCalls {
       const why = inputJson === null ? `its input cannot be written as JSON (${problem ?? 'unknown reason'})` : `its input is ${inputJson.length} characters as JSON, over the ${this.#options.maxInputChars} one call may take`;
       return this.#record(tool.id, refused(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: ${why}.`, { hint: tool.hint })));
     }
-    const work = this.#runBounded(tool, JSON.parse(inputJson) as unknown, position);
+    let input: unknown;
+    try {
+      input = JSON.parse(inputJson);
+    } catch {
+      return this.#record(tool.id, refused(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: its input is not JSON.`, { hint: tool.hint })));
+    }
+    const work = this.#runBounded(tool, input, position);
     this.#pending.add(work);
     try {
       return await work;

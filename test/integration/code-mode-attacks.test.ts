@@ -1,9 +1,8 @@
 /**
  * Code mode's sandbox under attack, through the real gateway in workerd: code that reaches for the
  * network, the worker's secrets, tools outside its scope (a read-only grant's writes included),
- * other executions' globals, or that never
- * stops, recurses, allocates without end, floods calls, leaves rejections or keeps running after
- * its answer. Each is judged by real effects: what Redis and the database hold afterwards, what the
+ * other executions' globals, or that never stops, recurses, allocates without end, floods calls,
+ * leaves rejections or keeps running after its answer. Each is judged by real effects: what Redis and the database hold afterwards, what the
  * tools saw, and that the gateway goes on answering.
  */
 import { env } from 'cloudflare:workers';
