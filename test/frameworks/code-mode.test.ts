@@ -1,7 +1,8 @@
 /**
  * Code mode as users connect to it: the official MCP SDK clients (v2 on 2026-07-28, and v1) and the
  * Vercel AI SDK's MCP client call `execute` on the gateway's `/mcp/code` (examples/code-mode.ts
- * writes the code), and the gateway's HTTP API judges what was written: the message is saved once,
+ * writes the code), plain HTTP calls `POST /code`, all against the bundle wrangler builds (which
+ * loads code mode on first use), and the gateway's HTTP API judges what was written: the message is saved once,
  * also when the same keyed code is sent again.
  */
 import { createMCPClient } from '@ai-sdk/mcp';
@@ -44,6 +45,20 @@ describe('code mode through real clients', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('plain HTTP: POST /code answers the same envelope, and GET /code/types declares the tools', async () => {
+    const session = `code-mode-http-${crypto.randomUUID()}`;
+    const response = await fetch(`${inject('gatewayUrl')}/code`, {
+      method: 'POST',
+      headers: { ...headers(), 'content-type': 'application/json' },
+      body: JSON.stringify({ code: saveAndRead(session, 'Saved over plain HTTP.') }),
+    });
+    const envelope = (await response.json()) as { success: boolean; message: string; data: { result: unknown } };
+    expect(envelope.success, envelope.message).toBe(true);
+    expect(envelope.data.result).toEqual(['user: Saved over plain HTTP.']);
+    const types = (await (await fetch(`${inject('gatewayUrl')}/code/types`, { headers: headers() })).json()) as { data: { declarations: string } };
+    expect(types.data.declarations).toContain('"save-message"(input: SaveMessageInput): Promise<Envelope<SaveMessageOutput>>;');
   });
 
   it("the AI SDK's MCP client offers execute as a tool and runs it", async () => {
