@@ -1,7 +1,8 @@
 /**
  * What an agent reads to write code against the tools: a TypeScript declaration of `tools`, each
  * tool under its id and its camelCase alias, its input and output types generated from the JSON
- * Schemas of the same zod schemas the validator enforces (@cloudflare/codemode's generator), and
+ * Schemas of the same zod schemas the validator enforces (@cloudflare/codemode's generator; the
+ * inputs with their field docs, the outputs without), and
  * the envelope every call returns. And the index of tools, one line each, that code mode's MCP
  * server puts in its `execute` tool's description.
  */
@@ -40,7 +41,9 @@ export function toolDeclarations(selected: readonly AnyTool[]): string {
   for (const tool of selected) {
     const name = pascalCase(tool.id);
     const { input, output } = tool.jsonSchemas();
-    types.push(jsonSchemaToType(input as JSONSchema7, `${name}Input`), jsonSchemaToType(output as JSONSchema7, `${name}Output`));
+    // Inputs keep their field docs (the rules the validator enforces); outputs are names and types only,
+    // which is what code reads them by: their docs would double what describe costs an agent.
+    types.push(jsonSchemaToType(input as JSONSchema7, `${name}Input`), withoutDocComments(jsonSchemaToType(output as JSONSchema7, `${name}Output`)));
     const signature = `(input: ${name}Input): Promise<Envelope<${name}Output>>;`;
     const doc = `  /** ${tool.purpose.replace(/\*\//g, '* /')}${tool.annotations.readOnlyHint ? '' : ' (writes)'} */`;
     members.push(doc, `  ${JSON.stringify(tool.id)}${signature}`, `  ${camelCase(tool.id)}${signature}`);
@@ -53,6 +56,11 @@ export function toolIndex(selected: readonly AnyTool[]): string {
   return selected
     .map((tool) => `- ${tool.id} (${camelCase(tool.id)})${tool.annotations.readOnlyHint ? '' : ' [writes]'}: ${firstSentence(tool.purpose)}`)
     .join('\n');
+}
+
+/** `declaration` without its doc comments (the generator writes each on lines of its own). */
+function withoutDocComments(declaration: string): string {
+  return declaration.replace(/^[ \t]*\/\*\*[^]*?\*\/[ \t]*\n/gm, '');
 }
 
 function pascalCase(id: string): string {

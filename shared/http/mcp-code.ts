@@ -68,7 +68,11 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOpt
       if (params.name === 'describe') {
         const revoked = await confirmedFor(caller);
         if (revoked) return toolResult(revoked, metaWithoutExecution('describe'));
-        return toolResult(describe(callable(caller), sent.arguments ?? {}), metaWithoutExecution('describe'));
+        const described = describe(callable(caller), sent.arguments ?? {});
+        const result = toolResult(described, metaWithoutExecution('describe'));
+        // The text a model reads is the declarations as TypeScript, not escaped into a JSON string.
+        if (described.ok) result.content = [{ type: 'text', text: `${described.message}\n${described.data.declarations}` }];
+        return result;
       }
       return toolResult(
         fail('UNKNOWN_TOOL', `There is no tool '${String(params.name).slice(0, 100)}' on /mcp/code: it has execute and describe. The tools themselves are called from the code: tools["<id>"](input).`, {
