@@ -8,7 +8,7 @@ import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { CHUNK_DEFAULTS } from '../../shared/records/chunks.ts';
 import { chunkNumber, documentPageShape, MAX_CHUNKS, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../../shared/records/documents.ts';
-import { uuidArray } from '../../shared/runtime/db.ts';
+import { uuidArray } from '../../shared/core/database.ts';
 import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { taskIds, tasksNotFound } from './lib/tasks.ts';
 

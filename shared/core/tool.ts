@@ -7,9 +7,9 @@ import * as z from 'zod';
 import type { Failure, Outcome } from './contract.ts';
 import type { Links } from './links.ts';
 import type { Toolset } from './toolsets.ts';
-import type { Database } from '../runtime/db.ts';
-import type { Providers } from '../providers/index.ts';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY, KEY_TTL_HOURS } from '../runtime/idempotency.ts';
+import type { Database } from './database.ts';
+import type { Providers } from './providers.ts';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY, KEY_TTL_HOURS } from './idempotency-key.ts';
 import { nullableOptionalFields } from './validation.ts';
 
 /** The tenant, resolved from the API key; never from tool input. */

@@ -9,9 +9,10 @@
 import { fail, type Failure } from '../core/contract.ts';
 import { namespaceOf, redisFromEnv } from '../concurrency/admission.ts';
 import { FailedAttempts } from '../concurrency/rate-limit.ts';
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 import { authenticate, type AuthOptions, type Authorized, type RequestClients } from '../runtime/auth.ts';
-import { createDb, databaseFailure } from '../runtime/db.ts';
+import { createDb } from '../runtime/db.ts';
+import { databaseFailure } from '../core/database.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { unexpected } from '../runtime/execute.ts';
 import type { AccessTokens } from '../runtime/oauth.ts';

@@ -9,7 +9,7 @@ import { Hono } from 'hono/tiny';
 import { fail, type Failure } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
 import type { Caller } from '../runtime/auth.ts';
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 import type { Parsed } from '../core/body.ts';
 import type { CounterTotals } from '../observability/counters.ts';
 import type { Env } from '../runtime/env.ts';
@@ -18,7 +18,8 @@ import { metricsQuery, readMetrics, resolveWindow, type MetricsQuery } from '../
 import { readCounters } from '../observability/counters.ts';
 import { listRefusals, REFUSALS_NUMERIC_PARAMETERS, refusalsQuery } from '../observability/refusals.ts';
 import { isMetricsToken, PROMETHEUS_CONTENT_TYPE, prometheusText } from '../observability/prometheus.ts';
-import { createDb, databaseFailure } from '../runtime/db.ts';
+import { createDb } from '../runtime/db.ts';
+import { databaseFailure } from '../core/database.ts';
 import { unexpected } from '../runtime/execute.ts';
 import { answer } from './base.ts';
 import { dashboardPage } from './dashboard/page.ts';

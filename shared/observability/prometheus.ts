@@ -9,7 +9,7 @@
  * `increase()`.
  */
 import { ERROR_STATUS } from '../core/contract.ts';
-import { constantTimeEqual, hashApiKey } from '../runtime/auth.ts';
+import { constantTimeEqual, hashApiKey } from '../core/hashing.ts';
 import { DURATION_BUCKETS, QUEUE_WAIT_BUCKETS, type CounterName, type CounterTotals } from './counters.ts';
 
 /** The variable that lets an operator scrape every project at once. */

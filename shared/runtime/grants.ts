@@ -11,7 +11,7 @@
 import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import { apiKeys, oauthGrants, projects } from '../../drizzle/schema.ts';
 import type { Project } from '../core/tool.ts';
-import type { Database } from './db.ts';
+import type { Database } from '../core/database.ts';
 
 /** Defaults of the grant cache. */
 export const GRANT_CACHE_DEFAULTS = {

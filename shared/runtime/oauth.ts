@@ -20,7 +20,8 @@ import { OAuthAuthorizationServer, OAuthError, type OAuthHelpers } from '@cloudf
 import type { KVNamespace } from '@cloudflare/workers-types';
 import { fail, type Failure } from '../core/contract.ts';
 import { TOOLSETS, type Toolset } from '../core/toolsets.ts';
-import { createDb, isLoopbackHost, type Database } from './db.ts';
+import { createDb, isLoopbackHost } from './db.ts';
+import type { Database } from '../core/database.ts';
 import type { Caller } from './auth.ts';
 import { liveGrant, type LiveGrant } from './grants.ts';
 

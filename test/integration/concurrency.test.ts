@@ -11,7 +11,7 @@ import { eq, sql } from 'drizzle-orm';
 import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { hashApiKey } from '../../shared/runtime/auth.ts';
+import { hashApiKey } from '../../shared/core/hashing.ts';
 import { ok } from '../../shared/core/contract.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import type { ServeOptions } from '../../shared/http/tool-route.ts';

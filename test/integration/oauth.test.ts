@@ -9,7 +9,8 @@ import { env } from 'cloudflare:workers';
 import { and, count, eq, isNull } from 'drizzle-orm';
 import { describe, expect, it, vi } from 'vitest';
 import { apiKeys, flashcards, oauthGrants } from '../../drizzle/schema.ts';
-import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import { generateApiKey } from '../../shared/runtime/auth.ts';
+import { hashApiKey } from '../../shared/core/hashing.ts';
 import { db, send, tenantA } from './helpers.ts';
 
 const ORIGIN = 'https://edge-tools.test';
