@@ -9,24 +9,105 @@ const wasmModules: Plugin = {
   load: (id) => (id.endsWith('.wasm') ? wasmModuleSource(id) : undefined),
 };
 
+/**
+ * workerd's own report (written by the workers pool straight to stderr, outside any test) of an
+ * outbound connection that a stand-in dropped or refused: the fault proxy's resets, a Redis the
+ * test killed, a caller that went away. The tests assert what the worker answered in each case;
+ * these lines, some hundred per run, say nothing more and read like crashes. Exactly these lines
+ * are dropped (a `stack:` line only right after one of them); everything else on stderr passes.
+ */
+const DROPPED_CONNECTION = [
+  /^uncaught exception; source = Uncaught \(in promise\); stack = Error: Network connection lost\.$/,
+  /^uncaught exception; exception = workerd\/jsg\/value\.h:\d+: disconnected: jsg\.Error: Network connection lost\.$/,
+  /^exception = rust\/worker\/ffi\.rs:\d+: disconnected: (client error \(SendRequest\)|Connection refused \(os error 111\))$/,
+];
+const WORKERD_STACK = /^stack:( \S+@[0-9a-f]+)+$/;
+
+function dropWorkerdConnectionNoise(): void {
+  const write = process.stderr.write.bind(process.stderr) as (chunk: string | Uint8Array, ...rest: unknown[]) => boolean;
+  let afterDropped = false;
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    const kept = text.split('\n').filter((line) => {
+      const dropped = DROPPED_CONNECTION.some((pattern) => pattern.test(line)) || (afterDropped && WORKERD_STACK.test(line));
+      if (line !== '') afterDropped = dropped;
+      return !dropped;
+    });
+    if (kept.every((line) => line === '') && text.trim() !== '') return true;
+    return write(kept.join('\n'), ...rest);
+  }) as typeof process.stderr.write;
+}
+dropWorkerdConnectionNoise();
+
+/** Cases that take minutes or load the machine on purpose live in `*.stress.test.ts` files: the stress lane. */
+const STRESS = '**/*.stress.test.ts';
+
+/** The real worker inside workerd, against the local stand-ins started by the global setup. */
+function workersProject(name: string, include: string[], exclude: string[] = []) {
+  return {
+    plugins: [
+      cloudflareTest(({ inject }) => {
+        const services = inject('services');
+        return {
+          wrangler: { configPath: './wrangler.toml' },
+          miniflare: {
+            bindings: {
+              DATABASE_URL: inject('databaseUrl'),
+              // Empty when redis-server is missing: the worker then uses its in-process semaphore.
+              UPSTASH_REDIS_REST_URL: services.redisUrl,
+              UPSTASH_REDIS_REST_TOKEN: services.redisToken,
+              TEST_PROJECTS: inject('projects'),
+              TEST_SERVICES: services,
+            },
+          },
+        };
+      }),
+    ],
+    test: {
+      name,
+      include,
+      exclude,
+      globalSetup: ['test/setup/global-setup.ts'],
+      // Ceilings for a hung test, not measures: a call through workerd and the stand-ins can take
+      // seconds when another process keeps both cores busy.
+      hookTimeout: 60_000,
+      testTimeout: 30_000,
+    },
+  };
+}
+
+/** Pure logic and the local stand-ins, in Node. */
+function nodeProject(name: string, include: string[], exclude: string[] = []) {
+  return {
+    plugins: [wasmModules],
+    // The OAuth provider library imports `cloudflare:workers`, which only workerd has.
+    resolve: { alias: { 'cloudflare:workers': new URL('./test/support/cloudflare-workers.ts', import.meta.url).pathname } },
+    test: {
+      name,
+      server: { deps: { inline: ['@cloudflare/workers-oauth-provider'] } },
+      environment: 'node',
+      include,
+      exclude,
+      // Suites start real servers (PGlite takes several seconds on a loaded machine).
+      hookTimeout: 60_000,
+      testTimeout: 30_000,
+    },
+  };
+}
+
+/**
+ * The lanes (package.json): `npm test` runs unit and workers (the fast lanes), `npm run test:stress`
+ * stress-node and stress-workers, `npm run test:e2e` browser, served and frameworks.
+ */
 export default defineConfig({
   test: {
+    // What a passing test logged is not printed; a failing test shows its own logs.
+    silent: 'passed-only',
     projects: [
-      {
-        // Pure logic and the local stand-ins, in Node.
-        plugins: [wasmModules],
-        // The OAuth provider library imports `cloudflare:workers`, which only workerd has.
-        resolve: { alias: { 'cloudflare:workers': new URL('./test/support/cloudflare-workers.ts', import.meta.url).pathname } },
-        test: {
-          name: 'unit',
-          server: { deps: { inline: ['@cloudflare/workers-oauth-provider'] } },
-          environment: 'node',
-          include: ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'],
-          // Suites start real servers (PGlite takes several seconds on a loaded machine).
-          hookTimeout: 60_000,
-          testTimeout: 30_000,
-        },
-      },
+      nodeProject('unit', ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'], [STRESS]),
+      workersProject('workers', ['test/integration/**/*.test.ts'], [STRESS]),
+      nodeProject('stress-node', [`test/local/${STRESS}`]),
+      workersProject('stress-workers', [`test/integration/${STRESS}`]),
       {
         // The dashboard in Debian's Chromium, against the worker under `wrangler dev` (Node drives both).
         test: {
@@ -56,36 +137,6 @@ export default defineConfig({
           globalSetup: ['test/frameworks/gateway.ts'],
           hookTimeout: 180_000,
           testTimeout: 60_000,
-        },
-      },
-      {
-        // The real worker inside workerd, against the local stand-ins started by the global setup.
-        plugins: [
-          cloudflareTest(({ inject }) => {
-            const services = inject('services');
-            return {
-              wrangler: { configPath: './wrangler.toml' },
-              miniflare: {
-                bindings: {
-                  DATABASE_URL: inject('databaseUrl'),
-                  // Empty when redis-server is missing: the worker then uses its in-process semaphore.
-                  UPSTASH_REDIS_REST_URL: services.redisUrl,
-                  UPSTASH_REDIS_REST_TOKEN: services.redisToken,
-                  TEST_PROJECTS: inject('projects'),
-                  TEST_SERVICES: services,
-                },
-              },
-            };
-          }),
-        ],
-        test: {
-          name: 'workers',
-          include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/setup/global-setup.ts'],
-          // Ceilings for a hung test, not measures: a call through workerd and the stand-ins can take
-          // seconds when another process keeps both cores busy.
-          hookTimeout: 60_000,
-          testTimeout: 30_000,
         },
       },
     ],
