@@ -127,6 +127,8 @@ export interface Tool<I extends InputSchema = InputSchema, O extends z.ZodType =
 }
 
 /** Any registered tool, whatever its schemas. */
+// `any`, not `unknown`: a tool's execute takes its own input type, which `unknown` would not accept.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyTool = Tool<any, any>;
 
 /** A tool id: kebab-case, e.g. 'log-mood' (the tool's route, its MCP name and its worker's name). */

@@ -26,7 +26,7 @@ import {
   OPENAI_NATIVE_DIMENSIONS,
 } from './openai.ts';
 import { STORED_DIMENSIONS } from './types.ts';
-import type { DependencyDetector, EmbeddingProvider, Providers } from '../core/providers.ts';
+import type { Providers } from '../core/providers.ts';
 import {
   createWorkersAiDependencyDetector,
   createWorkersAiEmbeddings,

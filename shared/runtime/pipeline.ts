@@ -296,7 +296,7 @@ async function run(
     // statements too, sent through the request's client within withQuerySignal; the trace, written
     // by the same client after the answer, is outside it.
     const context = toolContext(state, { links, idFor: claimed ? claimed.idFor : callIds(caller.project.id, tool.id, traceId, input) });
-    let { outcome, attempts } = await withRetries(() => withQuerySignal(call.signal, () => execute(tool, input, context)), {
+    const retried = await withRetries(() => withQuerySignal(call.signal, () => execute(tool, input, context)), {
       retries: options.retries,
       delayMs: options.retryDelayMs,
       settleMs: tool.acceptsIdempotencyKey ? options.settleWritesMs : 0,
@@ -306,6 +306,8 @@ async function run(
         log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: errorForLog(failure.cause) });
       },
     });
+    const { attempts } = retried;
+    let { outcome } = retried;
     if (tool.acceptsIdempotencyKey && !outcome.ok && leavesWriteUnknown(outcome)) {
       const key = state.key?.ok ? state.key.value : undefined;
       outcome = writeUnconfirmed(outcome, { key: key ?? traceId, callersKey: key !== undefined });
