@@ -9,36 +9,6 @@ const wasmModules: Plugin = {
   load: (id) => (id.endsWith('.wasm') ? wasmModuleSource(id) : undefined),
 };
 
-/**
- * workerd's own report (written by the workers pool straight to stderr, outside any test) of an
- * outbound connection that a stand-in dropped or refused: the fault proxy's resets, a Redis the
- * test killed, a caller that went away. The tests assert what the worker answered in each case;
- * these lines, some hundred per run, say nothing more and read like crashes. Exactly these lines
- * are dropped (a `stack:` line only right after one of them); everything else on stderr passes.
- */
-const DROPPED_CONNECTION = [
-  /^uncaught exception; source = Uncaught \(in promise\); stack = Error: Network connection lost\.$/,
-  /^uncaught exception; exception = workerd\/jsg\/value\.h:\d+: disconnected: jsg\.Error: Network connection lost\.$/,
-  /^exception = rust\/worker\/ffi\.rs:\d+: disconnected: (client error \(SendRequest\)|Connection refused \(os error 111\))$/,
-];
-const WORKERD_STACK = /^stack:( \S+@[0-9a-f]+)+$/;
-
-function dropWorkerdConnectionNoise(): void {
-  const write = process.stderr.write.bind(process.stderr) as (chunk: string | Uint8Array, ...rest: unknown[]) => boolean;
-  let afterDropped = false;
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    const kept = text.split('\n').filter((line) => {
-      const dropped = DROPPED_CONNECTION.some((pattern) => pattern.test(line)) || (afterDropped && WORKERD_STACK.test(line));
-      if (line !== '') afterDropped = dropped;
-      return !dropped;
-    });
-    if (kept.every((line) => line === '') && text.trim() !== '') return true;
-    return write(kept.join('\n'), ...rest);
-  }) as typeof process.stderr.write;
-}
-dropWorkerdConnectionNoise();
-
 /** Cases that take minutes or load the machine on purpose live in `*.stress.test.ts` files: the stress lane. */
 const STRESS = '**/*.stress.test.ts';
 
