@@ -9,7 +9,7 @@
  * snapshot, before which V8 collects all garbage, shows what of the heap was only waiting to be
  * collected.
  * workerd runs with V8's defaults, as `npm run dev` runs it, or with the flags of `--v8-flags`
- * (`--v8-flags=--gc-global`, FLAT_MEMORY_V8_FLAGS, to see the growth it prevents).
+ * (`--v8-flags="--gc-global --optimize-for-size"`, FLAT_MEMORY_V8_FLAGS, to see the growth they prevent).
  * Warm-up is the first checkpoint (2,000 calls). The target is met when, at every later checkpoint,
  * the RSS of both workerd processes is within 20 % of its own at warm-up; the run says so.
  *

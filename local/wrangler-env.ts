@@ -7,18 +7,19 @@
 import { join } from 'node:path';
 
 /**
- * V8 flags that keep a long-running local workerd's memory flat: `--gc-global` makes every
- * collection a full one. Without it workerd's resident memory grows by a few hundred MiB over
- * thousands of calls (native memory held by objects of calls long answered, which only a full
- * collection frees); with it the worker's workerd stays within about 20 % of its size after the
- * first 2,000 calls. It costs CPU: a CPU-heavy call (cluster-by-similarity of 1,000 tasks) took
- * about 1.3 times as long, and with `--optimize-for-size` beside it about 3.5 times. So nothing
- * sets it by default (`npm run dev`, the tests and the benches run V8's defaults, so that they tell
- * the truth about speed); set `MINIFLARE_WORKERD_V8_FLAGS=--gc-global` for a local stack that serves
- * many thousands of calls, and `node bench/memory.ts --v8-flags=--gc-global` measures it. Figures in
- * bench/RESULTS.md, "Memory of workerd under a long run".
+ * V8 flags that keep a long-running local workerd's memory flat. Without them workerd's resident
+ * memory grows by a few hundred MiB over thousands of calls (native memory held by objects of calls
+ * long answered, which only a full collection frees). `--gc-global` makes every collection a full
+ * one: the worker's workerd then levels off about 22 % above its size after the first 2,000 calls;
+ * with `--optimize-for-size` beside it, both workerd processes stay within 20 %. They cost CPU: a
+ * CPU-heavy call (cluster-by-similarity of 1,000 tasks) took about 1.3 times as long with
+ * `--gc-global` and 3.5 times with both. So nothing sets them by default: `npm run dev`, the tests
+ * and the benches run V8's defaults, and tell the truth about speed. Set
+ * `MINIFLARE_WORKERD_V8_FLAGS` to these for a local stack that serves many thousands of calls;
+ * `node bench/memory.ts --v8-flags="…"` measures them. Figures in bench/RESULTS.md, "Memory of
+ * workerd under a long run".
  */
-export const FLAT_MEMORY_V8_FLAGS = '--gc-global';
+export const FLAT_MEMORY_V8_FLAGS = '--gc-global --optimize-for-size';
 
 /** The environment of a wrangler command; `offline` for dev and dry-run deploys. */
 export function wranglerEnv(root: string, { offline }: { offline: boolean }): NodeJS.ProcessEnv {
