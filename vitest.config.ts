@@ -66,8 +66,8 @@ function nodeProject(name: string, include: string[], exclude: string[] = []) {
 }
 
 /**
- * The lanes (package.json): `npm test` runs unit and workers (the fast lanes), `npm run test:stress`
- * stress-node and stress-workers, `npm run test:e2e` browser, served and frameworks.
+ * The lanes (package.json): `npm test` runs unit, workers and docs (the fast lanes), `npm run test:stress`
+ * stress-node and stress-workers, `npm run test:e2e` browser, served, frameworks and docs-examples.
  */
 export default defineConfig({
   test: {
@@ -105,6 +105,21 @@ export default defineConfig({
           environment: 'node',
           include: ['test/frameworks/**/*.test.ts'],
           globalSetup: ['test/frameworks/gateway.ts'],
+          hookTimeout: 180_000,
+          testTimeout: 60_000,
+        },
+      },
+      {
+        // The docs: every relative link resolves, and the judge of their JSON examples (fast, no stack).
+        test: { name: 'docs', environment: 'node', include: ['test/docs/*.test.ts'] },
+      },
+      {
+        // The docs' shell and JSON examples, run against `wrangler dev` over the stand-ins (a served stack).
+        test: {
+          name: 'docs-examples',
+          environment: 'node',
+          include: ['test/docs/examples/**/*.test.ts'],
+          globalSetup: ['test/docs/examples/stack.ts'],
           hookTimeout: 180_000,
           testTimeout: 60_000,
         },

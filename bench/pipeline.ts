@@ -14,7 +14,7 @@ import * as z from 'zod';
 import logMood from '../functions/table-tools/log-mood.ts';
 import { interceptDatabase } from './database-fetch.ts';
 import { createGateway } from '../shared/http/app.ts';
-import { hashApiKey } from '../shared/core/hashing.ts';
+import { hashApiKey } from '../shared/auth/keys.ts';
 import { envelope, ok } from '../shared/core/contract.ts';
 import { defineTool } from '../shared/core/tool.ts';
 import { validateInput } from '../shared/core/validation.ts';

@@ -64,7 +64,7 @@ export const apiKeys = pgTable(
  * What a person approved for an OAuth client (an MCP client connecting by URL): the project, the
  * toolsets and whether it may write. The protocol's state (clients, codes, tokens) lives in the
  * OAUTH_KV namespace; this row is what is listed and revoked, and every token of the grant is
- * checked against it (shared/runtime/grants.ts).
+ * checked against it (shared/auth/grants.ts).
  */
 export const oauthGrants = pgTable(
   'oauth_grants',

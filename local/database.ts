@@ -5,8 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { migrate } from 'drizzle-orm/neon-http/migrator';
 import { apiKeys, projects } from '../drizzle/schema.ts';
-import { generateApiKey } from '../shared/runtime/auth.ts';
-import { hashApiKey } from '../shared/core/hashing.ts';
+import { generateApiKey, hashApiKey } from '../shared/auth/keys.ts';
 import { sql } from 'drizzle-orm';
 import { extractTasks } from '../functions/documents/lib/task-extraction.ts';
 import { createDb } from '../shared/runtime/db.ts';

@@ -10,7 +10,7 @@ import { exportSpan, otlpConfigFromEnv, type ExecutionSpan } from '../observabil
 import { recordRefusal } from '../observability/refusals.ts';
 import { startSpan } from '../observability/trace-context.ts';
 import { recordExecution, type ExecutionRecord } from '../observability/tracing.ts';
-import type { Authorized } from './auth.ts';
+import type { Authorized } from '../auth/authorize.ts';
 import type { RequestScope } from './env.ts';
 
 /** Who and what a report is about: the call's tool, trace and caller. */

@@ -18,7 +18,8 @@ import type { LeaseLapse } from '../concurrency/semaphore.ts';
 import { errorForLog, log } from '../core/log.ts';
 import { describeCause, type RetryError } from '../observability/tracing.ts';
 import type { Providers } from '../core/providers.ts';
-import { deniedTool, type Authorized } from './auth.ts';
+import type { Authorized } from '../auth/authorize.ts';
+import { confirmedFor, deniedTool } from '../auth/caller.ts';
 import { afterResponse, CallReport, logUnsuccessful } from './call-report.ts';
 import { runsLocally, type RequestScope } from './env.ts';
 import { execute, leaseLapsedBeforeStart, leaseWarning, writeUnconfirmed } from './execute.ts';
@@ -202,7 +203,9 @@ async function refuseChecked(state: CallState, failure: Failure): Promise<CallRe
 /** Stage 1: the tool is allowed and available, the key well formed, the input read and valid. */
 async function check(state: CallState): Promise<Checked | CallResult> {
   const { tool, call, caller, scope, key } = state;
-  const denied = deniedTool(caller, tool);
+  // A tool outside the scope as last verified is judged again once the re-check (if one is under
+  // way) has refreshed it: a key widened meanwhile is not refused on its old toolsets.
+  const denied = deniedTool(caller, tool) && (await confirmedFor(caller, tool));
   if (denied) return refuseChecked(state, denied);
   if (key && !key.ok) return refuseChecked(state, key);
   if (tool.unavailable) return refuseChecked(state, tool.unavailable);
@@ -227,8 +230,8 @@ async function check(state: CallState): Promise<Checked | CallResult> {
 async function claim(state: CallState, { input, key }: Checked): Promise<ClaimedKey | CallResult | undefined> {
   if (key === undefined) return undefined;
   const { caller, tool, scope, traceId } = state;
-  const revoked = await caller.confirmed;
-  if (revoked) return refuse(state, revoked);
+  const refused = await confirmedFor(caller, tool);
+  if (refused) return refuse(state, refused);
   const claimed = await claimIdempotencyKey(caller.db, {
     projectId: caller.project.id,
     toolId: tool.id,
@@ -261,7 +264,8 @@ async function admit(state: CallState, admission: Admission, claimed: ClaimedKey
       },
       waitUntil: scope.waitUntil,
     }),
-    caller.confirmed,
+    // The gate: the tool runs only for a credential confirmed valid now, on its refreshed scope.
+    confirmedFor(caller, tool),
   ]);
   if (revoked || !admitted.ok) {
     if (claimed) scope.waitUntil(claimed.release());

@@ -9,7 +9,7 @@ import * as z from 'zod';
 import { eq, sql } from 'drizzle-orm';
 import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
-import { hashApiKey } from '../../shared/core/hashing.ts';
+import { hashApiKey } from '../../shared/auth/keys.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { db, holdingTool, tenantA, uniqueTimestamp } from './helpers.ts';

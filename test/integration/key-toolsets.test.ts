@@ -12,8 +12,7 @@ import { count, eq } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeys, documents, projects, toolCounters, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
-import { generateApiKey } from '../../shared/runtime/auth.ts';
-import { hashApiKey } from '../../shared/core/hashing.ts';
+import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { callTool, closeMcpClients, connectMcp, db, getJson, send } from './helpers.ts';
 
 const STUDY = [

@@ -10,8 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { apiKeys, projects, tasks as tasksTable } from '../../drizzle/schema.ts';
 import { parseVector } from '../support/vectors.ts';
 import { embedText, HASHING_EMBEDDER_ID, HASHING_EMBEDDER_THRESHOLD } from '../../shared/providers/hashing-embedder.ts';
-import { generateApiKey } from '../../shared/runtime/auth.ts';
-import { hashApiKey } from '../../shared/core/hashing.ts';
+import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { callTool, db, tenantB } from './helpers.ts';
 
 type Data = Record<string, any>;

@@ -2,8 +2,8 @@
  * The layer rule of ARCHITECTURE.md, read from the real imports: madge (the same independent
  * dependency-graph tool as the import-circle test) reads every import of shared/ and functions/,
  * type-only imports included, as TypeScript resolves them. Folders of shared/, lowest first:
- * core → records, providers → observability, concurrency, auth → runtime → http. A folder may import
- * its own layer and those below it, never one above. A tool (functions/<toolset>/) imports core,
+ * core → records, providers → observability, concurrency, auth → runtime → http. A folder imports
+ * its own files and the layers below it, never a layer above nor another folder of its own layer. A tool (functions/<toolset>/) imports core,
  * records and providers only, and no other toolset's folder. drizzle/schema.ts is data, below all.
  */
 import madge from 'madge';
@@ -41,6 +41,7 @@ function violation(from: string, to: string): string | undefined {
   if (a.kind === 'layer') {
     if (b.kind !== 'layer') return `shared/ imports ${b.kind === 'tool' ? 'a tool' : 'an entry of functions/'}`;
     if (b.rank > a.rank) return `${a.folder}/ (layer ${a.rank}) imports ${b.folder}/ (layer ${b.rank}), above it`;
+    if (b.rank === a.rank && b.folder !== a.folder) return `${a.folder}/ imports ${b.folder}/, another folder of its own layer`;
     return undefined;
   }
   if (a.kind === 'tool') {
@@ -74,7 +75,8 @@ describe('layers', () => {
 
   it('the rule itself: upward, sideways-into-a-toolset and allowed imports are told apart', () => {
     expect(violation('shared/core/tool.ts', 'shared/runtime/db.ts')).toMatch(/above it/);
-    expect(violation('shared/records/tasks.ts', 'shared/providers/types.ts')).toBeUndefined();
+    expect(violation('shared/records/tasks.ts', 'shared/providers/types.ts')).toMatch(/its own layer/);
+    expect(violation('shared/records/tasks.ts', 'shared/records/chunks.ts')).toBeUndefined();
     expect(violation('shared/http/app.ts', 'shared/core/contract.ts')).toBeUndefined();
     expect(violation('functions/study/quiz-post-save.ts', 'shared/runtime/pipeline.ts')).toMatch(/tools import/);
     expect(violation('functions/study/quiz-post-save.ts', 'functions/documents/lib/ingest.ts')).toMatch(/toolset/);
