@@ -176,7 +176,7 @@ export const taskRelationships = pgTable(
  * overwrite loses the value it replaced), written in the same statement as the write under an id
  * derived from the call (`context.idFor`): a retry whose write finds nothing left to do recognises
  * its own earlier attempt by its receipt and answers what that attempt did
- * (shared/runtime/receipts.ts). Receipts older than a day are purged (shared/runtime/idempotency.ts).
+ * (shared/records/receipts.ts). Receipts older than a day are purged (shared/runtime/idempotency.ts).
  */
 export const writeReceipts = pgTable(
   'write_receipts',

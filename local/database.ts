@@ -8,7 +8,8 @@ import { apiKeys, projects } from '../drizzle/schema.ts';
 import { generateApiKey, hashApiKey } from '../shared/auth/keys.ts';
 import { sql } from 'drizzle-orm';
 import { extractTasks } from '../functions/documents/lib/task-extraction.ts';
-import { createDb, uuidArray, type Database } from '../shared/runtime/db.ts';
+import { createDb } from '../shared/runtime/db.ts';
+import { uuidArray, type Database } from '../shared/core/database.ts';
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle/migrations', import.meta.url));
 

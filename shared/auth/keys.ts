@@ -21,6 +21,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { apiKeys, projects } from '../../drizzle/schema.ts';
 import { fail, type Failure } from '../core/contract.ts';
 import type { Database } from '../core/database.ts';
+import { constantTimeEqual, hashApiKey } from '../core/hashing.ts';
 import { API_KEY_PREFIX } from './bearer.ts';
 import type { Authenticated, Caller } from './caller.ts';
 
@@ -185,16 +186,5 @@ export function generateApiKey(): string {
   return 'et_' + btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
-/** The SHA-256 of a key, hex-encoded: what `api_keys.key_hash` stores. */
-export async function hashApiKey(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-/** Compares two strings in time that depends only on their length. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let difference = 0;
-  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return difference === 0;
-}
+/** Hashing and comparing keys are written once, in the ground layer, for every layer that stores or checks a secret. */
+export { constantTimeEqual, hashApiKey };

@@ -9,7 +9,7 @@
 import { Ratelimit } from '@upstash/ratelimit';
 import type { Redis } from '@upstash/redis';
 import { fail, type Failure } from '../core/contract.ts';
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 
 export const RATE_LIMIT_DEFAULTS = {
   /** Calls per minute per API key when the project sets no limit of its own. Generous by design. */

@@ -9,8 +9,9 @@ import { authorizeRequest, type AuthorizeOptions, type Authorized, type Credenti
 import type { OAuthEnv, ProviderEnv } from '../auth/oauth.ts';
 import { namespaceOf, redisFromEnv } from '../concurrency/admission.ts';
 import { FailedAttempts } from '../concurrency/rate-limit.ts';
-import { log } from '../observability/log.ts';
-import { createDb, databaseError, databaseFailure, isLoopbackHost } from '../runtime/db.ts';
+import { log } from '../core/log.ts';
+import { createDb, isLoopbackHost } from '../runtime/db.ts';
+import { databaseError, databaseFailure } from '../core/database.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { unexpected } from '../runtime/execute.ts';
 

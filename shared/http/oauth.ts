@@ -21,7 +21,7 @@ import { REGISTRATION_LIMITS, registrationProblem } from '../auth/registration.t
 import { replayedRefreshToken, retireRefreshToken, revokeReplayedGrant } from '../auth/refresh-reuse.ts';
 import { namespaceOf, redisFromEnv } from '../concurrency/admission.ts';
 import { FailedAttempts } from '../concurrency/rate-limit.ts';
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 import type { Env } from '../runtime/env.ts';
 import { oauthEnabled, openDb } from './authorize.ts';
 import { consentHandler, type ConsentOptions } from './consent.ts';

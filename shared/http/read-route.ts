@@ -14,10 +14,10 @@ import { validateInput } from '../core/validation.ts';
 import type { Authorized } from '../auth/authorize.ts';
 import { confirmedFor, deniedToolsets } from '../auth/caller.ts';
 import type { Toolset } from '../core/toolsets.ts';
-import { databaseFailure } from '../runtime/db.ts';
+import { databaseFailure } from '../core/database.ts';
 import type { Env } from '../runtime/env.ts';
 import { unexpected } from '../runtime/execute.ts';
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 import { authorize, credentialsOf, type AuthorizeOptions } from './authorize.ts';
 import { respond, scopeOf } from './base.ts';
 

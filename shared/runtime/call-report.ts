@@ -5,7 +5,7 @@
  */
 import { statusOf, type Failure, type Outcome } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 import { exportSpan, otlpConfigFromEnv, type ExecutionSpan } from '../observability/otlp.ts';
 import { recordRefusal } from '../observability/refusals.ts';
 import { startSpan } from '../observability/trace-context.ts';

@@ -1,6 +1,6 @@
 import { DrizzleQueryError } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { errorForLog } from '../../shared/observability/log.ts';
+import { errorForLog } from '../../shared/core/log.ts';
 
 describe('errorForLog', () => {
   it("gives a failed query's database message and code, never its SQL or parameters", () => {
