@@ -73,8 +73,7 @@ export function prepareCode(code: string, guard: string): PreparedCode {
     if (LOOPS.has(node.type)) guardBody(node.body as AnyNode, depth, call, insertions, 'statement');
     if (FUNCTIONS.has(node.type)) guardBody(node.body as AnyNode, depth, call, insertions, 'function');
     for (const value of Object.values(node)) {
-      if (Array.isArray(value)) for (const item of value) isNode(item) && visit(item, depth + 1);
-      else if (isNode(value)) visit(value, depth + 1);
+      for (const item of Array.isArray(value) ? value : [value]) if (isNode(item)) visit(item, depth + 1);
     }
   };
   visit(only, 0);
