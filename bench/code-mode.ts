@@ -37,7 +37,9 @@ const textOf = (answer: ToolAnswer) => answer.content.map((part) => part.text ??
 
 async function connect(url: string, apiKey: string): Promise<Client> {
   const client = new Client({ name: 'code-mode-bench', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${apiKey}` } } }),
+  );
   return client;
 }
 
@@ -91,7 +93,10 @@ async function codeMode(base: string, apiKey: string, { describe }: { describe: 
   const { tools } = await client.listTools();
   let answerTokens = 0;
   if (describe) {
-    const described = (await client.callTool({ name: 'describe', arguments: { tools: ['semantic-search', 'get-document-context', 'detect-dependencies', 'cluster-by-similarity'] } })) as ToolAnswer;
+    const described = (await client.callTool({
+      name: 'describe',
+      arguments: { tools: ['semantic-search', 'get-document-context', 'detect-dependencies', 'cluster-by-similarity'] },
+    })) as ToolAnswer;
     answerTokens += tokens(textOf(described));
   }
   const executed = (await client.callTool({ name: 'execute', arguments: { code: STORY } })) as ToolAnswer;
@@ -99,7 +104,13 @@ async function codeMode(base: string, apiKey: string, { describe }: { describe: 
   answerTokens += tokens(textOf(executed));
   const wallMs = performance.now() - started;
   await client.close();
-  return { listTokens: tokens({ tools }), answerTokens, roundTrips: describe ? 2 : 1, wallMs, calls: executed.structuredContent.data.calls.length };
+  return {
+    listTokens: tokens({ tools }),
+    answerTokens,
+    roundTrips: describe ? 2 : 1,
+    wallMs,
+    calls: executed.structuredContent.data.calls.length,
+  };
 }
 
 /** Runs the story both ways on a `wrangler dev` of the demo data, and answers the markdown section. */
@@ -108,7 +119,10 @@ export async function runCodeModeBench(): Promise<string> {
   const redis = await startRedisServer();
   const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() }) : undefined;
   const dev = await startWranglerDev({
-    vars: { DATABASE_URL: neon.connectionString, ...(upstash && { UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: upstash.token }) },
+    vars: {
+      DATABASE_URL: neon.connectionString,
+      ...(upstash && { UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: upstash.token }),
+    },
   });
   try {
     // A first run of each warms the isolate and the embeddings; the second is measured.
@@ -118,7 +132,8 @@ export async function runCodeModeBench(): Promise<string> {
     const described = await codeMode(dev.url, demo.apiKey, { describe: true });
     const known = await codeMode(dev.url, demo.apiKey, { describe: false });
     const total = (run: Run) => run.listTokens + run.answerTokens;
-    const row = (name: string, run: Run) => `| ${name} | ${run.calls} | ${run.listTokens.toLocaleString('en')} | ${run.answerTokens.toLocaleString('en')} | ${total(run).toLocaleString('en')} | ${run.roundTrips} | ${Math.round(run.wallMs)} |`;
+    const row = (name: string, run: Run) =>
+      `| ${name} | ${run.calls} | ${run.listTokens.toLocaleString('en')} | ${run.answerTokens.toLocaleString('en')} | ${total(run).toLocaleString('en')} | ${run.roundTrips} | ${Math.round(run.wallMs)} |`;
     return [
       '## Code mode: the seed story both ways',
       '',

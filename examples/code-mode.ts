@@ -11,7 +11,10 @@ import { authorization, edgeToolsFromEnv, type EdgeTools } from './edge-tools.ts
 
 /** A client connected to the code-mode endpoint (`…/mcp/code`). */
 export async function connect(edgeTools: EdgeTools): Promise<Client> {
-  const client = new Client({ name: 'edge-tools-code-mode-example', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const client = new Client(
+    { name: 'edge-tools-code-mode-example', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
   await client.connect(new StreamableHTTPClientTransport(new URL(edgeTools.url), { requestInit: { headers: authorization(edgeTools) } }));
   return client;
 }
@@ -28,8 +31,16 @@ export function saveAndRead(sessionId: string, content: string): string {
 
 /** Runs `code` through `execute`, with an idempotency key when given; answers the envelope. */
 export async function execute(client: Pick<Client, 'callTool'>, code: string, idempotencyKey?: string) {
-  const result = await client.callTool({ name: 'execute', arguments: { code }, ...(idempotencyKey && { _meta: { 'edge-tools/idempotency-key': idempotencyKey } }) });
-  return result.structuredContent as { success: boolean; message: string; data?: { result: unknown; calls: { tool: string; success: boolean }[] } };
+  const result = await client.callTool({
+    name: 'execute',
+    arguments: { code },
+    ...(idempotencyKey && { _meta: { 'edge-tools/idempotency-key': idempotencyKey } }),
+  });
+  return result.structuredContent as {
+    success: boolean;
+    message: string;
+    data?: { result: unknown; calls: { tool: string; success: boolean }[] };
+  };
 }
 
 if (import.meta.main) {

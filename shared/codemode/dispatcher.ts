@@ -58,33 +58,58 @@ export class InnerCalls {
 
   /** The function handed to the sandbox (over RPC it becomes a stub): it reaches `call` and nothing else of this object. */
   stub(): DispatcherStub {
-    return (name, inputJson, problem) => this.call(String(name), typeof inputJson === 'string' ? inputJson : null, typeof problem === 'string' ? problem : undefined);
+    return (name, inputJson, problem) =>
+      this.call(String(name), typeof inputJson === 'string' ? inputJson : null, typeof problem === 'string' ? problem : undefined);
   }
 
   /** Answers one call of the code with an envelope, as JSON text. */
   async call(name: string, inputJson: string | null, problem?: string): Promise<string> {
     const label = String(name).slice(0, 100);
-    if (this.#closed) return refused(label, fail('VALIDATION_ERROR', `The call of '${label}' came after the code had already answered, so it did not run. Await every tool call before returning.`, { details: { reason: 'after_answer' } }));
+    if (this.#closed)
+      return refused(
+        label,
+        fail(
+          'VALIDATION_ERROR',
+          `The call of '${label}' came after the code had already answered, so it did not run. Await every tool call before returning.`,
+          { details: { reason: 'after_answer' } },
+        ),
+      );
     if (this.#made >= this.#options.maxCalls) {
       this.overLimit++;
-      return refused(label, fail('RATE_LIMITED', `The code already made ${this.#options.maxCalls} tool calls, the most one execution may make, so this call of '${label}' did not run.`, {
-        hint: 'Do fewer calls in one execution (a tool that takes a list, or a narrower query), or split the work over several executions.',
-        retryable: false,
-        details: { reason: 'inner_call_limit', limit: this.#options.maxCalls },
-      }));
+      return refused(
+        label,
+        fail(
+          'RATE_LIMITED',
+          `The code already made ${this.#options.maxCalls} tool calls, the most one execution may make, so this call of '${label}' did not run.`,
+          {
+            hint: 'Do fewer calls in one execution (a tool that takes a list, or a narrower query), or split the work over several executions.',
+            retryable: false,
+            details: { reason: 'inner_call_limit', limit: this.#options.maxCalls },
+          },
+        ),
+      );
     }
     const position = this.#made++;
     const tool = this.#byName.get(name);
     if (!tool) return this.#record(label, refused(label, this.#unknownTool(label)));
     if (inputJson === null || inputJson.length > this.#options.maxInputChars) {
-      const why = inputJson === null ? `its input cannot be written as JSON (${problem ?? 'unknown reason'})` : `its input is ${inputJson.length} characters as JSON, over the ${this.#options.maxInputChars} one call may take`;
-      return this.#record(tool.id, refused(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: ${why}.`, { hint: tool.hint })));
+      const why =
+        inputJson === null
+          ? `its input cannot be written as JSON (${problem ?? 'unknown reason'})`
+          : `its input is ${inputJson.length} characters as JSON, over the ${this.#options.maxInputChars} one call may take`;
+      return this.#record(
+        tool.id,
+        refused(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: ${why}.`, { hint: tool.hint })),
+      );
     }
     let input: unknown;
     try {
       input = JSON.parse(inputJson);
     } catch {
-      return this.#record(tool.id, refused(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: its input is not JSON.`, { hint: tool.hint })));
+      return this.#record(
+        tool.id,
+        refused(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: its input is not JSON.`, { hint: tool.hint })),
+      );
     }
     const work = this.#runBounded(tool, input, position);
     this.#pending.add(work);
@@ -112,7 +137,12 @@ export class InnerCalls {
     this.#running++;
     try {
       const { outcome, meta } = await this.#options.run(tool, input, position);
-      Object.assign(entry, { trace_id: meta.trace_id, success: outcome.ok }, !outcome.ok && { error_code: outcome.error.code }, meta.replayed && { replayed: true });
+      Object.assign(
+        entry,
+        { trace_id: meta.trace_id, success: outcome.ok },
+        !outcome.ok && { error_code: outcome.error.code },
+        meta.replayed && { replayed: true },
+      );
       return JSON.stringify(envelope(outcome, meta));
     } finally {
       this.#running--;

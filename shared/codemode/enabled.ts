@@ -11,8 +11,12 @@ export const CODE_TOOL_ID = 'code';
 
 /** CONFIG_ERROR for a deployment without the Worker Loader binding, saying how to add it. */
 export function codeModeNotConfigured(): Failure {
-  return fail('CONFIG_ERROR', 'Code mode is not enabled on this deployment: it needs a Worker Loader binding named LOADER to run code in a sandbox.', {
-    hint: 'The operator adds to wrangler.toml:\n[[worker_loaders]]\nbinding = "LOADER"\nand deploys again (npm run dev has it). Meanwhile call the tools one by one (POST /tools/<id> or POST /mcp).',
-    details: { reason: 'code_mode_not_configured', binding: 'LOADER' },
-  });
+  return fail(
+    'CONFIG_ERROR',
+    'Code mode is not enabled on this deployment: it needs a Worker Loader binding named LOADER to run code in a sandbox.',
+    {
+      hint: 'The operator adds to wrangler.toml:\n[[worker_loaders]]\nbinding = "LOADER"\nand deploys again (npm run dev has it). Meanwhile call the tools one by one (POST /tools/<id> or POST /mcp).',
+      details: { reason: 'code_mode_not_configured', binding: 'LOADER' },
+    },
+  );
 }

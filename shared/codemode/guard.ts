@@ -20,7 +20,8 @@ import { fail, type Failure } from '../core/contract.ts';
 export type PreparedCode = { ok: true; source: string } | Failure;
 
 /** An example of valid code, for error messages. */
-export const CODE_EXAMPLE = 'async () => { const found = await tools.semanticSearch({ query: "login" }); return found.success ? found.data : found.error; }';
+export const CODE_EXAMPLE =
+  'async () => { const found = await tools.semanticSearch({ query: "login" }); return found.success ? found.data : found.error; }';
 
 const LOOPS = new Set(['ForStatement', 'ForInStatement', 'ForOfStatement', 'WhileStatement', 'DoWhileStatement']);
 const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
@@ -54,7 +55,18 @@ export function prepareCode(code: string, guard: string): PreparedCode {
     const text = message.replace(/ \(\d+:\d+\)$/, '');
     return fail('VALIDATION_ERROR', `The code does not parse: ${text} at ${where}.`, {
       hint: `Send the source of one async arrow function, e.g. ${CODE_EXAMPLE}`,
-      details: { fields: [{ field: 'code', code: 'syntax_error', message: `${text} at ${where}`, expected: 'JavaScript: one async arrow function', received: excerpt(code, loc) }], ...(loc && { line: loc.line, column: loc.column + 1 }) },
+      details: {
+        fields: [
+          {
+            field: 'code',
+            code: 'syntax_error',
+            message: `${text} at ${where}`,
+            expected: 'JavaScript: one async arrow function',
+            received: excerpt(code, loc),
+          },
+        ],
+        ...(loc && { line: loc.line, column: loc.column + 1 }),
+      },
     });
   }
   const body = program.body as AnyNode[];
@@ -88,13 +100,18 @@ function guardBody(body: AnyNode, depth: number, call: string, insertions: Inser
     insertions.push({ at: body.start, text: `{${call}`, closing: false, depth }, { at: body.end, text: '}', closing: true, depth });
   } else {
     // An arrow's expression body: (guard(), expression), parenthesised so an object literal stays one.
-    insertions.push({ at: body.start, text: `(${call.slice(0, -1)}, `, closing: false, depth }, { at: body.end, text: ')', closing: true, depth });
+    insertions.push(
+      { at: body.start, text: `(${call.slice(0, -1)}, `, closing: false, depth },
+      { at: body.end, text: ')', closing: true, depth },
+    );
   }
 }
 
 /** `source` (which starts at `offset` of the code) with the insertions made. */
 function apply(source: string, insertions: Insertion[], offset: number): string {
-  const ordered = insertions.sort((a, b) => a.at - b.at || (a.closing === b.closing ? (a.closing ? b.depth - a.depth : a.depth - b.depth) : a.closing ? -1 : 1));
+  const ordered = insertions.sort(
+    (a, b) => a.at - b.at || (a.closing === b.closing ? (a.closing ? b.depth - a.depth : a.depth - b.depth) : a.closing ? -1 : 1),
+  );
   let out = '';
   let from = 0;
   for (const { at, text } of ordered) {

@@ -38,7 +38,9 @@ export const codeInput = z.strictObject({
     .string()
     .min(1)
     .max(CODE_MODE_LIMITS.codeChars)
-    .describe('The source of one async arrow function. Inside it, tools["<tool-id>"](input) (or tools.<camelCaseId>(input)) calls a tool and returns its envelope; return what you want back.'),
+    .describe(
+      'The source of one async arrow function. Inside it, tools["<tool-id>"](input) (or tools.<camelCaseId>(input)) calls a tool and returns its envelope; return what you want back.',
+    ),
 });
 
 const HINT = `Example of a valid body: ${JSON.stringify({ code: CODE_EXAMPLE })}`;
@@ -60,7 +62,13 @@ export interface CodeRequest {
  * Runs an agent's code for `caller`, its calls going to `tools` (those outside the caller's scope
  * are refused by the pipeline, as they are when called directly). Never throws.
  */
-export async function runCode(tools: readonly AnyTool[], request: CodeRequest, caller: Authorized, scope: RequestScope, options: PipelineOptions = {}): Promise<CallResult> {
+export async function runCode(
+  tools: readonly AnyTool[],
+  request: CodeRequest,
+  caller: Authorized,
+  scope: RequestScope,
+  options: PipelineOptions = {},
+): Promise<CallResult> {
   const traceId = crypto.randomUUID();
   const arrivedAt = new Date();
   const startedAt = performance.now();
@@ -68,7 +76,14 @@ export async function runCode(tools: readonly AnyTool[], request: CodeRequest, c
   const span = startSpan(traceId, request.traceparent);
   const meta = (attempts = 0): Meta => {
     const durationMs = Math.round((performance.now() - startedAt) * 100) / 100;
-    return { tool: CODE_TOOL_ID, trace_id: traceId, duration_ms: durationMs, attempts, queued_ms: 0, performance_warning: attempts > 0 && durationMs > slowCallMs };
+    return {
+      tool: CODE_TOOL_ID,
+      trace_id: traceId,
+      duration_ms: durationMs,
+      attempts,
+      queued_ms: 0,
+      performance_warning: attempts > 0 && durationMs > slowCallMs,
+    };
   };
   const report = { traceId, arrivedAt, span, caller, scope };
   const refuse = async (failure: Failure): Promise<CallResult> => {
@@ -108,7 +123,8 @@ export async function runCode(tools: readonly AnyTool[], request: CodeRequest, c
         {
           readInput: async (hint) => screenInput(value, hint),
           signal: request.signal,
-          idempotencyKey: key && tool.acceptsIdempotencyKey ? { ok: true, value: await innerCallKey(key.value, position, tool.id, value) } : undefined,
+          idempotencyKey:
+            key && tool.acceptsIdempotencyKey ? { ok: true, value: await innerCallKey(key.value, position, tool.id, value) } : undefined,
           traceparent: innerTraceparent,
           origin: request.origin,
           parentExecutionId: traceId,
@@ -118,7 +134,12 @@ export async function runCode(tools: readonly AnyTool[], request: CodeRequest, c
         options,
       ),
   });
-  const end = await runInSandbox(loader, { source: prepared.source, guard, dispatcher: calls.stub(), wallTimeMs: CODE_MODE_LIMITS.wallTimeMs });
+  const end = await runInSandbox(loader, {
+    source: prepared.source,
+    guard,
+    dispatcher: calls.stub(),
+    wallTimeMs: CODE_MODE_LIMITS.wallTimeMs,
+  });
   calls.close();
   // Calls the code did not await are real calls, and may be writing: the answer lists them once they answered.
   await settleWithin(calls, CODE_MODE_LIMITS.wallTimeMs);
@@ -127,7 +148,8 @@ export async function runCode(tools: readonly AnyTool[], request: CodeRequest, c
   const answerMeta = meta(1);
   const writes = calls.entries.filter((entry) => entry.success && tools.find((tool) => tool.id === entry.tool)?.acceptsIdempotencyKey);
   if (key && writes.length > 0 && writes.every((entry) => entry.replayed)) answerMeta.replayed = true;
-  if (!outcome.ok) logUnsuccessful('call_failed', outcome, { tool: CODE_TOOL_ID, trace_id: traceId, project_id: caller.project.id, attempts: 1 });
+  if (!outcome.ok)
+    logUnsuccessful('call_failed', outcome, { tool: CODE_TOOL_ID, trace_id: traceId, project_id: caller.project.id, attempts: 1 });
   reportExecution(report, input.value, outcome, answerMeta);
   return { outcome, meta: answerMeta };
 }
@@ -137,15 +159,47 @@ function outcomeOf(end: SandboxEnd, calls: InnerCalls): Outcome<unknown> {
   const made = { calls: calls.entries, ...(calls.overLimit > 0 && { calls_refused: calls.overLimit }) };
   const summary = callSummary(calls.entries);
   if (!end.ok) {
-    if (end.reason === 'wall_time') return limitReached('wall_time_ms', `The code did not finish within ${CODE_MODE_LIMITS.wallTimeMs} ms, the most one execution may take`, made, []);
-    if (/cpu|exceeded/i.test(end.message)) return limitReached('cpu_ms', `The code used more than ${CODE_MODE_LIMITS.cpuMs} ms of CPU time, the most one execution may use (${end.message})`, made, []);
-    return fail('UNKNOWN_ERROR', `The sandbox running the code failed: ${end.message}. ${summary}`, { details: { reason: 'sandbox_failed', ...made } });
+    if (end.reason === 'wall_time')
+      return limitReached(
+        'wall_time_ms',
+        `The code did not finish within ${CODE_MODE_LIMITS.wallTimeMs} ms, the most one execution may take`,
+        made,
+        [],
+      );
+    if (/cpu|exceeded/i.test(end.message))
+      return limitReached(
+        'cpu_ms',
+        `The code used more than ${CODE_MODE_LIMITS.cpuMs} ms of CPU time, the most one execution may use (${end.message})`,
+        made,
+        [],
+      );
+    return fail('UNKNOWN_ERROR', `The sandbox running the code failed: ${end.message}. ${summary}`, {
+      details: { reason: 'sandbox_failed', ...made },
+    });
   }
   const { answer } = end;
   const logs = { logs: answer.logs, ...(answer.logsDropped > 0 && { logs_dropped: answer.logsDropped }) };
-  if (answer.stopped === 'guard_ticks') return limitReached('guard_ticks', `The code ran more than ${CODE_MODE_LIMITS.guardTicks} loop iterations and function calls, the most one execution may run (an endless loop or runaway recursion?)`, made, answer.logs);
-  if (answer.stopped === 'blocking_ms') return limitReached('blocking_ms', `The code ran for ${CODE_MODE_LIMITS.blockingMs} ms without letting anything else run (a loop that never awaits a tool call or a timer)`, made, answer.logs);
-  if (answer.stopped === 'wall_time_ms') return limitReached('wall_time_ms', `The code ran longer than ${CODE_MODE_LIMITS.wallTimeMs} ms, the most one execution may take`, made, answer.logs);
+  if (answer.stopped === 'guard_ticks')
+    return limitReached(
+      'guard_ticks',
+      `The code ran more than ${CODE_MODE_LIMITS.guardTicks} loop iterations and function calls, the most one execution may run (an endless loop or runaway recursion?)`,
+      made,
+      answer.logs,
+    );
+  if (answer.stopped === 'blocking_ms')
+    return limitReached(
+      'blocking_ms',
+      `The code ran for ${CODE_MODE_LIMITS.blockingMs} ms without letting anything else run (a loop that never awaits a tool call or a timer)`,
+      made,
+      answer.logs,
+    );
+  if (answer.stopped === 'wall_time_ms')
+    return limitReached(
+      'wall_time_ms',
+      `The code ran longer than ${CODE_MODE_LIMITS.wallTimeMs} ms, the most one execution may take`,
+      made,
+      answer.logs,
+    );
   if (answer.error) {
     const { name, message } = answer.error;
     return fail('VALIDATION_ERROR', `The code threw ${name}: ${message.replace(/\.$/, '')}. ${summary}`, {
@@ -154,7 +208,12 @@ function outcomeOf(end: SandboxEnd, calls: InnerCalls): Outcome<unknown> {
     });
   }
   if (answer.tooLarge !== undefined) {
-    return limitReached('transfer_chars', `The code returned ${answer.tooLarge} characters of JSON, more than the ${CODE_MODE_LIMITS.transferChars} an execution may hand back even to be cut`, made, answer.logs);
+    return limitReached(
+      'transfer_chars',
+      `The code returned ${answer.tooLarge} characters of JSON, more than the ${CODE_MODE_LIMITS.transferChars} an execution may hand back even to be cut`,
+      made,
+      answer.logs,
+    );
   }
   const json = answer.result ?? 'null';
   const value = JSON.parse(json) as unknown;
@@ -228,14 +287,26 @@ function reportRefusal(report: Report, failure: Failure, durationMs: number): vo
   scope.waitUntil(
     afterResponse(() =>
       Promise.all([
-        recordRefusal(caller.db, { traceId, projectId: caller.project.id, apiKeyId: caller.keyId, tool: CODE_TOOL_ID, failure, startedAt: arrivedAt }),
+        recordRefusal(caller.db, {
+          traceId,
+          projectId: caller.project.id,
+          apiKeyId: caller.keyId,
+          tool: CODE_TOOL_ID,
+          failure,
+          startedAt: arrivedAt,
+        }),
         exportExecutionSpan(report, failure, durationMs, true),
       ]),
     ),
   );
 }
 
-async function exportExecutionSpan({ traceId, arrivedAt, span, caller, scope }: Report, outcome: Outcome<unknown>, durationMs: number, refused: boolean): Promise<void> {
+async function exportExecutionSpan(
+  { traceId, arrivedAt, span, caller, scope }: Report,
+  outcome: Outcome<unknown>,
+  durationMs: number,
+  refused: boolean,
+): Promise<void> {
   const otlp = otlpConfigFromEnv(scope.env);
   if (!otlp) return;
   await exportSpan(otlp, {

@@ -33,13 +33,17 @@ export interface SandboxAnswer {
 }
 
 /** How a sandbox run ended without an answer from the sandbox: too slow, or the sandbox failed (deployed: its CPU limit). */
-export type SandboxEnd = { ok: true; answer: SandboxAnswer } | { ok: false; reason: 'wall_time' } | { ok: false; reason: 'sandbox_failed'; message: string };
+export type SandboxEnd =
+  { ok: true; answer: SandboxAnswer } | { ok: false; reason: 'wall_time' } | { ok: false; reason: 'sandbox_failed'; message: string };
 
 /** What the sandbox may call, over RPC: one function answering a tool call with its envelope as JSON text. */
 export type DispatcherStub = (name: string, inputJson: string | null, problem?: string) => Promise<string>;
 
 /** The settings the sandbox reads, passed to it with each run. */
-type SandboxLimits = Pick<typeof CODE_MODE_LIMITS, 'guardTicks' | 'blockingMs' | 'logLines' | 'logChars' | 'transferChars' | 'allocation'> & { wallTimeMs: number };
+type SandboxLimits = Pick<
+  typeof CODE_MODE_LIMITS,
+  'guardTicks' | 'blockingMs' | 'logLines' | 'logChars' | 'transferChars' | 'allocation'
+> & { wallTimeMs: number };
 
 /**
  * Runs `source` (an instrumented async arrow function whose guard is named `guard`, see
@@ -70,14 +74,20 @@ export async function runInSandbox(
     // Enforced by Cloudflare when deployed; workerd enforces neither locally, hence the guard.
     limits: { cpuMs: CODE_MODE_LIMITS.cpuMs },
   });
-  const entrypoint = worker.getEntrypoint() as { evaluate(dispatcher: DispatcherStub, limits: SandboxLimits): Promise<SandboxAnswer> } & Partial<Disposable>;
+  const entrypoint = worker.getEntrypoint() as {
+    evaluate(dispatcher: DispatcherStub, limits: SandboxLimits): Promise<SandboxAnswer>;
+  } & Partial<Disposable>;
   try {
     const timedOut = new Promise<SandboxEnd>((resolve) => {
       timer = setTimeout(() => resolve({ ok: false, reason: 'wall_time' }), wallTimeMs);
     });
     const answered = entrypoint.evaluate(dispatcher, limits).then(
       (answer): SandboxEnd => ({ ok: true, answer }),
-      (error: unknown): SandboxEnd => ({ ok: false, reason: 'sandbox_failed', message: error instanceof Error ? error.message : String(error) }),
+      (error: unknown): SandboxEnd => ({
+        ok: false,
+        reason: 'sandbox_failed',
+        message: error instanceof Error ? error.message : String(error),
+      }),
     );
     return await Promise.race([answered, timedOut]);
   } finally {

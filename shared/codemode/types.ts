@@ -43,7 +43,10 @@ export function toolDeclarations(selected: readonly AnyTool[]): string {
     const { input, output } = tool.jsonSchemas();
     // Inputs keep their field docs (the rules the validator enforces); outputs are names and types only,
     // which is what code reads them by: their docs would double what describe costs an agent.
-    types.push(jsonSchemaToType(input as JSONSchema7, `${name}Input`), withoutDocComments(jsonSchemaToType(output as JSONSchema7, `${name}Output`)));
+    types.push(
+      jsonSchemaToType(input as JSONSchema7, `${name}Input`),
+      withoutDocComments(jsonSchemaToType(output as JSONSchema7, `${name}Output`)),
+    );
     const signature = `(input: ${name}Input): Promise<Envelope<${name}Output>>;`;
     const doc = `  /** ${tool.purpose.replace(/\*\//g, '* /')}${tool.annotations.readOnlyHint ? '' : ' (writes)'} */`;
     members.push(doc, `  ${JSON.stringify(tool.id)}${signature}`, `  ${camelCase(tool.id)}${signature}`);
@@ -54,7 +57,9 @@ export function toolDeclarations(selected: readonly AnyTool[]): string {
 /** One line per tool: its id, its alias, whether it writes, and the first sentence of what it does. */
 export function toolIndex(selected: readonly AnyTool[]): string {
   return selected
-    .map((tool) => `- ${tool.id} (${camelCase(tool.id)})${tool.annotations.readOnlyHint ? '' : ' [writes]'}: ${firstSentence(tool.purpose)}`)
+    .map(
+      (tool) => `- ${tool.id} (${camelCase(tool.id)})${tool.annotations.readOnlyHint ? '' : ' [writes]'}: ${firstSentence(tool.purpose)}`,
+    )
     .join('\n');
 }
 

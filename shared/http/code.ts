@@ -22,7 +22,9 @@ import type { ServeOptions } from './tool-route.ts';
 
 /** `POST /code`, `POST /mcp/code` and `GET /code/types` for code calling `tools`. */
 export function codeRoutes(tools: readonly AnyTool[], options: ServeOptions = {}) {
-  const mcp = createMcpHandler(tools, options, () => import('./mcp-code.ts').then(({ createCodeMcpServer }) => createCodeMcpServer(tools, options)));
+  const mcp = createMcpHandler(tools, options, () =>
+    import('./mcp-code.ts').then(({ createCodeMcpServer }) => createCodeMcpServer(tools, options)),
+  );
   return new Hono<{ Bindings: Env }>()
     .use('/mcp/code', mcpCors())
     .all('/mcp/code', async (c) => {
@@ -64,6 +66,12 @@ export function codeRoutes(tools: readonly AnyTool[], options: ServeOptions = {}
       if (revoked) return answer(revoked, CODE_TOOL_ID);
       const callable = tools.filter((tool) => !deniedTool(caller, tool));
       const { toolDeclarations } = await import('../codemode/types.ts');
-      return answer(ok({ declarations: toolDeclarations(callable) }, `TypeScript declarations of the ${callable.length} tools this credential may call from code.`), CODE_TOOL_ID);
+      return answer(
+        ok(
+          { declarations: toolDeclarations(callable) },
+          `TypeScript declarations of the ${callable.length} tools this credential may call from code.`,
+        ),
+        CODE_TOOL_ID,
+      );
     });
 }

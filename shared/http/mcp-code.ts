@@ -35,7 +35,12 @@ const INSTRUCTIONS =
 
 /** The input of `describe`. */
 const describeInput = z.strictObject({
-  tools: z.array(z.string().min(1).max(100)).min(1).max(50).optional().describe('Tool ids (or camelCase names) to describe; all the tools you may call when absent.'),
+  tools: z
+    .array(z.string().min(1).max(100))
+    .min(1)
+    .max(50)
+    .optional()
+    .describe('Tool ids (or camelCase names) to describe; all the tools you may call when absent.'),
 });
 
 /** Code mode's MCP server: `execute` and `describe` for code calling `tools`. */
@@ -45,7 +50,10 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOpt
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false } },
       instructions: INSTRUCTIONS,
-      cacheHints: { 'tools/list': { ...TOOLS_LIST_CACHE, cacheScope: caller.toolsets || caller.readOnly ? 'private' : 'public' }, 'server/discover': TOOLS_LIST_CACHE },
+      cacheHints: {
+        'tools/list': { ...TOOLS_LIST_CACHE, cacheScope: caller.toolsets || caller.readOnly ? 'private' : 'public' },
+        'server/discover': TOOLS_LIST_CACHE,
+      },
     });
     server.setRequestHandler('tools/list', () => ({ tools: listedTools(callable(caller)) }));
     server.setRequestHandler('tools/call', async ({ params }, ctx) => {
@@ -76,10 +84,14 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOpt
         return result;
       }
       return toolResult(
-        fail('UNKNOWN_TOOL', `There is no tool '${String(params.name).slice(0, 100)}' on /mcp/code: it has execute and describe. The tools themselves are called from the code: tools["<id>"](input).`, {
-          hint: 'Call execute with { "code": "async () => { ... }" }, or describe for the tools\' types.',
-          details: { available_tools: ['execute', 'describe'] },
-        }),
+        fail(
+          'UNKNOWN_TOOL',
+          `There is no tool '${String(params.name).slice(0, 100)}' on /mcp/code: it has execute and describe. The tools themselves are called from the code: tools["<id>"](input).`,
+          {
+            hint: 'Call execute with { "code": "async () => { ... }" }, or describe for the tools\' types.',
+            details: { available_tools: ['execute', 'describe'] },
+          },
+        ),
         metaWithoutExecution(String(params.name).slice(0, 100)),
       );
     });
@@ -108,7 +120,8 @@ export function listedTools(callable: readonly AnyTool[]): McpTool[] {
     {
       name: 'describe',
       title: 'Types of the tools',
-      description: 'TypeScript declarations of the tools named (all when none): input and output types, and the envelope every call returns.',
+      description:
+        'TypeScript declarations of the tools named (all when none): input and output types, and the envelope every call returns.',
       inputSchema: z.toJSONSchema(describeInput) as McpTool['inputSchema'],
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -123,14 +136,19 @@ function describe(callable: readonly AnyTool[], args: unknown) {
   const input = validateInput(describeInput, screened.value, hint);
   if (!input.ok) return input;
   const named = input.value.tools;
-  if (!named) return ok({ declarations: toolDeclarations(callable) }, `Declarations of the ${callable.length} tools you may call from code.`);
+  if (!named)
+    return ok({ declarations: toolDeclarations(callable) }, `Declarations of the ${callable.length} tools you may call from code.`);
   const chosen = named.map((name) => callable.find((tool) => tool.id === name || camelCase(tool.id) === name));
   const unknown = named.filter((_name, index) => !chosen[index]);
   if (unknown.length) {
-    return fail('UNKNOWN_TOOL', `No tool you may call is named ${unknown.map((name) => `'${name.slice(0, 60)}'`).join(', ')}. Tools: ${callable.map((tool) => tool.id).join(', ')}.`, {
-      hint,
-      details: { available_tools: callable.map((tool) => tool.id) },
-    });
+    return fail(
+      'UNKNOWN_TOOL',
+      `No tool you may call is named ${unknown.map((name) => `'${name.slice(0, 60)}'`).join(', ')}. Tools: ${callable.map((tool) => tool.id).join(', ')}.`,
+      {
+        hint,
+        details: { available_tools: callable.map((tool) => tool.id) },
+      },
+    );
   }
   const distinct = [...new Set(chosen as AnyTool[])];
   return ok({ declarations: toolDeclarations(distinct) }, `Declarations of ${distinct.map((tool) => tool.id).join(', ')}.`);

@@ -57,7 +57,9 @@ describe('code mode through real clients', () => {
     const envelope = (await response.json()) as { success: boolean; message: string; data: { result: unknown } };
     expect(envelope.success, envelope.message).toBe(true);
     expect(envelope.data.result).toEqual(['user: Saved over plain HTTP.']);
-    const types = (await (await fetch(`${inject('gatewayUrl')}/code/types`, { headers: headers() })).json()) as { data: { declarations: string } };
+    const types = (await (await fetch(`${inject('gatewayUrl')}/code/types`, { headers: headers() })).json()) as {
+      data: { declarations: string };
+    };
     expect(types.data.declarations).toContain('"save-message"(input: SaveMessageInput): Promise<Envelope<SaveMessageOutput>>;');
   });
 
@@ -67,7 +69,10 @@ describe('code mode through real clients', () => {
       const tools = await client.tools();
       expect(Object.keys(tools).sort()).toEqual(['describe', 'execute']);
       const session = `code-mode-ai-sdk-${crypto.randomUUID()}`;
-      const result = (await tools.execute!.execute!({ code: saveAndRead(session, 'Saved through the AI SDK.') }, { toolCallId: 'code', messages: [], context: {} })) as { structuredContent?: { success: boolean } };
+      const result = (await tools.execute!.execute!(
+        { code: saveAndRead(session, 'Saved through the AI SDK.') },
+        { toolCallId: 'code', messages: [], context: {} },
+      )) as { structuredContent?: { success: boolean } };
       expect(result.structuredContent?.success).toBe(true);
       expect(await savedMessages(session)).toHaveLength(1);
     } finally {

@@ -22,11 +22,19 @@ let projectId: string;
 /** A fresh key of the test's project: each test has its own rate limit. */
 async function newKey(toolsets: string[] | null = null): Promise<string> {
   const key = generateApiKey();
-  await db.insert(apiKeys).values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'code mode attacks', toolsets });
+  await db
+    .insert(apiKeys)
+    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'code mode attacks', toolsets });
   return key;
 }
 
-const moodRows = async (userId: string) => (await db.select({ n: count() }).from(moodEntries).where(and(eq(moodEntries.projectId, projectId), eq(moodEntries.userId, userId))))[0]!.n;
+const moodRows = async (userId: string) =>
+  (
+    await db
+      .select({ n: count() })
+      .from(moodEntries)
+      .where(and(eq(moodEntries.projectId, projectId), eq(moodEntries.userId, userId)))
+  )[0]!.n;
 const mood = (userId: string) => JSON.stringify({ user_id: userId, mood: 'sad', energy_level: 3, timestamp: '2030-06-01T08:00:00Z' });
 
 /** The failure an execution answered, or a thrown error when it succeeded. */
@@ -36,32 +44,42 @@ function failureOf(body: Awaited<ReturnType<typeof runCodeOver>>['body']) {
 }
 function resultOf(body: Awaited<ReturnType<typeof runCodeOver>>['body']) {
   if (!body.success) throw new Error(body.message);
-  return body.data as { result: unknown; calls: { tool: string; trace_id: string; success: boolean; error_code?: string }[]; calls_refused?: number };
+  return body.data as {
+    result: unknown;
+    calls: { tool: string; trace_id: string; success: boolean; error_code?: string }[];
+    calls_refused?: number;
+  };
 }
 
 beforeAll(async () => {
-  const [project] = await db.insert(projects).values({ name: `Code mode attacks ${crypto.randomUUID()}` }).returning();
+  const [project] = await db
+    .insert(projects)
+    .values({ name: `Code mode attacks ${crypto.randomUUID()}` })
+    .returning();
   projectId = project!.id;
 }, 60_000);
 
 describe('no network', () => {
-  it.skipIf(!env.TEST_SERVICES.redisUrl)('refuses fetch, connect and WebSocket from the code: a write sent to Redis over REST never lands', async () => {
-    const { redisUrl, redisToken } = env.TEST_SERVICES;
-    const marker = `code-mode-attack:${crypto.randomUUID()}`;
-    const url = new URL(redisUrl);
-    const code = `async () => {
+  it.skipIf(!env.TEST_SERVICES.redisUrl)(
+    'refuses fetch, connect and WebSocket from the code: a write sent to Redis over REST never lands',
+    async () => {
+      const { redisUrl, redisToken } = env.TEST_SERVICES;
+      const marker = `code-mode-attack:${crypto.randomUUID()}`;
+      const url = new URL(redisUrl);
+      const code = `async () => {
       const tried = {};
       try { await fetch(${JSON.stringify(`${redisUrl}/set/${marker}/1`)}, { headers: { authorization: ${JSON.stringify(`Bearer ${redisToken}`)} } }); tried.fetch = "sent"; } catch (e) { tried.fetch = e.message; }
       try { const { connect } = await import("cloudflare:sockets"); const socket = connect(${JSON.stringify(`${url.hostname}:${url.port}`)}); await socket.opened; tried.connect = "opened"; } catch (e) { tried.connect = e.message; }
       try { new WebSocket(${JSON.stringify(redisUrl.replace(/^http/, 'ws'))}); tried.websocket = "opened"; } catch (e) { tried.websocket = e.message; }
       return tried;
     }`;
-    const { body } = await runCodeOver('http', code, { key: await newKey() });
-    const tried = resultOf(body).result as Record<string, string>;
-    for (const way of ['fetch', 'connect', 'websocket']) expect(tried[way], way).toMatch(/not permitted to access the internet/);
-    // The real effect: the stand-in never saw the write.
-    expect(await new Redis({ url: redisUrl, token: redisToken }).get(marker)).toBeNull();
-  });
+      const { body } = await runCodeOver('http', code, { key: await newKey() });
+      const tried = resultOf(body).result as Record<string, string>;
+      for (const way of ['fetch', 'connect', 'websocket']) expect(tried[way], way).toMatch(/not permitted to access the internet/);
+      // The real effect: the stand-in never saw the write.
+      expect(await new Redis({ url: redisUrl, token: redisToken }).get(marker)).toBeNull();
+    },
+  );
 });
 
 describe('no secrets', () => {
@@ -100,10 +118,19 @@ describe('read-only grant', { timeout: 60_000 }, () => {
     const { accessToken } = await connect(ORIGIN, { toolsets: ['table-tools', 'study'], access: 'read' });
     const userId = `attack-${crypto.randomUUID()}`;
     const code = `async () => [(await tools.logMood(${mood(userId)})).error?.code, (await tools.listPlans({ limit: 1 })).success]`;
-    const response = await send(new Request(`${ORIGIN}/code`, { method: 'POST', headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ code }) }));
+    const response = await send(
+      new Request(`${ORIGIN}/code`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ code }),
+      }),
+    );
     const body = (await response.json()) as Awaited<ReturnType<typeof runCodeOver>>['body'];
     expect(resultOf(body).result).toEqual(['PERMISSION_DENIED', true]);
-    const [row] = await db.select({ n: count() }).from(moodEntries).where(and(eq(moodEntries.projectId, tenantA.projectId), eq(moodEntries.userId, userId)));
+    const [row] = await db
+      .select({ n: count() })
+      .from(moodEntries)
+      .where(and(eq(moodEntries.projectId, tenantA.projectId), eq(moodEntries.userId, userId)));
     expect(row!.n).toBe(0);
   });
 });
@@ -111,13 +138,17 @@ describe('read-only grant', { timeout: 60_000 }, () => {
 describe('isolation', () => {
   it('keeps prototype pollution inside one execution: the next execution and the host see none of it', async () => {
     const key = await newKey();
-    const polluted = await runCodeOver('http', `async () => {
+    const polluted = await runCodeOver(
+      'http',
+      `async () => {
       Object.prototype.polluted = "yes";
       Array.prototype.map = () => "hijacked";
       JSON.parse = () => ({ success: true, data: "forged" });
       const sent = await tools.listPlans(JSON.parse('{"__proto__": {"admin": true}, "limit": 1}'));
       return sent;
-    }`, { key });
+    }`,
+      { key },
+    );
     // The forged JSON.parse stands inside the sandbox only; the call itself was real and went through the pipeline.
     expect(resultOf(polluted.body).calls).toHaveLength(1);
     const next = await runCodeOver('http', 'async () => [({}).polluted ?? null, [1, 2].map((x) => x * 2), JSON.parse("[1]")]', { key });
@@ -125,7 +156,11 @@ describe('isolation', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(({} as Record<string, unknown>).admin).toBeUndefined();
     // An input with a __proto__ key is refused by the pipeline's screening, as a direct call is.
-    const screened = await runCodeOver('http', `async () => (await tools.listPlans(JSON.parse('{"__proto__": {"admin": true}, "limit": 1}'))).error.code`, { key });
+    const screened = await runCodeOver(
+      'http',
+      `async () => (await tools.listPlans(JSON.parse('{"__proto__": {"admin": true}, "limit": 1}'))).error.code`,
+      { key },
+    );
     expect(resultOf(screened.body).result).toBe('VALIDATION_ERROR');
   });
 });
@@ -151,7 +186,10 @@ describe('runaway code', { timeout: 120_000 }, () => {
       ['async () => "x".repeat(2 ** 28).length', /more than the 8000000 one execution may allocate/],
       ['async () => new Array(5e7).fill(0).length', /more than the 8000000 one execution may allocate/],
       ['async () => new Float64Array(2e8).length', /more than the 8000000 one execution may allocate/],
-      ['async () => { let a = [1]; for (let i = 0; i < 40; i++) a = a.concat(a); return a.length; }', /more than the 8000000 one execution may allocate/],
+      [
+        'async () => { let a = [1]; for (let i = 0; i < 40; i++) a = a.concat(a); return a.length; }',
+        /more than the 8000000 one execution may allocate/,
+      ],
       ['async () => { for (;;) "x".repeat(7000000); }', /blocking_ms|wall_time_ms/],
       ['async () => { while (true) await null; }', /guard_ticks|blocking_ms/],
     ] as const) {
@@ -169,19 +207,30 @@ describe('runaway code', { timeout: 120_000 }, () => {
 
 describe('inner calls', { timeout: 120_000 }, () => {
   it('bounds thousands of calls to 100 real ones per execution; the rest are refused without running', async () => {
-    const { body } = await runCodeOver('http', 'async () => { const answers = await Promise.all(Array.from({ length: 3000 }, () => tools.listPlans({ limit: 1 }))); return answers.filter((a) => a.success).length; }', { key: await newKey() });
+    const { body } = await runCodeOver(
+      'http',
+      'async () => { const answers = await Promise.all(Array.from({ length: 3000 }, () => tools.listPlans({ limit: 1 }))); return answers.filter((a) => a.success).length; }',
+      { key: await newKey() },
+    );
     const data = resultOf(body);
     expect(data.result).toBe(100);
     expect(data.calls).toHaveLength(100);
     expect(data.calls_refused).toBe(2900);
-    const rows = await waitForRows(() => db.select({ id: toolExecutions.id }).from(toolExecutions).where(eq(toolExecutions.parentExecutionId, body.meta.trace_id)), 100);
+    const rows = await waitForRows(
+      () => db.select({ id: toolExecutions.id }).from(toolExecutions).where(eq(toolExecutions.parentExecutionId, body.meta.trace_id)),
+      100,
+    );
     expect(rows).toHaveLength(100);
   });
 
   it('runs at most 3 calls of one execution at once', async () => {
     const { tool, state } = holdingTool();
     const gateway = createGateway([tool as AnyTool]);
-    const { body } = await runCodeOver('http', 'async () => (await Promise.all(Array.from({ length: 12 }, () => tools.hold({ hold_ms: 50 })))).every((a) => a.success)', { key: await newKey(), worker: gateway });
+    const { body } = await runCodeOver(
+      'http',
+      'async () => (await Promise.all(Array.from({ length: 12 }, () => tools.hold({ hold_ms: 50 })))).every((a) => a.success)',
+      { key: await newKey(), worker: gateway },
+    );
     expect(resultOf(body).result).toBe(true);
     expect(state.started).toHaveLength(12);
     expect(state.maxRunning).toBeLessThanOrEqual(3);
@@ -192,7 +241,14 @@ describe('inner calls', { timeout: 120_000 }, () => {
     const { tool, state } = holdingTool();
     const gateway = createGateway([tool as AnyTool]);
     const key = await newKey();
-    const answers = await Promise.all(Array.from({ length: 20 }, () => runCodeOver('http', 'async () => (await Promise.all([1, 2, 3].map(() => tools.hold({ hold_ms: 100 })))).map((a) => a.success)', { key, worker: gateway })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        runCodeOver('http', 'async () => (await Promise.all([1, 2, 3].map(() => tools.hold({ hold_ms: 100 })))).map((a) => a.success)', {
+          key,
+          worker: gateway,
+        }),
+      ),
+    );
     for (const { body } of answers) expect(resultOf(body).result).toEqual([true, true, true]);
     expect(state.started).toHaveLength(60);
     expect(state.maxRunning).toBeLessThanOrEqual(10);
@@ -201,11 +257,15 @@ describe('inner calls', { timeout: 120_000 }, () => {
   it('survives unhandled rejections, and lists exactly the calls that ran when the code answered without awaiting them', async () => {
     const key = await newKey();
     const late = `attack-${crypto.randomUUID()}`;
-    const { body } = await runCodeOver('http', `async () => {
+    const { body } = await runCodeOver(
+      'http',
+      `async () => {
       Promise.reject(new Error("nobody catches this"));
       setTimeout(() => tools.logMood(${mood(late)}), 0);
       return "answered";
-    }`, { key });
+    }`,
+      { key },
+    );
     const data = resultOf(body);
     expect(data.result).toBe('answered');
     expect(data.calls).toEqual([]);
@@ -223,7 +283,11 @@ describe('inner calls', { timeout: 120_000 }, () => {
 
 describe('answer size', () => {
   it('cuts a 5 MB result to the answer budget and says so', async () => {
-    const { status, body } = await runCodeOver('http', 'async () => Array.from({ length: 5000 }, (_, i) => ({ i, text: "y".repeat(1000) }))', { key: await newKey() });
+    const { status, body } = await runCodeOver(
+      'http',
+      'async () => Array.from({ length: 5000 }, (_, i) => ({ i, text: "y".repeat(1000) }))',
+      { key: await newKey() },
+    );
     expect(status).toBe(200);
     if (!body.success) throw new Error(body.message);
     expect(body.meta.truncated).toBe(true);
@@ -232,7 +296,11 @@ describe('answer size', () => {
   });
 
   it('keeps only the first lines of a flood of logs', async () => {
-    const { body } = await runCodeOver('http', 'async () => { for (let i = 0; i < 100000; i++) console.log("line", i, "x".repeat(50)); return 1; }', { key: await newKey() });
+    const { body } = await runCodeOver(
+      'http',
+      'async () => { for (let i = 0; i < 100000; i++) console.log("line", i, "x".repeat(50)); return 1; }',
+      { key: await newKey() },
+    );
     const data = resultOf(body) as unknown as { logs: string[]; logs_dropped: number };
     expect(data.logs.join('').length).toBeLessThanOrEqual(8_000);
     expect(data.logs_dropped).toBeGreaterThan(99_000);
@@ -244,8 +312,18 @@ it('without the Worker Loader binding, both routes say how to enable code mode',
   const { LOADER: _loader, ...withoutLoader } = env as unknown as Record<string, unknown>;
   const worker = { fetch: (request: Request, _env: unknown, ctx: ExecutionContext) => gateway.fetch(request, withoutLoader as never, ctx) };
   const key = await newKey();
-  for (const [path, body] of [['/code', { code: 'async () => 1' }], ['/mcp/code', { jsonrpc: '2.0', id: 1, method: 'tools/list' }]] as const) {
-    const response = await send(new Request(`http://edge-tools.test${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) }), worker);
+  for (const [path, body] of [
+    ['/code', { code: 'async () => 1' }],
+    ['/mcp/code', { jsonrpc: '2.0', id: 1, method: 'tools/list' }],
+  ] as const) {
+    const response = await send(
+      new Request(`http://edge-tools.test${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(body),
+      }),
+      worker,
+    );
     const answer = (await response.json()) as { error: { code: string; hint: string } };
     expect(response.status, path).toBe(500);
     expect(answer.error.code).toBe('CONFIG_ERROR');

@@ -10,14 +10,25 @@ export interface CodeOptions {
 }
 
 /** Runs `code` over HTTP (`POST /code`) or MCP (`execute` on `POST /mcp/code`, protocol 2025-06-18); answers the status and the envelope. */
-export async function runCodeOver(transport: 'http' | 'mcp', code: string, { key = tenantA.apiKey, idempotencyKey, worker }: CodeOptions = {}): Promise<Answer> {
+export async function runCodeOver(
+  transport: 'http' | 'mcp',
+  code: string,
+  { key = tenantA.apiKey, idempotencyKey, worker }: CodeOptions = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   if (transport === 'http') {
     if (idempotencyKey) headers['idempotency-key'] = idempotencyKey;
-    const response = await send(new Request('http://edge-tools.test/code', { method: 'POST', headers, body: JSON.stringify({ code }) }), worker);
+    const response = await send(
+      new Request('http://edge-tools.test/code', { method: 'POST', headers, body: JSON.stringify({ code }) }),
+      worker,
+    );
     return { status: response.status, body: (await response.json()) as ToolResult<unknown> };
   }
-  const params = { name: 'execute', arguments: { code }, ...(idempotencyKey && { _meta: { 'edge-tools/idempotency-key': idempotencyKey } }) };
+  const params = {
+    name: 'execute',
+    arguments: { code },
+    ...(idempotencyKey && { _meta: { 'edge-tools/idempotency-key': idempotencyKey } }),
+  };
   const response = await send(
     new Request('http://edge-tools.test/mcp/code', {
       method: 'POST',

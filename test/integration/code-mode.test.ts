@@ -19,19 +19,27 @@ let studyKey: string;
 
 async function insertKey(toolsets: string[] | null = null): Promise<string> {
   const key = generateApiKey();
-  await db.insert(apiKeys).values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'code mode test', toolsets });
+  await db
+    .insert(apiKeys)
+    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'code mode test', toolsets });
   return key;
 }
 
 async function moodRows(userId: string): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(moodEntries).where(and(eq(moodEntries.projectId, projectId), eq(moodEntries.userId, userId)));
+  const [row] = await db
+    .select({ n: count() })
+    .from(moodEntries)
+    .where(and(eq(moodEntries.projectId, projectId), eq(moodEntries.userId, userId)));
   return row!.n;
 }
 
 const mood = (userId: string, timestamp = '2030-05-01T10:00:00Z') => ({ user_id: userId, mood: 'happy', energy_level: 7, timestamp });
 
 beforeAll(async () => {
-  const [project] = await db.insert(projects).values({ name: `Code mode ${crypto.randomUUID()}` }).returning();
+  const [project] = await db
+    .insert(projects)
+    .values({ name: `Code mode ${crypto.randomUUID()}` })
+    .returning();
   projectId = project!.id;
   fullKey = await insertKey();
   studyKey = await insertKey(['study']);
@@ -51,13 +59,23 @@ describe('POST /code', () => {
     const { status, body } = await runCodeOver('http', code, { key: fullKey });
     expect(status).toBe(200);
     if (!body.success) throw new Error(body.message);
-    const data = body.data as { result: { logged: boolean; plans: boolean }; calls: { tool: string; trace_id: string; success: boolean }[]; logs: string[] };
+    const data = body.data as {
+      result: { logged: boolean; plans: boolean };
+      calls: { tool: string; trace_id: string; success: boolean }[];
+      logs: string[];
+    };
     expect(data.result).toMatchObject({ logged: true, plans: true });
-    expect(data.calls.map((call) => [call.tool, call.success])).toEqual([['log-mood', true], ['list-plans', true]]);
+    expect(data.calls.map((call) => [call.tool, call.success])).toEqual([
+      ['log-mood', true],
+      ['list-plans', true],
+    ]);
     expect(data.logs).toEqual(['logged true']);
     expect(await moodRows(userId)).toBe(1);
     // The execution and each inner call are trace rows; the inner ones name the execution.
-    const rows = await waitForRows(async () => db.select().from(toolExecutions).where(eq(toolExecutions.parentExecutionId, body.meta.trace_id)), 2);
+    const rows = await waitForRows(
+      async () => db.select().from(toolExecutions).where(eq(toolExecutions.parentExecutionId, body.meta.trace_id)),
+      2,
+    );
     expect(rows.map((row) => row.id).sort()).toEqual(data.calls.map((call) => call.trace_id).sort());
     const [execution] = await waitForRows(async () => db.select().from(toolExecutions).where(eq(toolExecutions.id, body.meta.trace_id)), 1);
     expect(execution!.tool).toBe('code');
@@ -67,7 +85,9 @@ describe('POST /code', () => {
       expect(row.otelParentSpanId).toBe(execution!.otelSpanId);
     }
     const listed = await getJson<{ executions: { trace_id: string }[] }>(`/executions?execution=${body.meta.trace_id}`, fullKey);
-    expect(listed.body.success && listed.body.data.executions.map((row) => row.trace_id).sort()).toEqual(data.calls.map((call) => call.trace_id).sort());
+    expect(listed.body.success && listed.body.data.executions.map((row) => row.trace_id).sort()).toEqual(
+      data.calls.map((call) => call.trace_id).sort(),
+    );
     const detail = await getJson<{ execution_id: string | null }>(`/executions/${data.calls[0]!.trace_id}`, fullKey);
     expect(detail.body.success && detail.body.data.execution_id).toBe(body.meta.trace_id);
   });
@@ -81,7 +101,11 @@ describe('POST /code', () => {
   });
 
   it('answers an exception thrown by the code as a failure naming it, with the calls made before', async () => {
-    const { status, body } = await runCodeOver('http', 'async () => { await tools.listPlans({ limit: 1 }); throw new TypeError("no plans to study"); }', { key: fullKey });
+    const { status, body } = await runCodeOver(
+      'http',
+      'async () => { await tools.listPlans({ limit: 1 }); throw new TypeError("no plans to study"); }',
+      { key: fullKey },
+    );
     expect(status).toBe(400);
     if (body.success) throw new Error('expected a failure');
     expect(body.error.message).toContain('TypeError: no plans to study');
@@ -96,7 +120,10 @@ describe('POST /code', () => {
     expect((body.data as { result: unknown }).result).toEqual({ success: false, code: 'PERMISSION_DENIED' });
     expect(await moodRows(userId)).toBe(0);
     // The refusal is recorded, linked to the execution.
-    const refusals = await waitForRows(async () => db.select().from(toolRefusals).where(eq(toolRefusals.parentExecutionId, body.meta.trace_id)), 1);
+    const refusals = await waitForRows(
+      async () => db.select().from(toolRefusals).where(eq(toolRefusals.parentExecutionId, body.meta.trace_id)),
+      1,
+    );
     expect(refusals[0]).toMatchObject({ tool: 'log-mood', code: 'PERMISSION_DENIED' });
   });
 
@@ -133,7 +160,10 @@ describe('POST /mcp/code', () => {
     expect(tokens).toBeLessThanOrEqual(3_000);
     for (const tool of registry) expect(tools[0]!.description).toContain(`- ${tool.id} (`);
     expect(tools[0]!.description).toContain('- log-mood (logMood) [writes]');
-    const result = await client.callTool({ name: 'execute', arguments: { code: 'async () => { const r = await tools.listPlans({ limit: 1 }); return r.success; }' } });
+    const result = await client.callTool({
+      name: 'execute',
+      arguments: { code: 'async () => { const r = await tools.listPlans({ limit: 1 }); return r.success; }' },
+    });
     const envelope = result.structuredContent as { success: boolean; data: { result: unknown; calls: unknown[] } };
     expect(envelope.success).toBe(true);
     expect(envelope.data.result).toBe(true);

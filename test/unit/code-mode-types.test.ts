@@ -17,7 +17,10 @@ function typeErrors(code: string): string[] {
   const host = ts.createCompilerHost(options);
   const readFile = host.readFile.bind(host);
   host.readFile = (name) => (name === fileName ? source : readFile(name));
-  host.fileExists = ((exists) => (name: string) => name === fileName || exists(name))(host.fileExists.bind(host));
+  host.fileExists = (
+    (exists) => (name: string) =>
+      name === fileName || exists(name)
+  )(host.fileExists.bind(host));
   host.getSourceFile = ((get) => (name: string, version: ts.ScriptTarget) =>
     name === fileName ? ts.createSourceFile(name, source, version) : get(name, version))(host.getSourceFile.bind(host));
   const program = ts.createProgram([fileName], options, host);
@@ -55,7 +58,11 @@ describe('code mode declarations', () => {
     expect(typeErrors('async () => tools.semanticSearch({ query: 42 })').join('\n')).toMatch(/number.*string/);
     expect(typeErrors('async () => tools.semanticSearch({ query: "x", qury: "y" })').join('\n')).toMatch(/qury/);
     expect(typeErrors('async () => tools.logMood({ user_id: "u", mood: "happy", energy_level: 3 })').join('\n')).toMatch(/timestamp/);
-    expect(typeErrors('async () => tools.logMood({ user_id: "u", mood: "ecstatic", energy_level: 3, timestamp: "2030-01-01T00:00:00Z" })').join('\n')).toMatch(/ecstatic/);
+    expect(
+      typeErrors('async () => tools.logMood({ user_id: "u", mood: "ecstatic", energy_level: 3, timestamp: "2030-01-01T00:00:00Z" })').join(
+        '\n',
+      ),
+    ).toMatch(/ecstatic/);
     expect(typeErrors('async () => (await tools.semanticSearch({ query: "x" })).data.results').join('\n')).toMatch(/data/);
   });
 });
