@@ -13,7 +13,8 @@ import { getEncoding } from 'js-tiktoken';
 import { describe, expect, it } from 'vitest';
 import { TOOLSETS } from '../../shared/core/toolsets.ts';
 import { anthropicTool } from '../support/vendor-rules/anthropic.ts';
-import { geminiDeclaration } from '../support/vendor-rules/gemini.ts';
+import { geminiDeclaration, geminiSchemaSubset } from '../support/vendor-rules/gemini.ts';
+import { portable } from '../support/vendor-rules/walk.ts';
 import { openAiFunction, type OpenAiFunction } from '../support/vendor-rules/openai.ts';
 import type { Schema } from '../support/vendor-rules/walk.ts';
 import { send, tenantA } from './helpers.ts';
@@ -72,7 +73,11 @@ const sizeOf = (json: string) => ({ bytes: new TextEncoder().encode(json).length
 
 /** Every vendor's verdict on one tool's input schema, named by surface and tool. */
 function verdicts(surface: string, name: string, schema: Schema): string[] {
-  return [...anthropicTool(name, schema).map((rule) => `Anthropic: ${rule}`), ...geminiDeclaration(name, schema).map((rule) => `Gemini: ${rule}`)].map(
+  return [
+    ...anthropicTool(name, schema).map((rule) => `Anthropic: ${rule}`),
+    ...geminiDeclaration(name, schema).map((rule) => `Gemini: ${rule}`),
+    ...portable(schema).map((rule) => `every host: ${rule}`),
+  ].map(
     (rule) => `${surface} ${name}: ${rule}`,
   );
 }
@@ -93,10 +98,10 @@ describe('every advertised input schema passes Anthropic, OpenAI and Gemini rule
   it('GET /tools and the OpenAPI request bodies', async () => {
     const catalog = await served<{ data: { tools: { id: string; input_schema: Schema }[] } }>('/tools');
     expect(catalog.data.tools.length).toBeGreaterThan(0);
-    const openapi = await served<{ paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: { $ref: string } } } } } }>; components: { schemas: Record<string, Schema> } }>('/openapi.json');
+    const openapi = await served<{ paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: Schema } } } } }> }>('/openapi.json');
     const bodies = Object.entries(openapi.paths).flatMap(([path, item]) => {
-      const ref = item.post?.requestBody.content['application/json'].schema.$ref;
-      return ref ? [{ name: path.slice('/tools/'.length), schema: openapi.components.schemas[decodeURIComponent(ref.split('/').pop()!)]! }] : [];
+      const schema = item.post?.requestBody.content['application/json'].schema;
+      return schema ? [{ name: path.slice('/tools/'.length), schema }] : [];
     });
     expect(bodies.map((body) => body.name).sort()).toEqual(catalog.data.tools.map((tool) => tool.id).sort());
     expect([
@@ -113,6 +118,25 @@ describe('every advertised input schema passes Anthropic, OpenAI and Gemini rule
       // Most tools are strict; the few that are not say why in the catalog's message.
       expect(functions.filter((definition) => definition.strict).length).toBeGreaterThan(functions.length / 2);
       expect(functions.flatMap((definition) => [...openAiFunction(definition), ...verdicts('OpenAI export', definition.name, definition.parameters)])).toEqual([]);
+    }
+  });
+});
+
+describe('the Gemini export', { timeout: 120_000 }, () => {
+  it('passes Gemini\'s rules for a function declaration\'s parameters, for all tools, ?toolset= and ?tool=', async () => {
+    for (const query of ['', '&toolset=study', '&tool=submit-health-form,update-item-status']) {
+      const body = await served<{ data: { tools: { functionDeclarations: { name: string; description: string; parameters: Schema }[] }[] } }>(`/tools?format=gemini${query}`);
+      expect(body.data.tools).toHaveLength(1);
+      const declarations = body.data.tools[0]!.functionDeclarations;
+      expect(declarations.length).toBeGreaterThan(0);
+      expect(
+        declarations.flatMap(({ name, description, parameters }) => [
+          ...(description ? [] : [`${name}: no description`]),
+          ...geminiDeclaration(name, parameters),
+          ...geminiSchemaSubset(parameters),
+          ...portable(parameters),
+        ]),
+      ).toEqual([]);
     }
   });
 });
