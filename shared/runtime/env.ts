@@ -33,6 +33,12 @@ export interface Env extends AdmissionEnv, OtlpEnv, MetricsEnv, RetentionEnv, Li
    * itself is addressed on loopback (local development).
    */
   MCP_ALLOWED_ORIGINS?: string;
+  /**
+   * `true`: MCP's `initialize`, `server/discover` and `tools/list` answer without a credential,
+   * listing every tool a credential could reach at the URL (registries, "mixed auth" clients); every
+   * tool call still needs one. Default: off, and a request without a credential is refused.
+   */
+  PUBLIC_TOOL_LIST?: string;
 }
 
 /** What the runtime needs from the Workers runtime for one request: its variables and `waitUntil`. */
