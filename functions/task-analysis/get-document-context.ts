@@ -5,9 +5,10 @@ import { fail, ok } from '../../shared/core/contract.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
 import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
+import { INT4 } from '../../shared/core/fields.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { CHUNK_DEFAULTS } from '../../shared/records/chunks.ts';
-import { chunkNumber, documentPageShape, MAX_CHUNKS, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../../shared/records/documents.ts';
+import { documentPageShape, MAX_CHUNKS, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../../shared/records/documents.ts';
 import { uuidArray } from '../../shared/runtime/db.ts';
 import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { taskIds, tasksNotFound } from './lib/tasks.ts';
@@ -29,7 +30,14 @@ export default defineTool({
   get input() {
     return z.strictObject({
       task_ids: taskIds(1, 50),
-      chunk_number: chunkNumber().describe(`Which chunk of the documents to read, from 1 (default 1) to at most ${MAX_CHUNKS}. Every document named must have it.`),
+      // Bounded by the documents named, not by the widest document there can be: a refusal names
+      // the chunks these documents have (a data-dependent limit, docs/schemas.md).
+      chunk_number: z
+        .int()
+        .min(1)
+        .max(INT4.max)
+        .default(1)
+        .describe(`Which chunk of the documents to read, from 1 (default 1). Every document named must have it; a document has at most ${MAX_CHUNKS}.`),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });
