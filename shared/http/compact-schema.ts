@@ -32,10 +32,16 @@ export function compactSchema(schema: JsonSchema, { output = false }: { output?:
   return output ? withoutUnusedDefinitions(dropKeywords(schema)) : withoutTextPatterns(schema, true);
 }
 
-/** An input schema without `$schema` and with the storable-text patterns dropped ("not blank" said as `\S`). */
+/**
+ * An input schema without `$schema` and with the storable-text patterns dropped ("not blank" said as
+ * `\S`); an optional field's "or null" said as a type list (`["string", "null"]`) rather than as
+ * an `anyOf` around it, which says the same in fewer words.
+ */
 function withoutTextPatterns(node: unknown, root = false): JsonSchema {
   if (Array.isArray(node)) return node.map((item) => withoutTextPatterns(item)) as unknown as JsonSchema;
   if (!isRecord(node)) return node as JsonSchema;
+  const nullable = orNull(node);
+  if (nullable) return withoutTextPatterns(nullable);
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(node)) {
     if (root && key === '$schema') continue;
@@ -70,6 +76,27 @@ function dropKeywords(schema: JsonSchema): JsonSchema {
     else out[key] = value;
   }
   return out;
+}
+
+/**
+ * `{ anyOf: [X, { type: "null" }], ...rest }` as one schema accepting the same values: X with
+ * "null" among its types (and its enum), or X's own options with null among them. Undefined when
+ * `node` is not of that form, or X cannot take null that way (a `const`, no `type`).
+ */
+function orNull(node: JsonSchema): JsonSchema | undefined {
+  const options = node.anyOf;
+  if (!Array.isArray(options) || options.length !== 2 || !isNullType(options[1])) return undefined;
+  const { anyOf: _options, ...rest } = node;
+  const value = options[0] as JsonSchema;
+  if (Array.isArray(value.anyOf) && Object.keys(value).length === 1) return { ...rest, anyOf: [...(value.anyOf as JsonSchema[]), { type: 'null' }] };
+  if (typeof value.type !== 'string' || 'const' in value || 'anyOf' in value) return undefined;
+  const { description: inner, ...schema } = value;
+  const enumValues = Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {};
+  return { ...(inner !== undefined && rest.description === undefined ? { description: inner } : {}), ...rest, ...schema, type: [schema.type, 'null'], ...enumValues };
+}
+
+function isNullType(schema: unknown): boolean {
+  return isRecord(schema) && schema.type === 'null' && Object.keys(schema).length === 1;
 }
 
 /** `{ type: "integer" }` and nothing else: options of this kind say the same as a list of types. */

@@ -514,7 +514,8 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
     const worker: Worker = { fetch: (request, env, ctx) => gateway.fetch(request, { ...env, PUBLIC_TOOL_LIST: 'true' }, ctx) };
     const anonymous = (message: Record<string, unknown>, method: string) =>
       send(
-        new Request('http://edge-tools.test/mcp', {
+        // https: where OAuth is on, as deployed (it is off on plain http but for loopback).
+        new Request('https://edge-tools.test/mcp', {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method },
           body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, ...message }),
@@ -530,7 +531,7 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
     expect(body.result.ttlMs).toBeLessThanOrEqual(300_000);
     const called = await anonymous({ method: 'tools/call', params: { name: 'list-plans', arguments: {}, _meta: envelopeMeta } }, 'tools/call');
     expect(called.status).toBe(401);
-    expect(called.headers.get('www-authenticate')).toMatch(/^Bearer realm="edge-tools", resource_metadata="[^"]+\/\.well-known\/oauth-protected-resource\/mcp"/);
+    expect(called.headers.get('www-authenticate')).toMatch(/^Bearer realm="edge-tools", resource_metadata="https:\/\/edge-tools\.test\/\.well-known\/oauth-protected-resource\/mcp"/);
     // A listing batched with a call is no listing: refused whole.
     const batch = await send(
       new Request('http://edge-tools.test/mcp', {

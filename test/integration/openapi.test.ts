@@ -183,6 +183,6 @@ describe('GET /tools?format=openai', () => {
   it('refuses an unknown format with the valid ones', async () => {
     const { status, body } = await getJson('/tools?format=anthropic');
     expect(status).toBe(400);
-    expect(body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringContaining("must be 'openai' or absent") } });
+    expect(body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringContaining("must be 'openai', 'gemini' or absent") } });
   });
 });

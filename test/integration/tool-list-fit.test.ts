@@ -5,7 +5,9 @@
  *   the OpenAI export, the OpenAPI document's request bodies) passes the judges written from
  *   Anthropic's, OpenAI's and Gemini's documentation (test/support/vendor-rules/);
  * - the sizes, in bytes of JSON and in tokens of OpenAI's o200k_base encoding (js-tiktoken): all of
- *   `tools/list` ≤ 60 KB and 15,000 tokens, each toolset's ≤ 20 KB, the OpenAI export ≤ 6,000 tokens.
+ *   `tools/list` ≤ 60 KB and 15,000 tokens, each toolset's ≤ 24 KB, the OpenAI export ≤ 6,000 tokens.
+ *   (A toolset's list was held to 20 KB while MCP's schemas left out bounds; stating every rule the
+ *   server enforces, as docs/schemas.md promises, costs the study toolset about 3 KB more.)
  *
  * `npm run bench -- tool-list` prints the same sizes per tool.
  */
@@ -150,9 +152,9 @@ describe('the tool list fits in an agent context (bytes of JSON, o200k_base toke
     }
   });
 
-  it.each(TOOLSETS)('tools/list of /mcp/%s: at most 20 KB', async (toolset) => {
+  it.each(TOOLSETS)('tools/list of /mcp/%s: at most 24 KB', async (toolset) => {
     const { json } = await toolsList(`/mcp/${toolset}`, MODERN);
-    expect(sizeOf(json).bytes).toBeLessThanOrEqual(20 * KB);
+    expect(sizeOf(json).bytes).toBeLessThanOrEqual(24 * KB);
   });
 
   it('the OpenAI export of all tools: at most 6,000 tokens, and a subset is smaller', async () => {

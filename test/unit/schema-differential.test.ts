@@ -33,12 +33,17 @@ import { inputArbitrary, mutated } from '../support/schema-arbitrary.ts';
 
 /** Cases per tool and schema from fast-check (fixed seeds: the same cases every run). */
 const CASES = 2_000;
-/** Samples per tool and schema from json-schema-faker (seeds 1 to SAMPLES), and as many mutations of them. */
-const SAMPLES = 300;
+/**
+ * Samples per tool and schema from json-schema-faker (seeds 1 to SAMPLES), and as many mutations of
+ * them. Its texts are kept to 200 characters (a megabyte-long document per sample makes the run
+ * slow and judges no other rule); the fast-check generator goes to every length bound.
+ */
+const SAMPLES = 150;
 
 // ajv-formats is CommonJS; its default export is the plugin itself.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
-const ajv = addFormats(new Ajv2020({ strict: true, allErrors: false }));
+// Union types (`type: ["string", "null"]`) are plain JSON Schema; strict mode flags them only as a style.
+const ajv = addFormats(new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false }));
 
 /** A table tool with every data type and every option a table configuration offers. */
 const everyRule = tableTool({
@@ -109,7 +114,7 @@ describe.each([...tools, everyRule].map((tool) => [tool.id, tool] as const))('%s
 
     it(`agrees with Ajv on ${SAMPLES} json-schema-faker samples, as many mutations of them, and ${cases} generated inputs`, () => {
       const judge = ajv.compile(schema);
-      const samples = Array.from({ length: SAMPLES }, (_, i) => JSON.parse(JSON.stringify(generateSync(schema as never, { seed: i + 1, optionalsProbability: 0.5 }))) as unknown);
+      const samples = Array.from({ length: SAMPLES }, (_, i) => JSON.parse(JSON.stringify(generateSync(schema as never, { seed: i + 1, optionalsProbability: 0.5, maxLength: 200 }))) as unknown);
       const mutations = fc.sample(mutated(fc.constantFrom(...samples)), { seed: 2026, numRuns: SAMPLES }).map((value) => JSON.parse(JSON.stringify(value)) as unknown);
       const generated = fc.sample(inputArbitrary(schema), { seed: 2026, numRuns: cases });
       const disagreements: string[] = [];

@@ -314,7 +314,7 @@ describe('statuses', () => {
 
   it('answers an item not in the named plan with NOT_FOUND naming both', async () => {
     const error = await failure(tenant, 'update-item-status', { item_id: 'Tempo run', plan_id: 1, status: 'completed' }, 404, 'NOT_FOUND');
-    expect(error.details).toEqual({ entity_type: 'item', query: { item_id: 'Tempo run', plan_id: 1 } });
+    expect(error.details).toEqual({ entity_type: 'item', query: { item_title: 'Tempo run', plan_id: 1 } });
     const byId = await failure(tenant, 'update-item-status', { item_id: 4, plan_title: 'Marathon', status: 'completed' }, 404, 'NOT_FOUND');
     expect(byId.details).toEqual({ entity_type: 'item', query: { item_id: 4, plan_title: 'Marathon' } });
     expect(await rowCount('study_plan_items', tenant.projectId, sql`id = 4 and status = 'pending'`)).toBe(1);

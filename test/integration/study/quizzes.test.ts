@@ -53,7 +53,7 @@ describe('a quiz round', () => {
     expect(body).toMatchObject({ success: true, data: { topic_id: 1, saved_wrong: 2, deleted_correct: 1, saved_attempt_ids: [6, 7], deleted_attempt_ids: [1] } });
     expect(body.message).toBe('Topic 1 "French verbs": saved 2 wrong answers and cleared 1 earlier wrong attempt now answered correctly.');
     expect(await rowCount('quiz_attempts', tenant.projectId, sql`id = 1`)).toBe(0);
-    const after = await data(tenant, 'get-wrong-questions', { topic_name: 'French verbs' });
+    const after = await data(tenant, 'get-wrong-questions', { topic_id: 'French verbs' });
     expect(after.wrong_questions.map((a: Data) => [a.attempt_id, a.score, a.feedback])).toEqual([
       [7, 0, null],
       [6, 0, 'Être verb: "je suis allé".'],
@@ -268,7 +268,7 @@ describe('tenant isolation', () => {
 
   it("never shows another project's topics or attempts", async () => {
     expect((await data(other, 'get-weak-topics', {})).weak_topics.map((t: Data) => t.topic_name)).toEqual(['Other topic']);
-    await failure(other, 'get-wrong-questions', { topic_name: 'Owner secret topic' }, 404, 'NOT_FOUND');
+    await failure(other, 'get-wrong-questions', { topic_id: 'Owner secret topic' }, 404, 'NOT_FOUND');
     await failure(other, 'get-wrong-questions', { topic_id: 3 }, 404, 'NOT_FOUND');
     const fetched = await data(other, 'quiz-pre-fetch', { topic_name: 'Owner secret topic' });
     expect(fetched).toMatchObject({ created: true, topic_id: 2, wrong_questions: [] });
