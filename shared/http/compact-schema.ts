@@ -89,7 +89,8 @@ function orNull(node: JsonSchema): JsonSchema | undefined {
   const { anyOf: _options, ...rest } = node;
   const value = options[0] as JsonSchema;
   if (Array.isArray(value.anyOf) && Object.keys(value).length === 1) return { ...rest, anyOf: [...(value.anyOf as JsonSchema[]), { type: 'null' }] };
-  if (typeof value.type !== 'string' || 'const' in value || 'anyOf' in value) return undefined;
+  // A condition that also judges null (`not`, `allOf`, ...) would judge it differently once null is among the types.
+  if (typeof value.type !== 'string' || ['const', 'anyOf', 'oneOf', 'allOf', 'not', 'if'].some((keyword) => keyword in value)) return undefined;
   const { description: inner, ...schema } = value;
   const enumValues = Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {};
   return { ...(inner !== undefined && rest.description === undefined ? { description: inner } : {}), ...rest, ...schema, type: [schema.type, 'null'], ...enumValues };
