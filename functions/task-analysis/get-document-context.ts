@@ -65,7 +65,9 @@ export default defineTool({
     if (missing.length > 0) return tasksNotFound(missing);
     // Documents in the order their tasks were asked for.
     const documentIds = [...new Set(task_ids.map((id) => documentOf.get(id)!))];
-    const summaries = await readDocumentSummaries(db, project.id, documentIds, chunk_number);
+    // No document has more than MAX_CHUNKS chunks: past that, every document is short of it (and
+    // the database is not asked for a chunk whose offset overflows its integers).
+    const summaries = await readDocumentSummaries(db, project.id, documentIds, Math.min(chunk_number, MAX_CHUNKS));
     const vanished = documentIds.find((id) => !summaries.has(id));
     if (vanished) return documentDeleted(vanished);
     const documents = documentIds.map((id) => summaries.get(id)!);

@@ -205,8 +205,12 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
           mood: { enum: ['happy', 'sad', 'neutral', 'anxious'] },
           energy_level: { type: 'integer', minimum: 1, maximum: 10, description: expect.stringContaining('Energy') },
           user_id: { maxLength: 100 },
+          // A ceiling of 500 characters and more is stated too: learnt from the list, not from a refusal.
+          notes: { maxLength: 500 },
         },
       });
+      // No reference, no definitions, no empty entry left in a list (allOf: [{}]), in any tool's schema.
+      for (const entry of listed) expect(JSON.stringify(entry.inputSchema), entry.name).not.toMatch(/"\$(ref|defs)"|\[\{\}|,\{\}[,\]]/);
     });
   });
 
