@@ -9,24 +9,75 @@ const wasmModules: Plugin = {
   load: (id) => (id.endsWith('.wasm') ? wasmModuleSource(id) : undefined),
 };
 
+/** Cases that take minutes or load the machine on purpose live in `*.stress.test.ts` files: the stress lane. */
+const STRESS = '**/*.stress.test.ts';
+
+/** The real worker inside workerd, against the local stand-ins started by the global setup. */
+function workersProject(name: string, include: string[], exclude: string[] = []) {
+  return {
+    plugins: [
+      cloudflareTest(({ inject }) => {
+        const services = inject('services');
+        return {
+          wrangler: { configPath: './wrangler.toml' },
+          miniflare: {
+            bindings: {
+              DATABASE_URL: inject('databaseUrl'),
+              // Empty when redis-server is missing: the worker then uses its in-process semaphore.
+              UPSTASH_REDIS_REST_URL: services.redisUrl,
+              UPSTASH_REDIS_REST_TOKEN: services.redisToken,
+              TEST_PROJECTS: inject('projects'),
+              TEST_SERVICES: services,
+            },
+          },
+        };
+      }),
+    ],
+    test: {
+      name,
+      include,
+      exclude,
+      globalSetup: ['test/setup/global-setup.ts'],
+      // Ceilings for a hung test, not measures: a call through workerd and the stand-ins can take
+      // seconds when another process keeps both cores busy.
+      hookTimeout: 60_000,
+      testTimeout: 30_000,
+    },
+  };
+}
+
+/** Pure logic and the local stand-ins, in Node. */
+function nodeProject(name: string, include: string[], exclude: string[] = []) {
+  return {
+    plugins: [wasmModules],
+    // The OAuth provider library imports `cloudflare:workers`, which only workerd has.
+    resolve: { alias: { 'cloudflare:workers': new URL('./test/support/cloudflare-workers.ts', import.meta.url).pathname } },
+    test: {
+      name,
+      server: { deps: { inline: ['@cloudflare/workers-oauth-provider'] } },
+      environment: 'node',
+      include,
+      exclude,
+      // Suites start real servers (PGlite takes several seconds on a loaded machine).
+      hookTimeout: 60_000,
+      testTimeout: 30_000,
+    },
+  };
+}
+
+/**
+ * The lanes (package.json): `npm test` runs unit, workers and docs (the fast lanes), `npm run test:stress`
+ * stress-node and stress-workers, `npm run test:e2e` browser, served, frameworks and docs-examples.
+ */
 export default defineConfig({
   test: {
+    // What a passing test logged is not printed; a failing test shows its own logs.
+    silent: 'passed-only',
     projects: [
-      {
-        // Pure logic and the local stand-ins, in Node.
-        plugins: [wasmModules],
-        // The OAuth provider library imports `cloudflare:workers`, which only workerd has.
-        resolve: { alias: { 'cloudflare:workers': new URL('./test/support/cloudflare-workers.ts', import.meta.url).pathname } },
-        test: {
-          name: 'unit',
-          server: { deps: { inline: ['@cloudflare/workers-oauth-provider'] } },
-          environment: 'node',
-          include: ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'],
-          // Suites start real servers (PGlite takes several seconds on a loaded machine).
-          hookTimeout: 60_000,
-          testTimeout: 30_000,
-        },
-      },
+      nodeProject('unit', ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'], [STRESS]),
+      workersProject('workers', ['test/integration/**/*.test.ts'], [STRESS]),
+      nodeProject('stress-node', [`test/local/${STRESS}`]),
+      workersProject('stress-workers', [`test/integration/${STRESS}`]),
       {
         // The dashboard in Debian's Chromium, against the worker under `wrangler dev` (Node drives both).
         test: {
@@ -59,33 +110,18 @@ export default defineConfig({
         },
       },
       {
-        // The real worker inside workerd, against the local stand-ins started by the global setup.
-        plugins: [
-          cloudflareTest(({ inject }) => {
-            const services = inject('services');
-            return {
-              wrangler: { configPath: './wrangler.toml' },
-              miniflare: {
-                bindings: {
-                  DATABASE_URL: inject('databaseUrl'),
-                  // Empty when redis-server is missing: the worker then uses its in-process semaphore.
-                  UPSTASH_REDIS_REST_URL: services.redisUrl,
-                  UPSTASH_REDIS_REST_TOKEN: services.redisToken,
-                  TEST_PROJECTS: inject('projects'),
-                  TEST_SERVICES: services,
-                },
-              },
-            };
-          }),
-        ],
+        // The docs: every relative link resolves, and the judge of their JSON examples (fast, no stack).
+        test: { name: 'docs', environment: 'node', include: ['test/docs/*.test.ts'] },
+      },
+      {
+        // The docs' shell and JSON examples, run against `wrangler dev` over the stand-ins (a served stack).
         test: {
-          name: 'workers',
-          include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/setup/global-setup.ts'],
-          // Ceilings for a hung test, not measures: a call through workerd and the stand-ins can take
-          // seconds when another process keeps both cores busy.
-          hookTimeout: 60_000,
-          testTimeout: 30_000,
+          name: 'docs-examples',
+          environment: 'node',
+          include: ['test/docs/examples/**/*.test.ts'],
+          globalSetup: ['test/docs/examples/stack.ts'],
+          hookTimeout: 180_000,
+          testTimeout: 60_000,
         },
       },
     ],

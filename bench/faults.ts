@@ -23,7 +23,7 @@ import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { startWranglerDev } from '../local/wrangler-dev.ts';
-import { generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
+import { generateApiKey, hashApiKey } from '../shared/auth/keys.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import { apiKeys } from '../drizzle/schema.ts';
 import { sql } from 'drizzle-orm';
@@ -126,6 +126,8 @@ async function revocationDelay(stack: Stack): Promise<number[]> {
   for (let i = 0; i < BENCH.revocations; i++) {
     const key = generateApiKey();
     const [row] = await db.insert(apiKeys).values({ projectId: stack.projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'bench' }).returning({ id: apiKeys.id });
+    // Read by the calls in flight before it is set: a `let`, assigned once, after they start.
+    // eslint-disable-next-line prefer-const
     let revokedAt: number | undefined;
     let refusedAt: number | undefined;
     const using = (async () => {

@@ -22,7 +22,8 @@ import { startNeonStandIn, type NeonStandIn } from '../local/neon-http.ts';
 import { interceptDatabase } from './database-fetch.ts';
 import { listExecutions, executionsQuery } from '../shared/observability/executions.ts';
 import { readMetrics, resolveWindow, type MetricsWindow } from '../shared/observability/metrics.ts';
-import { createDb, type Database } from '../shared/runtime/db.ts';
+import { createDb } from '../shared/runtime/db.ts';
+import type { Database } from '../shared/core/database.ts';
 import { percentile, thousands } from './measure.ts';
 
 const BENCH = {

@@ -14,7 +14,7 @@ import * as z from 'zod';
 import logMood from '../functions/table-tools/log-mood.ts';
 import { interceptDatabase } from './database-fetch.ts';
 import { createGateway } from '../shared/http/app.ts';
-import { hashApiKey } from '../shared/runtime/auth.ts';
+import { hashApiKey } from '../shared/auth/keys.ts';
 import { envelope, ok } from '../shared/core/contract.ts';
 import { defineTool } from '../shared/core/tool.ts';
 import { validateInput } from '../shared/core/validation.ts';
@@ -39,12 +39,36 @@ export interface Figures {
  * otherwise. Returns what puts the global fetch back (for the benches run after this one).
  */
 async function inMemoryNeon(keyHash: string): Promise<() => void> {
+  const answer = ({ query }: { query: string }) => {
+    // The key lookup of shared/runtime/auth.ts, column for column: key id, key hash, project id and
+    // name, rate limit, toolsets (null: every toolset). Any other statement gets no rows. The
+    // project's limit is lifted far above the calls a run sends, so that the limiter still runs
+    // for every call and never refuses one (a refusal would be timed instead of an admission).
+    const keyLookup = query.includes('"api_keys"');
+    const rows = keyLookup ? [[PROJECT_ID, keyHash, PROJECT_ID, 'Bench project', 1_000_000, null]] : [];
+    const fields = keyLookup ? ['id', 'key_hash', 'id', 'name', 'rate_limit_per_minute', 'toolsets'].map((name) => ({ name, dataTypeID: 25 })) : [];
+    return { fields, rows, command: 'SELECT', rowCount: rows.length, rowAsArray: true };
+  };
   return interceptDatabase(async (_url, init) => {
-    const { query } = JSON.parse(String(init.body)) as { query: string };
-    const rows = query.includes('"api_keys"') ? [[PROJECT_ID, keyHash, PROJECT_ID, 'Bench project', null]] : [];
-    const fields = ['id', 'key_hash', 'id', 'name', 'rate_limit_per_minute'].map((name) => ({ name, dataTypeID: 25 }));
-    return Response.json({ fields, rows, command: 'SELECT', rowCount: rows.length, rowAsArray: true });
+    // One statement, or a transaction (the trace's batch) answered statement by statement.
+    const body = JSON.parse(String(init.body)) as { query: string } | { queries: { query: string }[] };
+    return Response.json('queries' in body ? { results: body.queries.map(answer) } : answer(body));
   });
+}
+
+/** What a timed call must answer: the tool's result, or a VALIDATION_ERROR refusal. */
+type Expected = 'ok' | 'invalid';
+
+/**
+ * Stops the bench when a timed call did not answer what it was meant to: timing failures (an
+ * UNKNOWN_ERROR from a database stand-in that drifted from the code) measures the wrong path.
+ */
+function expectAnswer(what: string, expected: Expected, status: number, body: unknown): void {
+  const answer = body as { success?: boolean; error?: { code?: string } };
+  const answered = expected === 'ok' ? status === 200 && answer.success === true : status === 400 && answer.error?.code === 'VALIDATION_ERROR';
+  if (!answered) {
+    throw new Error(`${what} answered ${status} ${JSON.stringify(body).slice(0, 300)}, expected ${expected === 'ok' ? '200 and success' : '400 VALIDATION_ERROR'}: the bench would time the wrong work.`);
+  }
 }
 
 /** Times `call` (after a warm-up); `settle` runs between calls, outside the timed region. */
@@ -88,21 +112,22 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
   const env = { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench', ALLOW_IN_PROCESS_SEMAPHORE: 'true' };
   const pending: Promise<unknown>[] = [];
   const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
-  const http = (body: unknown) => async () => {
+  const http = (body: unknown, expected: Expected) => async () => {
     const request = new Request('http://bench/tools/log-mood', {
       method: 'POST',
       headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
     const response = await gateway.fetch(request, env, ctx as unknown as Parameters<typeof gateway.fetch>[2]);
-    await response.text();
+    expectAnswer('edge-tools HTTP', expected, response.status, await response.json());
     if (pending.length > 1_000) await Promise.all(pending.splice(0));
   };
   const meta = { tool: 'log-mood', trace_id: 'bench', duration_ms: 0, attempts: 1, queued_ms: 0, performance_warning: false };
-  const core = (body: unknown) => async () => {
+  const core = (body: unknown, expected: Expected) => async () => {
     const input = validateInput(benchTool.input, body, benchTool.hint);
     const outcome = input.ok ? await benchTool.execute(input.value, undefined as never) : input;
-    return envelope(outcome, meta);
+    const answer = envelope(outcome, meta);
+    expectAnswer('edge-tools core', expected, outcome.ok ? 200 : 400, answer);
   };
   const mastra = createTool({
     id: 'log-mood',
@@ -111,20 +136,25 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
     outputSchema: logMood.output,
     execute: async () => RESULT,
   });
-  const peer = (body: unknown) => () => mastra.execute!(body as never, {} as never);
+  const peer = (body: unknown, expected: Expected) => async () => {
+    const result = (await mastra.execute!(body as never, {} as never)) as { error?: boolean; id?: string };
+    // Mastra answers a validation failure as `{ error: true, message, validationErrors }`.
+    const answered = expected === 'ok' ? result.id === RESULT.id : result.error === true;
+    if (!answered) throw new Error(`Mastra createTool().execute answered ${JSON.stringify(result).slice(0, 300)}, expected ${expected === 'ok' ? 'the result' : 'a validation error'}: the bench would time the wrong work.`);
+  };
 
-  const run = async (body: unknown) => [
-    await measure('edge-tools HTTP (gateway.fetch)', iterations, http(body)),
-    await measure('edge-tools core (validate, execute, envelope)', iterations, core(body)),
-    await measure('Mastra createTool().execute', iterations, peer(body)),
+  const run = async (body: unknown, expected: Expected) => [
+    await measure('edge-tools HTTP (gateway.fetch)', iterations, http(body, expected)),
+    await measure('edge-tools core (validate, execute, envelope)', iterations, core(body, expected)),
+    await measure('Mastra createTool().execute', iterations, peer(body, expected)),
   ];
-  const valid = await run(VALID);
+  const valid = await run(VALID, 'ok');
   // Every refusal logs a warning line: it is built as in production, but not written to this
   // terminal 40,000 times (on Workers, the platform collects it).
   const warn = console.warn;
   console.warn = () => {};
   try {
-    const invalid = await run(INVALID);
+    const invalid = await run(INVALID, 'invalid');
     await Promise.all(pending);
     return { valid, invalid };
   } finally {
@@ -188,7 +218,7 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
           env,
           ctx as unknown as Parameters<typeof gateway.fetch>[2],
         );
-        await response.text();
+        expectAnswer(label, 'ok', response.status, await response.json());
       }, () => Promise.all(pending.splice(0)));
       const calls = iterations + Math.min(2_000, iterations);
       rows.push(

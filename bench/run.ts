@@ -4,7 +4,7 @@
  * just their sections of RESULTS.md. Benchmarks are run on demand, never in the test suite.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 
 interface Section {
   /** The name on the command line. */
@@ -127,6 +127,9 @@ if (unknown.length) {
 }
 const selected = names.length ? SECTIONS.filter((section) => names.includes(section.name)) : SECTIONS;
 
+/** The 1-minute load average, which every figure here depends on: the machine may be shared. */
+const load = () => loadavg()[0]!.toFixed(1);
+const loadBefore = load();
 const results: string[] = [];
 for (const section of selected) {
   console.log(section.progress);
@@ -134,7 +137,7 @@ for (const section of selected) {
 }
 
 const date = new Date().toISOString().slice(0, 10);
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${loadBefore} at the start and ${load()} at the end`;
 let report: string;
 if (names.length && existsSync(RESULTS)) {
   const stamp = (section: string) => `${section}\n\n_Section rewritten by \`npm run bench -- ${names.join(' ')}\` on ${date}. Machine: ${machine}._`;

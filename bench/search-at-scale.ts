@@ -40,8 +40,9 @@ import { startNeonStandIn } from '../local/neon-http.ts';
 import type { Outcome } from '../shared/core/contract.ts';
 import type { ToolContext } from '../shared/core/tool.ts';
 import { offlineDependencyDetector } from '../shared/providers/offline.ts';
-import type { EmbeddingProvider } from '../shared/providers/types.ts';
-import { createDb, type Database } from '../shared/runtime/db.ts';
+import type { EmbeddingProvider } from '../shared/core/providers.ts';
+import { createDb } from '../shared/runtime/db.ts';
+import type { Database } from '../shared/core/database.ts';
 import { linksFromEnv } from '../shared/runtime/link-templates.ts';
 import { ms, percentile, thousands, timeDatabase, type DatabaseTimer } from './measure.ts';
 

@@ -106,7 +106,8 @@ async function saturate(semaphore: Semaphore, holds: number[]): Promise<Saturati
   const outcomes = await Promise.all(
     holds.map(async (holdMs, i) => {
       const result = await semaphore.acquire(`caller-${i}`);
-      if (!result.ok) return null;
+      // Every caller is meant to be granted in turn: a refusal means the bench measured something else.
+      if (!result.ok) throw new Error(`caller-${i} was refused (${result.reason}: ${result.detail}); every caller of a saturation run must be granted, so its figures would not mean what they say.`);
       const grantedAt = performance.now() - t0;
       maxHolders = Math.max(maxHolders, ++holders);
       await sleep(holdMs);
@@ -117,7 +118,7 @@ async function saturate(semaphore: Semaphore, holds: number[]): Promise<Saturati
       return { grantedAt, heldMs, waitMs: result.queuedMs, requests: result.requests };
     }),
   );
-  const done = outcomes.filter((o) => o !== null);
+  const done = outcomes;
   const lastGrant = Math.max(...done.map((o) => o.grantedAt));
   const busy = done.reduce((sum, o) => sum + Math.max(0, Math.min(o.grantedAt + o.heldMs, lastGrant) - o.grantedAt), 0);
   const meanHold = mean(done.map((o) => o.heldMs));

@@ -64,7 +64,7 @@ export const apiKeys = pgTable(
  * What a person approved for an OAuth client (an MCP client connecting by URL): the project, the
  * toolsets and whether it may write. The protocol's state (clients, codes, tokens) lives in the
  * OAUTH_KV namespace; this row is what is listed and revoked, and every token of the grant is
- * checked against it (shared/runtime/grants.ts).
+ * checked against it (shared/auth/grants.ts).
  */
 export const oauthGrants = pgTable(
   'oauth_grants',
@@ -176,7 +176,7 @@ export const taskRelationships = pgTable(
  * overwrite loses the value it replaced), written in the same statement as the write under an id
  * derived from the call (`context.idFor`): a retry whose write finds nothing left to do recognises
  * its own earlier attempt by its receipt and answers what that attempt did
- * (shared/runtime/receipts.ts). Receipts older than a day are purged (shared/runtime/idempotency.ts).
+ * (shared/records/receipts.ts). Receipts older than a day are purged (shared/runtime/idempotency.ts).
  */
 export const writeReceipts = pgTable(
   'write_receipts',

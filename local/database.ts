@@ -5,10 +5,11 @@
 import { fileURLToPath } from 'node:url';
 import { migrate } from 'drizzle-orm/neon-http/migrator';
 import { apiKeys, projects } from '../drizzle/schema.ts';
-import { generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
+import { generateApiKey, hashApiKey } from '../shared/auth/keys.ts';
 import { sql } from 'drizzle-orm';
 import { extractTasks } from '../functions/documents/lib/task-extraction.ts';
-import { createDb, uuidArray, type Database } from '../shared/runtime/db.ts';
+import { createDb } from '../shared/runtime/db.ts';
+import { uuidArray, type Database } from '../shared/core/database.ts';
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle/migrations', import.meta.url));
 

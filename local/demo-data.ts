@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { and, eq } from 'drizzle-orm';
 import { apiKeys } from '../drizzle/schema.ts';
-import { hashApiKey } from '../shared/runtime/auth.ts';
+import { hashApiKey } from '../shared/auth/keys.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import type { CorpusOptions } from './corpus.ts';
 import { createProject, migrateDatabase, type CreatedProject } from './database.ts';

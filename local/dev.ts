@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { API_KEY_FORMAT } from '../shared/runtime/auth.ts';
+import { API_KEY_FORMAT } from '../shared/auth/keys.ts';
 import { LOCAL_DATA, openDemoData } from './demo-data.ts';
 import { startRedisServer, startUpstashStandIn } from './upstash-rest.ts';
 import { wranglerEnv } from './wrangler-env.ts';

@@ -21,9 +21,10 @@ import { parseArgs } from 'node:util';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { apiKeys, projects } from '../drizzle/schema.ts';
 import { parseToolsets, type Toolset } from '../shared/core/toolsets.ts';
-import { API_KEY_FORMAT, generateApiKey, hashApiKey } from '../shared/runtime/auth.ts';
-import { createDb, type Database } from '../shared/runtime/db.ts';
-import { listGrants, revokeGrant } from '../shared/runtime/grants.ts';
+import { API_KEY_FORMAT, generateApiKey, hashApiKey } from '../shared/auth/keys.ts';
+import { createDb } from '../shared/runtime/db.ts';
+import { type Database } from '../shared/core/database.ts';
+import { listGrants, revokeGrant } from '../shared/auth/grants.ts';
 import { createProject } from './database.ts';
 import { LOCAL_DATA_DIR, localDatabaseHolder, openLocalDatabase } from './seed.ts';
 

@@ -137,8 +137,8 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 async function shutDown(server: Server, pg: PGlite): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.close((error) => (error ? reject(error) : resolve()));
-    // Keep-alive sockets of the fetch client would otherwise hold close() open.
-    server.closeIdleConnections();
+    // Keep-alive sockets, and a request still waiting for a statement, would otherwise hold close() open.
+    server.closeAllConnections();
   });
   await pg.close();
 }

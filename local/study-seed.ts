@@ -10,7 +10,8 @@
  */
 import { sql } from 'drizzle-orm';
 import type { AnyTool, ToolContext } from '../shared/core/tool.ts';
-import { createDb, type Database } from '../shared/runtime/db.ts';
+import { createDb } from '../shared/runtime/db.ts';
+import type { Database } from '../shared/core/database.ts';
 import { nameBasedUuid } from '../shared/runtime/ids.ts';
 import { linksFromEnv } from '../shared/runtime/link-templates.ts';
 import addPlanItem from '../functions/study/add-plan-item.ts';

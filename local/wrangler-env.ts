@@ -1,25 +1,25 @@
 /**
  * The environment wrangler runs with: no metrics, no update check, no network look-ups. Offline
  * runs (dev, dry-run deploys) also keep wrangler's config inside the project (.wrangler/,
- * git-ignored) and give workerd the V8 flags below; a real deploy keeps the user's own config,
- * where `wrangler login` stored the credentials.
+ * git-ignored); a real deploy keeps the user's own config, where `wrangler login` stored the
+ * credentials. workerd runs with V8's defaults unless `MINIFLARE_WORKERD_V8_FLAGS` says otherwise.
  */
 import { join } from 'node:path';
 
 /**
- * V8 flags for the workerd processes a local `wrangler dev` runs (Miniflare passes
- * `MINIFLARE_WORKERD_V8_FLAGS` to workerd's `v8Flags`); a value already in the environment wins.
- * `--gc-global` makes every collection a full one. Without it workerd's resident memory grows by
- * a few hundred MiB over thousands of calls, in the worker's workerd and in wrangler's proxy alike:
- * what grows is native memory that workerd's allocator still counts as allocated, held by objects
- * of calls long answered that only a full collection frees, and V8 starts one by the growth of
- * the isolate's JavaScript heap, which stays small. `--optimize-for-size` alone keeps that heap
- * small and the growth the same; with `--gc-global` alone the heap V8 holds still grows from 44
- * to 71 MiB in the first 4,000 calls. Together they keep both processes flat, at a cost per call
- * within the noise of a busy 2-core machine (figures in bench/RESULTS.md, "Memory of workerd
- * under a long run").
+ * V8 flags that keep a long-running local workerd's memory flat. Without them workerd's resident
+ * memory grows by a few hundred MiB over thousands of calls (native memory held by objects of calls
+ * long answered, which only a full collection frees). `--gc-global` makes every collection a full
+ * one: the worker's workerd then levels off about 22 % above its size after the first 2,000 calls;
+ * with `--optimize-for-size` beside it, both workerd processes stay within 20 %. They cost CPU: a
+ * CPU-heavy call (cluster-by-similarity of 1,000 tasks) took about 1.3 times as long with
+ * `--gc-global` and 3.5 times with both. So nothing sets them by default: `npm run dev`, the tests
+ * and the benches run V8's defaults, and tell the truth about speed. Set
+ * `MINIFLARE_WORKERD_V8_FLAGS` to these for a local stack that serves many thousands of calls;
+ * `node bench/memory.ts --v8-flags="…"` measures them. Figures in bench/RESULTS.md, "Memory of
+ * workerd under a long run".
  */
-export const WORKERD_V8_FLAGS = '--gc-global --optimize-for-size';
+export const FLAT_MEMORY_V8_FLAGS = '--gc-global --optimize-for-size';
 
 /** The environment of a wrangler command; `offline` for dev and dry-run deploys. */
 export function wranglerEnv(root: string, { offline }: { offline: boolean }): NodeJS.ProcessEnv {
@@ -31,7 +31,6 @@ export function wranglerEnv(root: string, { offline }: { offline: boolean }): No
   if (offline) {
     env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
     env.XDG_CONFIG_HOME = join(root, '.wrangler', 'config');
-    env.MINIFLARE_WORKERD_V8_FLAGS ??= WORKERD_V8_FLAGS;
   }
   return env;
 }

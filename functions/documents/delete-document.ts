@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { plural } from '../../shared/core/plural.ts';
-import { receiptResult, recordReceipt } from '../../shared/runtime/receipts.ts';
+import { receiptResult, recordReceipt } from '../../shared/records/receipts.ts';
 import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { documentId, documentNotFound } from './lib/schemas.ts';
 

@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { distinctList } from '../../shared/core/fields.ts';
 import { defineTool } from '../../shared/core/tool.ts';
-import { integerArray, uuidArray } from '../../shared/runtime/db.ts';
+import { integerArray, uuidArray } from '../../shared/core/database.ts';
 import { recordId } from './lib/fields.ts';
 import { notFound, TOPIC_NEXT } from './lib/lookup.ts';
 import { deleteAttempts, deletedByCall, feedbackField, questionField, userAnswerField } from './lib/quiz.ts';

@@ -8,7 +8,7 @@ import { plural } from '../../shared/core/plural.ts';
 import { uuid } from '../../shared/core/fields.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { providersFromEnv } from '../../shared/providers/index.ts';
-import { uuidArray } from '../../shared/runtime/db.ts';
+import { uuidArray } from '../../shared/core/database.ts';
 import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { findCycles } from './lib/graph.ts';
 import { loadTasks, relationshipShape, relationshipType, taskIds } from './lib/tasks.ts';

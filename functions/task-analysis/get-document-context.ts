@@ -7,13 +7,10 @@ import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { INT4 } from '../../shared/core/fields.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { CHUNK_DEFAULTS } from '../../shared/records/chunks.ts';
 import { documentPageShape, MAX_CHUNKS, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../../shared/records/documents.ts';
-import { uuidArray } from '../../shared/runtime/db.ts';
+import { uuidArray } from '../../shared/core/database.ts';
 import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { taskIds, tasksNotFound } from './lib/tasks.ts';
-
-const { chunkSize: CHUNK_SIZE, overlap: OVERLAP } = CHUNK_DEFAULTS;
 
 /**
  * The parent documents of some tasks, a page at a time: one chunk of each document's markdown

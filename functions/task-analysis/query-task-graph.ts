@@ -8,7 +8,7 @@ import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
-import type { Database } from '../../shared/runtime/db.ts';
+import type { Database } from '../../shared/core/database.ts';
 import { loadTasks, relationshipShape } from './lib/tasks.ts';
 
 const reachedTask = z.object({

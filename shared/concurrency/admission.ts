@@ -9,7 +9,7 @@
 // The Workers entry of @upstash/redis: the package's root entry is the one for Node.
 import { Redis } from '@upstash/redis/cloudflare';
 import { fail, type Failure } from '../core/contract.ts';
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 import { MemorySemaphore } from './memory-semaphore.ts';
 import { checkRateLimit, RATE_LIMIT_DEFAULTS } from './rate-limit.ts';
 import { RedisSemaphore, SEMAPHORE_DEFAULTS, SEMAPHORE_REDIS_RETRY, type Permit, type Refused, type Semaphore } from './semaphore.ts';

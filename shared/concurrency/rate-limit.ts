@@ -9,7 +9,7 @@
 import { Ratelimit } from '@upstash/ratelimit';
 import type { Redis } from '@upstash/redis';
 import { fail, type Failure } from '../core/contract.ts';
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 
 export const RATE_LIMIT_DEFAULTS = {
   /** Calls per minute per API key when the project sets no limit of its own. Generous by design. */
@@ -77,7 +77,8 @@ export const FAILED_ATTEMPTS_DEFAULTS = {
   maxAddresses: 10_000,
 };
 
-// Per isolate: failures in the current window, and addresses blocked until a time (from either count).
+// Per isolate: failures in the current window, and addresses blocked until a time (from either count),
+// keyed by prefix and address (two counts with different prefixes never block each other).
 // Plain data, no I/O: safe at module scope.
 const failureWindows = new Map<string, { count: number; resetAt: number }>();
 const blockedAddresses = new Map<string, number>();
@@ -103,22 +104,24 @@ export class FailedAttempts {
 
   /** Milliseconds until `address` may try again; 0 when it may now. */
   blockedFor(address: string): number {
-    const until = blockedAddresses.get(address);
+    const id = `${this.options.prefix}:${address}`;
+    const until = blockedAddresses.get(id);
     if (until === undefined) return 0;
     if (until > Date.now()) return until - Date.now();
-    blockedAddresses.delete(address);
+    blockedAddresses.delete(id);
     return 0;
   }
 
   /** Counts one failed attempt of `address` (here, then in Redis). Never rejects. */
   async record(address: string): Promise<void> {
     const now = Date.now();
-    const window = failureWindows.get(address);
+    const id = `${this.options.prefix}:${address}`;
+    const window = failureWindows.get(id);
     const current = window && window.resetAt > now ? window : { count: 0, resetAt: now + this.options.windowMs };
     current.count++;
     if (current !== window) {
       if (failureWindows.size >= this.options.maxAddresses) failureWindows.delete(failureWindows.keys().next().value!);
-      failureWindows.set(address, current);
+      failureWindows.set(id, current);
     }
     if (current.count >= this.options.maxFailures) this.block(address, current.resetAt);
     if (!this.limiter) return;
@@ -131,7 +134,8 @@ export class FailedAttempts {
   }
 
   private block(address: string, until: number): void {
+    const id = `${this.options.prefix}:${address}`;
     if (blockedAddresses.size >= this.options.maxAddresses) blockedAddresses.clear();
-    blockedAddresses.set(address, Math.max(until, blockedAddresses.get(address) ?? 0));
+    blockedAddresses.set(id, Math.max(until, blockedAddresses.get(id) ?? 0));
   }
 }

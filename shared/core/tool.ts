@@ -7,9 +7,9 @@ import * as z from 'zod';
 import type { Failure, Outcome } from './contract.ts';
 import type { Links } from './links.ts';
 import type { Toolset } from './toolsets.ts';
-import type { Database } from '../runtime/db.ts';
-import type { Providers } from '../providers/index.ts';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY, KEY_TTL_HOURS } from '../runtime/idempotency.ts';
+import type { Database } from './database.ts';
+import type { Providers } from './providers.ts';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY, KEY_TTL_HOURS } from './idempotency-key.ts';
 import { nullableOptionalFields } from './validation.ts';
 
 /** The tenant, resolved from the API key; never from tool input. */
@@ -127,6 +127,8 @@ export interface Tool<I extends InputSchema = InputSchema, O extends z.ZodType =
 }
 
 /** Any registered tool, whatever its schemas. */
+// `any`, not `unknown`: a tool's execute takes its own input type, which `unknown` would not accept.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyTool = Tool<any, any>;
 
 /** A tool id: kebab-case, e.g. 'log-mood' (the tool's route, its MCP name and its worker's name). */

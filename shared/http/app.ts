@@ -12,8 +12,8 @@ import { grantRoutes } from './grants.ts';
 import { observabilityRoutes } from './observability.ts';
 import { recordRoutes } from './records.ts';
 import { createOpenApiDocument } from './openapi.ts';
-import { authorize, credentialsOf } from './authorize.ts';
-import { deniedTool, deniedToolsets, type Caller } from '../runtime/auth.ts';
+import { authorize, credentialsOf, oauthEnabled, openDb } from './authorize.ts';
+import { deniedTool, deniedToolsets, type Caller } from '../auth/caller.ts';
 import { plural } from '../core/plural.ts';
 import { closestNames, didYouMean } from '../core/suggest.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
@@ -23,7 +23,7 @@ import { answer, baseApp, refuseOtherMethods, scopeOf } from './base.ts';
 import { serveToolCall, type ServeOptions } from './tool-route.ts';
 import type { Context } from 'hono';
 import type { Env } from '../runtime/env.ts';
-import { oauthAccessTokens } from '../runtime/oauth.ts';
+import { oauthAccessTokens } from '../auth/oauth.ts';
 
 /** One catalog entry: what a model needs to choose and call the tool. */
 export interface CatalogEntry {
@@ -61,9 +61,9 @@ export interface CatalogEntry {
  * - `GET /documents/:id` and `GET /tasks/:id` read the records answers link to.
  *
  * Every route takes API keys, and OAuth access tokens where OAuth is on (`accessTokens`, default
- * shared/runtime/oauth.ts's; the OAuth endpoints themselves are shared/http/oauth.ts's).
+ * shared/auth/oauth.ts's; the OAuth endpoints themselves are shared/http/oauth.ts's).
  */
-export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthAccessTokens, ...rest }: ServeOptions = {}) {
+export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthAccessTokens(oauthEnabled, openDb), ...rest }: ServeOptions = {}) {
   const options = { accessTokens, ...rest };
   const byId = new Map(tools.map((tool) => [tool.id, tool]));
   if (byId.size !== tools.length) throw new Error('Two tools share an id; tool ids must be unique.');
@@ -190,9 +190,9 @@ function unknownTool(toolId: string, visible: readonly AnyTool[]): Failure {
  * no caller without an `Authorization` header, for the public listing of every tool; with one,
  * the verified caller, to whom only what it may call is listed, or why the credential is refused.
  */
-async function listingCaller(c: Context<{ Bindings: Env }>, { auth }: ServeOptions): Promise<{ ok: true; caller?: Caller } | Failure> {
+async function listingCaller(c: Context<{ Bindings: Env }>, options: ServeOptions): Promise<{ ok: true; caller?: Caller } | Failure> {
   if (!c.req.header('authorization')) return { ok: true };
-  const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { auth });
+  const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), options);
   if (!caller.ok) return caller;
   return (await caller.confirmed) ?? { ok: true, caller };
 }

@@ -12,7 +12,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono/tiny';
 import { envelope, fail, metaWithoutExecution, ok, retryAfterMs, statusOf, type Meta, type Outcome } from '../core/contract.ts';
 import type { Env, RequestScope } from '../runtime/env.ts';
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 import { unexpected } from '../runtime/execute.ts';
 import { checkReadiness } from '../runtime/readiness.ts';
 import { closestNames, didYouMean } from '../core/suggest.ts';

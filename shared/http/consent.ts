@@ -3,9 +3,14 @@
  * redirect goes to), for which toolsets, read-only or read and write; proves authority over a
  * project by entering one of its API keys; may narrow the toolsets and the access; and approves or
  * denies. Plain HTML forms, no JavaScript. The OAuth provider's consent helpers bind the form to
- * the browser that opened it (a one-time handle and a `__Host-` cookie: the CSRF protection) and
- * forbid framing the page; the provider checks the client and its exact redirect URI before the
- * page is shown.
+ * the browser that opened it (a one-time handle and a `__Host-` cookie: the CSRF protection); the
+ * provider checks the client and its exact redirect URI before the page is shown. Every page
+ * served here forbids framing (`X-Frame-Options: DENY`, CSP `frame-ancestors 'none'`).
+ *
+ * A grant never reaches further than the key that approves it: once the key is known, a choice
+ * wider than the key's toolsets is answered with the form again, offering only the key's
+ * toolsets and saying so; and the grant's tokens are intersected with the key's toolsets on every
+ * use (shared/auth/grants.ts), so narrowing the key later narrows them too.
  *
  * Who may approve is one function, {@link ConsentOptions.approver}: by default the holder of an
  * API key of the project. A deployment that signs people in with its own identity provider
@@ -16,12 +21,12 @@
 import { AuthorizationError, authorizationErrorRedirect, CimdFetchError, type AuthRequest, type ConsentDescription } from '@cloudflare/workers-oauth-provider';
 import type { Failure } from '../core/contract.ts';
 import { TOOLSET_PURPOSES, type Toolset } from '../core/toolsets.ts';
+import { confirmedFor } from '../auth/caller.ts';
+import { recordGrant } from '../auth/grants.ts';
+import { accessOf, canonicalResourceParameter, grantScopes, OAUTH_DEFAULTS, oauthHelpers, toolsetsOfResource, type ProviderEnv } from '../auth/oauth.ts';
 import { createDb } from '../runtime/db.ts';
-import type { Env } from '../runtime/env.ts';
-import { recordGrant } from '../runtime/grants.ts';
-import { accessOf, grantScopes, OAUTH_DEFAULTS, oauthHelpers, toolsetsOfResource, type OAuthEnv } from '../runtime/oauth.ts';
-import type { RequestScope } from '../runtime/env.ts';
-import { authorize, credentialsOf } from './authorize.ts';
+import type { Env, RequestScope } from '../runtime/env.ts';
+import { authorize, credentialsOf, openDb } from './authorize.ts';
 
 /** Who approves: the project, the API key the grant is recorded under, and the toolsets it may grant. */
 export interface Approver {
@@ -47,17 +52,18 @@ export async function apiKeyApprover(form: FormData, request: Request, scope: Re
   const key = String(form.get('api_key') ?? '').trim();
   const caller = await authorize({ ...credentialsOf(request), authorization: `Bearer ${key}` }, scope);
   if (!caller.ok) return caller;
-  const revoked = await caller.confirmed;
-  if (revoked) return revoked;
-  return { projectId: caller.project.id, apiKeyId: caller.keyId };
+  // Approving changes state: through the gate, on the key's scope as it is now.
+  const refused = await confirmedFor(caller);
+  if (refused) return refused;
+  return { projectId: caller.project.id, apiKeyId: caller.keyId, toolsets: caller.toolsets as readonly Toolset[] | undefined };
 }
 
 /** `GET` and `POST /authorize`. */
 export function consentHandler({ approver = apiKeyApprover, asksForApiKey = true }: ConsentOptions = {}) {
-  return async (request: Request, scope: RequestScope & { env: Env & OAuthEnv & { OAUTH_KV: KVNamespace } }): Promise<Response> => {
+  return async (request: Request, scope: RequestScope & { env: Env & ProviderEnv }): Promise<Response> => {
     const { env } = scope;
     const origin = new URL(request.url).origin;
-    const oauth = oauthHelpers(origin, env);
+    const oauth = oauthHelpers(origin, env, openDb);
     try {
       if (request.method === 'GET') return await showPage(request.url);
       if (request.method !== 'POST') return page('Not allowed', '<p>The consent page answers GET and POST only.</p>', 405, { allow: 'GET, POST' });
@@ -70,11 +76,21 @@ export function consentHandler({ approver = apiKeyApprover, asksForApiKey = true
       const chosen = form.getAll('toolset').map(String);
       const write = form.get('access') === 'write';
       // The person's own mistakes are answered with the page again, before the handle is spent.
-      const retry = (message: string) => showPage(`${origin}/authorize?${String(form.get('request') ?? '')}`, message, handle);
+      const retry = (message: string, keyToolsets?: readonly Toolset[]) => showPage(`${origin}/authorize?${String(form.get('request') ?? '')}`, message, handle, keyToolsets);
       if (!handle) throw new AuthorizationError('invalid_request', { description: 'The form was posted without its consent handle (the CSRF token).' });
       if (chosen.length === 0) return await retry('Choose at least one toolset to approve, or deny.');
       const who = await approver(form, request, scope);
       if ('error' in who) return await retry(`The API key was refused: ${who.error.message}`);
+      // The key is known: a choice wider than what it may grant is shown again, narrowed to the key.
+      const beyondKey = who.toolsets ? chosen.filter((toolset) => !who.toolsets!.includes(toolset as Toolset)) : [];
+      if (beyondKey.length > 0) {
+        return await retry(
+          who.toolsets!.length === 0
+            ? 'This API key reaches no toolset, so it cannot approve anything. Use another key of the project.'
+            : `This API key may grant only ${who.toolsets!.join(', ')}, so ${beyondKey.join(', ')} ${beyondKey.length === 1 ? 'is' : 'are'} no longer offered. Check the toolsets below and approve again, or use a key that reaches more.`,
+          who.toolsets,
+        );
+      }
 
       const approved = await oauth.approveConsent(request, handle);
       const resource = approved.request.resource!;
@@ -116,23 +132,35 @@ export function consentHandler({ approver = apiKeyApprover, asksForApiKey = true
       throw error;
     }
 
-    /** Parses the authorization request at `url` and shows its consent page (with `problem`, after a refused post). */
-    async function showPage(url: string, problem?: string, previousHandle?: string): Promise<Response> {
-      const authRequest = await oauth.parseAuthRequest(new Request(url));
+    /**
+     * Parses the authorization request at `url` and shows its consent page (with `problem`, after a
+     * refused post; offering only `keyToolsets` once the approving key is known).
+     */
+    async function showPage(url: string, problem?: string, previousHandle?: string, keyToolsets?: readonly Toolset[]): Promise<Response> {
+      const authRequest = await oauth.parseAuthRequest(new Request(canonicalRequestUrl(url)));
       if (!authRequest.codeChallenge) {
         return Response.redirect(authorizationErrorRedirect(authRequest, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.'), 302);
       }
       const details = await oauth.describeConsent(authRequest);
       const consent = previousHandle ? { handle: previousHandle, headers: new Headers() } : await oauth.beginConsent(authRequest);
-      const body = consentForm(authRequest, details, consent.handle, new URL(url).search.slice(1), asksForApiKey, problem);
+      const body = consentForm(authRequest, details, consent.handle, new URL(url).search.slice(1), asksForApiKey, problem, keyToolsets);
       return page(`Connect ${details.clientName}`, body, problem ? 400 : 200, consent.headers);
     }
   };
 }
 
-function consentForm(request: AuthRequest, details: ConsentDescription, handle: string, query: string, asksForApiKey: boolean, problem?: string): string {
+/** The authorization request at `url` with its `resource` in canonical form (every spelling of a toolset URL is one resource). */
+function canonicalRequestUrl(url: string): string {
+  const parsed = new URL(url);
+  const resource = parsed.searchParams.get('resource');
+  if (resource !== null) parsed.searchParams.set('resource', canonicalResourceParameter(resource, parsed.origin));
+  return parsed.href;
+}
+
+function consentForm(request: AuthRequest, details: ConsentDescription, handle: string, query: string, asksForApiKey: boolean, problem?: string, keyToolsets?: readonly Toolset[]): string {
   const asked = accessOf(request.scope, toolsetsOfResource(request.resource!));
   const toolsets = asked.toolsets
+    .filter((toolset) => !keyToolsets || keyToolsets.includes(toolset))
     .map((toolset) => `<label><input type="checkbox" name="toolset" value="${toolset}" checked> <strong>${toolset}</strong>: ${escape(TOOLSET_PURPOSES[toolset])}</label>`)
     .join('');
   const access = asked.write
@@ -163,6 +191,9 @@ function page(title: string, body: string, status: number, headers: HeadersInit 
   );
   response.headers.set('content-type', 'text/html; charset=utf-8');
   response.headers.set('cache-control', 'no-store');
+  // No page of the consent flow may be framed (clickjacking): every one of them, errors included.
+  response.headers.set('x-frame-options', 'DENY');
+  response.headers.set('content-security-policy', "frame-ancestors 'none'");
   return response;
 }
 

@@ -2,15 +2,17 @@
  * The project's connected clients, for the dashboard: `GET /grants` lists the OAuth grants people
  * approved (live ones: neither revoked nor expired), `DELETE /grants/:grant_id` revokes one, as
  * `npm run keys -- revoke-grant` does: its tokens stop working within about a second. Both take an
- * API key of the project; an OAuth token may not list or revoke grants.
+ * API key of the project that reaches every toolset: an OAuth token, or a key limited to toolsets,
+ * may not list or revoke grants. Revoking changes state, so it runs only once the key is confirmed
+ * valid now (the gate, shared/auth/caller.ts), never alongside its re-check.
  */
 import { Hono } from 'hono/tiny';
 import * as z from 'zod';
 import { fail, ok, type Failure } from '../core/contract.ts';
 import { plural } from '../core/plural.ts';
-import type { Authorized } from '../runtime/auth.ts';
+import type { Authorized } from '../auth/authorize.ts';
 import type { Env } from '../runtime/env.ts';
-import { listGrants, revokeGrant } from '../runtime/grants.ts';
+import { listGrants, revokeGrant } from '../auth/grants.ts';
 import { authenticated, type ReadRouteOptions } from './read-route.ts';
 
 /** One connected client, as `GET /grants` lists it. */
@@ -77,15 +79,21 @@ export function grantRoutes(options: ReadRouteOptions = {}) {
           });
         }
         return ok<z.output<typeof revokedGrant>>({ grant_id: grantId, revoked: true }, `Revoked grant ${grantId}: its tokens stop working within about a second, and it can no longer be refreshed.`);
-      }, options),
+      }, options, { changesState: true }),
     );
 }
 
-/** PERMISSION_DENIED for a caller with an OAuth token (whose grant names its toolsets): grants are the project owner's. */
+/** PERMISSION_DENIED for an OAuth token or a key limited to toolsets: grants are the project owner's, managed with a key that reaches every toolset. */
 function withApiKeyOnly(caller: Authorized): Failure | undefined {
+  if (caller.credential === 'oauth') {
+    return fail('PERMISSION_DENIED', 'Connected clients are listed and revoked with an API key of the project, not with an OAuth access token.', {
+      hint: `Send 'Authorization: Bearer et_…' with a key of the project that is not limited to toolsets (npm run keys). ${HINT}`,
+      details: { reason: 'api_key_required', credential: 'oauth' },
+    });
+  }
   if (caller.toolsets === undefined) return undefined;
-  return fail('PERMISSION_DENIED', 'Connected clients are listed and revoked with an API key of the project, not with an OAuth access token.', {
-    hint: `Send 'Authorization: Bearer et_…' with a key of the project (npm run keys). ${HINT}`,
-    details: { reason: 'api_key_required' },
+  return fail('PERMISSION_DENIED', `Connected clients are listed and revoked with an API key that reaches every toolset, and this key is limited to ${caller.toolsets.join(', ') || 'no toolset'}.`, {
+    hint: `Send 'Authorization: Bearer et_…' with a key of the project created without --toolsets (npm run keys -- create). ${HINT}`,
+    details: { reason: 'full_api_key_required', credential: 'api_key', toolsets: [...caller.toolsets] },
   });
 }

@@ -4,7 +4,7 @@
  * official SDK), which it loads, SDK included, on the first request it serves.
  *
  * - Same API keys as HTTP: `Authorization: Bearer <key>`, or an OAuth access token issued for this
- *   URL (shared/runtime/oauth.ts), checked before the body is read. Credentials are only checked
+ *   URL (shared/auth/oauth.ts), checked before the body is read. Credentials are only checked
  *   against this server's own records, never forwarded anywhere (no token passthrough).
  * - With `PUBLIC_TOOL_LIST=true` (off by default), a request without a credential whose messages
  *   only list (`initialize`, `server/discover`, `tools/list`, `ping` and notifications) is answered
@@ -27,7 +27,7 @@
 import { cors } from 'hono/cors';
 import { fail, metaWithoutExecution, type Failure } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
-import { deniedToolsets } from '../runtime/auth.ts';
+import { deniedToolsets } from '../auth/caller.ts';
 import type { Env, RequestScope } from '../runtime/env.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readBody } from '../core/body.ts';
 import { authorize, credentialsOf } from './authorize.ts';
@@ -80,7 +80,7 @@ export function createMcpHandler(tools: readonly AnyTool[], options: ServeOption
       if (!read.ok) return refuse(read);
       if (onlyLists(read.value)) return (await loadServer())({ request, scope, caller: undefined, body: read.value });
     }
-    const caller = await authorize(credentials, scope, { auth: options.auth, accessTokens: options.accessTokens });
+    const caller = await authorize(credentials, scope, options);
     if (!caller.ok) return refuse(caller);
     // A URL serving none of the credential's toolsets is refused whole, rather than listing nothing.
     const outside = deniedToolsets(caller, toolsets, `the MCP URL ${new URL(request.url).pathname}`);

@@ -8,8 +8,8 @@
 import { Hono } from 'hono/tiny';
 import { fail, type Failure } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
-import type { Caller } from '../runtime/auth.ts';
-import { log } from '../observability/log.ts';
+import type { Caller } from '../auth/caller.ts';
+import { log } from '../core/log.ts';
 import type { Parsed } from '../core/body.ts';
 import type { CounterTotals } from '../observability/counters.ts';
 import type { Env } from '../runtime/env.ts';
@@ -17,8 +17,10 @@ import { EXECUTIONS_NUMERIC_PARAMETERS, executionsQuery, getExecution, listExecu
 import { metricsQuery, readMetrics, resolveWindow, type MetricsQuery } from '../observability/metrics.ts';
 import { readCounters } from '../observability/counters.ts';
 import { listRefusals, REFUSALS_NUMERIC_PARAMETERS, refusalsQuery } from '../observability/refusals.ts';
-import { isMetricsToken, PROMETHEUS_CONTENT_TYPE, prometheusText } from '../observability/prometheus.ts';
-import { createDb, databaseFailure } from '../runtime/db.ts';
+import { isMetricsToken } from '../auth/metrics-token.ts';
+import { PROMETHEUS_CONTENT_TYPE, prometheusText } from '../observability/prometheus.ts';
+import { createDb } from '../runtime/db.ts';
+import { databaseFailure } from '../core/database.ts';
 import { unexpected } from '../runtime/execute.ts';
 import { answer } from './base.ts';
 import { dashboardPage } from './dashboard/page.ts';
@@ -58,7 +60,7 @@ export function observabilityRoutes(tools: readonly ServedTool[], options: ReadR
       }, options),
     )
     .get('/metrics', async (c) => {
-      if (await isMetricsToken(c.req.header('authorization'), c.env)) return answerScrape(c.req.url, c.env, ids);
+      if (await isMetricsToken(c.req.header('authorization'), c.env.METRICS_TOKEN)) return answerScrape(c.req.url, c.env, ids);
       return authenticated(c, 'metrics', async (caller) => {
         const query = readMetricsQuery(c.req.url);
         if (!query.ok) return query;

@@ -14,7 +14,7 @@ import { documentQuery, documentRecordData, taskQuery, taskRecordData } from './
 import { embed, envelopeParts, failureEnvelopeSchema, successEnvelopeSchema, type EnvelopeParts } from './envelope-schema.ts';
 import type { JsonSchema } from './compact-schema.ts';
 import { SERVER_INFO } from './base.ts';
-import { IDEMPOTENCY_HEADER, KEY_TTL_HOURS, MAX_KEY_LENGTH } from '../runtime/idempotency.ts';
+import { IDEMPOTENCY_HEADER, KEY_TTL_HOURS, MAX_KEY_LENGTH } from '../core/idempotency-key.ts';
 import type { AnyTool } from '../core/tool.ts';
 import { TOOLSETS } from '../core/toolsets.ts';
 

@@ -1,24 +1,28 @@
 /**
- * What every authenticated read route shares (the observability routes, the records): the caller
- * from the API key, the query string validated like a tool input, and the envelope. Read routes
- * execute no tool, so `meta.attempts` is 0 and no trace row is written.
+ * What every authenticated route outside the tool pipeline shares (the observability routes, the
+ * records, `/grants`): the caller from the auth concern, with the worker's one set of options, the
+ * query string validated like a tool input, and the envelope. These routes execute no tool, so
+ * `meta.attempts` is 0 and no trace row is written. A route that changes state passes through the
+ * gate (shared/auth/caller.ts, confirmedFor) before it runs; a read runs alongside the
+ * credential's re-check, and its answer waits for it.
  */
 import type { Context } from 'hono';
 import type * as z from 'zod';
 import { metaWithoutExecution, type Outcome } from '../core/contract.ts';
 import { type Parsed } from '../core/body.ts';
 import { validateInput } from '../core/validation.ts';
-import { deniedToolsets, type Authorized } from '../runtime/auth.ts';
+import type { Authorized } from '../auth/authorize.ts';
+import { confirmedFor, deniedToolsets } from '../auth/caller.ts';
 import type { Toolset } from '../core/toolsets.ts';
-import { databaseFailure } from '../runtime/db.ts';
+import { databaseFailure } from '../core/database.ts';
 import type { Env } from '../runtime/env.ts';
 import { unexpected } from '../runtime/execute.ts';
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 import { authorize, credentialsOf, type AuthorizeOptions } from './authorize.ts';
 import { respond, scopeOf } from './base.ts';
 
 /** Options of {@link authenticated}. */
-export interface ReadRouteOptions extends Pick<AuthorizeOptions, 'accessTokens'> {
+export interface ReadRouteOptions extends AuthorizeOptions {
   /** The toolsets whose records the route reads: a credential limited to others is PERMISSION_DENIED. Default: any credential. */
   toolsets?: readonly Toolset[];
 }
@@ -32,16 +36,18 @@ export async function authenticated(
   c: Context<{ Bindings: Env }>,
   route: string,
   run: (caller: Authorized) => Promise<Outcome<unknown> | Response>,
-  { toolsets, accessTokens }: ReadRouteOptions = {},
+  { toolsets, ...options }: ReadRouteOptions = {},
+  { changesState = false }: { changesState?: boolean } = {},
 ): Promise<Response> {
   const traceId = crypto.randomUUID();
   const startedAt = performance.now();
   let answer: Outcome<unknown> | Response;
   try {
-    const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { traceId, accessTokens });
-    const outside = caller.ok && toolsets ? deniedToolsets(caller, toolsets, `GET ${new URL(c.req.url).pathname}`) : undefined;
+    const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { ...options, traceId });
+    const outside = caller.ok && toolsets ? deniedToolsets(caller, toolsets, `${c.req.method} ${new URL(c.req.url).pathname}`) : undefined;
     if (!caller.ok) answer = caller;
     else if (outside) answer = (await caller.confirmed) ?? outside;
+    else if (changesState) answer = (await confirmedFor(caller)) ?? (await run(caller));
     else {
       // A cached key is re-checked alongside the read: a key revoked meanwhile reads nothing.
       const [result, revoked] = await Promise.all([run(caller), caller.confirmed]);

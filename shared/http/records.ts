@@ -20,7 +20,7 @@ import { EXAMPLE_IDS } from '../records/example-ids.ts';
 import { readTaskRecord, taskRecordShape } from '../records/tasks.ts';
 import type { Env } from '../runtime/env.ts';
 import { linksFromEnv } from '../runtime/link-templates.ts';
-import type { Authorized } from '../runtime/auth.ts';
+import type { Authorized } from '../auth/authorize.ts';
 import { authenticated, readQuery, type ReadRouteOptions } from './read-route.ts';
 
 /** `data` of `GET /documents/:id`. */

@@ -27,7 +27,7 @@ export interface ServeOptions extends PipelineOptions, Pick<AuthorizeOptions, 'a
 /** Runs one HTTP tool call and answers with the envelope. Never throws. */
 export async function serveToolCall(tool: AnyTool, request: Request, scope: RequestScope, options: ServeOptions = {}): Promise<Response> {
   const traceId = crypto.randomUUID();
-  const caller = await authorize(credentialsOf(request), scope, { traceId, auth: options.auth, accessTokens: options.accessTokens });
+  const caller = await authorize(credentialsOf(request), scope, { ...options, traceId });
   if (!caller.ok) {
     logUnsuccessful('call_refused', caller, { tool: tool.id, trace_id: traceId });
     return respond(caller, metaWithoutExecution(tool.id, traceId));

@@ -11,7 +11,7 @@
  */
 import { eq, sql } from 'drizzle-orm';
 import { projects, toolCounters } from '../../drizzle/schema.ts';
-import type { Database } from '../runtime/db.ts';
+import type { Database } from '../core/database.ts';
 
 /**
  * Bounds of the execution duration histogram, in seconds: calls on a warm database take a few

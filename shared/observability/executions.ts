@@ -12,7 +12,7 @@ import { plural } from '../core/plural.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../core/cursor.ts';
 import { dateTime } from '../core/fields.ts';
 import { warningSchema } from '../core/warning-schema.ts';
-import type { Database } from '../runtime/db.ts';
+import type { Database } from '../core/database.ts';
 
 const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
 

@@ -11,7 +11,7 @@ import * as z from 'zod';
 import { fail, ok, type Failure, type Outcome } from '../core/contract.ts';
 import { dateTime } from '../core/fields.ts';
 import { plural } from '../core/plural.ts';
-import type { Database } from '../runtime/db.ts';
+import type { Database } from '../core/database.ts';
 
 const WINDOW = /^([1-9]\d{0,6})([smhd])$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

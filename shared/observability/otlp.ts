@@ -19,7 +19,7 @@ import { SpanKind, SpanStatusCode, TraceFlags, type Attributes, type HrTime } fr
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { ANSWER_BUDGETS } from '../core/budget.ts';
-import { log } from './log.ts';
+import { log } from '../core/log.ts';
 import type { SpanContext } from './trace-context.ts';
 
 /** The variables of the exporter: the standard OpenTelemetry ones. */

@@ -9,7 +9,6 @@
  * `increase()`.
  */
 import { ERROR_STATUS } from '../core/contract.ts';
-import { constantTimeEqual, hashApiKey } from '../runtime/auth.ts';
 import { DURATION_BUCKETS, QUEUE_WAIT_BUCKETS, type CounterName, type CounterTotals } from './counters.ts';
 
 /** The variable that lets an operator scrape every project at once. */
@@ -19,16 +18,6 @@ export interface MetricsEnv {
    * (labelled `project`) in one scrape. Unset: each project is scraped with its own key.
    */
   METRICS_TOKEN?: string;
-}
-
-/** Whether an `Authorization` header carries the deployment's `METRICS_TOKEN` (compared in constant time). */
-export async function isMetricsToken(authorization: string | undefined, env: MetricsEnv): Promise<boolean> {
-  const token = env.METRICS_TOKEN?.trim();
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  if (!token || !match) return false;
-  // Digests have equal lengths, so comparing them reveals nothing about the token's length either.
-  const [sent, expected] = await Promise.all([hashApiKey(match[1]!), hashApiKey(token)]);
-  return constantTimeEqual(sent, expected);
 }
 
 /** The Content-Type of the text exposition format. */

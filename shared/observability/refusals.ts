@@ -11,9 +11,9 @@ import { toolRefusals } from '../../drizzle/schema.ts';
 import { ERROR_STATUS, ok, type ErrorCode, type Failure, type Outcome } from '../core/contract.ts';
 import { dateTime } from '../core/fields.ts';
 import { plural } from '../core/plural.ts';
-import type { Database } from '../runtime/db.ts';
+import type { Database } from '../core/database.ts';
 import { addCounts, refusalCount } from './counters.ts';
-import { log } from './log.ts';
+import { log } from '../core/log.ts';
 
 export interface RefusalRecord {
   /** The trace id answered in `meta.trace_id`. */

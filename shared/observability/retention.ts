@@ -6,8 +6,8 @@
  */
 import { sql } from 'drizzle-orm';
 import { fail, type Failure } from '../core/contract.ts';
-import type { Database } from '../runtime/db.ts';
-import { log } from './log.ts';
+import type { Database } from '../core/database.ts';
+import { log } from '../core/log.ts';
 
 /** The variable retention reads. */
 export interface RetentionEnv {

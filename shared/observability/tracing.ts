@@ -11,9 +11,9 @@
 import { DrizzleQueryError, sql, type SQL } from 'drizzle-orm';
 import { toolExecutions } from '../../drizzle/schema.ts';
 import type { Outcome, Warning } from '../core/contract.ts';
-import type { Database } from '../runtime/db.ts';
+import type { Database } from '../core/database.ts';
 import { addCounts, executionCounts } from './counters.ts';
-import { errorForLog, log } from './log.ts';
+import { errorForLog, log } from '../core/log.ts';
 import type { SpanContext } from './trace-context.ts';
 
 export interface ExecutionRecord {

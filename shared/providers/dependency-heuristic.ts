@@ -4,7 +4,7 @@
  * triggered it, so a person can check it at a glance.
  */
 import { embedText } from './hashing-embedder.ts';
-import type { DependencyTask, DetectedRelationship } from './types.ts';
+import type { DependencyTask, DetectedRelationship } from '../core/providers.ts';
 
 /** Stored as `detection_method` on every relationship this detector finds. */
 export const HEURISTIC_DETECTOR_ID = 'offline-heuristic-v1';

@@ -25,7 +25,8 @@ import {
   DEFAULT_OPENAI_EMBEDDINGS_MODEL,
   OPENAI_NATIVE_DIMENSIONS,
 } from './openai.ts';
-import { STORED_DIMENSIONS, type DependencyDetector, type EmbeddingProvider } from './types.ts';
+import { STORED_DIMENSIONS } from './types.ts';
+import type { Providers } from '../core/providers.ts';
 import {
   createWorkersAiDependencyDetector,
   createWorkersAiEmbeddings,
@@ -52,11 +53,6 @@ export interface ProviderConfig {
   llmModel?: string;
 }
 
-/** The providers a tool receives in its context. */
-export interface Providers {
-  embeddings: EmbeddingProvider;
-  dependencies: DependencyDetector;
-}
 
 /** Unset and empty variables are the same: wrangler and .dev.vars make empty strings easily. */
 const unsetIfEmpty = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);

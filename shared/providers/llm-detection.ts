@@ -6,7 +6,8 @@
  * short ids reliably, and the schema can list every valid id as an enum.
  */
 import * as z from 'zod';
-import { ProviderError, type DependencyTask, type DetectedRelationship, type DetectOptions } from './types.ts';
+import { ProviderError } from './types.ts';
+import type { DependencyTask, DetectedRelationship, DetectOptions } from '../core/providers.ts';
 
 /** A chat message in the OpenAI shape, which Workers AI accepts as well. */
 export interface ChatMessage {

@@ -5,7 +5,7 @@
  */
 import { detectDependencies, HEURISTIC_DETECTOR_ID } from './dependency-heuristic.ts';
 import { embedText, HASHING_EMBEDDER_DIMENSIONS, HASHING_EMBEDDER_ID, HASHING_EMBEDDER_THRESHOLD } from './hashing-embedder.ts';
-import type { DependencyDetector, EmbeddingProvider } from './types.ts';
+import type { DependencyDetector, EmbeddingProvider } from '../core/providers.ts';
 
 /**
  * The hashing embedder as an {@link EmbeddingProvider}: already 1536-d and normalised, so no padding.

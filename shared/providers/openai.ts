@@ -8,13 +8,8 @@
  */
 import * as z from 'zod';
 import { detectWithLlm, type LlmDetectionLimits } from './llm-detection.ts';
-import {
-  ProviderError,
-  STORED_DIMENSIONS,
-  UNCALIBRATED_THRESHOLD,
-  type DependencyDetector,
-  type EmbeddingProvider,
-} from './types.ts';
+import { ProviderError, STORED_DIMENSIONS, UNCALIBRATED_THRESHOLD } from './types.ts';
+import type { DependencyDetector, EmbeddingProvider } from '../core/providers.ts';
 import { assertStorableDimensions, DEFAULT_TIMEOUT_MS, embedInBatches, isRetryableStatus, withDeadline, type BatchEmbedding } from './upstream.ts';
 
 /** OPENAI_BASE_URL when unset. */

@@ -8,12 +8,8 @@
  */
 import * as z from 'zod';
 import { detectWithLlm, type LlmDetectionLimits } from './llm-detection.ts';
-import {
-  ProviderError,
-  UNCALIBRATED_THRESHOLD,
-  type DependencyDetector,
-  type EmbeddingProvider,
-} from './types.ts';
+import { ProviderError, UNCALIBRATED_THRESHOLD } from './types.ts';
+import type { DependencyDetector, EmbeddingProvider } from '../core/providers.ts';
 import { assertStorableDimensions, DEFAULT_TIMEOUT_MS, embedInBatches, isRetryableStatus, withDeadline, type BatchEmbedding } from './upstream.ts';
 
 /** The part of the Workers AI binding (`env.AI`) the adapters use. */

@@ -9,7 +9,7 @@ import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, jsonLength, type ResponseFormat } from '../core/budget.ts';
 import { positionIndex } from '../core/cursor.ts';
-import { uuidArray, type Database } from '../runtime/db.ts';
+import { uuidArray, type Database } from '../core/database.ts';
 import { CHUNK_DEFAULTS, chunkLayout, chunkWindow, type ChunkLayout } from './chunks.ts';
 
 /** Documents are at most this many characters (about 1 MiB, the request body limit). */

@@ -4,7 +4,7 @@
  */
 import { sql } from 'drizzle-orm';
 import * as z from 'zod';
-import type { Database } from '../runtime/db.ts';
+import type { Database } from '../core/database.ts';
 import { chunkOf } from './chunks.ts';
 
 export const taskRecordShape = z.object({

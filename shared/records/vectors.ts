@@ -10,7 +10,7 @@
  * dimensions, exactly the stored values. Batches of {@link VECTOR_BATCH_SIZE} go out in parallel.
  */
 import { sql } from 'drizzle-orm';
-import { uuidArray, type Database } from '../runtime/db.ts';
+import { uuidArray, type Database } from '../core/database.ts';
 
 /** pgvector's text form. Eight significant digits keep float32 precision at a third of the size. */
 export function vectorLiteral(vector: Float32Array): string {

@@ -5,12 +5,12 @@
  */
 import { statusOf, type Failure, type Outcome } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 import { exportSpan, otlpConfigFromEnv, type ExecutionSpan } from '../observability/otlp.ts';
 import { recordRefusal } from '../observability/refusals.ts';
 import { startSpan } from '../observability/trace-context.ts';
 import { recordExecution, type ExecutionRecord } from '../observability/tracing.ts';
-import type { Authorized } from './auth.ts';
+import type { Authorized } from '../auth/authorize.ts';
 import type { RequestScope } from './env.ts';
 
 /** Who and what a report is about: the call's tool, trace and caller. */

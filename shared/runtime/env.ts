@@ -9,7 +9,7 @@ import type { RetentionEnv } from '../observability/retention.ts';
 import type { AiBinding } from '../providers/index.ts';
 import { isLocalDatabaseUrl } from './db.ts';
 import type { LinksEnv } from './link-templates.ts';
-import type { OAuthEnv } from './oauth.ts';
+import type { OAuthEnv } from '../auth/oauth.ts';
 
 export interface Env extends AdmissionEnv, OtlpEnv, MetricsEnv, RetentionEnv, LinksEnv, OAuthEnv {
   /** Postgres connection string: Neon in production, the local stand-in (loopback) in development. */

@@ -7,8 +7,8 @@ import { fail, FailureError, type Failure, type Outcome, type Warning } from '..
 import type { AnyTool, ToolContext } from '../core/tool.ts';
 import type { LeaseLapse } from '../concurrency/semaphore.ts';
 import { ProviderError, providerFailure } from '../providers/types.ts';
-import { databaseFailure } from './db.ts';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY } from './idempotency.ts';
+import { databaseFailure } from '../core/database.ts';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY } from '../core/idempotency-key.ts';
 
 /** Runs `tool.execute`, turning anything thrown and any output that breaks the schema into a failure. */
 export async function execute(tool: AnyTool, input: unknown, context: ToolContext): Promise<Outcome<unknown>> {

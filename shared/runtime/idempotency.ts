@@ -26,20 +26,12 @@
 import { sql } from 'drizzle-orm';
 import { fail, type Failure, type Outcome } from '../core/contract.ts';
 import type { Parsed } from '../core/body.ts';
-import { databaseError, databaseFailure, type Database } from './db.ts';
+import { databaseError, databaseFailure, type Database } from '../core/database.ts';
 import { nameBasedUuid } from './ids.ts';
 import { withRetries } from './retry.ts';
-import { errorForLog, log } from '../observability/log.ts';
+import { errorForLog, log } from '../core/log.ts';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY, KEY_TTL_HOURS, MAX_KEY_LENGTH } from '../core/idempotency-key.ts';
 
-/** The HTTP request header carrying the key. */
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-/** Where an MCP `tools/call` request carries the key: `params._meta["edge-tools/idempotency-key"]`. */
-export const IDEMPOTENCY_META_KEY = 'edge-tools/idempotency-key';
-/** The longest key accepted, in characters (printable ASCII, so bytes too). */
-export const MAX_KEY_LENGTH = 255;
-
-/** How long a key's record (and its stored answer) is kept, from the key's first call. */
-export const KEY_TTL_HOURS = 24;
 const KEY_TTL_MS = KEY_TTL_HOURS * 3_600_000;
 /**
  * How long a claim holds while its call runs (queue wait included). A claim still running past it

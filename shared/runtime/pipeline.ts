@@ -10,18 +10,20 @@
  */
 import { answerWarnings, type Failure, type Meta, type Outcome } from '../core/contract.ts';
 import type { Parsed } from '../core/body.ts';
+import type { Links } from '../core/links.ts';
 import type { AnyTool, ToolContext } from '../core/tool.ts';
 import { validateInput } from '../core/validation.ts';
-import { admissionFromEnv } from '../concurrency/admission.ts';
+import { admissionFromEnv, type Admission, type Admitted } from '../concurrency/admission.ts';
 import type { LeaseLapse } from '../concurrency/semaphore.ts';
-import { errorForLog, log } from '../observability/log.ts';
+import { errorForLog, log } from '../core/log.ts';
 import { describeCause, type RetryError } from '../observability/tracing.ts';
-import type { Providers } from '../providers/index.ts';
-import { deniedTool, type Authorized } from './auth.ts';
+import type { Providers } from '../core/providers.ts';
+import type { Authorized } from '../auth/authorize.ts';
+import { confirmedFor, deniedTool } from '../auth/caller.ts';
 import { afterResponse, CallReport, logUnsuccessful } from './call-report.ts';
 import { runsLocally, type RequestScope } from './env.ts';
 import { execute, leaseLapsedBeforeStart, leaseWarning, writeUnconfirmed } from './execute.ts';
-import { callIds, claimIdempotencyKey } from './idempotency.ts';
+import { callIds, claimIdempotencyKey, type Claim } from './idempotency.ts';
 import { linksFromEnv } from './link-templates.ts';
 import { withQuerySignal } from './query-signal.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, leavesWriteUnknown, withRetries } from './retry.ts';
@@ -93,7 +95,8 @@ export interface CallResult {
 /**
  * Runs one tool call through the whole pipeline for `caller`, authorised once for its request:
  * the caller's database and Redis clients serve the call's admission, idempotency record and
- * trace. Never throws.
+ * trace. Never throws. The stages below run in turn over one {@link CallState}; each either
+ * hands the call on or ends it with a refusal.
  *
  * @example
  * const caller = await authorize(credentialsOf(request), scope, { traceId }); // shared/http/authorize.ts
@@ -101,84 +104,153 @@ export interface CallResult {
  *   const { outcome, meta } = await callTool(tool, call, caller, scope);
  * }
  */
-export async function callTool(
-  tool: AnyTool,
-  call: ToolCall,
-  caller: Authorized,
-  scope: RequestScope,
-  {
-    slowCallMs = DEFAULT_SLOW_CALL_MS,
-    retries = DEFAULT_RETRIES,
-    retryDelayMs = DEFAULT_RETRY_DELAY_MS,
-    settleWritesMs = DEFAULT_SETTLE_WRITES_MS,
-  }: PipelineOptions = {},
-): Promise<CallResult> {
-  const traceId = crypto.randomUUID();
-  const startedAt = performance.now();
-  const arrivedAt = new Date();
-  const { db } = caller;
-  const meta = (attempts = 0, queuedMs = 0, executionMs = 0): Meta => ({
-    tool: tool.id,
-    trace_id: traceId,
-    duration_ms: round(performance.now() - startedAt),
-    attempts,
-    queued_ms: round(queuedMs),
-    performance_warning: executionMs > slowCallMs,
-  });
-  const report = new CallReport({ tool, traceId, arrivedAt, traceparent: call.traceparent, toolCallId: call.toolCallId, caller, scope });
-  // Refusals happen before execution: attempts stays 0. A revoked key's refusal is not recorded:
-  // the key no longer vouches for the project.
-  const refuse = (failure: Failure, projectId?: string): CallResult => {
-    logUnsuccessful('call_refused', failure, { tool: tool.id, trace_id: traceId, project_id: projectId });
-    return { outcome: failure, meta: meta() };
-  };
-  // A refusal waits for the key's re-check, if one is under way: a key revoked meanwhile gets 401.
-  // Otherwise the project is known, and the refusal is recorded for its metrics.
-  const refuseChecked = async (failure: Failure): Promise<CallResult> => {
-    const revoked = await caller.confirmed;
-    if (revoked) return refuse(revoked);
-    const refused = refuse(failure, caller.project.id);
-    report.refused(failure, refused.meta.duration_ms);
-    return refused;
-  };
+export async function callTool(tool: AnyTool, call: ToolCall, caller: Authorized, scope: RequestScope, options: PipelineOptions = {}): Promise<CallResult> {
+  const state = startCall(tool, call, caller, scope, options);
+  const checked = await check(state);
+  if ('outcome' in checked) return checked;
+  const claimed = await claim(state, checked);
+  if (claimed && 'outcome' in claimed) return claimed;
+  const admitted = await admit(state, checked.admission, claimed);
+  if ('outcome' in admitted) return admitted;
+  const execution = await run(state, { ...checked, claim: claimed, permit: admitted.permit });
+  return finish(state, execution, { input: checked.input, claim: claimed, admitted });
+}
 
-  const denied = deniedTool(caller, tool);
-  if (denied) return refuseChecked(denied);
+/** One call as it moves through the stages: what it is, who asked, and how its answer is reported. */
+interface CallState {
+  tool: AnyTool;
+  call: ToolCall;
+  caller: Authorized;
+  scope: RequestScope;
+  options: Required<PipelineOptions>;
+  traceId: string;
+  startedAt: number;
+  report: CallReport;
+  /** The idempotency key the call is run under, for a write that was sent one. */
+  key?: Parsed<string>;
+}
+
+/** What the checks before admission established: the call may run, with this input. */
+interface Checked {
+  admission: Admission;
+  input: unknown;
+  links: Links;
+  key?: string;
+}
+
+/** A claimed idempotency key: the call runs under it. */
+type ClaimedKey = Extract<Claim, { replay?: undefined }>;
+
+/** The call's slot, how long it queued for it, and when it got it (epoch ms, for the trace). */
+type Slot = Admitted & { admittedAtMs: number };
+
+/** What running the tool came to. */
+interface Execution {
+  outcome: Outcome<unknown>;
+  attempts: number;
+  executionMs: number;
+  lapse?: LeaseLapse;
+  retryErrors: RetryError[];
+}
+
+function startCall(tool: AnyTool, call: ToolCall, caller: Authorized, scope: RequestScope, options: PipelineOptions): CallState {
+  const traceId = crypto.randomUUID();
+  const report = new CallReport({ tool, traceId, arrivedAt: new Date(), traceparent: call.traceparent, toolCallId: call.toolCallId, caller, scope });
+  const resolved: Required<PipelineOptions> = {
+    slowCallMs: options.slowCallMs ?? DEFAULT_SLOW_CALL_MS,
+    retries: options.retries ?? DEFAULT_RETRIES,
+    retryDelayMs: options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
+    settleWritesMs: options.settleWritesMs ?? DEFAULT_SETTLE_WRITES_MS,
+  };
   // Read-only tools ignore the key: repeating them changes nothing.
   const key = tool.acceptsIdempotencyKey ? call.idempotencyKey : undefined;
-  if (key && !key.ok) return refuseChecked(key);
+  return { tool, call, caller, scope, options: resolved, traceId, startedAt: performance.now(), report, ...(key && { key }) };
+}
 
-  if (tool.unavailable) return refuseChecked(tool.unavailable);
+/** The meta of the call's envelope, as of now. */
+function metaOf(state: CallState, attempts = 0, queuedMs = 0, executionMs = 0): Meta {
+  return {
+    tool: state.tool.id,
+    trace_id: state.traceId,
+    duration_ms: round(performance.now() - state.startedAt),
+    attempts,
+    queued_ms: round(queuedMs),
+    performance_warning: executionMs > state.options.slowCallMs,
+  };
+}
+
+/**
+ * A refusal: it happens before execution, so attempts stays 0. A revoked key's refusal is not
+ * recorded: the key no longer vouches for the project.
+ */
+function refuse(state: CallState, failure: Failure, projectId?: string): CallResult {
+  logUnsuccessful('call_refused', failure, { tool: state.tool.id, trace_id: state.traceId, project_id: projectId });
+  return { outcome: failure, meta: metaOf(state) };
+}
+
+/**
+ * A refusal that waits for the key's re-check, if one is under way: a key revoked meanwhile gets
+ * 401. Otherwise the project is known, and the refusal is recorded for its metrics.
+ */
+async function refuseChecked(state: CallState, failure: Failure): Promise<CallResult> {
+  const revoked = await state.caller.confirmed;
+  if (revoked) return refuse(state, revoked);
+  const refused = refuse(state, failure, state.caller.project.id);
+  state.report.refused(failure, refused.meta.duration_ms);
+  return refused;
+}
+
+/** Stage 1: the tool is allowed and available, the key well formed, the input read and valid. */
+async function check(state: CallState): Promise<Checked | CallResult> {
+  const { tool, call, caller, scope, key } = state;
+  // A tool outside the scope as last verified is judged again once the re-check (if one is under
+  // way) has refreshed it: a key widened meanwhile is not refused on its old toolsets.
+  const denied = deniedTool(caller, tool) && (await confirmedFor(caller, tool));
+  if (denied) return refuseChecked(state, denied);
+  if (key && !key.ok) return refuseChecked(state, key);
+  if (tool.unavailable) return refuseChecked(state, tool.unavailable);
   const admission = admissionFromEnv(scope.env, { local: runsLocally(scope.env), redis: caller.redis });
-  if ('ok' in admission) return refuseChecked(admission);
+  if ('ok' in admission) return refuseChecked(state, admission);
   const raw = await call.readInput(tool.hint);
-  if (!raw.ok) return refuseChecked(raw);
-  report.received = raw.value;
+  if (!raw.ok) return refuseChecked(state, raw);
+  state.report.received = raw.value;
   const input = validateInput(tool.input, raw.value, tool.hint);
-  if (!input.ok) return refuseChecked(input);
-  report.received = input.value;
+  if (!input.ok) return refuseChecked(state, input);
+  state.report.received = input.value;
   const links = linksFromEnv(scope.env, call.origin, caller.project.id);
-  if (!links.ok) return refuseChecked(links);
+  if (!links.ok) return refuseChecked(state, links);
+  return { admission, input: input.value, links: links.links, ...(key?.ok && { key: key.value }) };
+}
 
-  // With an idempotency key: the stored answer is replayed, or the key is claimed for this call
-  // (by a key confirmed valid: a revoked one neither replays nor claims).
-  if (key) {
-    const revoked = await caller.confirmed;
-    if (revoked) return refuse(revoked);
-  }
-  const claim =
-    key &&
-    (await claimIdempotencyKey(db, {
-      projectId: caller.project.id,
-      toolId: tool.id,
-      key: key.value,
-      input: input.value,
-      traceId,
-      defer: (work) => scope.waitUntil(afterResponse(work)),
-    }));
-  if (claim && !claim.ok) return refuse(claim, caller.project.id);
-  if (claim?.replay) return { outcome: claim.replay.outcome, meta: { ...meta(), trace_id: claim.replay.traceId, replayed: true } };
+/**
+ * Stage 2, for a call with an idempotency key: the stored answer is replayed, or the key is
+ * claimed for this call, by a key confirmed valid (a revoked one neither replays nor claims).
+ * Undefined for a call without a key.
+ */
+async function claim(state: CallState, { input, key }: Checked): Promise<ClaimedKey | CallResult | undefined> {
+  if (key === undefined) return undefined;
+  const { caller, tool, scope, traceId } = state;
+  const refused = await confirmedFor(caller, tool);
+  if (refused) return refuse(state, refused);
+  const claimed = await claimIdempotencyKey(caller.db, {
+    projectId: caller.project.id,
+    toolId: tool.id,
+    key,
+    input,
+    traceId,
+    defer: (work) => scope.waitUntil(afterResponse(work)),
+  });
+  if (!claimed.ok) return refuse(state, claimed, caller.project.id);
+  if (claimed.replay) return { outcome: claimed.replay.outcome, meta: { ...metaOf(state), trace_id: claimed.replay.traceId, replayed: true } };
+  return claimed;
+}
 
+/**
+ * Stage 3: the rate limit and a slot of the global semaphore, while the key's re-check finishes. A
+ * slot whose lease lapsed before the tool started is not used: the call did not run.
+ */
+async function admit(state: CallState, admission: Admission, claimed: ClaimedKey | undefined): Promise<Slot | CallResult> {
+  const { tool, call, caller, scope, traceId } = state;
   let queued = false;
   const [admitted, revoked] = await Promise.all([
     admission.admit({
@@ -192,93 +264,120 @@ export async function callTool(
       },
       waitUntil: scope.waitUntil,
     }),
-    caller.confirmed,
+    // The gate: the tool runs only for a credential confirmed valid now, on its refreshed scope.
+    confirmedFor(caller, tool),
   ]);
   if (revoked || !admitted.ok) {
-    if (claim) scope.waitUntil(claim.release());
+    if (claimed) scope.waitUntil(claimed.release());
     if (admitted.ok) scope.waitUntil(admitted.permit.release());
-    return revoked ? refuse(revoked) : refuseChecked(admitted as Failure);
+    return revoked ? refuse(state, revoked) : refuseChecked(state, admitted as Failure);
   }
   if (queued) log('info', 'dequeued', { tool: tool.id, trace_id: traceId, queued_ms: round(admitted.queuedMs) });
   const admittedAtMs = Date.now();
-
-  const { permit } = admitted;
-  // A slot whose lease lapsed before the tool started is not used: the call did not run.
-  const lapsedBefore = permit.lapse();
+  const lapsedBefore = admitted.permit.lapse();
   if (lapsedBefore) {
-    if (claim) scope.waitUntil(claim.release());
-    scope.waitUntil(permit.release());
-    return refuseChecked(leaseLapsedBeforeStart(lapsedBefore));
+    if (claimed) scope.waitUntil(claimed.release());
+    scope.waitUntil(admitted.permit.release());
+    return refuseChecked(state, leaseLapsedBeforeStart(lapsedBefore));
   }
-  let outcome: Outcome<unknown>;
-  let attempts: number;
-  let lapse: LeaseLapse | undefined;
-  const executionStartedAt = performance.now();
+  return { ...admitted, admittedAtMs };
+}
+
+/**
+ * Stage 4: the tool runs, with retries, holding its slot; the slot is released (off the answer's
+ * path) whatever happens. A write holds its slot while it settles: it is still executing, and the
+ * limit counts executions.
+ */
+async function run(
+  state: CallState,
+  { input, links, claim: claimed, permit }: Checked & { claim: ClaimedKey | undefined; permit: Admitted['permit'] },
+): Promise<Execution> {
+  const { tool, call, caller, scope, traceId, options } = state;
   const retryErrors: RetryError[] = [];
+  const startedAt = performance.now();
   try {
     // Aborted when the caller goes away (never on a lapsed lease: see leaseWarning): the tool's
     // statements too, sent through the request's client within withQuerySignal; the trace, written
     // by the same client after the answer, is outside it.
-    const signal = call.signal;
-    let providers: Providers | undefined;
-    let reported = -Infinity;
-    const context: ToolContext = {
-      db,
-      project: caller.project,
-      get providers() {
-        if (!tool.providers) throw new Error(`The tool '${tool.id}' reads context.providers, but its definition names none (providers: providersFromEnv).`);
-        return (providers ??= tool.providers(scope.env as Record<string, unknown>));
-      },
-      signal,
-      traceId,
-      idFor: claim ? claim.idFor : callIds(caller.project.id, tool.id, traceId, input.value),
-      links: links.links,
-      progress: (done, total, message) => {
-        if (!call.onProgress || !(done > reported)) return;
-        reported = done;
-        call.onProgress({ progress: done, ...(total !== undefined && { total }), ...(message !== undefined && { message }) });
-      },
-    };
-    // A write holds its slot while it settles: it is still executing, and the limit counts executions.
-    ({ outcome, attempts } = await withRetries(() => withQuerySignal(signal, () => execute(tool, input.value, context)), {
-      retries,
-      delayMs: retryDelayMs,
-      settleMs: tool.acceptsIdempotencyKey ? settleWritesMs : 0,
-      signal,
+    const context = toolContext(state, { links, idFor: claimed ? claimed.idFor : callIds(caller.project.id, tool.id, traceId, input) });
+    const retried = await withRetries(() => withQuerySignal(call.signal, () => execute(tool, input, context)), {
+      retries: options.retries,
+      delayMs: options.retryDelayMs,
+      settleMs: tool.acceptsIdempotencyKey ? options.settleWritesMs : 0,
+      signal: call.signal,
       onRetry: (attempt, failure) => {
         retryErrors.push({ attempt: attempt - 1, code: failure.error.code, message: failure.error.message, timeMs: Date.now(), cause: describeCause(failure.cause) });
         log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: errorForLog(failure.cause) });
       },
-    }));
+    });
+    const { attempts } = retried;
+    let { outcome } = retried;
     if (tool.acceptsIdempotencyKey && !outcome.ok && leavesWriteUnknown(outcome)) {
-      outcome = writeUnconfirmed(outcome, { key: key?.value ?? traceId, callersKey: key !== undefined });
+      const key = state.key?.ok ? state.key.value : undefined;
+      outcome = writeUnconfirmed(outcome, { key: key ?? traceId, callersKey: key !== undefined });
     }
-    lapse = permit.lapse();
+    const lapse = permit.lapse();
+    return { outcome, attempts, executionMs: performance.now() - startedAt, retryErrors, ...(lapse && { lapse }) };
   } finally {
     scope.waitUntil(permit.release());
   }
-  const executionMs = performance.now() - executionStartedAt;
+}
+
+/** What the tool sees of its call: the database, project, providers (built on first use), signal, ids, links and progress. */
+function toolContext({ tool, call, caller, scope, traceId }: CallState, { links, idFor }: Pick<ToolContext, 'links' | 'idFor'>): ToolContext {
+  let providers: Providers | undefined;
+  let reported = -Infinity;
+  return {
+    db: caller.db,
+    project: caller.project,
+    get providers() {
+      if (!tool.providers) throw new Error(`The tool '${tool.id}' reads context.providers, but its definition names none (providers: providersFromEnv).`);
+      return (providers ??= tool.providers(scope.env as Record<string, unknown>));
+    },
+    signal: call.signal,
+    traceId,
+    idFor,
+    links,
+    // Only values that increase are passed on: a retried attempt restarting from zero is not reported until it passes what was.
+    progress: (done, total, message) => {
+      if (!call.onProgress || !(done > reported)) return;
+      reported = done;
+      call.onProgress({ progress: done, ...(total !== undefined && { total }), ...(message !== undefined && { message }) });
+    },
+  };
+}
+
+/**
+ * Stage 5: the answer's meta and warnings, the logs of a lost lease, a failure or a slow execution,
+ * the key's stored answer, and the trace (recorded after the answer).
+ */
+async function finish(
+  state: CallState,
+  { outcome, attempts, executionMs, lapse, retryErrors }: Execution,
+  { input, claim: claimed, admitted }: { input: unknown; claim: ClaimedKey | undefined; admitted: Slot },
+): Promise<CallResult> {
+  const { tool, caller, traceId, options } = state;
   const warnings = lapse ? [leaseWarning(lapse)] : undefined;
   if (lapse) log('warn', 'lease_lost', { tool: tool.id, trace_id: traceId, project_id: caller.project.id, reason: lapse.reason, detail: lapse.detail, ok: outcome.ok });
-  if (claim) await claim.settle(outcome);
+  if (claimed) await claimed.settle(outcome);
   if (!outcome.ok) logUnsuccessful('call_failed', outcome, { tool: tool.id, trace_id: traceId, project_id: caller.project.id, attempts });
 
-  const answerMeta = { ...meta(attempts, admitted.queuedMs, executionMs), ...(warnings && { warnings }) };
-  if (answerMeta.performance_warning) {
-    log('warn', 'slow_execution', { tool: tool.id, trace_id: traceId, execution_ms: round(executionMs), threshold_ms: slowCallMs });
+  const meta = { ...metaOf(state, attempts, admitted.queuedMs, executionMs), ...(warnings && { warnings }) };
+  if (meta.performance_warning) {
+    log('warn', 'slow_execution', { tool: tool.id, trace_id: traceId, execution_ms: round(executionMs), threshold_ms: options.slowCallMs });
   }
-  report.executed({
-    input: input.value,
+  state.report.executed({
+    input,
     outcome,
-    durationMs: answerMeta.duration_ms,
+    durationMs: meta.duration_ms,
     attempts,
-    queuedMs: answerMeta.queued_ms,
-    performanceWarning: answerMeta.performance_warning,
-    warnings: answerWarnings(outcome, answerMeta),
+    queuedMs: meta.queued_ms,
+    performanceWarning: meta.performance_warning,
+    warnings: answerWarnings(outcome, meta),
     retryErrors,
-    admittedAtMs,
+    admittedAtMs: admitted.admittedAtMs,
   });
-  return { outcome, meta: answerMeta };
+  return { outcome, meta };
 }
 
 function round(ms: number): number {

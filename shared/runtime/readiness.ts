@@ -10,7 +10,7 @@
 import { sql } from 'drizzle-orm';
 import { fail, ok, type Outcome } from '../core/contract.ts';
 import { admissionFromEnv, redisFromEnv } from '../concurrency/admission.ts';
-import { errorForLog, log } from '../observability/log.ts';
+import { errorForLog, log } from '../core/log.ts';
 import { createDb } from './db.ts';
 import { runsLocally, type Env } from './env.ts';
 

@@ -3,7 +3,7 @@
  * (`crons` in wrangler.toml): retention of the trace (shared/observability/retention.ts) and the
  * purge of expired idempotency records (shared/runtime/idempotency.ts).
  */
-import { log } from '../observability/log.ts';
+import { log } from '../core/log.ts';
 import { runRetention } from '../observability/retention.ts';
 import { createDb } from './db.ts';
 import type { Env } from './env.ts';

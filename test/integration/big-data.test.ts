@@ -15,7 +15,7 @@ import { defineTool, READ_ONLY, type ToolContext } from '../../shared/core/tool.
 import { createGateway } from '../../shared/http/app.ts';
 import { nameBasedUuid } from '../../shared/runtime/ids.ts';
 import { offlineDependencyDetector } from '../../shared/providers/offline.ts';
-import { databaseFailure } from '../../shared/runtime/db.ts';
+import { databaseFailure } from '../../shared/core/database.ts';
 import { db, defaultLinks, tenantC } from './helpers.ts';
 import { denseEmbedder } from './dense-embedder.ts';
 

@@ -4,7 +4,7 @@
  * that start with the same theme word land near the same centre. Deterministic.
  */
 import { fnv1a } from '../../shared/core/fnv1a.ts';
-import type { EmbeddingProvider } from '../../shared/providers/types.ts';
+import type { EmbeddingProvider } from '../../shared/core/providers.ts';
 
 const DIMENSIONS = 1536;
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../shared/core/contract.ts';
-import { callTool, closeMcpClients, connectMcp, getJson, send, tenantA } from './helpers.ts';
+import { callTool, closeMcpClients, connectMcp, getJson, tenantA } from './helpers.ts';
 
 afterEach(closeMcpClients);
 

@@ -7,8 +7,8 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { apiKeys, oauthGrants } from '../../drizzle/schema.ts';
-import { hashApiKey } from '../../shared/runtime/auth.ts';
-import { recordGrant } from '../../shared/runtime/grants.ts';
+import { hashApiKey } from '../../shared/auth/keys.ts';
+import { recordGrant } from '../../shared/auth/grants.ts';
 import { db, send, tenantA, tenantB } from './helpers.ts';
 
 type Project = typeof tenantA;

@@ -13,7 +13,7 @@ import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
 import gateway from '../../functions/gateway.ts';
 import { tools } from '../../functions/registry.ts';
 import { ERROR_STATUS, type ToolResult } from '../../shared/core/contract.ts';
-import { hashApiKey } from '../../shared/runtime/auth.ts';
+import { hashApiKey } from '../../shared/auth/keys.ts';
 import { createOpenApiDocument } from '../../shared/http/openapi.ts';
 import { numericBoundaries } from '../support/numeric-boundaries.ts';
 import { inputArbitrary } from '../support/schema-arbitrary.ts';

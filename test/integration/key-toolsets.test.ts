@@ -12,7 +12,7 @@ import { count, eq } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeys, documents, projects, toolCounters, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
-import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { callTool, closeMcpClients, connectMcp, db, getJson, send } from './helpers.ts';
 
 const STUDY = [

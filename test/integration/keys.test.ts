@@ -15,7 +15,7 @@ import { apiKeys, projects } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { AUTH_DEFAULTS, generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import { AUTH_DEFAULTS, generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import type { ServeOptions } from '../../shared/http/tool-route.ts';
 import { db } from './helpers.ts';

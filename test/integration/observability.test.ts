@@ -28,7 +28,7 @@ import { createGateway } from '../../shared/http/app.ts';
 import type { ExecutionDetail, ExecutionsPage } from '../../shared/observability/executions.ts';
 import type { Metrics } from '../../shared/observability/metrics.ts';
 import { deleteExpired } from '../../shared/observability/retention.ts';
-import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import { workerModule } from '../../shared/runtime/worker.ts';
 import { db } from './helpers.ts';

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } fr
 import * as z from 'zod';
 import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
 import { ProviderError } from '../../shared/providers/types.ts';
-import { hashApiKey } from '../../shared/runtime/auth.ts';
+import { hashApiKey } from '../../shared/auth/keys.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';

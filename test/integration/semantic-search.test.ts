@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { apiKeys, projects, tasks as tasksTable } from '../../drizzle/schema.ts';
 import { parseVector } from '../support/vectors.ts';
 import { embedText, HASHING_EMBEDDER_ID, HASHING_EMBEDDER_THRESHOLD } from '../../shared/providers/hashing-embedder.ts';
-import { generateApiKey, hashApiKey } from '../../shared/runtime/auth.ts';
+import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { callTool, db, tenantB } from './helpers.ts';
 
 type Data = Record<string, any>;

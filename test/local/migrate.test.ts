@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeDocument } from '../../functions/documents/lib/ingest.ts';
 import { createProject, migrateDatabase } from '../../local/database.ts';
 import { startNeonStandIn, type NeonStandIn } from '../../local/neon-http.ts';
-import { createDb, type Database } from '../../shared/runtime/db.ts';
+import { createDb } from '../../shared/runtime/db.ts';
+import type { Database } from '../../shared/core/database.ts';
 
 let standIn: NeonStandIn;
 let db: Database;

@@ -11,7 +11,8 @@ import { DrizzleQueryError, sql } from 'drizzle-orm';
 import { integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startNeonStandIn, type NeonStandIn } from '../../local/neon-http.ts';
-import { createDb, databaseFailure, type Database } from '../../shared/runtime/db.ts';
+import { createDb } from '../../shared/runtime/db.ts';
+import { databaseFailure, type Database } from '../../shared/core/database.ts';
 
 const kinds = pgTable('kinds', {
   id: integer('id').primaryKey(),

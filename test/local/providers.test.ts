@@ -7,7 +7,8 @@ import { embedText, HASHING_EMBEDDER_ID, HASHING_EMBEDDER_THRESHOLD } from '../.
 import { createProviders, readProviderConfig, type ProviderConfig } from '../../shared/providers/index.ts';
 import type { LlmAnswer } from '../../shared/providers/llm-detection.ts';
 import { createOpenAiDependencyDetector, createOpenAiEmbeddings } from '../../shared/providers/openai.ts';
-import { ProviderError, providerFailure, UNCALIBRATED_THRESHOLD, type DependencyTask, type DetectedRelationship } from '../../shared/providers/types.ts';
+import { ProviderError, providerFailure, UNCALIBRATED_THRESHOLD } from '../../shared/providers/types.ts';
+import type { DependencyTask, DetectedRelationship } from '../../shared/core/providers.ts';
 import { createWorkersAiDependencyDetector, createWorkersAiEmbeddings, type AiBinding } from '../../shared/providers/workers-ai.ts';
 import { isTransient, withRetries } from '../../shared/runtime/retry.ts';
 

@@ -40,7 +40,12 @@ export async function startControlServer(actions: Record<string, () => unknown>)
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // workerd keeps its connections alive: close() would otherwise wait for them to time out.
+        server.closeAllConnections();
+      }),
   };
 }
 

@@ -58,6 +58,11 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     url: `http://127.0.0.1:${port}`,
     received,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        // workerd keeps its connections alive: close() would otherwise wait for them to time out.
+        server.closeAllConnections();
+      }),
   };
 }

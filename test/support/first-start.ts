@@ -1,5 +1,5 @@
 /**
- * `npm run dev`'s first start alone (local/demo-data.ts), for test/local/first-start.test.ts to
+ * `npm run dev`'s first start alone (local/demo-data.ts), for test/local/first-start.stress.test.ts to
  * interrupt: `node test/support/first-start.ts <root> <documents> <tasks>` opens (building it when
  * absent) the local data in `<root>`, prints `READY <demo project as JSON>`, closes it and exits.
  */

@@ -2,7 +2,7 @@
 import { NeonDbError } from '@neondatabase/serverless';
 import { DrizzleQueryError } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { databaseFailure } from '../../shared/runtime/db.ts';
+import { databaseFailure } from '../../shared/core/database.ts';
 
 function neonError(message: string, fields: Partial<NeonDbError> = {}): NeonDbError {
   return Object.assign(new NeonDbError(message), fields);

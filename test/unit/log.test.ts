@@ -1,7 +1,7 @@
 import { DrizzleQueryError } from 'drizzle-orm';
 import { describe, expect, it, vi } from 'vitest';
 import { fail } from '../../shared/core/contract.ts';
-import { errorForLog } from '../../shared/observability/log.ts';
+import { errorForLog } from '../../shared/core/log.ts';
 import { logUnsuccessful } from '../../shared/runtime/call-report.ts';
 
 describe('errorForLog', () => {

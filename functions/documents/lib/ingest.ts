@@ -8,8 +8,9 @@
  * document twice.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
-import { ProviderError, type EmbeddingProvider } from '../../../shared/providers/types.ts';
+import { uuidArray, type Database } from '../../../shared/core/database.ts';
+import { ProviderError } from '../../../shared/providers/types.ts';
+import type { EmbeddingProvider } from '../../../shared/core/providers.ts';
 import { vectorLiteral } from '../../../shared/records/vectors.ts';
 import { extractTasks } from './task-extraction.ts';
 

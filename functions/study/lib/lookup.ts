@@ -8,7 +8,7 @@
 import { sql } from 'drizzle-orm';
 import type { PLAN_STATUSES } from '../../../drizzle/schema.ts';
 import { fail, type Failure } from '../../../shared/core/contract.ts';
-import type { Database } from '../../../shared/runtime/db.ts';
+import type { Database } from '../../../shared/core/database.ts';
 import type { PlanRef } from './fields.ts';
 import { isoTime } from './sql.ts';
 

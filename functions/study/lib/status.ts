@@ -1,7 +1,7 @@
 /** Setting the status of a plan or a plan item, so that a retried call answers what it changed. */
 import { sql } from 'drizzle-orm';
-import type { Database } from '../../../shared/runtime/db.ts';
-import { receiptResult, recordReceipt, type Receipt } from '../../../shared/runtime/receipts.ts';
+import type { Database } from '../../../shared/core/database.ts';
+import { receiptResult, recordReceipt, type Receipt } from '../../../shared/records/receipts.ts';
 
 /** The tables whose rows have a status, by the record they hold (an allow-list of identifiers). */
 const TABLES = { plan: sql`study_plans`, item: sql`study_plan_items` } as const;

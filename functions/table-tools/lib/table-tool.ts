@@ -12,10 +12,10 @@
 import { sql, type SQL } from 'drizzle-orm';
 import * as z from 'zod';
 import { fail, ok, type Failure, type Warning } from '../../../shared/core/contract.ts';
-import { databaseFailure, type Database } from '../../../shared/runtime/db.ts';
+import { databaseFailure, type Database } from '../../../shared/core/database.ts';
 import { linkLabel } from '../../../shared/core/links.ts';
 import { plural } from '../../../shared/core/plural.ts';
-import { log } from '../../../shared/observability/log.ts';
+import { log } from '../../../shared/core/log.ts';
 import { defineTool, READ_ONLY, TOOL_ID_PATTERN, type AnyTool } from '../../../shared/core/tool.ts';
 import { buildExample, buildInputSchema } from './input-schema.ts';
 import { columnOf, ROW_ID_COLUMN, TENANT_COLUMN, tableConfigSchema, type FieldConfig, type TableConfig, type ValidTableConfig } from './table-config.ts';

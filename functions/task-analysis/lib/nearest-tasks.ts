@@ -19,7 +19,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import { SEARCH_INDEX } from '../../../drizzle/schema.ts';
-import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
+import { uuidArray, type Database } from '../../../shared/core/database.ts';
 import { vectorLiteral } from '../../../shared/records/vectors.ts';
 
 /** When the index is used, and how far it searches. */

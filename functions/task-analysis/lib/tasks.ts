@@ -6,7 +6,7 @@ import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { notFound, type Failure } from '../../../shared/core/contract.ts';
 import { uuidList } from '../../../shared/core/fields.ts';
-import { uuidArray, type Database } from '../../../shared/runtime/db.ts';
+import { uuidArray, type Database } from '../../../shared/core/database.ts';
 
 /** A list of task ids, unique, between `min` and `max` long. */
 export function taskIds(min: number, max: number) {

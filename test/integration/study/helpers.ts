@@ -2,7 +2,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { expect } from 'vitest';
 import { apiKeys, projects } from '../../../drizzle/schema.ts';
-import { hashApiKey } from '../../../shared/runtime/auth.ts';
+import { hashApiKey } from '../../../shared/auth/keys.ts';
 import { callTool, db, type Answer } from '../helpers.ts';
 
 export type Data = Record<string, any>;

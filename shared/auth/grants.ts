@@ -1,17 +1,17 @@
 /**
  * OAuth grants in the database: what a person approved for an MCP client (the project, the
  * toolsets, read-only or not), recorded when they approve and checked on every use of the grant's
- * tokens. The tokens themselves live in the OAUTH_KV namespace (shared/runtime/oauth.ts); this row
+ * tokens. The tokens themselves live in the OAUTH_KV namespace (shared/auth/oauth.ts); this row
  * is what `npm run keys -- grants` lists and `… revoke-grant` revokes.
  *
- * As API keys are (shared/runtime/auth.ts), a live grant is cached per isolate and re-checked
+ * As API keys are (shared/auth/keys.ts), a live grant is cached per isolate and re-checked
  * after `recheckAfterMs` (1 s): a grant revoked in the database, or whose approving API key was
  * revoked, stops working everywhere within about a second plus one query.
  */
 import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import { apiKeys, oauthGrants, projects } from '../../drizzle/schema.ts';
+import type { Database } from '../core/database.ts';
 import type { Project } from '../core/tool.ts';
-import type { Database } from './db.ts';
 
 /** Defaults of the grant cache. */
 export const GRANT_CACHE_DEFAULTS = {
@@ -28,7 +28,7 @@ export interface LiveGrant {
   /** The API key whose holder approved it. */
   apiKeyId: string;
   rateLimitPerMinute: number | null;
-  /** The toolsets its tokens reach. */
+  /** The toolsets its tokens reach now: those it names that the approving key still reaches (possibly none). */
   toolsets: string[];
   /** Whether its tokens may only run tools that do not write. */
   readOnly: boolean;
@@ -84,6 +84,7 @@ export async function liveGrant(db: Database, grantId: string, options: Partial<
       apiKeyId: oauthGrants.apiKeyId,
       rateLimitPerMinute: projects.rateLimitPerMinute,
       toolsets: oauthGrants.toolsets,
+      keyToolsets: apiKeys.toolsets,
       readOnly: oauthGrants.readOnly,
     })
     .from(oauthGrants)
@@ -100,12 +101,17 @@ export async function liveGrant(db: Database, grantId: string, options: Partial<
     project: { id: row.projectId, name: row.projectName },
     apiKeyId: row.apiKeyId,
     rateLimitPerMinute: row.rateLimitPerMinute,
-    toolsets: row.toolsets,
+    toolsets: effectiveToolsets(row.toolsets, row.keyToolsets),
     readOnly: row.readOnly,
   };
   if (verified.size >= maxCachedGrants) verified.clear();
   verified.set(grantId, { grant, verifiedAt });
   return grant;
+}
+
+/** What a grant naming `granted` reaches when its approving key reaches `ofKey` (null: every toolset). */
+function effectiveToolsets(granted: readonly string[], ofKey: readonly string[] | null): string[] {
+  return ofKey === null ? [...granted] : granted.filter((toolset) => ofKey.includes(toolset));
 }
 
 /** Grants as `npm run keys -- grants` lists them, newest first (optionally of one project, by id or name). */

@@ -3,13 +3,14 @@
  * tenant). The project always comes from the key, never from what the model sends.
  *
  * A key may be limited to toolsets (`api_keys.toolsets`; null for all): the caller then carries
- * them, and {@link deniedTool} keeps the other tools from it.
+ * them, and shared/auth/caller.ts keeps the other tools from it.
  *
  * Per isolate, verified keys are cached, and so are keys found unknown or revoked. A cached key is
  * trusted as is for `recheckAfterMs` (1 s); after that each call re-checks it in the database
- * while the call goes on (concurrently with admission: no round trip is added in series), and the
- * call runs only once the key is confirmed. So a key revoked in the database, by any means, stops
- * working everywhere within about `recheckAfterMs` plus one query.
+ * while the call goes on (concurrently with admission: no round trip is added in series). The
+ * re-check refreshes the caller's toolsets, and nothing that changes state runs before it
+ * confirms the key (shared/auth/caller.ts, confirmedFor). So a key revoked or narrowed in the
+ * database, by any means, is stopped or narrowed everywhere within about `recheckAfterMs` plus one query.
  *
  * Guessing is cheap to refuse: a key of the wrong form is refused without hashing or a query, an
  * unknown key seen recently without a query, and a client address whose unknown keys cost 20
@@ -19,9 +20,10 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { apiKeys, projects } from '../../drizzle/schema.ts';
 import { fail, type Failure } from '../core/contract.ts';
-import type { Redis } from '@upstash/redis';
-import { databaseError, databaseFailure, type Database } from './db.ts';
-import type { AnyTool, Project } from '../core/tool.ts';
+import type { Database } from '../core/database.ts';
+import { constantTimeEqual, hashApiKey } from '../core/hashing.ts';
+import { API_KEY_PREFIX } from './bearer.ts';
+import type { Authenticated, Caller } from './caller.ts';
 
 /** Defaults of {@link AuthOptions}. */
 export const AUTH_DEFAULTS = {
@@ -38,82 +40,9 @@ export const AUTH_DEFAULTS = {
 export type AuthOptions = Partial<typeof AUTH_DEFAULTS>;
 
 /** The form of every API key: 'et_' and 8 to 128 characters of base64url. */
-export const API_KEY_FORMAT = /^et_[A-Za-z0-9_-]{8,128}$/;
+export const API_KEY_FORMAT = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{8,128}$`);
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-
-/** Who is calling: the project (tenant) and the key, with the project's own rate limit. */
-export interface Caller {
-  project: Project;
-  /** The API key (for an OAuth token: the key that approved its grant). */
-  keyId: string;
-  /** Calls per minute per key; null means the deployment default. */
-  rateLimitPerMinute: number | null;
-  /** The toolsets the credential reaches; undefined for every toolset. */
-  toolsets?: readonly string[];
-  /** True when the credential may run only tools that do not write (annotations.readOnlyHint). */
-  readOnly?: boolean;
-}
-
-/**
- * Why `caller` may not run `tool`, or undefined when it may: a tool outside the credential's
- * toolsets, or a tool that writes for a read-only credential, is PERMISSION_DENIED (and is not
- * listed to it either).
- */
-export function deniedTool(caller: Caller, tool: Pick<AnyTool, 'id' | 'toolset' | 'annotations'>): Failure | undefined {
-  if (caller.toolsets && !caller.toolsets.includes(tool.toolset)) {
-    return fail('PERMISSION_DENIED', `The credential may use the toolsets ${caller.toolsets.join(', ')} only, and '${tool.id}' belongs to ${tool.toolset}.`, {
-      hint: `Call a tool of ${caller.toolsets.join(', ')}, or use a credential granted ${tool.toolset} (authorize again, or an API key of the project).`,
-      details: { reason: 'toolset_not_granted', toolsets: [...caller.toolsets], tool_toolset: tool.toolset },
-    });
-  }
-  if (caller.readOnly && !tool.annotations.readOnlyHint) {
-    return fail('PERMISSION_DENIED', `The credential is read-only, and '${tool.id}' writes.`, {
-      hint: 'Call a tool that only reads, or authorize again with read and write access.',
-      details: { reason: 'read_only', tool: tool.id },
-    });
-  }
-  return undefined;
-}
-
-/**
- * Why `caller` may not use `what` (an MCP URL, a listing, a read route), which serves the
- * toolsets `serves` only, or undefined when the credential reaches one of them.
- */
-export function deniedToolsets(caller: Caller, serves: readonly string[], what: string): Failure | undefined {
-  const granted = caller.toolsets;
-  if (!granted || serves.some((toolset) => granted.includes(toolset))) return undefined;
-  return fail('PERMISSION_DENIED', `The credential may use the toolsets ${granted.join(', ')} only, and ${what} serves ${serves.join(', ')}.`, {
-    hint: `Use what serves ${granted.join(', ')} (over MCP: POST /mcp/${granted.join(',')}), or a credential granted ${serves.join(' or ')}.`,
-    details: { reason: 'toolset_not_granted', toolsets: [...granted], requested_toolsets: [...serves] },
-  });
-}
-
-/** A caller whose key was valid when last verified. */
-export interface Authenticated extends Caller {
-  ok: true;
-  /**
-   * Settles once the key is known to be valid now: undefined at once when it was verified within
-   * `recheckAfterMs`, else after a re-check already under way; a failure when the key was revoked
-   * meanwhile or the check failed. Await it (alongside other work) before executing anything.
-   */
-  confirmed: Promise<Failure | undefined>;
-}
-
-/**
- * The clients of one request, built once when it is authorised and shared by everything the
- * request does: authorisation, admission (rate limit, semaphore), idempotency records and the trace.
- */
-export interface RequestClients {
-  db: Database;
-  /** Undefined when the deployment has no Redis (local development, or the in-process semaphore). */
-  redis: Redis | undefined;
-}
-
-/** An authorised request, whatever its credential (API key or OAuth token): its caller and its clients. */
-export type Authorized = Authenticated & RequestClients;
-
-/** What authentication needs besides the database: where the call comes from, and its guard. */
+/** What authentication needs besides the database: where the call comes from, and its guards. */
 export interface AuthContext {
   /**
    * The client's address (`CF-Connecting-IP`, which Cloudflare and wrangler dev always set): lookups
@@ -121,10 +50,12 @@ export interface AuthContext {
    * directly) are not bounded.
    */
   clientAddress: string | null;
-  /** The bound on unknown-key lookups per address (see FailedAttempts). */
+  /** The bound on unknown-key lookups per address (shared/concurrency/rate-limit.ts, FailedAttempts). */
   failures: { blockedFor(address: string): number; record(address: string): Promise<void> };
-  /** Keeps counting a failure running after the answer (Workers: `ctx.waitUntil`). */
+  /** Keeps counting a failure, and a re-check, running after the answer (Workers: `ctx.waitUntil`). */
   waitUntil(work: Promise<unknown>): void;
+  /** The failure a re-check that could not reach the database answers (a DATABASE_ERROR). */
+  checkFailed(error: unknown): Failure;
 }
 
 type CachedKey = { keyHash: string; caller: Caller; verifiedAt: number; recheck?: Promise<Failure | undefined> };
@@ -136,14 +67,13 @@ const unknownKeys = new Map<string, number>();
 const HINT = "Send the header 'Authorization: Bearer <api key>' with a key issued for your project (keys start with 'et_').";
 
 /**
- * Resolves the caller from an `Authorization: Bearer <key>` header, or answers UNAUTHENTICATED
+ * Resolves the caller of an API key (the credential of `Authorization: Bearer <key>`, see
+ * shared/auth/bearer.ts; undefined when none was sent), or answers UNAUTHENTICATED
  * (RATE_LIMITED for an address with too many failed attempts). Database errors are thrown.
  */
-export async function authenticate(header: string | null, db: Database, context: AuthContext, options: AuthOptions = {}): Promise<Authenticated | Failure> {
+export async function authenticate(key: string | undefined, db: Database, context: AuthContext, options: AuthOptions = {}): Promise<Authenticated | Failure> {
   const settings = { ...AUTH_DEFAULTS, ...options };
-  if (!header) return fail('UNAUTHENTICATED', 'The request has no API key.', { hint: HINT });
-  const key = BEARER.exec(header)?.[1];
-  if (!key) return fail('UNAUTHENTICATED', "The Authorization header must have the form 'Bearer <api key>'.", { hint: HINT });
+  if (!key) return fail('UNAUTHENTICATED', 'The request has no API key.', { hint: HINT });
   if (!API_KEY_FORMAT.test(key)) {
     return fail('UNAUTHENTICATED', "The API key does not have the form of a key: 'et_' followed by 8 to 128 letters, digits, '-' or '_'.", { hint: HINT });
   }
@@ -153,12 +83,19 @@ export async function authenticate(header: string | null, db: Database, context:
   if (cached && now - cached.verifiedAt < settings.maxStaleMs) {
     if (now - cached.verifiedAt < settings.recheckAfterMs) return { ok: true, ...cached.caller, confirmed: Promise.resolve(undefined) };
     if (!cached.recheck) {
-      cached.recheck = recheck(key, cached, db, settings).finally(() => (cached.recheck = undefined));
+      cached.recheck = recheck(key, cached, db, context, settings).finally(() => (cached.recheck = undefined));
       // Its query belongs to this request, and later calls of the key wait on it too: it must
       // finish even when this request is answered first (Workers cancel a finished request's I/O).
       context.waitUntil(cached.recheck);
     }
-    return { ok: true, ...cached.caller, confirmed: cached.recheck };
+    // The caller as last verified, refreshed by the re-check: a key narrowed meanwhile is judged
+    // on its new toolsets by the gate (confirmedFor), from the first call the re-check answers.
+    const caller: Authenticated = { ok: true, ...cached.caller, confirmed: Promise.resolve(undefined) };
+    caller.confirmed = cached.recheck.then((failure) => {
+      if (!failure) Object.assign(caller, { toolsets: cached.caller.toolsets, readOnly: cached.caller.readOnly, rateLimitPerMinute: cached.caller.rateLimitPerMinute });
+      return failure;
+    });
+    return caller;
   }
   if ((unknownKeys.get(key) ?? 0) > now) return notValid();
   // Only guesses cost a query: a key this isolate verified before is looked up whatever its address.
@@ -182,13 +119,13 @@ export async function authenticate(header: string | null, db: Database, context:
  * Looks a cached key up again; forgets it when it was revoked. Never rejects: a failed check is a
  * failure of the calls waiting on it (the key cannot be vouched for).
  */
-async function recheck(key: string, cached: CachedKey, db: Database, settings: typeof AUTH_DEFAULTS): Promise<Failure | undefined> {
+async function recheck(key: string, cached: CachedKey, db: Database, context: AuthContext, settings: typeof AUTH_DEFAULTS): Promise<Failure | undefined> {
   const sentAt = Date.now();
   let caller: Caller | undefined;
   try {
     caller = await lookUp(db, cached.keyHash);
   } catch (error) {
-    return databaseFailure(error) ?? databaseError('The API key could not be checked against the database.', { kind: 'transient', cause: error });
+    return context.checkFailed(error);
   }
   if (!caller) {
     forget(key, settings);
@@ -215,7 +152,7 @@ async function lookUp(db: Database, keyHash: string): Promise<Caller | undefined
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .limit(1);
   if (!row || !constantTimeEqual(row.keyHash, keyHash)) return undefined;
-  const caller: Caller = { project: { id: row.projectId, name: row.projectName }, keyId: row.keyId, rateLimitPerMinute: row.rateLimitPerMinute };
+  const caller: Caller = { project: { id: row.projectId, name: row.projectName }, keyId: row.keyId, rateLimitPerMinute: row.rateLimitPerMinute, credential: 'api_key' };
   if (row.toolsets) caller.toolsets = row.toolsets;
   return caller;
 }
@@ -249,16 +186,5 @@ export function generateApiKey(): string {
   return 'et_' + btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
-/** The SHA-256 of a key, hex-encoded: what `api_keys.key_hash` stores. */
-export async function hashApiKey(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-/** Compares two strings in time that depends only on their length. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let difference = 0;
-  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return difference === 0;
-}
+/** Hashing and comparing keys are written once, in the ground layer, for every layer that stores or checks a secret. */
+export { constantTimeEqual, hashApiKey };

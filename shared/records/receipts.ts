@@ -6,7 +6,7 @@
  * (its first answer lost) finds nothing left to do, reads the receipt, and answers what its earlier
  * attempt did: what it deleted instead of NOT_FOUND, the status it replaced instead of "nothing
  * changed". Receipts older than a day are purged with expired idempotency keys
- * (`purgeExpired` in ./idempotency.ts).
+ * (`purgeExpired` in shared/runtime/idempotency.ts).
  *
  * @example
  * const receipt = { id: await idFor('receipt'), projectId: project.id };
