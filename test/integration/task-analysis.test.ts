@@ -76,12 +76,12 @@ describe('documents in', () => {
   });
 
   it('lists the first tasks of a long document within the budget, and links the document for the rest', async () => {
-    const content = Array.from({ length: 500 }, (_, i) => `- [ ] Label the archive box number ${i + 1} in the basement storage room`).join('\n');
+    const content = Array.from({ length: 150 }, (_, i) => `- [ ] Label the archive box number ${i + 1} in the basement storage room`).join('\n');
     const { body } = await call('add-document', { title: 'Archive boxes', content }, heavy.apiKey);
     if (!body.success) throw new Error(body.message);
-    expect(body.data.task_count).toBe(500);
+    expect(body.data.task_count).toBe(150);
     expect(body.data.tasks.length).toBeGreaterThan(10);
-    expect(body.data.tasks.length).toBeLessThan(500);
+    expect(body.data.tasks.length).toBeLessThan(150);
     expect(JSON.stringify(body.data.tasks).length).toBeLessThanOrEqual(6_000);
     expect(body.meta.truncated).toBe(true);
     expect(body.message).toContain(`The first ${body.data.tasks.length} are listed`);
@@ -250,7 +250,7 @@ describe('get-document-context', () => {
   });
 
   it('pages a chunk with more tasks than the budget holds, every task reachable once through the cursor', async () => {
-    const lines = Array.from({ length: 400 }, (_, i) => `- [ ] Review the quarterly budget line number ${i + 1} with the finance team`);
+    const lines = Array.from({ length: 200 }, (_, i) => `- [ ] Review the quarterly budget line number ${i + 1} with the finance team`);
     const doc = await data('add-document', { title: 'Budget review', content: `# Budget\n${lines.join('\n')}\n` }, heavy.apiKey);
     const all = await taskIdsOf(doc.document_id);
     const seen: string[] = [];
