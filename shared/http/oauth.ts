@@ -126,7 +126,7 @@ function resourceMetadata(request: Request, url: URL): Response {
   const path = url.pathname.slice(OAUTH_PATHS.resourceMetadata.length);
   const resource = path === '' ? url.origin : namedResource(new URL(path, url.origin));
   if (!resource || (path !== '' && resource === url.origin)) {
-    return Response.json({ error: 'not_found', error_description: `No protected resource at ${path.slice(0, 100)}: the MCP URLs are /mcp and /mcp/<toolsets>.` }, { status: 404, headers: cors });
+    return Response.json({ error: 'not_found', error_description: `No protected resource at ${path.slice(0, 100)}: the MCP URLs are /mcp, /mcp/code and /mcp/<toolsets>.` }, { status: 404, headers: cors });
   }
   return Response.json(protectedResourceMetadata(resource), { headers: { ...cors, 'cache-control': 'public, max-age=3600' } });
 }

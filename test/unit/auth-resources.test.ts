@@ -20,6 +20,9 @@ describe('canonical resources', () => {
       ['/mcp/task_analysis', `${O}/mcp/task-analysis`],
       ['/mcp/study,documents', `${O}/mcp/documents,study`],
       ['/mcp/Study,%20task_analysis', `${O}/mcp/task-analysis,study`],
+      ['/mcp/code', `${O}/mcp/code`],
+      ['/mcp/code/', `${O}/mcp/code`],
+      ['/mcp/Code', undefined],
       ['/mcp/studies', undefined],
       ['/mcp/study/extra', undefined],
       ['/mcp/%E0%A4%A', undefined],
@@ -35,6 +38,7 @@ describe('canonical resources', () => {
     expect(namedResource(new URL(`${O}/mcp/nothing`))).toBeUndefined();
     expect(toolsetsOfResource(`${O}/mcp/Study`)).toEqual(['study']);
     expect(toolsetsOfResource(O)).toEqual(['documents', 'task-analysis', 'table-tools', 'study']);
+    expect(toolsetsOfResource(`${O}/mcp/code`)).toEqual(['documents', 'task-analysis', 'table-tools', 'study']);
   });
 
   it("canonicalises a client's resource parameter of this origin only", () => {
@@ -44,9 +48,10 @@ describe('canonical resources', () => {
     expect(canonicalResourceParameter('not a url', O)).toBe('not a url');
   });
 
-  it('has one MCP resource per non-empty choice of four toolsets, and /mcp', () => {
-    expect(MCP_RESOURCE_PATHS).toHaveLength(16);
-    expect(new Set(MCP_RESOURCE_PATHS).size).toBe(16);
+  it('has one MCP resource per non-empty choice of four toolsets, /mcp and /mcp/code', () => {
+    expect(MCP_RESOURCE_PATHS).toHaveLength(17);
+    expect(new Set(MCP_RESOURCE_PATHS).size).toBe(17);
+    expect(MCP_RESOURCE_PATHS).toContain('/mcp/code');
     expect(MCP_RESOURCE_PATHS).toContain('/mcp/documents,task-analysis,table-tools,study');
   });
 });
