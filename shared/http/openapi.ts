@@ -1,11 +1,12 @@
 /**
  * The OpenAPI 3.1 document of the gateway (`GET /openapi.json`): every tool route with its input
  * schema as the request body and the envelope as the response, for the success and for every
- * error status, plus the catalog, health and observability routes. Generated from the same zod
+ * error status, plus the catalog, health, code mode and observability routes. Generated from the same zod
  * schemas the validator enforces, through the catalog's JSON Schemas (`tool.jsonSchemas()`).
  */
 import * as z from 'zod';
 import { ERROR_STATUS } from '../core/contract.ts';
+import { CODE_EXAMPLE, codeInput, codeOutput, codeTypesOutput } from '../codemode/schemas.ts';
 import { executionDetail, executionsPage, executionsQuery } from '../observability/executions.ts';
 import { metricsData, metricsQuery } from '../observability/metrics.ts';
 import { refusalsPage, refusalsQuery } from '../observability/refusals.ts';
@@ -84,6 +85,7 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
         responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
       },
     },
+    ...codePaths(),
     ...observabilityPaths(),
   };
   for (const [path, record] of Object.entries(RECORD_ROUTES)) {
@@ -124,7 +126,8 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
       description:
         'Validated tools for AI agents. Every answer is the envelope: { success: true, message, data, links?, meta } or ' +
         '{ success: false, message, error: { code, message, hint?, retryable, details? }, meta }. ' +
-        `The same tools are served over MCP (Streamable HTTP) at POST /mcp, and by toolset at POST /mcp/<toolsets> (${TOOLSETS.join(', ')}; comma-separated for several).`,
+        `The same tools are served over MCP (Streamable HTTP) at POST /mcp, and by toolset at POST /mcp/<toolsets> (${TOOLSETS.join(', ')}; comma-separated for several). ` +
+        'Code mode runs code that calls them: POST /code here, or the tools execute and describe at POST /mcp/code.',
     },
     paths,
     components: {
@@ -132,6 +135,40 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
         apiKey: { type: 'http', scheme: 'bearer', description: "Your project's API key: Authorization: Bearer et_..." },
       },
       schemas,
+    },
+  };
+}
+
+/** Code mode: `POST /code` runs an agent's code, `GET /code/types` declares the tools it may call. */
+function codePaths(): Record<string, JsonSchema> {
+  return {
+    '/code': {
+      post: {
+        ...operation(
+          'runCode',
+          "Runs one async arrow function (JavaScript) in a sandbox without network and answers with what it returns. Inside it, tools[\"<tool id>\"](input) or tools.<camelCaseId>(input) calls a tool through the full pipeline and resolves to its envelope. data.calls lists every call with its trace id; GET /executions?execution=<meta.trace_id> lists their executions. Needs the gateway's Worker Loader binding (CONFIG_ERROR without it).",
+          outputSchema(codeOutput),
+          errorStatuses(),
+        ),
+        summary: 'Run code that calls the tools',
+        security: [{ apiKey: [] }],
+        parameters: [idempotencyKeyParameter],
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: embed(z.toJSONSchema(codeInput, { io: 'input' }), '#'), example: { code: CODE_EXAMPLE } } },
+        },
+      },
+    },
+    '/code/types': {
+      get: {
+        ...operation(
+          'codeTypes',
+          'TypeScript declarations of the tools this credential may call from code: input and output types, generated from the schemas the validator enforces, and the envelope every call returns.',
+          outputSchema(codeTypesOutput),
+          [401, 403, 500, 503],
+        ),
+        security: [{ apiKey: [] }],
+      },
     },
   };
 }
@@ -158,7 +195,7 @@ function observabilityPaths(): Record<string, JsonSchema> {
     '/executions': {
       get: read(
         'listExecutions',
-        "The project's executions (a credential limited to some toolsets: of their tools only), newest first, filtered by tool, status, error code, time range, minimum duration or W3C trace id; paginated with an opaque cursor. Refused calls are not executions (see /metrics).",
+        "The project's executions (a credential limited to some toolsets: of their tools only), newest first, filtered by tool, status, error code, time range, minimum duration, W3C trace id or code-mode execution (execution=<its trace id>: the tool calls its code made, each with execution_id); paginated with an opaque cursor. Refused calls are not executions (see /metrics).",
         executionsPage,
         readFailures,
         queryParameters(executionsQuery),

@@ -9,6 +9,7 @@ import logMood from '../../functions/table-tools/log-mood.ts';
 import { ERROR_STATUS } from '../../shared/core/contract.ts';
 import type { OpenAiFunctionTool } from '../../shared/http/openai-export.ts';
 import { callTool, getJson, send, tenantA, uniqueTimestamp } from './helpers.ts';
+import { runCodeOver, waitForRows } from './code-mode-helpers.ts';
 
 type Document = Record<string, any>;
 
@@ -49,7 +50,7 @@ describe('GET /openapi.json', () => {
     const document = await openApi();
     expect(document).toMatchObject({ openapi: '3.1.0', info: { title: 'edge-tools' }, servers: [{ url: 'http://edge-tools.test' }] });
     const observability = ['/dashboard', '/executions', '/executions/{trace_id}', '/grants', '/grants/{grant_id}', '/metrics', '/refusals'];
-    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/health/ready', '/openapi.json', '/tools', '/documents/{id}', '/tasks/{id}', ...observability, ...tools.map((tool) => `/tools/${tool.id}`)].sort());
+    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/health/ready', '/openapi.json', '/tools', '/documents/{id}', '/tasks/{id}', '/code', '/code/types', ...observability, ...tools.map((tool) => `/tools/${tool.id}`)].sort());
     expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const { ref, resolves } of references(document)) expect(resolves, ref).toBe(true);
   });
@@ -91,6 +92,48 @@ describe('GET /openapi.json', () => {
     const catalog = await getJson('/tools');
     expect(validateAt(document, '#/paths/~1tools/get/responses/200/content/application~1json/schema', catalog.body)).toMatchObject({ valid: true });
   });
+
+  it("describes code mode's routes and their real answers, and the executions of one execution's code", async () => {
+    const document = await openApi();
+    const operation = document.paths['/code'].post;
+    expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['Idempotency-Key']);
+    const body = '#/paths/~1code/post/requestBody/content/application~1json/schema';
+    expect(validateAt(document, body, operation.requestBody.content['application/json'].example)).toMatchObject({ valid: true });
+    expect(validateAt(document, body, { code: 'async () => 1', extra: 1 }).valid).toBe(false);
+    expect(validateAt(document, body, { code: '' }).valid).toBe(false);
+
+    const userId = `openapi-code-${crypto.randomUUID()}`;
+    const ran = await runCodeOver(
+      'http',
+      `async () => { console.log("two calls"); const written = await tools.logMood(${JSON.stringify({ ...logMood.example, user_id: userId, timestamp: uniqueTimestamp() })}); const missing = await tools["get-document-context"]({ task_ids: ["00000000-0000-4000-8000-000000000000"] }); return [written.success, missing.error?.code]; }`,
+    );
+    expect(ran.status).toBe(200);
+    expect(validateAt(document, responseSchema('/code', 200), ran.body)).toMatchObject({ valid: true });
+    const threw = await runCodeOver('http', 'async () => { throw new Error("no") }');
+    expect(threw.status).toBe(400);
+    expect(validateAt(document, responseSchema('/code', 400), threw.body)).toMatchObject({ valid: true });
+    expect(validateAt(document, responseSchema('/code', 200), threw.body).valid).toBe(false);
+
+    const types = await getJson('/code/types', tenantA.apiKey);
+    expect(types.status).toBe(200);
+    expect(validateAt(document, '#/paths/~1code~1types/get/responses/200/content/application~1json/schema', types.body)).toMatchObject({ valid: true });
+
+    // GET /executions?execution=<trace id of the code> lists its two calls, each with execution_id.
+    expect(document.paths['/executions'].get.parameters.map((p: { name: string }) => p.name)).toContain('execution');
+    const executionId = ran.body.meta.trace_id;
+    const listing = await waitForRows(async () => {
+      const found = await getJson<{ executions: unknown[] }>(`/executions?execution=${executionId}&response_format=detailed`, tenantA.apiKey);
+      return found.body.success ? found.body.data.executions : [];
+    }, 2);
+    expect(listing.map((row) => (row as { execution_id: string }).execution_id)).toEqual([executionId, executionId]);
+    const page = await getJson(`/executions?execution=${executionId}&response_format=detailed`, tenantA.apiKey);
+    const executionsSchema = `#/paths/~1executions/get/responses/200/content/application~1json/schema`;
+    expect(validateAt(document, executionsSchema, page.body)).toMatchObject({ valid: true });
+    // The schema knows execution_id: a listing whose execution_id is a number is not valid.
+    const forged = structuredClone(page.body) as { data: { executions: Record<string, unknown>[] } };
+    forged.data.executions[0]!.execution_id = 42;
+    expect(validateAt(document, executionsSchema, forged).valid).toBe(false);
+  }, 60_000);
 
   it('describes the observability routes and their real answers', async () => {
     const document = await openApi();
