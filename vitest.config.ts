@@ -11,6 +11,8 @@ const wasmModules: Plugin = {
 
 /** Cases that take minutes or load the machine on purpose live in `*.stress.test.ts` files: the stress lane. */
 const STRESS = '**/*.stress.test.ts';
+/** Node-side cases that build or serve the deployable bundles live in `*.e2e.test.ts` files: the e2e lane. */
+const E2E = '**/*.e2e.test.ts';
 
 /** The real worker inside workerd, against the local stand-ins started by the global setup. */
 function workersProject(name: string, include: string[], exclude: string[] = []) {
@@ -67,16 +69,17 @@ function nodeProject(name: string, include: string[], exclude: string[] = []) {
 
 /**
  * The lanes (package.json): `npm test` runs unit, workers and docs (the fast lanes), `npm run test:stress`
- * stress-node and stress-workers, `npm run test:e2e` browser, served, frameworks and docs-examples.
+ * stress-node and stress-workers, `npm run test:e2e` bundles, browser, served, frameworks and docs-examples.
  */
 export default defineConfig({
   test: {
     // What a passing test logged is not printed; a failing test shows its own logs.
     silent: 'passed-only',
     projects: [
-      nodeProject('unit', ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'], [STRESS]),
+      nodeProject('unit', ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'], [STRESS, E2E]),
       workersProject('workers', ['test/integration/**/*.test.ts'], [STRESS]),
       nodeProject('stress-node', [`test/local/${STRESS}`]),
+      nodeProject('bundles', [`test/local/${E2E}`]),
       workersProject('stress-workers', [`test/integration/${STRESS}`]),
       {
         // The dashboard in Debian's Chromium, against the worker under `wrangler dev` (Node drives both).

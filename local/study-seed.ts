@@ -47,8 +47,8 @@ export async function seedStudy(databaseUrl: string, projectId: string): Promise
       { title: 'Mock oral exam', due_date: date(21), notes: 'Ask a tutor for a 15-minute mock.' },
     ],
   });
-  await run(updateItemStatus, { plan_id: 1, item_title: 'Learn 200 travel words', status: 'in_progress' });
-  await run(updateItemStatus, { plan_id: 1, item_title: 'Read a short story', status: 'completed' });
+  await run(updateItemStatus, { plan_id: 1, item_id: 'Learn 200 travel words', status: 'in_progress' });
+  await run(updateItemStatus, { plan_id: 1, item_id: 'Read a short story', status: 'completed' });
   await run(writePlan, { title: 'Biology final', items: ['Cell structure', 'Photosynthesis'] });
   await run(addPlanItem, { plan_id: 'latest', title: 'Genetics basics', due_date: date(30) });
 

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
-import { dueDateField, exactlyOne, itemStatus, itemTitleField, notesField, planIdField, planTitleField } from './lib/fields.ts';
+import { dueDateField, itemStatus, PLAN_ID_DEFAULT, itemTitleField, notesField, planIdField, planTitleField } from './lib/fields.ts';
 import { findPlan } from './lib/lookup.ts';
 import { reserveIds } from './lib/sql.ts';
 import { linkList } from '../../shared/core/links.ts';
@@ -23,15 +23,15 @@ export default defineTool({
   toolset: 'study',
   title: 'Add a plan item',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description: 'Add an item at the end of a plan named by plan_id ("latest" for the newest) or plan_title. The item starts pending.',
+  description: 'Add an item at the end of a plan named by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither means the newest plan. The item starts pending.',
   get input() {
-    return exactlyOne(z.strictObject({
-      plan_id: planIdField.optional(),
+    return z.strictObject({
+      plan_id: planIdField.optional().describe(PLAN_ID_DEFAULT),
       plan_title: planTitleField.optional(),
       title: itemTitleField.describe('What to do, e.g. "Practise past papers".'),
       due_date: dueDateField.optional().describe('Due date, YYYY-MM-DD.'),
       notes: notesField.optional().describe('Notes.'),
-    }), 'plan_id', 'plan_title', { what: 'plan', required: true });
+    });
   },
   get output() {
     return addedItem;

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { cursorField, nextCursorField } from '../../shared/core/cursor.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { exactlyOne, limitField, recordId, topicNameField } from './lib/fields.ts';
+import { idOrName, limitField, topicNameField } from './lib/fields.ts';
 import { findTopic } from './lib/lookup.ts';
 import { moreNote } from './lib/page.ts';
 import { attempt, PASS_MARK, wrongAnswers } from './lib/quiz.ts';
@@ -15,14 +15,13 @@ export default defineTool({
   toolset: 'study',
   title: 'Get wrong quiz questions',
   annotations: READ_ONLY,
-  description: `List a topic's wrongly answered questions (score below ${PASS_MARK}), newest first, to practise them again. Name the topic by topic_id or topic_name.`,
+  description: `List a topic's wrongly answered questions (score below ${PASS_MARK}), newest first, to practise them again. Name the topic by topic_id: its id or its name.`,
   get input() {
-    return exactlyOne(z.strictObject({
-      topic_id: recordId('topic').optional(),
-      topic_name: topicNameField.optional(),
+    return z.strictObject({
+      topic_id: idOrName('topic', topicNameField, 'name'),
       limit: limitField('questions', 20, 100),
       cursor: cursorField.optional(),
-    }), 'topic_id', 'topic_name', { what: 'topic', required: true });
+    });
   },
   get output() {
     return z.object({
@@ -33,9 +32,9 @@ export default defineTool({
       next_cursor: nextCursorField,
     });
   },
-  example: { topic_name: 'Spanish grammar', limit: 10 },
-  async execute({ topic_id, topic_name, limit, cursor }, { db, project, links }) {
-    const topic = await findTopic(db, project.id, { topic_id, topic_name });
+  example: { topic_id: 'Spanish grammar', limit: 10 },
+  async execute({ topic_id, limit, cursor }, { db, project, links }) {
+    const topic = await findTopic(db, project.id, typeof topic_id === 'number' ? { topic_id } : { topic_name: topic_id });
     if ('ok' in topic) return topic;
     const page = await wrongAnswers(db, project.id, topic.topic_id, limit, cursor);
     if ('ok' in page) return page;

@@ -4,7 +4,7 @@ import { ok } from '../../shared/core/contract.ts';
 import { cursorField, nextCursorField } from '../../shared/core/cursor.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { INT4 } from '../../shared/core/fields.ts';
-import { exactlyOne, itemStatus, limitField, planIdField, planStatus, planTitleField, recordId } from './lib/fields.ts';
+import { itemStatus, limitField, planIdField, planStatus, planTitleField, recordId } from './lib/fields.ts';
 import { findPlanIfNamed, type Plan } from './lib/lookup.ts';
 import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { plural } from '../../shared/core/plural.ts';
@@ -35,15 +35,15 @@ export default defineTool({
   toolset: 'study',
   title: 'List plan items',
   annotations: READ_ONLY,
-  description: 'List a plan\'s items in order. Name the plan by plan_id ("latest" for the newest) or plan_title; neither for every plan\'s items.',
+  description: 'List a plan\'s items in order. Name the plan by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither for every plan\'s items.',
   get input() {
-    return exactlyOne(z.strictObject({
+    return z.strictObject({
       plan_id: planIdField.optional(),
       plan_title: planTitleField.optional(),
       status: itemStatus.optional().describe('Only items with this status.'),
       limit: limitField('items', 50, 200),
       cursor: cursorField.optional(),
-    }), 'plan_id', 'plan_title', { what: 'plan', required: false });
+    });
   },
   get output() {
     return z.object({ plan_items: z.array(planItems).describe('The items, grouped by plan.'), next_cursor: nextCursorField });

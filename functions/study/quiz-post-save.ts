@@ -28,19 +28,13 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description: 'End a quiz round, all or nothing: saves this round\'s wrong answers and deletes the earlier wrong attempts now answered correctly (correct_retries, from quiz-pre-fetch).',
   get input() {
-    return z
-      .strictObject({
-        topic_id: recordId('topic'),
-        wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]).describe('Questions answered wrongly in this round. This, correct_retries or both must be non-empty.'),
-        correct_retries: distinctList(recordId('quiz attempt'), { max: MAX_RETRIES })
-          .default([])
-          .describe(`Ids of earlier wrong attempts answered correctly now, each at most once: they are deleted.`),
-      })
-      .superRefine((value, ctx) => {
-        if (value.wrong_answers.length === 0 && value.correct_retries.length === 0) {
-          ctx.addIssue({ code: 'custom', path: ['wrong_answers'], input: value.wrong_answers, message: 'the round has nothing to save: give wrong_answers, correct_retries, or both' });
-        }
-      });
+    return z.strictObject({
+      topic_id: recordId('topic'),
+      wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]).describe('Questions answered wrongly in this round. Default none.'),
+      correct_retries: distinctList(recordId('quiz attempt'), { max: MAX_RETRIES })
+        .default([])
+        .describe(`Ids of earlier wrong attempts answered correctly now, each at most once: they are deleted. Default none.`),
+    });
   },
   get output() {
     return z.object({
@@ -79,6 +73,13 @@ export default defineTool({
       );
     }
 
+    if (wrong_answers.length === 0 && correct_retries.length === 0) {
+      return ok(
+        { topic_id, saved_wrong: 0, deleted_correct: 0, saved_attempt_ids: [], deleted_attempt_ids: [] },
+        `Topic ${topic_id} "${topic_name}": nothing to save, since wrong_answers and correct_retries were both empty.`,
+        { links: linkList([links.record('topic', topic_id, topic_name)]) },
+      );
+    }
     const rows = JSON.stringify(wrong_answers.map((answer, i) => ({ i, request_id: answerIds[i], question: answer.question, user_answer: answer.user_answer, feedback: answer.feedback ?? null })));
     const writes = [];
     if (wrong_answers.length > 0) {

@@ -5,7 +5,6 @@ import { CARD_STATES, REVIEW_RATINGS } from '../../drizzle/schema.ts';
 import { fail, ok } from '../../shared/core/contract.ts';
 import { dateTime } from '../../shared/core/fields.ts';
 import { linkList, type Links } from '../../shared/core/links.ts';
-import type { FieldProblem } from '../../shared/core/issues.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { recordId } from './lib/fields.ts';
 import { cardStateColumns, cardStateNames, cardStateValues, difficultyForEase, easeOf, GRADES, RATING_OF, scheduler, stateName, toCard, type CardStateRow } from './lib/fsrs.ts';
@@ -39,34 +38,23 @@ export default defineTool({
   title: 'Review a flashcard',
   // It overwrites the card's schedule, and each review moves it on: repeating a review is another review.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  description: 'Record a flashcard review by grade; FSRS schedules the next. Instead of a grade, next_review_at sets when it is due, or ease_factor (SM-2) the difficulty of a card reviewed before.',
+  description:
+    'Record a flashcard review by grade; FSRS schedules the next. next_review_at sets when it is due and ease_factor (SM-2) the difficulty of a card reviewed before, after the grade or instead of one.',
   get input() {
-    return z
-      .strictObject({
-        card_id: recordId('flashcard'),
-        grade: z.enum(GRADES).optional().describe('How the recall went: again, hard, good or easy. Required unless ease_factor or next_review_at is given; never with them.'),
-        ease_factor: z.number().min(1.3).max(5).optional().describe('Override instead of a grade: the SM-2 style ease factor, 1.3 to 5.'),
-        next_review_at: dateTime().optional().describe('Override instead of a grade: when the card is due next, e.g. 2031-01-15T09:30:00Z.'),
-      })
-      .superRefine((value, ctx) => {
-        const overrides = value.ease_factor !== undefined || value.next_review_at !== undefined;
-        if (value.grade !== undefined && overrides) {
-          ctx.addIssue({ code: 'custom', path: ['grade'], input: value.grade, message: 'give either a grade or the overrides (ease_factor, next_review_at), not both' });
-        } else if (value.grade === undefined && !overrides) {
-          const problem: FieldProblem = {
-            code: 'required',
-            expected: 'again, hard, good or easy (or the overrides ease_factor, next_review_at instead)',
-            received: 'no grade and no override: ask the user how the recall went',
-          };
-          ctx.addIssue({ code: 'custom', path: ['grade'], message: `must be ${problem.expected}`, params: problem });
-        }
-      });
+    return z.strictObject({
+      card_id: recordId('flashcard'),
+      grade: z.enum(GRADES).optional().describe('How the recall went: again, hard, good or easy. Default: good, unless ease_factor or next_review_at is given (then no review is graded, only the overrides apply).'),
+      ease_factor: z.number().min(1.3).max(5).optional().describe('Override: the SM-2 style ease factor, 1.3 to 5, applied after the grade if one is given.'),
+      next_review_at: dateTime().optional().describe('Override: when the card is due next, e.g. 2031-01-15T09:30:00Z, applied after the grade if one is given.'),
+    });
   },
   get output() {
     return reviewed;
   },
   example: { card_id: 1, grade: 'good' },
-  async execute({ card_id, grade, ease_factor, next_review_at }, { db, project, idFor, links }) {
+  async execute({ card_id, grade: graded, ease_factor, next_review_at }, { db, project, idFor, links }) {
+    // Without an override, a review is graded (good unless said); with one, only as asked.
+    const grade = graded ?? (ease_factor === undefined && next_review_at === undefined ? 'good' : undefined);
     const requestId = await idFor('review');
     const reviewOfThisCall = sql`select ${reviewColumns} from flashcard_reviews r where r.project_id = ${project.id} and r.request_id = ${requestId}`;
     const { rows } = await db.execute(sql`
@@ -81,26 +69,21 @@ export default defineTool({
 
     const now = new Date();
     const current = toCard(row);
-    let next: Card;
+    const next: Card = grade === undefined ? { ...current } : scheduler.next(current, now, RATING_OF[grade]).card;
     let easeFactor: number | null = null;
-    if (grade !== undefined) {
-      next = scheduler.next(current, now, RATING_OF[grade]).card;
-    } else {
-      next = { ...current };
-      if (ease_factor !== undefined) {
-        if (current.stability <= 0) {
-          return fail('CONFLICT', `Flashcard ${card_id} has never been reviewed, so FSRS has no memory state to apply an ease factor to. Review it with a grade first; next_review_at alone can still reschedule it.`, {
-            hint: `{"card_id": ${card_id}, "grade": "good"}`,
-            details: { entity_type: 'flashcard', query: { card_id }, state: row.state },
-          });
-        }
-        next.difficulty = difficultyForEase(ease_factor, current.stability);
-        easeFactor = Math.round(easeOf(next.difficulty, current.stability) * 10_000) / 10_000;
+    if (ease_factor !== undefined) {
+      if (next.stability <= 0) {
+        return fail('CONFLICT', `Flashcard ${card_id} has never been reviewed, so FSRS has no memory state to apply an ease factor to. Give a grade with it (the grade's review comes first), or review it with a grade alone first; next_review_at alone can still reschedule it.`, {
+          hint: `Call again with a grade as well, e.g. {"card_id": ${card_id}, "grade": "good", "ease_factor": ${ease_factor}}.`,
+          details: { entity_type: 'flashcard', query: { card_id }, state: row.state },
+        });
       }
-      if (next_review_at !== undefined) {
-        next.due = new Date(next_review_at);
-        next.scheduled_days = Math.max(0, Math.round((next.due.getTime() - now.getTime()) / DAY_MS));
-      }
+      next.difficulty = difficultyForEase(ease_factor, next.stability);
+      easeFactor = Math.round(easeOf(next.difficulty, next.stability) * 10_000) / 10_000;
+    }
+    if (next_review_at !== undefined) {
+      next.due = new Date(next_review_at);
+      next.scheduled_days = Math.max(0, Math.round((next.due.getTime() - now.getTime()) / DAY_MS));
     }
 
     // The card changes only if nobody else changed it since it was read (its revision), and only

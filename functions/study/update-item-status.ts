@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { ITEM_STATUSES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
-import { exactlyOne, itemStatus, itemTitleField, planIdField, planTitleField, recordId } from './lib/fields.ts';
+import { idOrName, itemStatus, itemTitleField, planIdField, planTitleField } from './lib/fields.ts';
 import { ambiguous, CANDIDATES_READ, findPlanIfNamed, notFound } from './lib/lookup.ts';
 import { setStatus } from './lib/status.ts';
 import { statusSentence } from './lib/words.ts';
@@ -24,25 +24,14 @@ export default defineTool({
   title: 'Update a plan item status',
   // It overwrites the item's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description: 'Set a plan item\'s status. Name the item by item_id, or by item_title (with plan_id or plan_title when several plans have that title).',
+  description: 'Set a plan item\'s status. Name the item by item_id: its id, or its title (with plan_id, plan_title or both when several plans have that title).',
   get input() {
-    return exactlyOne(
-      exactlyOne(
-        z.strictObject({
-          status: itemStatus,
-          item_id: recordId('item').optional(),
-          item_title: itemTitleField.optional().describe('The item title, ignoring case.'),
-          plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest".'),
-          plan_title: planTitleField.optional().describe('Only look in the plan with this title.'),
-        }),
-        'item_id',
-        'item_title',
-        { what: 'item', required: true },
-      ),
-      'plan_id',
-      'plan_title',
-      { what: 'plan', required: false },
-    );
+    return z.strictObject({
+      status: itemStatus,
+      item_id: idOrName('item', itemTitleField, 'title'),
+      plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest" (with plan_title: the newest plan of that title).'),
+      plan_title: planTitleField.optional().describe('Only look in the plans with this title.'),
+    });
   },
   get output() {
     return z.object({
@@ -54,8 +43,9 @@ export default defineTool({
       changed: z.boolean().describe('False when the item already had this status.'),
     });
   },
-  example: { plan_title: 'Spanish B1 exam', item_title: 'Review the subjunctive', status: 'completed' },
-  async execute({ status, item_id, item_title, plan_id, plan_title }, { db, project, idFor, links }) {
+  example: { plan_title: 'Spanish B1 exam', item_id: 'Review the subjunctive', status: 'completed' },
+  async execute({ status, item_id: named, plan_id, plan_title }, { db, project, idFor, links }) {
+    const [item_id, item_title] = typeof named === 'number' ? [named, undefined] : [undefined, named];
     const plan = await findPlanIfNamed(db, project.id, { plan_id, plan_title });
     if (plan && 'ok' in plan) return plan;
     const { rows } = await db.execute(sql`

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
-import { exactlyOne, planIdField, planStatus, planTitleField } from './lib/fields.ts';
+import { PLAN_ID_DEFAULT, planIdField, planStatus, planTitleField } from './lib/fields.ts';
 import { findPlan } from './lib/lookup.ts';
 import { setStatus } from './lib/status.ts';
 import { statusSentence } from './lib/words.ts';
@@ -14,13 +14,13 @@ export default defineTool({
   title: 'Update a study plan status',
   // It overwrites the plan's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description: 'Set a study plan\'s status (its items keep theirs). Name the plan by plan_id ("latest" for the newest) or plan_title.',
+  description: 'Set a study plan\'s status (its items keep theirs). Name the plan by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither means the newest plan.',
   get input() {
-    return exactlyOne(z.strictObject({
+    return z.strictObject({
       status: planStatus,
-      plan_id: planIdField.optional(),
+      plan_id: planIdField.optional().describe(PLAN_ID_DEFAULT),
       plan_title: planTitleField.optional(),
-    }), 'plan_id', 'plan_title', { what: 'plan', required: true });
+    });
   },
   get output() {
     return z.object({

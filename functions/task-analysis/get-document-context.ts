@@ -5,8 +5,9 @@ import { fail, ok } from '../../shared/core/contract.ts';
 import { cursorField, decodeCursor, encodeCursor, nextCursorField } from '../../shared/core/cursor.ts';
 import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
+import { INT4 } from '../../shared/core/fields.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { chunkNumber, documentPageShape, MAX_CHUNKS, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../../shared/records/documents.ts';
+import { documentPageShape, MAX_CHUNKS, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../../shared/records/documents.ts';
 import { uuidArray } from '../../shared/core/database.ts';
 import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { taskIds, tasksNotFound } from './lib/tasks.ts';
@@ -26,7 +27,14 @@ export default defineTool({
   get input() {
     return z.strictObject({
       task_ids: taskIds(1, 50),
-      chunk_number: chunkNumber().describe(`Which chunk of the documents to read, from 1 (default 1) to at most ${MAX_CHUNKS}. Every document named must have it.`),
+      // Bounded by the documents named, not by the widest document there can be: a refusal names
+      // the chunks these documents have (a data-dependent limit, docs/schemas.md).
+      chunk_number: z
+        .int()
+        .min(1)
+        .max(INT4.max)
+        .default(1)
+        .describe(`Which chunk of the documents to read, from 1 (default 1). Every document named must have it; a document has at most ${MAX_CHUNKS}.`),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });
@@ -54,7 +62,9 @@ export default defineTool({
     if (missing.length > 0) return tasksNotFound(missing);
     // Documents in the order their tasks were asked for.
     const documentIds = [...new Set(task_ids.map((id) => documentOf.get(id)!))];
-    const summaries = await readDocumentSummaries(db, project.id, documentIds, chunk_number);
+    // No document has more than MAX_CHUNKS chunks: past that, every document is short of it (and
+    // the database is not asked for a chunk whose offset overflows its integers).
+    const summaries = await readDocumentSummaries(db, project.id, documentIds, Math.min(chunk_number, MAX_CHUNKS));
     const vanished = documentIds.find((id) => !summaries.has(id));
     if (vanished) return documentDeleted(vanished);
     const documents = documentIds.map((id) => summaries.get(id)!);

@@ -8,6 +8,7 @@ import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
+import type { Database } from '../../shared/core/database.ts';
 import { loadTasks, relationshipShape } from './lib/tasks.ts';
 
 const reachedTask = z.object({
@@ -130,7 +131,7 @@ export default defineTool({
     const next_cursor = next === null ? null : encodeCursor({ offset: next }, scope);
     const message =
       total === 0
-        ? 'No saved relationships reach this task. Run detect-dependencies on it and related tasks first.'
+        ? await nothingReached(db, project.id, task_id, { relationship_type, direction })
         : `${plural(taskCount, 'task')} within ${plural(depth, 'hop')}, ${plural(total, 'relationship')}` +
           (next_cursor || offset > 0 ? `; this page has relationships ${offset + 1} to ${offset + page.length}` : '') +
           '.' +
@@ -141,3 +142,21 @@ export default defineTool({
     });
   },
 });
+
+/**
+ * Why a walk reached nothing: the task has no saved relationship at all (detect them first), or
+ * only of other types or directions than the filter asked for (say which, and how to see them).
+ */
+async function nothingReached(db: Database, projectId: string, taskId: string, filter: { relationship_type: string; direction: string }): Promise<string> {
+  const none = 'No saved relationships reach this task. Run detect-dependencies on it and related tasks first.';
+  if (filter.relationship_type === 'all' && filter.direction === 'both') return none;
+  const { rows } = await db.execute(sql`
+    select type, count(*) filter (where source_task_id = ${taskId}::uuid)::int as outgoing, count(*) filter (where target_task_id = ${taskId}::uuid)::int as incoming
+    from task_relationships where project_id = ${projectId} and (source_task_id = ${taskId}::uuid or target_task_id = ${taskId}::uuid)
+    group by type order by type`);
+  const counts = rows as { type: string; outgoing: number; incoming: number }[];
+  if (counts.length === 0) return none;
+  const listed = counts.map(({ type, outgoing, incoming }) => `${type}: ${outgoing} outgoing, ${incoming} incoming`).join('; ');
+  const asked = [filter.relationship_type === 'all' ? '' : `of type ${filter.relationship_type}`, filter.direction === 'both' ? '' : `${filter.direction}`].filter(Boolean).join(', ');
+  return `No saved relationships ${asked} reach this task, but it has others (${listed}). Call again with relationship_type 'all' and direction 'both' to follow them.`;
+}

@@ -4,6 +4,7 @@
  * validated by validateInput (validation.ts).
  */
 import { fail, type Failure } from './contract.ts';
+import { duplicateKeyFailure, duplicateKeys, fieldPathOf } from './duplicate-keys.ts';
 import { kindOf, quote } from './text.ts';
 
 /** Bodies above this are refused with PAYLOAD_TOO_LARGE before they are parsed. */
@@ -16,7 +17,7 @@ const JSON_CONTENT_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 /**
  * Reads a request body as a JSON object, refusing wrong content types, bodies over `limitBytes`,
- * malformed JSON and non-objects. What the object holds is screened by validateInput.
+ * malformed JSON, a key given twice in one object (ambiguous) and non-objects. What the object holds is screened by validateInput.
  * Never throws.
  */
 export async function readJsonObject(
@@ -44,6 +45,8 @@ export async function readJsonObject(
   } catch (error) {
     return fail('VALIDATION_ERROR', `The request body is not valid JSON (${(error as Error).message}). Send one JSON object.`, { hint });
   }
+  const [repeated] = duplicateKeys(text.value);
+  if (repeated) return duplicateKeyFailure({ key: repeated.key, at: fieldPathOf(repeated.path) }, hint);
   return screenInput(value, hint);
 }
 

@@ -10,11 +10,12 @@
  * - {@link dateTime}: the RFC 3339 date-times Postgres stores (`format` and `pattern`), instants of
  *   years 0001 to 9999 (`not`), optionally bounded by calendar dates; {@link date}: calendar dates
  *   Postgres stores;
- * - {@link jsonValue}: any JSON value of storable text, nested to a bounded depth.
+ * - {@link jsonValue}: any JSON value of storable text, nested to a bounded depth (the depth is
+ *   said in words: JSON Schema could bound it only with `$ref`, which model APIs refuse).
  *
- * A rule between fields (one of two fields, not both) is enforced by the tool's `.superRefine()`
- * and said in the descriptions of the fields and of the tool, never in the schema's root: model
- * APIs refuse `oneOf`, `anyOf`, `allOf` and `not` there (see test/unit/vendor-schema-rules.test.ts).
+ * No input ties two fields together: model APIs refuse `oneOf`, `anyOf`, `allOf` and `not` at a
+ * schema's root, where such a rule would have to be said, so a tool takes one field of several
+ * forms, or gives an absent field a default, instead (see docs/schemas.md).
  *
  * Each builder checks with the same RegExp it advertises, or with code whose equivalence to the
  * advertised keyword the differential test (test/unit/schema-differential.test.ts) verifies.
@@ -260,27 +261,24 @@ export const JSON_VALUE_DEFAULTS = { maxDepth: 8 } as const;
 
 /** Object keys in free-form JSON: storable text, and never a key that reaches a prototype. */
 const jsonKey = z.string().meta({ pattern: SAFE_TEXT_PATTERN.source, not: { enum: [...FORBIDDEN_KEYS] } });
-const jsonScalar = z.union([z.string().meta({ pattern: SAFE_TEXT_PATTERN.source }), z.number(), z.boolean(), z.null()]).meta({ id: 'json_scalar' });
-const jsonLevels: z.ZodType[] = [jsonScalar];
 
 /**
  * Any JSON value (string, number, boolean, null, array, object) whose arrays and objects nest at
  * most `maxDepth` levels (a scalar is depth 0, `{"a": {"b": 1}}` depth 2). Strings and keys are
- * storable text, as everywhere (the screen of validateInput enforces it). Advertised as one
- * `$defs` entry per level, since JSON Schema can bound depth no other way.
+ * storable text, as everywhere (the screen of validateInput enforces it).
+ *
+ * Advertised as any value, the depth said in its description: JSON Schema can bound a depth only
+ * with one `$defs` entry per level, which model APIs refuse (Gemini's `parameters`) or read as
+ * recursion (Anthropic's strict tool use). It is among the documented exceptions (docs/schemas.md).
  */
 export function jsonValue({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDepth?: number } = {}): z.ZodType<unknown> {
-  for (let depth = jsonLevels.length; depth <= maxDepth; depth++) {
-    const inner = jsonLevels[depth - 1]!;
-    jsonLevels.push(
-      z
-        .union([jsonScalar, z.array(inner), z.record(jsonKey, inner)], {
-          error: (issue) => `must be a JSON value nested at most ${depth} levels deep (this one nests ${depthOf(issue.input)})`,
-        })
-        .meta({ id: `json_value_depth_${depth}` }),
-    );
-  }
-  return jsonLevels[maxDepth]!;
+  return z
+    .unknown()
+    .check((payload) => {
+      const depth = depthOf(payload.value);
+      if (depth > maxDepth) refuseValue(payload, { code: 'too_deep', expected: `a JSON value nested at most ${maxDepth} levels deep`, received: `one that nests ${depth}` });
+    })
+    .meta({ description: depthSentence(maxDepth) });
 }
 
 /**
@@ -289,7 +287,18 @@ export function jsonValue({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDept
  * Arrays, strings and numbers are refused at the top.
  */
 export function jsonObject({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDepth?: number } = {}): z.ZodType<Record<string, unknown>> {
-  return z.record(jsonKey, jsonValue({ maxDepth: maxDepth - 1 }));
+  return z
+    .record(jsonKey, z.unknown())
+    .check((payload) => {
+      const depth = depthOf(payload.value);
+      if (depth > maxDepth) refuseValue(payload, { code: 'too_deep', expected: `a JSON object nested at most ${maxDepth} levels deep (the object itself is one)`, received: `one that nests ${depth}` });
+    })
+    .meta({ description: depthSentence(maxDepth) });
+}
+
+/** The depth rule in words, for a description (where a field's own description is appended). */
+export function depthSentence(maxDepth: number): string {
+  return `Any JSON nested at most ${maxDepth} levels deep (an object or array is one level; {"a": {"b": 1}} is 2).`;
 }
 
 /** How many levels of arrays and objects `value` nests. */

@@ -6,6 +6,7 @@
  */
 import { fail, ok, type Failure } from '../core/contract.ts';
 import { createMcpHandler, mcpCors, type McpHandler } from './mcp.ts';
+import { geminiCatalog } from './gemini-export.ts';
 import { openAiCatalog } from './openai-export.ts';
 import { codeRoutes } from './code.ts';
 import { grantRoutes } from './grants.ts';
@@ -45,7 +46,8 @@ export interface CatalogEntry {
  * The gateway: a worker serving all `tools`:
  * - `POST /tools/:toolId` runs a tool;
  * - `GET /tools` is the catalog (ids, descriptions, input and output JSON Schemas);
- *   `GET /tools?format=openai` the same tools as OpenAI function definitions (strict mode);
+ *   `GET /tools?format=openai` the same tools as OpenAI function definitions (strict mode),
+ *   `GET /tools?format=gemini` as Gemini function declarations;
  * - `POST /mcp` serves the tools over MCP (Streamable HTTP, stateless), `POST /mcp/<toolsets>`
  *   (`/mcp/study,documents`) those of some toolsets only; `GET /tools` and `GET /openapi.json`
  *   take `?toolset=` too, and `GET /tools` takes `?tool=<id>` (repeated or comma-separated);
@@ -75,10 +77,10 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
   const app = baseApp({ tools: byId.size, routesHint: ROUTES_HINT })
     .get('/tools', async (c) => {
       const format = c.req.query('format');
-      if (format !== undefined && format !== 'openai') {
+      if (format !== undefined && format !== 'openai' && format !== 'gemini') {
         return answer(
-          fail('VALIDATION_ERROR', `Query parameter 'format' must be 'openai' or absent, but received '${format.slice(0, 60)}'.`, {
-            hint: 'GET /tools for the catalog, GET /tools?format=openai for OpenAI function definitions.',
+          fail('VALIDATION_ERROR', `Query parameter 'format' must be 'openai', 'gemini' or absent, but received '${format.slice(0, 60)}'.`, {
+            hint: 'GET /tools for the catalog, GET /tools?format=openai for OpenAI function definitions, GET /tools?format=gemini for Gemini function declarations.',
           }),
           'catalog',
         );
@@ -89,6 +91,7 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
       if (!selected.ok) return answer(selected, 'catalog');
       const chosen = selected.tools;
       if (format === 'openai') return answer(openAiCatalog(chosen), 'catalog');
+      if (format === 'gemini') return answer(geminiCatalog(chosen), 'catalog');
       return answer(ok({ tools: chosen.map(catalogEntry) }, `${plural(chosen.length, 'tool')} available: ${chosen.map((tool) => tool.id).join(', ')}.`), 'catalog');
     })
     .get('/openapi.json', async (c) => {
@@ -133,7 +136,7 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
 export type Gateway = ReturnType<typeof createGateway>;
 
 const ROUTES_HINT =
-  'Routes: GET /health, GET /health/ready, GET /tools (?toolset=, ?tool=, ?format=openai), GET /openapi.json (?toolset=), POST /tools/<tool id> with a JSON body, POST /mcp or /mcp/<toolsets> (MCP), POST /code or /mcp/code (code mode), GET /code/types, GET /executions, GET /executions/<trace id>, GET /refusals, GET /metrics, GET /grants, DELETE /grants/<grant id>, GET /dashboard.';
+  'Routes: GET /health, GET /health/ready, GET /tools (?toolset=, ?tool=, ?format=openai or gemini), GET /openapi.json (?toolset=), POST /tools/<tool id> with a JSON body, POST /mcp or /mcp/<toolsets> (MCP), POST /code or /mcp/code (code mode), GET /code/types, GET /executions, GET /executions/<trace id>, GET /refusals, GET /metrics, GET /grants, DELETE /grants/<grant id>, GET /dashboard.';
 
 function catalogEntry(tool: AnyTool): CatalogEntry {
   const schemas = tool.jsonSchemas();

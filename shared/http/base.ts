@@ -26,6 +26,11 @@ export interface BaseAppOptions {
   tools: number;
   /** The hint of a NOT_FOUND answer: the worker's routes. */
   routesHint: string;
+  /**
+   * The id of the one tool a tool's own worker runs at `POST /`: a path that names it
+   * (`/tools/<id>`, `/<id>`) is pointed there, not to a route whose parameter it would fill.
+   */
+  tool?: string;
 }
 
 /**
@@ -34,13 +39,13 @@ export interface BaseAppOptions {
  * NOT_FOUND and unexpected errors with UNKNOWN_ERROR, both as the envelope. Workers chain their
  * own routes on it.
  */
-export function baseApp({ tools, routesHint }: BaseAppOptions) {
+export function baseApp({ tools, routesHint, tool }: BaseAppOptions) {
   const app = new Hono<{ Bindings: Env }>()
     .get('/health', () => answer(ok({ status: 'ok', tools }, 'The service is up.'), 'health'))
     .get('/health/ready', async (c) => answer(await checkReadiness(c.env), 'health'));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
-    const suggestions = nearestRoutes(app.routes, path);
+    const suggestions = tool !== undefined && path.split('/').includes(tool) ? ['POST /'] : nearestRoutes(app.routes, path);
     return answer(
       fail('NOT_FOUND', `There is no route ${c.req.method} ${path.slice(0, 200)}.${didYouMean(suggestions)}`, {
         hint: routesHint,

@@ -47,19 +47,24 @@ const describeInput = z.strictObject({
 
 /** Code mode's MCP server: `execute` and `describe` for code calling `tools`. */
 export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOptions = {}): McpServer {
-  const callable = (caller: Caller) => tools.filter((tool) => !deniedTool(caller, tool));
+  /** The tools the caller may call; every tool for a public listing (no caller), as any credential could be offered them. */
+  const callable = (caller: Caller | undefined) => tools.filter((tool) => !caller || !deniedTool(caller, tool));
   const serverFor = ({ request, scope, calls, caller }: McpRequest): Server => {
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false } },
       instructions: INSTRUCTIONS,
       cacheHints: {
-        'tools/list': { ...TOOLS_LIST_CACHE, cacheScope: caller.toolsets || caller.readOnly ? 'private' : 'public' },
+        'tools/list': { ...TOOLS_LIST_CACHE, cacheScope: caller?.toolsets || caller?.readOnly ? 'private' : 'public' },
         'server/discover': TOOLS_LIST_CACHE,
       },
     });
     server.setRequestHandler('tools/list', () => ({ tools: listedTools(callable(caller)) }));
     server.setRequestHandler('tools/call', async ({ params }, ctx) => {
       const sent = calls.get(ctx.mcpReq.id) ?? { arguments: params.arguments, meta: params._meta };
+      if (!caller) {
+        const refusal = fail('UNAUTHENTICATED', 'A tool call needs a credential: send Authorization: Bearer <API key or OAuth access token>.');
+        return toolResult(refusal, metaWithoutExecution(String(params.name).slice(0, 100)));
+      }
       if (params.name === 'execute') {
         const { outcome, meta } = await runCode(
           tools,

@@ -43,6 +43,7 @@ import type { Authorized } from '../auth/authorize.ts';
 import { deniedTool, type Caller } from '../auth/caller.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, screenInput } from '../core/body.ts';
+import { duplicateKeyFailure, duplicateKeys, fieldPathOf, type DuplicateKey } from '../core/duplicate-keys.ts';
 import { closestNames, didYouMean } from '../core/suggest.ts';
 import { keyFromMeta } from '../runtime/idempotency.ts';
 import { IDEMPOTENCY_META_KEY, KEY_TTL_HOURS } from '../core/idempotency-key.ts';
@@ -58,19 +59,25 @@ const INSTRUCTIONS =
   `repeating the call with the same key and input within ${KEY_TTL_HOURS} h answers the first call again instead of running it twice.`;
 
 /**
- * How long clients of 2026-07-28 may keep `tools/list` and `server/discover` answers: the tools
- * change only with a deploy, and they are the same for every caller whose credential reaches every
- * tool (the catalog, `GET /tools`, is public), so shared caches may keep them too. A credential
- * limited to toolsets, or read-only, is listed fewer tools: its `tools/list` is private.
+ * How long clients of 2026-07-28 may keep `tools/list` and `server/discover` answers: five
+ * minutes, so that a deploy that adds or changes a tool is seen within minutes (the list changes
+ * only with a deploy, and a client that lists again after the hint runs out gets the new one). The
+ * list is the same for every caller whose credential reaches every tool (the catalog, `GET /tools`,
+ * is public), so shared caches may keep it too. A credential limited to toolsets, or read-only, is
+ * listed fewer tools: its `tools/list` is private.
  */
-export const TOOLS_LIST_CACHE = { ttlMs: 3_600_000, cacheScope: 'public' } as const;
+export const TOOLS_LIST_CACHE = { ttlMs: 300_000, cacheScope: 'public' } as const;
 
 /** An authorised request whose body was read, as the endpoint hands it to the server. */
 export interface McpMessages {
   request: Request;
   scope: RequestScope;
-  /** Who is calling (what it may see and run), authorised once for the request, with its clients. */
-  caller: Authorized;
+  /**
+   * Who is calling (what it may see and run), authorised once for the request, with its clients;
+   * undefined for a request without a credential that only lists (public listing, shared/http/mcp.ts):
+   * it is listed every tool a credential could reach, and any tool call answers UNAUTHENTICATED.
+   */
+  caller: Authorized | undefined;
   /** The body, as sent. */
   body: string;
 }
@@ -84,7 +91,7 @@ export interface McpRequest {
   scope: RequestScope;
   /** Each `tools/call` of the body as sent, by JSON-RPC id (see {@link rawToolCalls}). */
   calls: Map<RequestId, RawToolCall>;
-  caller: Authorized;
+  caller: Authorized | undefined;
 }
 
 /**
@@ -95,7 +102,8 @@ export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions
   const byId = new Map(tools.map((tool) => [tool.id, tool]));
   let listed: { tool: AnyTool; described: McpTool }[] | undefined;
   /** The tools the caller may run: those outside its toolsets, or writing for a read-only caller, are not listed. */
-  const listTools = (caller: Caller) => (listed ??= tools.map((tool) => ({ tool, described: describeTool(tool) }))).filter(({ tool }) => !deniedTool(caller, tool)).map(({ described }) => described);
+  const listTools = (caller: Caller | undefined) =>
+    (listed ??= tools.map((tool) => ({ tool, described: describeTool(tool) }))).filter(({ tool }) => !caller || !deniedTool(caller, tool)).map(({ described }) => described);
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
 
   /** A fresh server for one request: it lists the tools and runs calls through the pipeline. */
@@ -103,18 +111,20 @@ export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false } },
       instructions: INSTRUCTIONS,
-      cacheHints: { 'tools/list': caller.toolsets || caller.readOnly ? { ...TOOLS_LIST_CACHE, cacheScope: 'private' } : TOOLS_LIST_CACHE, 'server/discover': TOOLS_LIST_CACHE },
+      cacheHints: { 'tools/list': caller?.toolsets || caller?.readOnly ? { ...TOOLS_LIST_CACHE, cacheScope: 'private' } : TOOLS_LIST_CACHE, 'server/discover': TOOLS_LIST_CACHE },
     });
     server.setRequestHandler('tools/list', () => ({ tools: listTools(caller) }));
     server.setRequestHandler('tools/call', async ({ params }, ctx) => {
       const tool = byId.get(params.name);
+      // The endpoint lets no call through without a credential; should one come, it is refused the same way.
+      if (!caller) return toolResult(fail('UNAUTHENTICATED', 'A tool call needs a credential: send Authorization: Bearer <API key or OAuth access token>.'), metaWithoutExecution(params.name));
       if (!tool) return toolResult(unknownTool(params.name, listTools(caller).map(({ name }) => name)), metaWithoutExecution(params.name));
       const sent = calls.get(ctx.mcpReq.id) ?? { arguments: params.arguments, meta: params._meta };
       const progressToken = ctx.mcpReq._meta?.progressToken;
       const { outcome, meta } = await callTool(
         tool,
         {
-          readInput: async (hint) => screenInput(sent.arguments ?? {}, hint),
+          readInput: async (hint) => (sent.duplicate ? duplicateKeyFailure(sent.duplicate, hint) : screenInput(sent.arguments ?? {}, hint)),
           signal: AbortSignal.any([request.signal, ctx.mcpReq.signal]),
           idempotencyKey: keyFromMeta(sent.meta),
           traceparent: traceparentOf(sent.meta) ?? request.headers.get('traceparent'),
@@ -150,11 +160,11 @@ export function serveMcp(serverFor: (context: McpRequest) => Server, bodyLimitBy
     } catch {
       parsed = undefined;
     }
-    const calls = rawToolCalls(parsed);
+    const calls = rawToolCalls(parsed, parsed === undefined ? [] : duplicateKeys(body));
     // A tool call waits for the re-check of a cached key alongside its admission (in the pipeline);
     // any other request waits for it here.
     const messages = Array.isArray(parsed) ? parsed.length : 1;
-    if (calls.size < messages) {
+    if (caller && calls.size < messages) {
       const revoked = await caller.confirmed;
       if (revoked) return respond(revoked, metaWithoutExecution('mcp'));
     }
@@ -208,34 +218,40 @@ function describeTool(tool: AnyTool): McpTool {
 }
 
 /**
- * The annotations MCP would not assume: its defaults are a tool that writes, may destroy, is not
- * idempotent and reaches the open world. (The title is the tool's own `title`.)
+ * Every annotation, stated explicitly: some clients do not apply MCP's defaults (a tool that
+ * writes, may destroy, is not idempotent and reaches the open world) before deciding whether to ask
+ * the person. A read-only tool says so and that it destroys nothing; one that writes says all
+ * three. (The title is the tool's own `title`.)
  */
 function annotationsOf({ readOnlyHint, destructiveHint, idempotentHint, openWorldHint }: ToolAnnotations): McpTool['annotations'] {
-  const stated: NonNullable<McpTool['annotations']> = readOnlyHint ? { readOnlyHint } : { ...(!destructiveHint && { destructiveHint }), ...(idempotentHint && { idempotentHint }) };
-  if (!openWorldHint) stated.openWorldHint = false;
-  return stated;
+  return readOnlyHint ? { readOnlyHint, destructiveHint: false, idempotentHint: true, openWorldHint } : { readOnlyHint, destructiveHint, idempotentHint, openWorldHint };
 }
 
 /** A `tools/call` as sent: its `arguments` and its `params._meta`. */
 export interface RawToolCall {
   arguments: unknown;
   meta: unknown;
+  /** A key its arguments give twice in one object (JSON.parse kept the last), and where. */
+  duplicate?: { key: string; at: string };
 }
 
 /**
  * Each `tools/call` in a JSON-RPC body exactly as sent, by request id. The SDK re-parses messages
  * with zod, which silently drops `__proto__` keys, and lifts protocol keys out of `_meta`:
- * screening what was sent keeps MCP's refusals the same as HTTP's.
+ * screening what was sent keeps MCP's refusals the same as HTTP's, and so does refusing a key the
+ * arguments give twice (`duplicates`, found in the body's text).
  */
-function rawToolCalls(body: unknown): Map<RequestId, RawToolCall> {
+function rawToolCalls(body: unknown, duplicates: readonly DuplicateKey[]): Map<RequestId, RawToolCall> {
   const calls = new Map<RequestId, RawToolCall>();
-  for (const message of Array.isArray(body) ? body : [body]) {
+  const batch = Array.isArray(body);
+  for (const [index, message] of (batch ? body : [body]).entries()) {
     if (typeof message !== 'object' || message === null) continue;
     const { method, id, params } = message as { method?: unknown; id?: unknown; params?: unknown };
     if (method !== 'tools/call' || (typeof id !== 'string' && typeof id !== 'number')) continue;
     const { arguments: args, _meta: meta } = typeof params === 'object' && params !== null ? (params as { arguments?: unknown; _meta?: unknown }) : {};
-    calls.set(id, { arguments: args, meta });
+    const prefix = batch ? [index, 'params', 'arguments'] : ['params', 'arguments'];
+    const repeated = duplicates.find(({ path }) => prefix.every((part, at) => path[at] === part));
+    calls.set(id, { arguments: args, meta, ...(repeated && { duplicate: { key: repeated.key, at: fieldPathOf(repeated.path.slice(prefix.length)) } }) });
   }
   return calls;
 }

@@ -6,6 +6,11 @@
  * - Same API keys as HTTP: `Authorization: Bearer <key>`, or an OAuth access token issued for this
  *   URL (shared/auth/oauth.ts), checked before the body is read. Credentials are only checked
  *   against this server's own records, never forwarded anywhere (no token passthrough).
+ * - With `PUBLIC_TOOL_LIST=true` (off by default), a request without a credential whose messages
+ *   only list (`initialize`, `server/discover`, `tools/list`, `ping` and notifications) is answered
+ *   too, with every tool a credential could reach at this URL: registries and "mixed auth" clients
+ *   read the list before they authorise. Anything else without a credential, any `tools/call`
+ *   above all, is refused as always (401, and the OAuth challenge where OAuth is on).
  * - `Origin` is validated against DNS rebinding: see {@link isAllowedOrigin}.
  * - Stateless: POST only, no sessions, no server-to-client stream.
  *
@@ -31,7 +36,10 @@ import type { McpServer } from './mcp-server.ts';
 import type { ServeOptions } from './tool-route.ts';
 
 /** The variables MCP reads (see {@link Env}). */
-type McpEnv = Pick<Env, 'MCP_ALLOWED_ORIGINS'>;
+type McpEnv = Pick<Env, 'MCP_ALLOWED_ORIGINS' | 'PUBLIC_TOOL_LIST'>;
+
+/** The JSON-RPC methods a request without a credential may send when the tool list is public. */
+export const LISTING_METHODS: ReadonlySet<string> = new Set(['initialize', 'server/discover', 'tools/list', 'ping']);
 
 /** Answers an MCP request (any method) for `tools`. */
 export type McpHandler = (request: Request, scope: RequestScope) => Promise<Response>;
@@ -68,15 +76,51 @@ export function createMcpHandler(
     if (origin !== null && !isAllowedOrigin(origin, request.url, env)) return refuse(forbiddenOrigin(origin));
     if (request.method !== 'POST') return refuse(noStream(request.method), { allow: 'POST' });
 
-    const caller = await authorize(credentialsOf(request), scope, options);
+    const credentials = credentialsOf(request);
+    // Read first only when it may be a public listing; otherwise credentials come before the body.
+    let read: Awaited<ReturnType<typeof readBody>> | undefined;
+    if (credentials.authorization === null && publicToolList(env)) {
+      read = await readBody(request, bodyLimitBytes);
+      if (!read.ok) return refuse(read);
+      if (onlyLists(read.value)) return (await loadServer())({ request, scope, caller: undefined, body: read.value });
+    }
+    const caller = await authorize(credentials, scope, options);
     if (!caller.ok) return refuse(caller);
     // A URL serving none of the credential's toolsets is refused whole, rather than listing nothing.
     const outside = deniedToolsets(caller, toolsets, `the MCP URL ${new URL(request.url).pathname}`);
     if (outside) return refuse((await caller.confirmed) ?? outside);
-    const body = await readBody(request, bodyLimitBytes);
+    const body = read ?? (await readBody(request, bodyLimitBytes));
     if (!body.ok) return refuse(body);
     return (await loadServer())({ request, scope, caller, body: body.value });
   };
+}
+
+/** Whether the deployment lists its tools without a credential (`PUBLIC_TOOL_LIST=true`). */
+export function publicToolList(env: McpEnv): boolean {
+  return env.PUBLIC_TOOL_LIST?.trim().toLowerCase() === 'true';
+}
+
+/**
+ * Whether a JSON-RPC body (one message or a batch) only lists: every message is a notification
+ * (no id, so no answer beyond an acknowledgement) or a request for one of {@link LISTING_METHODS}.
+ * Anything unreadable is not: it goes the way of every request without a credential.
+ */
+function onlyLists(body: string): boolean {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return false;
+  }
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  return (
+    messages.length > 0 &&
+    messages.every((message) => {
+      if (typeof message !== 'object' || message === null) return false;
+      const { method } = message as { method?: unknown };
+      return typeof method === 'string' && (LISTING_METHODS.has(method) || method.startsWith('notifications/'));
+    })
+  );
 }
 
 /**

@@ -19,7 +19,10 @@
 import { ok, type Success } from '../core/contract.ts';
 import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
 import { plural } from '../core/plural.ts';
-import { LONG_TEXT, withoutUnusedDefinitions, type JsonSchema } from './compact-schema.ts';
+import { withoutUnusedDefinitions, type JsonSchema } from './compact-schema.ts';
+
+/** Text ceilings from here on are not said in the export's descriptions. */
+const LONG_TEXT = 500;
 import type { AnyTool } from '../core/tool.ts';
 
 /** One tool, in the Chat Completions `tools` format (for the Responses API, spread `function`). */
@@ -206,7 +209,8 @@ function describeLength(min: unknown, max: unknown, nonBlank: boolean): string |
   // Non-blank text needs no word: a model does not send blank text, and the validator says so if it does.
   const least = typeof min === 'number' && min > (nonBlank ? 1 : 0) ? min : undefined;
   const most = typeof max === 'number' ? max : undefined;
-  // A ceiling of 500 characters or more is beyond what a model writes into one field.
+  // A ceiling of LONG_TEXT characters or more is beyond what a model writes into one field (MCP's
+  // inputSchema states it as maxLength; here it would cost every request its words).
   const ceiling = most !== undefined && most < LONG_TEXT ? most : undefined;
   if (least !== undefined && ceiling !== undefined) return `${least} to ${ceiling} characters.`;
   if (ceiling !== undefined) return `At most ${ceiling} characters.`;

@@ -57,14 +57,14 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
     },
     '/tools': {
       get: {
-        ...operation('listTools', 'The catalog: each tool with its input and output JSON Schemas, or, with format=openai, OpenAI function definitions in strict mode.', catalogData, [400]),
+        ...operation('listTools', 'The catalog: each tool with its input and output JSON Schemas, or, with format=openai, OpenAI function definitions in strict mode, or, with format=gemini, Gemini function declarations.', catalogData, [400]),
         parameters: [
           {
             name: 'format',
             in: 'query',
             required: false,
-            description: 'openai: OpenAI function-calling definitions (strict mode) instead of the catalog.',
-            schema: { type: 'string', enum: ['openai'] },
+            description: 'openai: OpenAI function-calling definitions (strict mode) instead of the catalog; gemini: Gemini function declarations.',
+            schema: { type: 'string', enum: ['openai', 'gemini'] },
           },
           toolsetParameter,
           {
@@ -103,7 +103,6 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
   }
   for (const tool of tools) {
     const { input, output } = tool.jsonSchemas();
-    schemas[`${tool.id}.input`] = embed(input, ref(`${tool.id}.input`).$ref);
     schemas[`${tool.id}.data`] = embed(output, ref(`${tool.id}.data`).$ref);
     paths[`/tools/${tool.id}`] = {
       post: {
@@ -113,7 +112,8 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
         ...(tool.acceptsIdempotencyKey && { parameters: [idempotencyKeyParameter] }),
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: ref(`${tool.id}.input`), example: tool.example } },
+          // Inline, not a $ref: hosts that turn each operation into a tool pass this schema on as it is.
+          content: { 'application/json': { schema: embed(input, '#'), example: tool.example } },
         },
       },
     };
@@ -377,6 +377,21 @@ const catalogData: JsonSchema = {
               },
             },
             required: ['type', 'function'],
+          },
+          {
+            type: 'object',
+            description: 'A Gemini tool of function declarations (format=gemini).',
+            properties: {
+              functionDeclarations: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  properties: { name: { type: 'string' }, description: { type: 'string' }, parameters: { type: 'object' } },
+                  required: ['name', 'description', 'parameters'],
+                },
+              },
+            },
+            required: ['functionDeclarations'],
           },
         ],
       },

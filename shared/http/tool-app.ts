@@ -20,7 +20,7 @@ import { serveToolCall, type ServeOptions } from './tool-route.ts';
 /** The app of a worker serving `tool` alone (see the module comment for its routes). */
 export function createToolApp(tool: AnyTool, options: ServeOptions = {}) {
   const routesHint = `This worker runs the tool '${tool.id}': POST / with its input as a JSON body; GET /documents/<id>, GET /tasks/<id>, GET /health, GET /health/ready. The catalog, OpenAPI, MCP and the executions are served by the gateway (POST /tools/${tool.id} there).`;
-  const app = baseApp({ tools: 1, routesHint })
+  const app = baseApp({ tools: 1, routesHint, tool: tool.id })
     .post('/', (c) => serveToolCall(tool, c.req.raw, scopeOf(c), options))
     .route('/', recordRoutes(options));
   return refuseOtherMethods(app, routesHint);

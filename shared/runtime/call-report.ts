@@ -106,13 +106,16 @@ export class CallReport {
  * The one place where unsuccessful calls are logged, one structured line each: `call_refused` for
  * a call answered without executing (validation with its failing fields, rate limit, no slot,
  * authentication, ...), `call_failed` for an execution that failed after its retries. A warning,
- * or an error when the failure is the service's (5xx).
+ * or an error when the failure is the service's (5xx). The line names the record the failure is
+ * about (`entity_type` and the ids among its details, such as a DOCUMENT_DELETED's `document_id`).
  */
 export function logUnsuccessful(event: 'call_refused' | 'call_failed', failure: Failure, context: Record<string, unknown>): void {
   const status = statusOf(failure);
   const { code, retryable, details } = failure.error;
   const fields = details?.fields?.map(({ field, code: problem }) => ({ field, code: problem }));
-  log(status >= 500 ? 'error' : 'warn', event, { ...context, code, status, retryable, ...(fields ? { fields } : {}) });
+  // The record the failure is about (a DOCUMENT_DELETED's document, a NOT_FOUND's entity), by id only.
+  const about = Object.entries(details ?? {}).filter(([key, value]) => (key === 'entity_type' || key.endsWith('_id')) && (typeof value === 'string' || typeof value === 'number'));
+  log(status >= 500 ? 'error' : 'warn', event, { ...Object.fromEntries(about), ...context, code, status, retryable, ...(fields ? { fields } : {}) });
 }
 
 /** Runs `work` in a later task, so that building and sending what it writes happens after the answer is out. */

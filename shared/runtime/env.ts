@@ -33,6 +33,12 @@ export interface Env extends AdmissionEnv, OtlpEnv, MetricsEnv, RetentionEnv, Li
    * itself is addressed on loopback (local development).
    */
   MCP_ALLOWED_ORIGINS?: string;
+  /**
+   * `true`: MCP's `initialize`, `server/discover` and `tools/list` answer without a credential,
+   * listing every tool a credential could reach at the URL (registries, "mixed auth" clients); every
+   * tool call still needs one. Default: off, and a request without a credential is refused.
+   */
+  PUBLIC_TOOL_LIST?: string;
   /** The Worker Loader binding code mode runs agents' code with (`[[worker_loaders]]` in wrangler.toml); without it code mode is off. */
   LOADER?: WorkerLoaderBinding;
 }

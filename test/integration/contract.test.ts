@@ -100,6 +100,15 @@ describe("a tool's own worker", () => {
     expect(body.error!.hint).toContain('POST /');
   });
 
+  it('points a path naming its own tool to POST /, never to a record route it would fill', async () => {
+    for (const path of ['/tools/log-mood', '/log-mood', '/tool/log-mood']) {
+      const { status, body } = await get('POST', path);
+      expect(status, path).toBe(404);
+      expect(body.error, path).toMatchObject({ code: 'NOT_FOUND', details: { suggestions: ['POST /'] } });
+      expect(JSON.stringify(body.error), path).not.toContain('/tasks/log-mood');
+    }
+  });
+
   it('chooses its providers by the variables, as the gateway does', async () => {
     const own = createToolApp(semanticSearch);
     const withBadProvider = { fetch: (request: Request, env: Cloudflare.Env, ctx: ExecutionContext) => own.fetch(request, { ...env, EMBEDDINGS_PROVIDER: 'word2vec' }, ctx) };

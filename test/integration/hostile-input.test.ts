@@ -101,6 +101,27 @@ async function expectTraced(traceIds: string[]) {
   expect(rows.map((row) => row.id).sort()).toEqual([...traceIds].sort());
 }
 
+describe('a body that gives a key twice', () => {
+  it('is refused as ambiguous over HTTP, naming the key, at the top and nested, and nothing is written', async () => {
+    const post = (body: string) =>
+      send(new Request('http://edge-tools.test/tools/log-mood', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body }));
+    const top = await post('{"user_id":"http-duplicate","mood":"happy","mood":"sad","energy_level":5,"timestamp":"2025-10-05T14:30:00Z"}');
+    expect(top.status).toBe(400);
+    const answer = (await top.json()) as ToolResult<unknown>;
+    expect(answer).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'mood', code: 'duplicate_key' }] } } });
+    expect(answer.success === false && answer.error.message).toContain("Field 'mood' is given twice");
+    const nested = await send(
+      new Request('http://edge-tools.test/tools/write-plan', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: '{"title":"Duplicate plan","items":[{"title":"One"},{"title":"Two","title":"Three"}]}',
+      }),
+    );
+    expect(nested.status).toBe(400);
+    expect(await nested.json()).toMatchObject({ error: { details: { fields: [{ field: 'items[1].title', code: 'duplicate_key' }] } } });
+  });
+});
+
 describe.each(tools.map((tool) => [tool.id, tool] as const))('%s under hostile input', (toolId, tool) => {
   const inputs = (seed: number) => fc.sample(inputArbitrary(tool.jsonSchemas().input, MIX), { seed, numRuns: INPUTS }).map(withRealIds);
 

@@ -15,6 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { toolExecutions } from '../../drizzle/schema.ts';
 import { tools } from '../../functions/registry.ts';
 import { createGateway } from '../../shared/http/app.ts';
+import { withOAuth } from '../../shared/http/oauth.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
 import { unadmittedFields } from '../support/envelope.ts';
@@ -98,6 +99,39 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
     else expect((error as { status?: number }).status).toBe(status);
   };
 
+  describe('MCP: public listing (PUBLIC_TOOL_LIST)', () => {
+    // The deployed gateway (OAuth in front), with the setting on.
+    const publicList = (() => {
+      const gateway = withOAuth(createGateway(tools));
+      return { fetch: (request, env, ctx) => gateway.fetch(request, { ...env, PUBLIC_TOOL_LIST: 'true' }, ctx) } satisfies Worker;
+    })();
+
+    it('is off by default: without a credential the client cannot even connect', async () => {
+      await expectRefused(connect({ key: null }), 401, 'UNAUTHENTICATED');
+    });
+
+    it('on: a client without a credential connects and lists every tool of the URL, but no call runs', async () => {
+      const client = await connect({ key: null, worker: publicList });
+      expect(client.getServerVersion()).toMatchObject({ name: 'edge-tools' });
+      const { tools: listed } = await client.listTools();
+      expect(listed.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.id));
+      const before = await db.select({ n: sql<number>`count(*)::int` }).from(toolExecutions);
+      await expectRefused(client.callTool({ name: 'log-mood', arguments: { ...logMood.example, user_id: 'public-list' } }), 401, 'UNAUTHENTICATED');
+      // Nothing ran: no execution was traced, no row written.
+      expect(await db.select({ n: sql<number>`count(*)::int` }).from(toolExecutions)).toEqual(before);
+      const rows = await db.execute(sql`select count(*)::int as n from mood_entries where user_id = 'public-list'`);
+      expect(rows.rows[0]).toEqual({ n: 0 });
+    });
+
+    it('on: a toolset URL lists that toolset, and a credential still gets its own list', async () => {
+      const client = await connect({ key: null, worker: publicList, url: 'http://edge-tools.test/mcp/study' });
+      const { tools: listed } = await client.listTools();
+      expect(listed.map((tool) => tool.name)).toEqual(tools.filter((tool) => tool.toolset === 'study').map((tool) => tool.id));
+      const keyed = await connect({ worker: publicList });
+      expect((await keyed.listTools()).tools).toHaveLength(tools.length);
+    });
+  });
+
   describe('MCP: session', () => {
     it('connects, statelessly, and names the server, its tools capability and the protocol version', async () => {
       const client = await connect();
@@ -147,14 +181,14 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
       for (const tool of tools) {
         const entry = byName.get(tool.id)!;
         expect(entry.title).toBe(tool.title);
-        // Only what differs from MCP's defaults is sent; a client reads the rest from the specification's
-        // defaults (readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true).
-        const read = effectiveAnnotations(entry.annotations);
-        if (tool.annotations.readOnlyHint) expect({ readOnlyHint: read.readOnlyHint, openWorldHint: read.openWorldHint }).toEqual({ readOnlyHint: true, openWorldHint: tool.annotations.openWorldHint });
-        else expect(read).toEqual(tool.annotations);
+        // Every hint is stated, none left to the specification's defaults: some clients do not apply
+        // them before deciding whether to ask the person.
+        expect(Object.keys(entry.annotations ?? {}).sort()).toEqual(['destructiveHint', 'idempotentHint', 'openWorldHint', 'readOnlyHint']);
+        if (tool.annotations.readOnlyHint) expect(entry.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: tool.annotations.openWorldHint });
+        else expect(entry.annotations).toEqual(tool.annotations);
       }
       // Spot checks of the facts themselves, not of the code that copies them.
-      const of = (name: string) => effectiveAnnotations(byName.get(name)!.annotations);
+      const of = (name: string) => byName.get(name)!.annotations;
       expect(of('semantic-search')).toMatchObject({ readOnlyHint: true, openWorldHint: false });
       expect(of('delete-document')).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: true });
       expect(of('add-document')).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
@@ -171,8 +205,12 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
           mood: { enum: ['happy', 'sad', 'neutral', 'anxious'] },
           energy_level: { type: 'integer', minimum: 1, maximum: 10, description: expect.stringContaining('Energy') },
           user_id: { maxLength: 100 },
+          // A ceiling of 500 characters and more is stated too: learnt from the list, not from a refusal.
+          notes: { maxLength: 500 },
         },
       });
+      // No reference, no definitions, no empty entry left in a list (allOf: [{}]), in any tool's schema.
+      for (const entry of listed) expect(JSON.stringify(entry.inputSchema), entry.name).not.toMatch(/"\$(ref|defs)"|\[\{\}|,\{\}[,\]]/);
     });
   });
 
@@ -406,7 +444,7 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
       supportedVersions: [MODERN],
       capabilities: { tools: {} },
       instructions: expect.stringContaining('structuredContent'),
-      ttlMs: 3_600_000,
+      ttlMs: 300_000,
       cacheScope: 'public',
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'edge-tools' } },
     });
@@ -417,7 +455,7 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
     const second = await modern('tools/list');
     expect(first.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual(tools.map((tool) => tool.id));
     expect(second.body.result.tools).toEqual(first.body.result.tools);
-    expect(first.body.result).toMatchObject({ ttlMs: 3_600_000, cacheScope: 'public' });
+    expect(first.body.result).toMatchObject({ ttlMs: 300_000, cacheScope: 'public' });
   });
 
   it('2026-07-28: runs a call with no session and no handshake, through the pipeline', async () => {
@@ -474,9 +512,60 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
   });
+
+  it('with PUBLIC_TOOL_LIST on, lists without a key, and answers a call without one with the OAuth challenge', async () => {
+    const gateway = withOAuth(createGateway(tools));
+    const worker: Worker = { fetch: (request, env, ctx) => gateway.fetch(request, { ...env, PUBLIC_TOOL_LIST: 'true' }, ctx) };
+    const anonymous = (message: Record<string, unknown>, method: string) =>
+      send(
+        // https: where OAuth is on, as deployed (it is off on plain http but for loopback).
+        new Request('https://edge-tools.test/mcp', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method },
+          body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, ...message }),
+        }),
+        worker,
+      );
+    const discovered = await anonymous({ method: 'server/discover', params: { _meta: envelopeMeta } }, 'server/discover');
+    expect(discovered.status).toBe(200);
+    const listed = await anonymous({ method: 'tools/list', params: { _meta: envelopeMeta } }, 'tools/list');
+    expect(listed.status).toBe(200);
+    const body = (await listed.json()) as { result: { tools: { name: string }[]; ttlMs: number } };
+    expect(body.result.tools.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.id));
+    expect(body.result.ttlMs).toBeLessThanOrEqual(300_000);
+    const called = await anonymous({ method: 'tools/call', params: { name: 'list-plans', arguments: {}, _meta: envelopeMeta } }, 'tools/call');
+    expect(called.status).toBe(401);
+    expect(called.headers.get('www-authenticate')).toMatch(/^Bearer realm="edge-tools", resource_metadata="https:\/\/edge-tools\.test\/\.well-known\/oauth-protected-resource\/mcp"/);
+    // A listing batched with a call is no listing: refused whole.
+    const batch = await send(
+      new Request('http://edge-tools.test/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify([
+          { jsonrpc: '2.0', id: nextId++, method: 'tools/list' },
+          { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'list-plans', arguments: {} } },
+        ]),
+      }),
+      worker,
+    );
+    expect(batch.status).toBe(401);
+  });
+
+  it('refuses tool arguments that give a key twice, naming the key, and runs nothing', async () => {
+    const timestamp = uniqueTimestamp();
+    const raw = `{"jsonrpc":"2.0","id":${nextId++},"method":"tools/call","params":{"name":"log-mood","arguments":{"user_id":"mcp-duplicate","mood":"happy","mood":"sad","energy_level":5,"timestamp":"${timestamp}"}}}`;
+    const response = await send(
+      new Request('http://edge-tools.test/mcp', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: raw,
+      }),
+    );
+    const { result } = (await response.json()) as { result: { isError: boolean; structuredContent: ToolResult<unknown> } };
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'mood', code: 'duplicate_key' }] } } });
+    const rows = await db.execute(sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = 'mcp-duplicate'`);
+    expect(rows.rows[0]).toEqual({ n: 0 });
+  });
 });
 
-/** Tool annotations as a client reads them: what was sent over the MCP specification's defaults. */
-function effectiveAnnotations(sent: Record<string, unknown> | undefined) {
-  return { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true, ...sent };
-}

@@ -8,7 +8,7 @@
 import { env } from 'cloudflare:workers';
 import { and, count, eq, isNull } from 'drizzle-orm';
 import { describe, expect, it, vi } from 'vitest';
-import { apiKeys, flashcards, oauthGrants } from '../../drizzle/schema.ts';
+import { apiKeys, oauthGrants } from '../../drizzle/schema.ts';
 import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { db, send, tenantA } from './helpers.ts';
 import { approve, authorizeQuery, cardCount, connect, grantRows, mcp, openConsent, ORIGIN, pkce, postConsent, REDIRECT, register, tokenRequest, fetchJson, type Json } from './oauth-flow.ts';

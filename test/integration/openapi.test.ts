@@ -59,11 +59,15 @@ describe('GET /openapi.json', () => {
     const document = await openApi();
     const operation = document.paths[`/tools/${id}`].post;
     expect(operation).toMatchObject({ operationId: id, description: tool.description, security: [{ apiKey: [] }] });
-    expect(operation.requestBody.content['application/json']).toEqual({ schema: { $ref: `#/components/schemas/${id}.input` }, example: tool.example });
+    const body = operation.requestBody.content['application/json'];
+    // Inline, with no reference at all: hosts that make a tool of each operation pass it on as it is.
+    expect(body.example).toEqual(tool.example);
+    expect(JSON.stringify(body.schema)).not.toMatch(/"\$(ref|defs)"/);
     // The request body is judged by a standard validator against the tool's hand-written example
     // (the document as a whole: test/unit/openapi-document.test.ts, by an OpenAPI validator).
-    expect(validateAt(document, `#/components/schemas/${id}.input`, tool.example)).toMatchObject({ valid: true });
-    expect(validateAt(document, `#/components/schemas/${id}.input`, { ...tool.example, not_a_field: 1 }).valid).toBe(false);
+    const bodyAt = `#/paths/${encode(`/tools/${id}`)}/post/requestBody/content/application~1json/schema`;
+    expect(validateAt(document, bodyAt, tool.example)).toMatchObject({ valid: true });
+    expect(validateAt(document, bodyAt, { ...tool.example, not_a_field: 1 }).valid).toBe(false);
     expect(document.components.schemas[`${id}.data`]).toMatchObject({ type: 'object' });
     const statuses = Object.keys(operation.responses).map(Number);
     // 405 answers other methods than the operation's, so it is not one of the operation's answers.
@@ -222,6 +226,6 @@ describe('GET /tools?format=openai', () => {
   it('refuses an unknown format with the valid ones', async () => {
     const { status, body } = await getJson('/tools?format=anthropic');
     expect(status).toBe(400);
-    expect(body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringContaining("must be 'openai' or absent") } });
+    expect(body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringContaining("must be 'openai', 'gemini' or absent") } });
   });
 });

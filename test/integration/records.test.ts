@@ -68,7 +68,7 @@ describe('GET /documents/:id', () => {
 
   it('pages the tasks of a long chunk, and links the next page', async () => {
     const tenant = tenantC;
-    const lines = Array.from({ length: 300 }, (_, i) => `- [ ] Check the inventory of warehouse shelf number ${i + 1} before the audit`);
+    const lines = Array.from({ length: 150 }, (_, i) => `- [ ] Check the inventory of warehouse shelf number ${i + 1} before the audit`);
     const doc = await added('Inventory', lines.join('\n'), tenant.apiKey);
     const seen: string[] = [];
     let url: string | undefined = `/documents/${doc.document_id.toUpperCase()}`;

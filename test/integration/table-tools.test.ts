@@ -204,7 +204,8 @@ describe('submit-health-form: every data type', () => {
     if (!body.success) throw new Error(body.message);
     // The answer names the field, what was received and what the row holds, in meta and in words.
     expect(body.meta.warnings).toEqual([{ code: 'rounded', field: 'weight_kg', received: 61.555, stored: Number(row!.weightKg), message: expect.any(String) }]);
-    expect(body.message).toContain('weight_kg 61.555 was stored as 61.56 (2 decimal places kept).');
+    // The note is a sentence of its own after the configured message, which ends without a full stop.
+    expect(body.message).toMatch(/^Saved health form for Rounded Weight recorded at \S+Z\. weight_kg 61\.555 was stored as 61\.56 \(2 decimal places kept\)\.$/);
     expect(body.data.message).toBe(body.message);
   });
 
@@ -242,7 +243,7 @@ describe('submit-health-form: every data type', () => {
     ['a string for a boolean', { smoker: 'no' }, 'smoker', 'must be true or false'],
     ['a blood type outside the list', { blood_type: 'C' }, 'blood_type', 'must be one of: A+, A-, B+, B-, AB+, AB-, O+, O-, unknown'],
     ['a date before the minimum', { recorded_at: '1899-12-31T23:59:59Z' }, 'recorded_at', 'must be a date-time on or after 1900-01-01 (its date as written)'],
-    ['symptoms nested too deep', { symptoms: { a: [[[[[[[[1]]]]]]]] } }, 'symptoms.a', 'must be a JSON value nested at most 7 levels deep (this one nests 8)'],
+    ['symptoms nested too deep', { symptoms: { a: [[[[[[[[1]]]]]]]] } }, 'symptoms', 'must be a JSON object nested at most 8 levels deep (the object itself is one), but received one that nests 9'],
     ['a NUL in a symptom name', { symptoms: { 'head\u0000ache': 1 } }, 'symptoms.head\\u0000ache', 'must not contain NUL characters'],
     ['a one-letter name', { patient_name: 'A' }, 'patient_name', 'between 2 and 200 characters'],
     ['a JSON array for the JSON field', { symptoms: ['dizzy', 'tired'] }, 'symptoms', "Field 'symptoms' must be a valid JSON object, but received an array"],

@@ -5,7 +5,9 @@
  *   the OpenAI export, the OpenAPI document's request bodies) passes the judges written from
  *   Anthropic's, OpenAI's and Gemini's documentation (test/support/vendor-rules/);
  * - the sizes, in bytes of JSON and in tokens of OpenAI's o200k_base encoding (js-tiktoken): all of
- *   `tools/list` ≤ 60 KB and 15,000 tokens, each toolset's ≤ 20 KB, the OpenAI export ≤ 6,000 tokens.
+ *   `tools/list` ≤ 60 KB and 15,000 tokens, each toolset's ≤ 24 KB, the OpenAI export ≤ 6,000 tokens.
+ *   (A toolset's list was held to 20 KB while MCP's schemas left out bounds; stating every rule the
+ *   server enforces, as docs/schemas.md promises, costs the study toolset about 3 KB more.)
  *
  * `npm run bench -- tool-list` prints the same sizes per tool.
  */
@@ -13,7 +15,8 @@ import { getEncoding } from 'js-tiktoken';
 import { describe, expect, it } from 'vitest';
 import { TOOLSETS } from '../../shared/core/toolsets.ts';
 import { anthropicTool } from '../support/vendor-rules/anthropic.ts';
-import { geminiDeclaration } from '../support/vendor-rules/gemini.ts';
+import { geminiDeclaration, geminiSchemaSubset } from '../support/vendor-rules/gemini.ts';
+import { portable } from '../support/vendor-rules/walk.ts';
 import { openAiFunction, type OpenAiFunction } from '../support/vendor-rules/openai.ts';
 import type { Schema } from '../support/vendor-rules/walk.ts';
 import { send, tenantA } from './helpers.ts';
@@ -72,7 +75,11 @@ const sizeOf = (json: string) => ({ bytes: new TextEncoder().encode(json).length
 
 /** Every vendor's verdict on one tool's input schema, named by surface and tool. */
 function verdicts(surface: string, name: string, schema: Schema): string[] {
-  return [...anthropicTool(name, schema).map((rule) => `Anthropic: ${rule}`), ...geminiDeclaration(name, schema).map((rule) => `Gemini: ${rule}`)].map(
+  return [
+    ...anthropicTool(name, schema).map((rule) => `Anthropic: ${rule}`),
+    ...geminiDeclaration(name, schema).map((rule) => `Gemini: ${rule}`),
+    ...portable(schema).map((rule) => `every host: ${rule}`),
+  ].map(
     (rule) => `${surface} ${name}: ${rule}`,
   );
 }
@@ -93,10 +100,10 @@ describe('every advertised input schema passes Anthropic, OpenAI and Gemini rule
   it('GET /tools and the OpenAPI request bodies', async () => {
     const catalog = await served<{ data: { tools: { id: string; input_schema: Schema }[] } }>('/tools');
     expect(catalog.data.tools.length).toBeGreaterThan(0);
-    const openapi = await served<{ paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: { $ref: string } } } } } }>; components: { schemas: Record<string, Schema> } }>('/openapi.json');
+    const openapi = await served<{ paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: Schema } } } } }> }>('/openapi.json');
     const bodies = Object.entries(openapi.paths).flatMap(([path, item]) => {
-      const ref = item.post?.requestBody.content['application/json'].schema.$ref;
-      return ref ? [{ name: path.slice('/tools/'.length), schema: openapi.components.schemas[decodeURIComponent(ref.split('/').pop()!)]! }] : [];
+      const schema = item.post?.requestBody.content['application/json'].schema;
+      return schema ? [{ name: path.slice('/tools/'.length), schema }] : [];
     });
     expect(bodies.map((body) => body.name).sort()).toEqual(catalog.data.tools.map((tool) => tool.id).sort());
     expect([
@@ -117,6 +124,25 @@ describe('every advertised input schema passes Anthropic, OpenAI and Gemini rule
   });
 });
 
+describe('the Gemini export', { timeout: 120_000 }, () => {
+  it('passes Gemini\'s rules for a function declaration\'s parameters, for all tools, ?toolset= and ?tool=', async () => {
+    for (const query of ['', '&toolset=study', '&tool=submit-health-form,update-item-status']) {
+      const body = await served<{ data: { tools: { functionDeclarations: { name: string; description: string; parameters: Schema }[] }[] } }>(`/tools?format=gemini${query}`);
+      expect(body.data.tools).toHaveLength(1);
+      const declarations = body.data.tools[0]!.functionDeclarations;
+      expect(declarations.length).toBeGreaterThan(0);
+      expect(
+        declarations.flatMap(({ name, description, parameters }) => [
+          ...(description ? [] : [`${name}: no description`]),
+          ...geminiDeclaration(name, parameters),
+          ...geminiSchemaSubset(parameters),
+          ...portable(parameters),
+        ]),
+      ).toEqual([]);
+    }
+  });
+});
+
 describe('the tool list fits in an agent context (bytes of JSON, o200k_base tokens)', { timeout: 120_000 }, () => {
   it('all of tools/list: at most 60 KB and 15,000 tokens, on every protocol version', async () => {
     for (const version of [...LEGACY_VERSIONS, MODERN]) {
@@ -126,9 +152,9 @@ describe('the tool list fits in an agent context (bytes of JSON, o200k_base toke
     }
   });
 
-  it.each(TOOLSETS)('tools/list of /mcp/%s: at most 20 KB', async (toolset) => {
+  it.each(TOOLSETS)('tools/list of /mcp/%s: at most 24 KB', async (toolset) => {
     const { json } = await toolsList(`/mcp/${toolset}`, MODERN);
-    expect(sizeOf(json).bytes).toBeLessThanOrEqual(20 * KB);
+    expect(sizeOf(json).bytes).toBeLessThanOrEqual(24 * KB);
   });
 
   it('the OpenAI export of all tools: at most 6,000 tokens, and a subset is smaller', async () => {

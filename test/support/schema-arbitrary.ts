@@ -276,7 +276,7 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** `base` with a value replaced or added at a random path: any JSON value, or a hostile one. */
-function mutated(base: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
+export function mutated(base: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
   const replacement = fc.oneof({ weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) }, { weight: 2, arbitrary: hostileValue });
   return fc.tuple(base, fc.nat(), replacement, fc.boolean()).map(([value, pick, next, add]) => {
     const copy = structuredClone(value);

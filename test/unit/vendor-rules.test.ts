@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { anthropicTool } from '../support/vendor-rules/anthropic.ts';
 import { geminiDeclaration, geminiSchemaSubset } from '../support/vendor-rules/gemini.ts';
 import { openAiFunction } from '../support/vendor-rules/openai.ts';
+import { portable } from '../support/vendor-rules/walk.ts';
 
 const plain = { type: 'object', properties: { mood: { type: 'string', enum: ['happy', 'sad'] }, energy: { type: 'integer', minimum: 1 } }, required: ['mood'] };
 const strict = {
@@ -66,5 +67,14 @@ describe('Gemini', () => {
     expect(geminiSchemaSubset(strict)).toEqual(["(root): 'additionalProperties' is not a field of Schema", '.properties.energy: type is a list (use one type and nullable)']);
     expect(geminiSchemaSubset({ type: 'string', format: 'uuid' })).toHaveLength(1);
     expect(geminiSchemaSubset({ type: 'integer', enum: [1, 2] })).toHaveLength(1);
+    expect(geminiSchemaSubset({ type: 'object', properties: { any: { description: 'Anything.' }, either: { anyOf: [{ type: 'integer' }, { type: 'string' }] } } })).toEqual(['.properties.any: says no type']);
+  });
+});
+
+describe('every host', () => {
+  it('accepts a schema that is plain, and refuses references, definitions and empty leftovers', () => {
+    expect(portable(plain)).toEqual([]);
+    expect(portable({ ...plain, $defs: { a: { type: 'string' } }, properties: { a: { $ref: '#/$defs/a' } } })).toEqual(["(root): '$defs'", ".properties.a: '$ref'"]);
+    expect(portable({ type: 'object', properties: { at: { type: 'string', allOf: [{}] } } })).toEqual(['.properties.at: an empty schema in allOf']);
   });
 });

@@ -5,7 +5,6 @@
 import * as z from 'zod';
 import { ITEM_STATUSES, PLAN_STATUSES } from '../../../drizzle/schema.ts';
 import { date, INT4, text } from '../../../shared/core/fields.ts';
-import type { FieldProblem } from '../../../shared/core/issues.ts';
 
 /** The id of a study record (numbered per project: plan 1, 2, 3 …). */
 export function recordId(what: string) {
@@ -15,7 +14,10 @@ export function recordId(what: string) {
 /** `plan_id`: a plan's id, or "latest" for the project's most recently created plan. */
 export const planIdField = z
   .union([z.int().min(1).max(INT4.max), z.literal('latest')], { error: "must be a plan id (a positive integer) or 'latest'" })
-  .describe('The plan id, or "latest" for the newest plan.');
+  .describe('The plan id, or "latest" for the newest plan (with plan_title: the newest plan of that title).');
+
+/** `plan_id`'s description in tools that act on one plan: absent, it means the newest plan unless plan_title names one. */
+export const PLAN_ID_DEFAULT = 'The plan id, or "latest" for the newest plan (with plan_title: the newest plan of that title). Default: "latest" when plan_title is not given either.';
 
 /** `plan_title`: matched exactly, ignoring case (and surrounding whitespace). */
 export const planTitleField = text({ max: 200, blank: false, trim: true }).describe('The plan title, ignoring case.');
@@ -39,37 +41,19 @@ export function limitField(what: string, fallback: number, max: number) {
 /** A topic name, matched ignoring case. */
 export const topicNameField = text({ max: 100, blank: false, trim: true }).describe('The topic name, e.g. "Spanish grammar" (case-insensitive).');
 
-/** A plan named by `plan_id` or `plan_title` (the field names every plan tool uses). */
+/**
+ * A plan named by `plan_id`, `plan_title` or both (the field names every plan tool uses). Each
+ * field given narrows the choice: `plan_title` to the plans of that title, `plan_id` to one of them
+ * (an id, or "latest": the newest). No rule ties the two fields, so the input schema says it all.
+ */
 export interface PlanRef {
   plan_id?: number | 'latest' | undefined;
   plan_title?: string | undefined;
 }
 
-/**
- * `input` refusing inputs that name one `what` twice over (`plan_id` and `plan_title`) or, when
- * `required`, not at all. The rule is enforced here and said in both fields' descriptions; it is
- * not in the JSON Schema, whose root model APIs want free of `oneOf`/`not`.
- */
-export function exactlyOne<S extends z.ZodObject>(input: S, first: string, second: string, { what, required }: { what: string; required: boolean }): S {
-  const said = (field: string, other: string) => {
-    const schema = input.shape[field] as z.ZodType;
-    const rule = required ? `Or ${other}; not both.` : `Not with ${other}.`;
-    // An optional field's description may be its inner schema's.
-    const description = schema.description ?? (schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType).description : undefined);
-    return schema.describe([description, rule].filter(Boolean).join(' '));
-  };
-  const described = input.safeExtend({ [first]: said(first, second), [second]: said(second, first) });
-  return described.superRefine((value: Record<string, unknown>, ctx) => {
-    const has = (key: string) => value[key] !== undefined;
-    if (has(first) && has(second)) {
-      ctx.addIssue({ code: 'custom', path: [second], input: value[second], message: `give either ${first} or ${second} to name the ${what}, not both` });
-    } else if (required && !has(first) && !has(second)) {
-      const problem: FieldProblem = {
-        code: 'required',
-        expected: `given, or ${second} instead, to name the ${what}`,
-        received: `neither ${first} nor ${second}: ask the user which ${what} they mean if you do not know`,
-      };
-      ctx.addIssue({ code: 'custom', path: [first], message: `must be ${problem.expected}`, params: problem });
-    }
-  }) as unknown as S;
+/** A record named by its id or by its title / name: one field, so no rule ties two fields together. */
+export function idOrName(what: string, name: z.ZodType<string>, nameWord: string) {
+  return z
+    .union([z.int().min(1).max(INT4.max), name], { error: `must be the ${what} id (a positive integer) or its ${nameWord} (text)` })
+    .describe(`The ${what}: its id from an earlier answer, or its ${nameWord} (matched exactly, ignoring case).`);
 }

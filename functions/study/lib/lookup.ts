@@ -68,33 +68,33 @@ const LIST_PLANS = 'Ask the user which plan they mean, or call list-plans to see
 const planColumns = sql`id as plan_id, title, status, ${isoTime(sql`created_at`)} as created_at`;
 
 /**
- * The plan named by `plan_id` (an id, or "latest": the most recently created plan) or by
- * `plan_title` (exact, ignoring case). NOT_FOUND when none matches, CONFLICT listing the
- * candidates when a title matches several.
+ * The plan named by `ref`, each field narrowing the choice: `plan_title` (exact, ignoring case) to
+ * the plans of that title, `plan_id` to the one with that id or, "latest", the most recently
+ * created; neither means "latest". NOT_FOUND when none matches, CONFLICT listing the candidates
+ * when a title alone matches several.
  */
 export async function findPlan(db: Database, projectId: string, ref: PlanRef): Promise<Plan | Failure> {
-  if (ref.plan_title !== undefined) {
-    const { rows } = await db.execute(sql`select ${planColumns} from study_plans
-      where project_id = ${projectId} and lower(title) = lower(${ref.plan_title})
-      order by id desc limit ${CANDIDATES_READ}`);
-    const plans = rows as unknown as Plan[];
-    const query = { plan_title: ref.plan_title };
-    if (plans.length === 0) {
-      return notFound('plan', query, `No plan is titled "${ref.plan_title}" in this project (titles match exactly, ignoring case).`, LIST_PLANS);
+  const { plan_title } = ref;
+  const plan_id = ref.plan_id ?? (plan_title === undefined ? 'latest' : undefined);
+  const { rows } = await db.execute(sql`select ${planColumns} from study_plans
+    where project_id = ${projectId}
+      ${plan_title === undefined ? sql`` : sql`and lower(title) = lower(${plan_title})`}
+      ${typeof plan_id === 'number' ? sql`and id = ${plan_id}` : sql``}
+    order by id desc limit ${plan_id === 'latest' ? 1 : CANDIDATES_READ}`);
+  const plans = rows as unknown as Plan[];
+  const query = { ...(plan_id !== undefined && { plan_id }), ...(plan_title !== undefined && { plan_title }) };
+  if (plans.length === 0) {
+    if (plan_title !== undefined) {
+      const which = typeof plan_id === 'number' ? `Plan ${plan_id} is not titled "${plan_title}", or does not exist,` : `No plan is titled "${plan_title}"`;
+      return notFound('plan', query, `${which} in this project (titles match exactly, ignoring case).`, LIST_PLANS);
     }
-    if (plans.length > 1) {
-      return ambiguous('plan', query, plans, { idField: 'plan_id', what: 'plans', label: (p) => `plan ${p.plan_id} "${p.title}" (${p.status}, created ${p.created_at})` });
-    }
-    return plans[0]!;
+    if (plan_id === 'latest') return notFound('plan', query, 'This project has no plans yet, so there is no latest plan.', 'Create one with write-plan.');
+    return notFound('plan', query, `No plan with id ${plan_id} exists in this project.`, LIST_PLANS);
   }
-  if (ref.plan_id === 'latest') {
-    const { rows } = await db.execute(sql`select ${planColumns} from study_plans where project_id = ${projectId} order by id desc limit 1`);
-    if (rows.length === 0) return notFound('plan', { plan_id: 'latest' }, 'This project has no plans yet, so there is no latest plan.', 'Create one with write-plan.');
-    return rows[0] as unknown as Plan;
+  if (plans.length > 1) {
+    return ambiguous('plan', query, plans, { idField: 'plan_id', what: 'plans', label: (p) => `plan ${p.plan_id} "${p.title}" (${p.status}, created ${p.created_at})` });
   }
-  const { rows } = await db.execute(sql`select ${planColumns} from study_plans where project_id = ${projectId} and id = ${ref.plan_id}`);
-  if (rows.length === 0) return notFound('plan', { plan_id: ref.plan_id }, `No plan with id ${ref.plan_id} exists in this project.`, LIST_PLANS);
-  return rows[0] as unknown as Plan;
+  return plans[0]!;
 }
 
 /** {@link findPlan} when `ref` names a plan; undefined when it names none (both fields absent). */

@@ -6,7 +6,7 @@
  * their date bounds, bounded numbers.
  */
 import * as z from 'zod';
-import { dateTime, INT4, jsonObject, text } from '../../../shared/core/fields.ts';
+import { dateTime, depthSentence, INT4, JSON_VALUE_DEFAULTS, jsonObject, text } from '../../../shared/core/fields.ts';
 import { plural } from '../../../shared/core/plural.ts';
 import { DEFAULT_TEXT_MAX_LENGTH, type FieldConfig, type ValidTableConfig } from './table-config.ts';
 
@@ -76,6 +76,8 @@ function describeField(field: FieldConfig): string {
     if (field.minDate) parts.push(`On or after ${field.minDate}.`);
     if (field.maxDate) parts.push(`On or before ${field.maxDate}.`);
   }
+  // The depth is said in words only: JSON Schema could say it only with $ref, which model APIs refuse.
+  if (field.dataType === 'json') parts.push(depthSentence(JSON_VALUE_DEFAULTS.maxDepth));
   if (field.dataType === 'numeric' && field.precision !== undefined) parts.push(`Rounded to ${plural(field.scale ?? 0, 'decimal place')}.`);
   if (!field.required && field.default !== undefined) parts.push(`Default ${JSON.stringify(field.default)}.`);
   return parts.join(' ');

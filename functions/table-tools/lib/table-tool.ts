@@ -138,8 +138,9 @@ function buildTableTool(config: TableConfig): AnyTool {
         const [received, kept] = [values[field.name] as number, Number(stored?.[`n${i}`])];
         return Number.isFinite(kept) && kept !== received ? [roundedWarning(field, received, kept)] : [];
       });
-      const note = warnings.length ? ` ${warnings.map((warning) => warning.message).join(' ')}` : '';
-      const message = successMessage(valid, { ...values, ...Object.fromEntries(warnings.map((w) => [w.field, w.stored])) }) + note;
+      const said = successMessage(valid, { ...values, ...Object.fromEntries(warnings.map((w) => [w.field, w.stored])) });
+      // The configured message is kept as written; a note after it starts a sentence of its own.
+      const message = warnings.length ? `${/[.!?]$/.test(said) ? said : `${said}.`} ${warnings.map((warning) => warning.message).join(' ')}` : said;
       // A link only when the deployment says where its rows are shown (TABLE_URL_TEMPLATES).
       const link = links.row(valid.tableName, id, linkLabel(capitalized(valid.recordName), id));
       return ok({ id, row_count: 1, message }, message, { ...(link ? { links: [link] } : {}), ...(warnings.length ? { warnings } : {}) });

@@ -43,7 +43,7 @@ async function runShell(block: Block): Promise<string> {
     return stdout;
   } catch (error) {
     const { stdout = '', stderr = '', code } = error as { stdout?: string; stderr?: string; code?: number };
-    throw new Error(`${block.file}:${block.line}: the example exited with ${code}\n--- stdout\n${stdout.slice(-3_000)}\n--- stderr\n${stderr.slice(-3_000)}`);
+    throw new Error(`${block.file}:${block.line}: the example exited with ${code}\n--- stdout\n${stdout.slice(-3_000)}\n--- stderr\n${stderr.slice(-3_000)}`, { cause: error });
   }
 }
 

@@ -193,15 +193,26 @@ describe('update-flashcard-review overrides', () => {
     expect(await storedCard(tenant, 2)).toEqual({ ...before, due: when, scheduled_days: reviewed.scheduled_days });
   });
 
+  it('takes a grade with an override: the graded review first, then the override; no grade and no override means good', async () => {
+    const { card_id: cardId } = await data(tenant, 'create-flashcard', { front: 'five', back: 'back' });
+    const when = '2032-03-01T08:00:00.000Z';
+    const graded = await data(tenant, 'update-flashcard-review', { card_id: cardId, grade: 'hard', next_review_at: when });
+    expect(graded).toMatchObject({ card_id: cardId, review: 'hard', next_review_at: when, reps: 1 });
+    expect(await storedCard(tenant, cardId)).toMatchObject({ due: when, reps: 1 });
+    const plain = await data(tenant, 'update-flashcard-review', { card_id: cardId });
+    expect(plain).toMatchObject({ card_id: cardId, review: 'good', reps: 2 });
+    expect(await rowCount('flashcard_reviews', tenant.projectId, sql`card_id = ${cardId}`)).toBe(2);
+  });
+
   it('refuses an ease factor for a card never reviewed, with CONFLICT', async () => {
     const error = await failure(tenant, 'update-flashcard-review', { card_id: 4, ease_factor: 2 }, 409, 'CONFLICT');
     expect(error.message).toContain('never been reviewed');
+    // The hint says what to do, around the call to send: not a bare JSON object.
+    expect(error.hint).toMatch(/^Call again with a grade as well, e\.g\. \{.*"grade": "good".*"ease_factor": 2\}\.$/);
     expect(await storedCard(tenant, 4)).toMatchObject({ state: 'new', difficulty: 0 });
   });
 
   it.each([
-    ['a grade and an override', { card_id: 1, grade: 'good', ease_factor: 2 }, 'grade', 'custom'],
-    ['neither a grade nor an override', { card_id: 1 }, 'grade', 'required'],
     ['an unknown grade', { card_id: 1, grade: 'perfect' }, 'grade', 'invalid_value'],
     ['an ease factor below 1.3', { card_id: 1, ease_factor: 1 }, 'ease_factor', 'too_small'],
     ['a time without a time zone', { card_id: 1, next_review_at: '2031-01-15T09:30:00' }, 'next_review_at', 'invalid_format'],

@@ -91,7 +91,7 @@ describe('list-plans', () => {
   beforeAll(async () => {
     tenant = await newTenant('Plans: list');
     for (const title of ['Plan A', 'Plan B', 'Plan C', 'Plan D', 'Plan E']) await data(tenant, 'write-plan', { title, items: ['One', 'Two'] });
-    await data(tenant, 'update-item-status', { plan_title: 'Plan E', item_title: 'One', status: 'completed' });
+    await data(tenant, 'update-item-status', { plan_title: 'Plan E', item_id: 'One', status: 'completed' });
     await data(tenant, 'update-plan-status', { plan_title: 'Plan B', status: 'archived' });
   });
 
@@ -190,7 +190,7 @@ describe('finding plans: id, "latest", title', () => {
     for (const [toolId, input] of [
       ['add-plan-item', { plan_title: 'History essay', title: 'Draft' }],
       ['update-plan-status', { plan_title: 'History essay', status: 'paused' }],
-      ['update-item-status', { plan_title: 'History essay', item_title: 'Outline', status: 'completed' }],
+      ['update-item-status', { plan_title: 'History essay', item_id: 'Outline', status: 'completed' }],
     ] as const) {
       const again = await failure(tenant, toolId, input, 409, 'CONFLICT');
       expect(again.details.candidates.map((c: Data) => c.plan_id)).toEqual([3, 2]);
@@ -214,9 +214,19 @@ describe('finding plans: id, "latest", title', () => {
     expect(error.message).toContain('write-plan');
   });
 
+  it('takes plan_id and plan_title together as a plan matching both, and NOT_FOUND when none does', async () => {
+    const both = await data(tenant, 'list-plan-items', { plan_id: 1, plan_title: 'biology final' });
+    expect(both.plan_items.map((p: Data) => p.plan_id)).toEqual([1]);
+    // "latest" with a title: the newest plan of that title, where the title alone is ambiguous.
+    const newest = await data(tenant, 'list-plan-items', { plan_id: 'latest', plan_title: 'History essay' });
+    expect(newest.plan_items.map((p: Data) => p.plan_id)).toEqual([3]);
+    const error = await failure(tenant, 'update-plan-status', { plan_id: 2, plan_title: 'Biology final', status: 'paused' }, 404, 'NOT_FOUND');
+    expect(error.details).toEqual({ entity_type: 'plan', query: { plan_id: 2, plan_title: 'Biology final' } });
+    expect(error.message).toContain('Plan 2 is not titled "Biology final"');
+    expect(await rowCount('study_plans', tenant.projectId, sql`status = 'paused'`)).toBe(0);
+  });
+
   it.each([
-    ['both plan_id and plan_title', 'update-plan-status', { plan_id: 1, plan_title: 'Biology final', status: 'paused' }, 'plan_title'],
-    ['neither plan_id nor plan_title', 'update-plan-status', { status: 'paused' }, 'plan_id'],
     ['a plan_id that is neither an id nor "latest"', 'list-plan-items', { plan_id: 'newest' }, 'plan_id'],
     ['a plan_id of 0', 'list-plan-items', { plan_id: 0 }, 'plan_id'],
     ['an unknown status', 'update-plan-status', { plan_id: 1, status: 'done' }, 'status'],
@@ -254,11 +264,11 @@ describe('add-plan-item', () => {
     expect(listed.plan_items[0].items.map((i: Data) => i.title)).toEqual(['Scales', 'Arpeggios', 'Sight reading']);
   });
 
-  it('refuses a call that names no plan, asking which plan is meant', async () => {
-    const error = await failure(tenant, 'add-plan-item', { title: 'Orphan' }, 400, 'VALIDATION_ERROR');
-    expect(error.details.fields).toMatchObject([{ field: 'plan_id', code: 'required', received: expect.stringContaining('neither plan_id nor plan_title') }]);
-    expect(error.message).toContain('ask the user which plan they mean');
-    expect(error.message).not.toContain('received an object');
+  it('adds to the newest plan when the call names no plan, as plan_id\'s default says', async () => {
+    await data(tenant, 'write-plan', { title: 'Violin exam', items: ['Bowing'] });
+    const added = await data(tenant, 'add-plan-item', { title: 'Vibrato' });
+    expect(added).toMatchObject({ plan_id: 2, plan_title: 'Violin exam', title: 'Vibrato' });
+    expect(await rowCount('study_plan_items', tenant.projectId, sql`title = 'Vibrato' and plan_id = 2`)).toBe(1);
   });
 });
 
@@ -286,7 +296,7 @@ describe('statuses', () => {
   });
 
   it('answers an item title found in several plans with CONFLICT, and finds it within one plan', async () => {
-    const error = await failure(tenant, 'update-item-status', { item_title: 'long run', status: 'completed' }, 409, 'CONFLICT');
+    const error = await failure(tenant, 'update-item-status', { item_id: 'long run', status: 'completed' }, 409, 'CONFLICT');
     expect(error.details).toMatchObject({
       entity_type: 'item',
       query: { item_title: 'long run' },
@@ -296,14 +306,14 @@ describe('statuses', () => {
       ],
     });
     expect(await rowCount('study_plan_items', tenant.projectId, sql`status = 'completed'`)).toBe(0);
-    const updated = await data(tenant, 'update-item-status', { item_title: 'long run', plan_title: 'Marathon', status: 'completed' });
+    const updated = await data(tenant, 'update-item-status', { item_id: 'long run', plan_title: 'Marathon', status: 'completed' });
     expect(updated).toMatchObject({ item_id: 1, plan_id: 1, status: 'completed' });
-    const latest = await data(tenant, 'update-item-status', { item_title: 'Long run', plan_id: 'latest', status: 'skipped' });
+    const latest = await data(tenant, 'update-item-status', { item_id: 'Long run', plan_id: 'latest', status: 'skipped' });
     expect(latest).toMatchObject({ item_id: 3, plan_id: 2, status: 'skipped' });
   });
 
   it('answers an item not in the named plan with NOT_FOUND naming both', async () => {
-    const error = await failure(tenant, 'update-item-status', { item_title: 'Tempo run', plan_id: 1, status: 'completed' }, 404, 'NOT_FOUND');
+    const error = await failure(tenant, 'update-item-status', { item_id: 'Tempo run', plan_id: 1, status: 'completed' }, 404, 'NOT_FOUND');
     expect(error.details).toEqual({ entity_type: 'item', query: { item_title: 'Tempo run', plan_id: 1 } });
     const byId = await failure(tenant, 'update-item-status', { item_id: 4, plan_title: 'Marathon', status: 'completed' }, 404, 'NOT_FOUND');
     expect(byId.details).toEqual({ entity_type: 'item', query: { item_id: 4, plan_title: 'Marathon' } });
@@ -364,7 +374,7 @@ describe('tenant isolation', () => {
     await failure(other, 'update-plan-status', { plan_id: 3, status: 'archived' }, 404, 'NOT_FOUND');
     await failure(other, 'update-plan-status', { plan_title: 'Owner secret plan', status: 'archived' }, 404, 'NOT_FOUND');
     await failure(other, 'add-plan-item', { plan_id: 3, title: 'Injected' }, 404, 'NOT_FOUND');
-    await failure(other, 'update-item-status', { item_title: 'Secret item', status: 'skipped' }, 404, 'NOT_FOUND');
+    await failure(other, 'update-item-status', { item_id: 'Secret item', status: 'skipped' }, 404, 'NOT_FOUND');
     await failure(other, 'update-item-status', { item_id: 3, status: 'skipped' }, 404, 'NOT_FOUND');
     // Ids shared by both projects name each project's own record.
     expect(await data(other, 'update-plan-status', { plan_id: 1, status: 'archived' })).toMatchObject({ title: 'Other plan' });

@@ -53,7 +53,7 @@ describe('a quiz round', () => {
     expect(body).toMatchObject({ success: true, data: { topic_id: 1, saved_wrong: 2, deleted_correct: 1, saved_attempt_ids: [6, 7], deleted_attempt_ids: [1] } });
     expect(body.message).toBe('Topic 1 "French verbs": saved 2 wrong answers and cleared 1 earlier wrong attempt now answered correctly.');
     expect(await rowCount('quiz_attempts', tenant.projectId, sql`id = 1`)).toBe(0);
-    const after = await data(tenant, 'get-wrong-questions', { topic_name: 'French verbs' });
+    const after = await data(tenant, 'get-wrong-questions', { topic_id: 'French verbs' });
     expect(after.wrong_questions.map((a: Data) => [a.attempt_id, a.score, a.feedback])).toEqual([
       [7, 0, null],
       [6, 0, 'Être verb: "je suis allé".'],
@@ -79,8 +79,15 @@ describe('a quiz round', () => {
     expect(unknownTopic.details).toEqual({ entity_type: 'topic', query: { topic_id: 42 } });
   });
 
+  it('answers an empty round as a success that saved and deleted nothing', async () => {
+    const attempts = await rowCount('quiz_attempts', tenant.projectId);
+    const { body } = await call(tenant, 'quiz-post-save', { topic_id: 1 });
+    expect(body).toMatchObject({ success: true, data: { topic_id: 1, saved_wrong: 0, deleted_correct: 0, saved_attempt_ids: [], deleted_attempt_ids: [] } });
+    expect(body.message).toContain('nothing to save');
+    expect(await rowCount('quiz_attempts', tenant.projectId)).toBe(attempts);
+  });
+
   it.each([
-    ['an empty round', { topic_id: 1 }, [{ field: 'wrong_answers', code: 'custom' }]],
     ['a repeated attempt id', { topic_id: 1, correct_retries: [2, 2] }, [{ field: 'correct_retries', code: 'duplicate_item' }]],
     ['a wrong answer without the answer', { topic_id: 1, wrong_answers: [{ question: 'Q?' }] }, [{ field: 'wrong_answers[0].user_answer', code: 'required' }]],
     ['a topic_id that is not an integer', { topic_id: 'French verbs', correct_retries: [2] }, [{ field: 'topic_id', code: 'invalid_type' }]],
@@ -172,7 +179,7 @@ describe('get-wrong-questions', () => {
   });
 
   it('pages through the wrong answers, newest first', async () => {
-    const first = await call(tenant, 'get-wrong-questions', { topic_name: 'geometry', limit: 2 });
+    const first = await call(tenant, 'get-wrong-questions', { topic_id: 'geometry', limit: 2 });
     expect(first.body).toMatchObject({ success: true, meta: { truncated: true } });
     if (!first.body.success) return;
     expect(attemptIds(first.body.data.wrong_questions)).toEqual([5, 4]);
@@ -183,14 +190,17 @@ describe('get-wrong-questions', () => {
   });
 
   it('answers NOT_FOUND naming an unknown topic', async () => {
-    const error = await failure(tenant, 'get-wrong-questions', { topic_name: 'Algebra' }, 404, 'NOT_FOUND');
+    const error = await failure(tenant, 'get-wrong-questions', { topic_id: 'Algebra' }, 404, 'NOT_FOUND');
     expect(error.details).toEqual({ entity_type: 'topic', query: { topic_name: 'Algebra' } });
     expect(error.message).toMatch(/Ask the user which topic they mean/);
   });
 
-  it('refuses both topic_id and topic_name', async () => {
+  it('takes the topic\'s name in topic_id as well as its id, and refuses the old topic_name field by name', async () => {
+    const byName = await data(tenant, 'get-wrong-questions', { topic_id: 'GEOMETRY', limit: 1 });
+    const byId = await data(tenant, 'get-wrong-questions', { topic_id: byName.topic_id, limit: 1 });
+    expect(byName).toEqual(byId);
     const error = await failure(tenant, 'get-wrong-questions', { topic_id: 1, topic_name: 'Geometry' }, 400, 'VALIDATION_ERROR');
-    expect(error.details.fields).toMatchObject([{ field: 'topic_name', code: 'custom' }]);
+    expect(error.details.fields).toMatchObject([{ field: 'topic_name', code: 'unknown_field' }]);
   });
 });
 
@@ -258,7 +268,7 @@ describe('tenant isolation', () => {
 
   it("never shows another project's topics or attempts", async () => {
     expect((await data(other, 'get-weak-topics', {})).weak_topics.map((t: Data) => t.topic_name)).toEqual(['Other topic']);
-    await failure(other, 'get-wrong-questions', { topic_name: 'Owner secret topic' }, 404, 'NOT_FOUND');
+    await failure(other, 'get-wrong-questions', { topic_id: 'Owner secret topic' }, 404, 'NOT_FOUND');
     await failure(other, 'get-wrong-questions', { topic_id: 3 }, 404, 'NOT_FOUND');
     const fetched = await data(other, 'quiz-pre-fetch', { topic_name: 'Owner secret topic' });
     expect(fetched).toMatchObject({ created: true, topic_id: 2, wrong_questions: [] });

@@ -51,6 +51,8 @@ export function geminiSchemaSubset(schema: Schema): string[] {
     for (const field of Object.keys(node)) if (!SCHEMA_FIELDS.has(field)) broken.push(`${path}: '${field}' is not a field of Schema`);
     // `type` is one Type; a nullable value says `nullable: true`.
     if (Array.isArray(node.type)) broken.push(`${path}: type is a list (use one type and nullable)`);
+    // Same page, `type`: "Required. Data type." (a choice among `anyOf` options says it in each option).
+    else if (node.type === undefined && !Array.isArray(node.anyOf)) broken.push(`${path}: says no type`);
     else if (typeof node.type === 'string' && !TYPES.has(node.type.toLowerCase())) broken.push(`${path}: type '${node.type}' is not a Gemini Type`);
     if (typeof node.format === 'string' && !SCHEMA_FORMATS.has(node.format)) broken.push(`${path}: format '${node.format}' is not supported`);
     // `enum`: "Possible values of the element of Type.STRING with enum format".

@@ -45,3 +45,21 @@ export function isSchema(value: unknown): value is Schema {
 export function typesOf(schema: Schema): string[] {
   return typeof schema.type === 'string' ? [schema.type] : Array.isArray(schema.type) ? (schema.type as string[]) : [];
 }
+
+/**
+ * What every host needs of a served schema, whatever its vendor: no `$ref` or `$defs` (hosts that
+ * pass a schema on unresolved break, Gemini's `parameters` refuses them), and no subschema left
+ * empty in a list of conditions or options (`allOf: [{}]`, which says nothing and trips converters).
+ */
+export function portable(root: Schema): string[] {
+  const broken: string[] = [];
+  for (const { schema, path } of nodes(root)) {
+    for (const keyword of ['$ref', '$defs', 'definitions']) if (keyword in schema) broken.push(`${path}: '${keyword}'`);
+    for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
+      const list = schema[keyword];
+      if (Array.isArray(list) && list.some((item) => isSchema(item) && Object.keys(item).length === 0)) broken.push(`${path}: an empty schema in ${keyword}`);
+      if (Array.isArray(list) && list.length === 0) broken.push(`${path}: ${keyword} is empty`);
+    }
+  }
+  return broken;
+}

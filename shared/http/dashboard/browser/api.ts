@@ -42,7 +42,7 @@ export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
   try {
     response = await fetch(path, { ...init, headers: { authorization: `Bearer ${storedKey() ?? ''}` }, cache: 'no-store' });
   } catch (error) {
-    throw new Error(`The worker could not be reached: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`The worker could not be reached: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   const body = (await response.json().catch(() => null)) as Envelope<T> | null;
   if (!body) throw new Error(`The worker answered ${response.status} without the expected JSON.`);
