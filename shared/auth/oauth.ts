@@ -78,7 +78,9 @@ export function oauthSettings(env: OAuthEnv): OAuthSettings | { problem: string 
   const seconds = Number(raw);
   const { minAccessTokenTtlSeconds: min, refreshTokenTtlSeconds: max } = OAUTH_DEFAULTS;
   if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(seconds) || seconds < min || seconds > max) {
-    return { problem: `OAUTH_ACCESS_TOKEN_TTL_SECONDS must be a whole number of seconds from ${min} to ${max} (default ${OAUTH_DEFAULTS.accessTokenTtlSeconds}), but it is '${raw.slice(0, 40)}'.` };
+    return {
+      problem: `OAUTH_ACCESS_TOKEN_TTL_SECONDS must be a whole number of seconds from ${min} to ${max} (default ${OAUTH_DEFAULTS.accessTokenTtlSeconds}), but it is '${raw.slice(0, 40)}'.`,
+    };
   }
   return { accessTokenTtlSeconds: seconds };
 }
@@ -218,9 +220,13 @@ export function authorizationServer(origin: string, env: ProviderEnv, openDb: Op
     // the provider then revokes the grant's tokens in KV too.
     tokenExchangeCallback: async ({ props, env: callbackEnv }) => {
       const db = openDb(callbackEnv);
-      if (!db) throw new OAuthError('temporarily_unavailable', { description: 'The service is not configured to check grants.', statusCode: 503 });
+      if (!db)
+        throw new OAuthError('temporarily_unavailable', { description: 'The service is not configured to check grants.', statusCode: 503 });
       const grant = await liveGrant(db, (props as TokenProps).grantId, { recheckAfterMs: 0 });
-      if (!grant) throw new OAuthError('invalid_grant', { description: 'The grant was revoked, or the API key that approved it was: authorize again.' });
+      if (!grant)
+        throw new OAuthError('invalid_grant', {
+          description: 'The grant was revoked, or the API key that approved it was: authorize again.',
+        });
     },
   });
   servers.set(cacheKey, server);
@@ -238,9 +244,18 @@ export function oauthHelpers(origin: string, env: ProviderEnv, openDb: OpenDatab
  * the API key that approved it) must be live in the database. Answers UNAUTHENTICATED otherwise;
  * database errors are thrown.
  */
-export async function grantOfToken(token: string, url: URL, env: ProviderEnv, db: Database, openDb: OpenDatabase): Promise<LiveGrant | Failure> {
+export async function grantOfToken(
+  token: string,
+  url: URL,
+  env: ProviderEnv,
+  db: Database,
+  openDb: OpenDatabase,
+): Promise<LiveGrant | Failure> {
   const resource = canonicalResource(url);
-  if (!resource) return notValid(`The MCP URL ${url.pathname.slice(0, 100)} is not one an access token is issued for: use /mcp, /mcp/code or /mcp/<toolsets> as the toolsets are named (e.g. /mcp/study,documents).`);
+  if (!resource)
+    return notValid(
+      `The MCP URL ${url.pathname.slice(0, 100)} is not one an access token is issued for: use /mcp, /mcp/code or /mcp/<toolsets> as the toolsets are named (e.g. /mcp/study,documents).`,
+    );
   let props: TokenProps | undefined;
   try {
     props = (await authorizationServer(url.origin, env, openDb).validateToken<TokenProps>(resource, token, env))?.props;
@@ -248,7 +263,10 @@ export async function grantOfToken(token: string, url: URL, env: ProviderEnv, db
     // A bearer the provider cannot even read is no token of ours: refused like any other.
     props = undefined;
   }
-  if (!props) return notValid('The access token is not valid here: it expired, was revoked, or was issued for another URL. Each token works only on the URL it was issued for.');
+  if (!props)
+    return notValid(
+      'The access token is not valid here: it expired, was revoked, or was issued for another URL. Each token works only on the URL it was issued for.',
+    );
   const grant = await liveGrant(db, props.grantId);
   return grant ?? notValid('The access token belongs to a grant that was revoked (or whose API key was revoked).');
 }
@@ -270,7 +288,9 @@ export function oauthAccessTokens(enabled: (env: OAuthEnv, url: URL) => env is P
   return async (token, url, env, db) => {
     if (!enabled(env, url)) return undefined;
     if ('problem' in oauthSettings(env)) {
-      return notValid("OAuth access tokens cannot be checked now: the deployment's OAuth configuration is wrong (its operator finds the cause in the log). Use an API key meanwhile.");
+      return notValid(
+        "OAuth access tokens cannot be checked now: the deployment's OAuth configuration is wrong (its operator finds the cause in the log). Use an API key meanwhile.",
+      );
     }
     const grant = await grantOfToken(token, url, env, db, openDb);
     if ('error' in grant) return grant;

@@ -62,7 +62,10 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOpt
     server.setRequestHandler('tools/call', async ({ params }, ctx) => {
       const sent = calls.get(ctx.mcpReq.id) ?? { arguments: params.arguments, meta: params._meta };
       if (!caller) {
-        const refusal = fail('UNAUTHENTICATED', 'A tool call needs a credential: send Authorization: Bearer <API key or OAuth access token>.');
+        const refusal = fail(
+          'UNAUTHENTICATED',
+          'A tool call needs a credential: send Authorization: Bearer <API key or OAuth access token>.',
+        );
         return toolResult(refusal, metaWithoutExecution(String(params.name).slice(0, 100)));
       }
       if (params.name === 'execute') {
