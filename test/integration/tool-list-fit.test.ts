@@ -103,9 +103,10 @@ describe('every advertised input schema passes Anthropic, OpenAI and Gemini rule
     const openapi = await served<{ paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: Schema } } } } }> }>('/openapi.json');
     const bodies = Object.entries(openapi.paths).flatMap(([path, item]) => {
       const schema = item.post?.requestBody.content['application/json'].schema;
-      return schema ? [{ name: path.slice('/tools/'.length), schema }] : [];
+      return schema ? [{ name: path.replace(/^\/(tools\/)?/, ''), schema }] : [];
     });
-    expect(bodies.map((body) => body.name).sort()).toEqual(catalog.data.tools.map((tool) => tool.id).sort());
+    // Every tool's body, and code mode's (POST /code, named 'code' here), which must fit the same rules.
+    expect(bodies.map((body) => body.name).sort()).toEqual([...catalog.data.tools.map((tool) => tool.id), 'code'].sort());
     expect([
       ...catalog.data.tools.flatMap((tool) => verdicts('GET /tools', tool.id, tool.input_schema)),
       ...bodies.flatMap(({ name, schema }) => verdicts('OpenAPI', name, schema)),
