@@ -8,7 +8,9 @@
  * The agents are written out here: the direct one calls the next step with ids from the last
  * answer, as a model would, sending the three steps that need only the search's ids in one turn;
  * the code-mode one sends the whole story in one `execute` and keeps from each answer what the
- * story needs, after reading `describe` for the four tools (a round trip of its own) or not.
+ * story needs, written from what `tools/list` gives it (execute's description: every tool's input
+ * type and the fields of its data), or after reading `describe` for the four tools (a round trip
+ * of its own) too. The story's code uses no name that `tools/list` does not show.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -86,7 +88,7 @@ const STORY = `async () => {
   };
 }`;
 
-/** The code-mode agent: with `describe` first (two turns), or knowing the types already (one turn). */
+/** The code-mode agent: with `describe` first (two turns), or from `tools/list` alone (one turn). */
 async function codeMode(base: string, apiKey: string, { describe }: { describe: boolean }): Promise<Run> {
   const client = await connect(`${base}/mcp/code`, apiKey);
   const started = performance.now();
@@ -142,10 +144,10 @@ export async function runCodeModeBench(): Promise<string> {
       '| way | tool calls | tools/list tokens | answer tokens | tokens read | round trips | wall ms |',
       '|---|---|---|---|---|---|---|',
       row('one call per step (/mcp)', one),
+      row('code mode, from tools/list: execute only', known),
       row('code mode, describe then execute', described),
-      row('code mode, types known: execute only', known),
       '',
-      `Code mode reads ${(total(one) / total(described)).toFixed(1)}× fewer tokens when it first asks \`describe\` for the four tools' types, and ${(total(one) / total(known)).toFixed(1)}× fewer in one round trip when the agent has the types already (\`GET /code/types\`, or an earlier \`describe\`, kept in its prompt). The direct agent's figure is its best case: the three steps after the search sent in one turn; one call per turn takes four round trips.`,
+      `Code mode reads ${(total(one) / total(known)).toFixed(1)}× fewer tokens in one round trip, writing the code from \`tools/list\` alone (execute's description carries every tool's input type and the fields of its data), and ${(total(one) / total(described)).toFixed(1)}× fewer when it also asks \`describe\` for the four tools' full types first (two round trips). Both code-mode rows count the whole \`tools/list\` of /mcp/code. The direct agent's figure is its best case: the three steps after the search sent in one turn; one call per turn takes four round trips.`,
       '',
     ].join('\n');
   } finally {

@@ -7,8 +7,9 @@
  * (hashed) in the OAUTH_KV namespace.
  *
  * - The issuer is the origin the gateway is called on, so one deployment needs no URL configured.
- * - Protected resources (RFC 9728): `/mcp`, each choice of toolsets (`/mcp/documents,study`), and
- *   the origin itself for the HTTP routes. Every spelling of a toolset URL the router accepts
+ * - Protected resources (RFC 9728): `/mcp`, each choice of toolsets (`/mcp/documents,study`),
+ *   code mode's `/mcp/code` (every toolset, reached from code), and the origin itself for the
+ *   HTTP routes (`POST /code` included). Every spelling of a toolset URL the router accepts
  *   (`/mcp/Study`, `/mcp/task_analysis`, `/mcp/study/`, `/mcp/study,documents`) is the same
  *   resource as its canonical form ({@link canonicalResource}): tokens are bound to the canonical
  *   URL (RFC 8707) and work on every spelling of it, and nowhere else.
@@ -77,7 +78,9 @@ export function oauthSettings(env: OAuthEnv): OAuthSettings | { problem: string 
   const seconds = Number(raw);
   const { minAccessTokenTtlSeconds: min, refreshTokenTtlSeconds: max } = OAUTH_DEFAULTS;
   if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(seconds) || seconds < min || seconds > max) {
-    return { problem: `OAUTH_ACCESS_TOKEN_TTL_SECONDS must be a whole number of seconds from ${min} to ${max} (default ${OAUTH_DEFAULTS.accessTokenTtlSeconds}), but it is '${raw.slice(0, 40)}'.` };
+    return {
+      problem: `OAUTH_ACCESS_TOKEN_TTL_SECONDS must be a whole number of seconds from ${min} to ${max} (default ${OAUTH_DEFAULTS.accessTokenTtlSeconds}), but it is '${raw.slice(0, 40)}'.`,
+    };
   }
   return { accessTokenTtlSeconds: seconds };
 }
@@ -99,21 +102,24 @@ export function grantScopes(toolsets: readonly Toolset[], readOnly: boolean): st
   return toolsets.flatMap((toolset) => (readOnly ? [`${toolset}:read`] : [`${toolset}:read`, `${toolset}:write`]));
 }
 
-/** The canonical MCP paths: `/mcp` and each non-empty choice of toolsets, in catalog order. */
-export const MCP_RESOURCE_PATHS: readonly string[] = ['/mcp', ...subsets(TOOLSETS).map((list) => `/mcp/${list.join(',')}`)];
+/** Code mode's MCP URL: a resource of its own, serving every toolset (its code calls the tools the token may call). */
+export const CODE_MCP_PATH = '/mcp/code';
+
+/** The canonical MCP paths: `/mcp`, code mode's, and each non-empty choice of toolsets, in catalog order. */
+export const MCP_RESOURCE_PATHS: readonly string[] = ['/mcp', CODE_MCP_PATH, ...subsets(TOOLSETS).map((list) => `/mcp/${list.join(',')}`)];
 
 /**
  * The canonical resource of a request to `url`: for an MCP URL, `/mcp` or `/mcp/<toolsets>` with
  * the toolsets as the router reads them (case, `_` for `-`, order and a trailing slash do not
- * matter), in catalog order; the origin for every other route. Undefined for an MCP path that
- * names no toolsets the router knows.
+ * matter), in catalog order; `/mcp/code` for code mode (spelled exactly so, as its route is);
+ * the origin for every other route. Undefined for an MCP path that names no toolsets the router knows.
  *
  * @example
  * canonicalResource(new URL('https://x.dev/mcp/Study,task_analysis/')) // 'https://x.dev/mcp/task-analysis,study'
  */
 export function canonicalResource(url: URL): string | undefined {
   const path = url.pathname.replace(/\/+$/, '') || '/';
-  if (path === '/mcp') return `${url.origin}/mcp`;
+  if (path === '/mcp' || path === CODE_MCP_PATH) return url.origin + path;
   if (!path.startsWith('/mcp/')) return url.origin;
   const list = safeDecode(path.slice('/mcp/'.length));
   if (list === undefined || list.includes('/')) return undefined;
@@ -145,11 +151,11 @@ export function namedResource(url: URL): string | undefined {
   return url.origin + url.pathname.replace(/\/+$/, '');
 }
 
-/** The toolsets a resource (in any spelling) serves: those of its MCP URL, every toolset for `/mcp` and the origin. */
+/** The toolsets a resource (in any spelling) serves: those of its MCP URL, every toolset for `/mcp`, `/mcp/code` and the origin. */
 export function toolsetsOfResource(resource: string): Toolset[] {
   const canonical = canonicalResource(new URL(resource));
   const path = canonical ? new URL(canonical).pathname : '/';
-  if (!path.startsWith('/mcp/')) return [...TOOLSETS];
+  if (!path.startsWith('/mcp/') || path === CODE_MCP_PATH) return [...TOOLSETS];
   const named = path.slice('/mcp/'.length).split(',');
   return TOOLSETS.filter((toolset) => named.includes(toolset));
 }
@@ -162,8 +168,16 @@ export function protectedResourceMetadata(named: string) {
     authorization_servers: [origin],
     scopes_supported: scopesOf(toolsetsOfResource(named)),
     bearer_methods_supported: ['header'],
-    resource_name: named === origin ? 'edge-tools HTTP API' : `edge-tools MCP (${toolsetsOfResource(named).join(', ')})`,
+    resource_name: resourceName(named),
   };
+}
+
+/** A resource's name for people (consent page, metadata). */
+function resourceName(named: string): string {
+  const url = new URL(named);
+  if (named === url.origin) return 'edge-tools HTTP API';
+  if (url.pathname === CODE_MCP_PATH) return `edge-tools code mode (${TOOLSETS.join(', ')})`;
+  return `edge-tools MCP (${toolsetsOfResource(named).join(', ')})`;
 }
 
 /** Where a resource's metadata is served: the well-known prefix before its path (RFC 9728 §3.1). */
@@ -206,9 +220,13 @@ export function authorizationServer(origin: string, env: ProviderEnv, openDb: Op
     // the provider then revokes the grant's tokens in KV too.
     tokenExchangeCallback: async ({ props, env: callbackEnv }) => {
       const db = openDb(callbackEnv);
-      if (!db) throw new OAuthError('temporarily_unavailable', { description: 'The service is not configured to check grants.', statusCode: 503 });
+      if (!db)
+        throw new OAuthError('temporarily_unavailable', { description: 'The service is not configured to check grants.', statusCode: 503 });
       const grant = await liveGrant(db, (props as TokenProps).grantId, { recheckAfterMs: 0 });
-      if (!grant) throw new OAuthError('invalid_grant', { description: 'The grant was revoked, or the API key that approved it was: authorize again.' });
+      if (!grant)
+        throw new OAuthError('invalid_grant', {
+          description: 'The grant was revoked, or the API key that approved it was: authorize again.',
+        });
     },
   });
   servers.set(cacheKey, server);
@@ -226,9 +244,18 @@ export function oauthHelpers(origin: string, env: ProviderEnv, openDb: OpenDatab
  * the API key that approved it) must be live in the database. Answers UNAUTHENTICATED otherwise;
  * database errors are thrown.
  */
-export async function grantOfToken(token: string, url: URL, env: ProviderEnv, db: Database, openDb: OpenDatabase): Promise<LiveGrant | Failure> {
+export async function grantOfToken(
+  token: string,
+  url: URL,
+  env: ProviderEnv,
+  db: Database,
+  openDb: OpenDatabase,
+): Promise<LiveGrant | Failure> {
   const resource = canonicalResource(url);
-  if (!resource) return notValid(`The MCP URL ${url.pathname.slice(0, 100)} is not one an access token is issued for: use /mcp or /mcp/<toolsets> as the toolsets are named (e.g. /mcp/study,documents).`);
+  if (!resource)
+    return notValid(
+      `The MCP URL ${url.pathname.slice(0, 100)} is not one an access token is issued for: use /mcp, /mcp/code or /mcp/<toolsets> as the toolsets are named (e.g. /mcp/study,documents).`,
+    );
   let props: TokenProps | undefined;
   try {
     props = (await authorizationServer(url.origin, env, openDb).validateToken<TokenProps>(resource, token, env))?.props;
@@ -236,7 +263,10 @@ export async function grantOfToken(token: string, url: URL, env: ProviderEnv, db
     // A bearer the provider cannot even read is no token of ours: refused like any other.
     props = undefined;
   }
-  if (!props) return notValid('The access token is not valid here: it expired, was revoked, or was issued for another URL. Each token works only on the URL it was issued for.');
+  if (!props)
+    return notValid(
+      'The access token is not valid here: it expired, was revoked, or was issued for another URL. Each token works only on the URL it was issued for.',
+    );
   const grant = await liveGrant(db, props.grantId);
   return grant ?? notValid('The access token belongs to a grant that was revoked (or whose API key was revoked).');
 }
@@ -258,7 +288,9 @@ export function oauthAccessTokens(enabled: (env: OAuthEnv, url: URL) => env is P
   return async (token, url, env, db) => {
     if (!enabled(env, url)) return undefined;
     if ('problem' in oauthSettings(env)) {
-      return notValid("OAuth access tokens cannot be checked now: the deployment's OAuth configuration is wrong (its operator finds the cause in the log). Use an API key meanwhile.");
+      return notValid(
+        "OAuth access tokens cannot be checked now: the deployment's OAuth configuration is wrong (its operator finds the cause in the log). Use an API key meanwhile.",
+      );
     }
     const grant = await grantOfToken(token, url, env, db, openDb);
     if ('error' in grant) return grant;

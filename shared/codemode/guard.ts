@@ -15,13 +15,10 @@
  */
 import { parse, type Node } from 'acorn';
 import { fail, type Failure } from '../core/contract.ts';
+import { CODE_EXAMPLE } from './schemas.ts';
 
 /** The code, instrumented, as the expression of an async function; or why it cannot run. */
 export type PreparedCode = { ok: true; source: string } | Failure;
-
-/** An example of valid code, for error messages. */
-export const CODE_EXAMPLE =
-  'async () => { const found = await tools.semanticSearch({ query: "login" }); return found.success ? found.data : found.error; }';
 
 const LOOPS = new Set(['ForStatement', 'ForInStatement', 'ForOfStatement', 'WhileStatement', 'DoWhileStatement']);
 const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);

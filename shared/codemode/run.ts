@@ -11,7 +11,6 @@
  * This is the one module of code mode that uses the caller and the pipeline (`callTool`).
  */
 import { truncateResult } from '@cloudflare/codemode';
-import * as z from 'zod';
 import { DEFAULT_BODY_LIMIT_BYTES, screenInput, type Parsed } from '../core/body.ts';
 import { fail, ok, type Failure, type Meta, type Outcome } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
@@ -28,20 +27,10 @@ import { innerCallKey } from '../runtime/idempotency.ts';
 import { callTool, DEFAULT_SLOW_CALL_MS, type CallResult, type PipelineOptions } from '../runtime/pipeline.ts';
 import { InnerCalls, type InnerCallEntry } from './dispatcher.ts';
 import { CODE_TOOL_ID, codeModeNotConfigured } from './enabled.ts';
-import { CODE_EXAMPLE, prepareCode } from './guard.ts';
+import { prepareCode } from './guard.ts';
 import { CODE_MODE_LIMITS } from './limits.ts';
+import { CODE_EXAMPLE, codeInput } from './schemas.ts';
 import { runInSandbox, type SandboxEnd } from './sandbox.ts';
-
-/** The input of an execution: `{ code }`, strictly. */
-export const codeInput = z.strictObject({
-  code: z
-    .string()
-    .min(1)
-    .max(CODE_MODE_LIMITS.codeChars)
-    .describe(
-      'The source of one async arrow function. Inside it, tools["<tool-id>"](input) (or tools.<camelCaseId>(input)) calls a tool and returns its envelope; return what you want back.',
-    ),
-});
 
 const HINT = `Example of a valid body: ${JSON.stringify({ code: CODE_EXAMPLE })}`;
 

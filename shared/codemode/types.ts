@@ -54,13 +54,87 @@ export function toolDeclarations(selected: readonly AnyTool[]): string {
   return [ENVELOPE, ...types, `declare const tools: {\n${members.join('\n')}\n};`].join('\n');
 }
 
-/** One line per tool: its id, its alias, whether it writes, and the first sentence of what it does. */
+/**
+ * One line per tool: its id, its alias, whether it writes, the first sentence of what it does, its
+ * input as a compact type (`?` optional; bounds and formats left to the validator's errors) and the
+ * field names of its data, three levels deep (`[]` a list). Enough to write code without `describe`.
+ *
+ * @example
+ * // - list-plans (listPlans): Lists study plans. in {limit?: int; cursor?: string} out {plans: {plan_id, title}[], next_cursor}
+ */
 export function toolIndex(selected: readonly AnyTool[]): string {
   return selected
-    .map(
-      (tool) => `- ${tool.id} (${camelCase(tool.id)})${tool.annotations.readOnlyHint ? '' : ' [writes]'}: ${firstSentence(tool.purpose)}`,
-    )
+    .map((tool) => {
+      const { input, output } = tool.jsonSchemas();
+      const head = `- ${tool.id} (${camelCase(tool.id)})${tool.annotations.readOnlyHint ? '' : ' [writes]'}: ${firstSentence(tool.purpose)}`;
+      const inputs = inputType(input as Schema, 0).replace(RESPONSE_FORMAT, 'response_format?: RF');
+      return `${head} in ${inputs} out ${outputFields(output as Schema, 0)}`;
+    })
     .join('\n');
+}
+
+/** The `response_format` field most tools share, written once in the index's header as `RF`. */
+const RESPONSE_FORMAT = "response_format?: 'concise'|'detailed'";
+
+/** What the index's lines mean, for the header above them. */
+export const TOOL_INDEX_LEGEND = `Each line: id (alias) [writes]: purpose. in <input type> out <fields of data>. RF = 'concise'|'detailed'.`;
+
+type Schema = {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+};
+
+/** A compact TypeScript-like type of an input schema. */
+function inputType(schema: Schema, depth: number): string {
+  const variants = schema.anyOf ?? schema.oneOf;
+  if (variants)
+    return [...new Set(variants.filter((variant) => variant.type !== 'null').map((variant) => inputType(variant, depth)))].join('|');
+  if (schema.const !== undefined) return literal(schema.const);
+  if (schema.enum) return schema.enum.map(literal).join('|');
+  const type = Array.isArray(schema.type) ? schema.type.find((one) => one !== 'null') : schema.type;
+  if (type === 'array') return `${wrapUnion(inputType(schema.items ?? {}, depth + 1))}[]`;
+  if (type === 'object' && schema.properties && depth < 3) {
+    const required = new Set(schema.required ?? []);
+    return `{${Object.entries(schema.properties)
+      .map(([name, property]) => `${name}${required.has(name) ? '' : '?'}: ${inputType(property, depth + 1)}`)
+      .join('; ')}}`;
+  }
+  return { integer: 'int', number: 'number', string: 'string', boolean: 'bool' }[type ?? ''] ?? 'object';
+}
+
+/** A literal type, strings in single quotes: the index travels inside JSON, where double quotes cost an escape each. */
+function literal(value: unknown): string {
+  return typeof value === 'string' ? `'${value.replace(/'/g, "\\'")}'` : JSON.stringify(value);
+}
+
+function wrapUnion(type: string): string {
+  return type.includes('|') ? `(${type})` : type;
+}
+
+/** The field names of an output schema, nested objects (and lists of them) to three levels. */
+function outputFields(schema: Schema, depth: number): string {
+  const variants = schema.anyOf ?? schema.oneOf;
+  if (variants) {
+    const shapes = variants.map((variant) => outputFields(variant, depth)).filter(Boolean);
+    return [...new Set(shapes)].join('|');
+  }
+  if (schema.items) {
+    const inner = outputFields(schema.items, depth);
+    return inner ? `${inner}[]` : '';
+  }
+  if (!schema.properties || depth >= 3) return '';
+  return `{${Object.entries(schema.properties)
+    .map(([name, property]) => {
+      const inner = outputFields(property, depth + 1);
+      return inner ? `${name}: ${inner}` : name;
+    })
+    .join(', ')}}`;
 }
 
 /** `declaration` without its doc comments (the generator writes each on lines of its own). */

@@ -4,7 +4,8 @@
  *
  * - `execute` `{ code }` runs an agent's code (shared/codemode/run.ts), the same execution and the
  *   same envelope as `POST /code`. Its description lists every tool the credential may call, one
- *   line each, so an agent knows what exists without reading every schema.
+ *   line each with its input type and its data's fields, so an agent can write its code in its
+ *   first turn.
  * - `describe` `{ tools? }` answers the TypeScript declarations (input and output types, generated
  *   from the zod schemas the validator enforces) of the tools named, or of all of them.
  *
@@ -19,8 +20,9 @@ import type { AnyTool } from '../core/tool.ts';
 import { validateInput } from '../core/validation.ts';
 import { camelCase } from '../codemode/dispatcher.ts';
 import { CODE_MODE_LIMITS } from '../codemode/limits.ts';
-import { codeInput, runCode } from '../codemode/run.ts';
-import { toolDeclarations, toolIndex } from '../codemode/types.ts';
+import { runCode } from '../codemode/run.ts';
+import { codeInput } from '../codemode/schemas.ts';
+import { TOOL_INDEX_LEGEND, toolDeclarations, toolIndex } from '../codemode/types.ts';
 import { confirmedFor, deniedTool, type Caller } from '../auth/caller.ts';
 import { IDEMPOTENCY_META_KEY } from '../core/idempotency-key.ts';
 import { keyFromMeta } from '../runtime/idempotency.ts';
@@ -30,7 +32,7 @@ import type { ServeOptions } from './tool-route.ts';
 
 const INSTRUCTIONS =
   'Code mode: instead of one tool call per step, write one async arrow function that makes the calls, ' +
-  'and get back only what it returns. Call describe for the types of the tools you will use, then execute. ' +
+  "and get back only what it returns. execute's description gives each tool's input type and data fields; call describe only for full types. " +
   `A code that writes takes an idempotency key in the execute call's _meta "${IDEMPOTENCY_META_KEY}": sent again with the same key and code, its writes are not repeated.`;
 
 /** The input of `describe`. */
@@ -60,7 +62,10 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOpt
     server.setRequestHandler('tools/call', async ({ params }, ctx) => {
       const sent = calls.get(ctx.mcpReq.id) ?? { arguments: params.arguments, meta: params._meta };
       if (!caller) {
-        const refusal = fail('UNAUTHENTICATED', 'A tool call needs a credential: send Authorization: Bearer <API key or OAuth access token>.');
+        const refusal = fail(
+          'UNAUTHENTICATED',
+          'A tool call needs a credential: send Authorization: Bearer <API key or OAuth access token>.',
+        );
         return toolResult(refusal, metaWithoutExecution(String(params.name).slice(0, 100)));
       }
       if (params.name === 'execute') {
@@ -117,7 +122,7 @@ export function listedTools(callable: readonly AnyTool[]): McpTool[] {
         '{ success, message, data | error, meta }: failures are values, check success. Return only what you need. ' +
         'The answer: data.result, data.calls (tool, trace_id, success, error_code per call), data.logs (console output). ' +
         `Bounds: ${CODE_MODE_LIMITS.innerCalls} calls (${CODE_MODE_LIMITS.concurrentInnerCalls} at once), ${CODE_MODE_LIMITS.wallTimeMs / 1000} s, ` +
-        `a result of ${CODE_MODE_LIMITS.resultChars} characters (more is cut); no network. describe gives each tool's input and output types. Tools:\n` +
+        `a result of ${CODE_MODE_LIMITS.resultChars} characters (more is cut); no network. describe gives full types with docs, only when needed. ${TOOL_INDEX_LEGEND} Tools:\n` +
         toolIndex(callable),
       inputSchema: z.toJSONSchema(codeInput) as McpTool['inputSchema'],
       annotations: { readOnlyHint: callable.every((tool) => tool.annotations.readOnlyHint), openWorldHint: false },

@@ -16,7 +16,20 @@
  * trace id (the log names the variable), never a crash. Without the OAUTH_KV binding, OAuth is off
  * and the app is served alone.
  */
-import { oauthHelpers, authorizationServer, canonicalResourceParameter, namedResource, OAUTH_DEFAULTS, OAUTH_PATHS, oauthSettings, protectedResourceMetadata, resourceMetadataUrl, scopesOf, toolsetsOfResource, type ProviderEnv } from '../auth/oauth.ts';
+import {
+  oauthHelpers,
+  authorizationServer,
+  canonicalResourceParameter,
+  namedResource,
+  OAUTH_DEFAULTS,
+  OAUTH_PATHS,
+  oauthSettings,
+  protectedResourceMetadata,
+  resourceMetadataUrl,
+  scopesOf,
+  toolsetsOfResource,
+  type ProviderEnv,
+} from '../auth/oauth.ts';
 import { REGISTRATION_LIMITS, registrationProblem } from '../auth/registration.ts';
 import { replayedRefreshToken, retireRefreshToken, revokeReplayedGrant } from '../auth/refresh-reuse.ts';
 import { namespaceOf, redisFromEnv } from '../concurrency/admission.ts';
@@ -41,7 +54,11 @@ export function withOAuth(app: { fetch: FetchHandler }, options: ConsentOptions 
       const url = new URL(request.url);
       if (!oauthEnabled(env, url)) return app.fetch(request, env, ctx);
       const path = url.pathname;
-      const endpoint = path === OAUTH_PATHS.authorize || path === OAUTH_PATHS.serverMetadata || path === OAUTH_PATHS.token || path === OAUTH_PATHS.register;
+      const endpoint =
+        path === OAUTH_PATHS.authorize ||
+        path === OAUTH_PATHS.serverMetadata ||
+        path === OAUTH_PATHS.token ||
+        path === OAUTH_PATHS.register;
       if (endpoint) {
         const settings = oauthSettings(env);
         if ('problem' in settings) return misconfigured(settings.problem);
@@ -50,7 +67,8 @@ export function withOAuth(app: { fetch: FetchHandler }, options: ConsentOptions 
       if (path === OAUTH_PATHS.register && request.method === 'POST') return register(request, env, ctx);
       if (path === OAUTH_PATHS.token && request.method === 'POST') return token(request, env, ctx);
       if (endpoint) return authorizationServer(url.origin, env, openDb).fetch(request, env, ctx);
-      if (path === OAUTH_PATHS.resourceMetadata || path.startsWith(`${OAUTH_PATHS.resourceMetadata}/`)) return resourceMetadata(request, url);
+      if (path === OAUTH_PATHS.resourceMetadata || path.startsWith(`${OAUTH_PATHS.resourceMetadata}/`))
+        return resourceMetadata(request, url);
       const response = await app.fetch(request, env, ctx);
       return response.status === 401 ? withChallenge(response, request, url) : response;
     },
@@ -61,7 +79,11 @@ export function withOAuth(app: { fetch: FetchHandler }, options: ConsentOptions 
 function misconfigured(problem: string): Response {
   const traceId = crypto.randomUUID();
   log('error', 'config_error', { trace_id: traceId, reason: 'oauth_settings', message: problem });
-  return oauthError(503, 'temporarily_unavailable', `OAuth is not available: the deployment's OAuth configuration is wrong (CONFIG_ERROR). Its operator finds the cause in the worker's log under trace id ${traceId}.`);
+  return oauthError(
+    503,
+    'temporarily_unavailable',
+    `OAuth is not available: the deployment's OAuth configuration is wrong (CONFIG_ERROR). Its operator finds the cause in the worker's log under trace id ${traceId}.`,
+  );
 }
 
 /** `POST /oauth/register`: bounded (size, per address), then the provider's. */
@@ -76,14 +98,22 @@ async function register(request: Request, env: Env & ProviderEnv, ctx: Execution
   const blockedMs = address ? registrations.blockedFor(address) : 0;
   if (blockedMs > 0) {
     const seconds = Math.ceil(blockedMs / 1000);
-    const answer = oauthError(429, 'too_many_requests', `This address registered ${REGISTRATION_LIMITS.maxPerAddress} clients within the last hour, the most allowed. Register again in ${seconds} s, or reuse a client already registered.`);
+    const answer = oauthError(
+      429,
+      'too_many_requests',
+      `This address registered ${REGISTRATION_LIMITS.maxPerAddress} clients within the last hour, the most allowed. Register again in ${seconds} s, or reuse a client already registered.`,
+    );
     answer.headers.set('retry-after', String(seconds));
     return answer;
   }
   const body = await request.text();
   const problem = registrationProblem(body);
   if (problem) return oauthError(400, problem.error, problem.error_description);
-  const response = await authorizationServer(new URL(request.url).origin, env, openDb).fetch(new Request(request.url, { method: 'POST', headers: request.headers, body }), env, ctx);
+  const response = await authorizationServer(new URL(request.url).origin, env, openDb).fetch(
+    new Request(request.url, { method: 'POST', headers: request.headers, body }),
+    env,
+    ctx,
+  );
   if (address && response.status < 300) ctx.waitUntil(registrations.record(address));
   return response;
 }
@@ -95,7 +125,8 @@ async function register(request: Request, env: Env & ProviderEnv, ctx: Execution
 async function token(request: Request, env: Env & ProviderEnv, ctx: ExecutionContext): Promise<Response> {
   const url = new URL(request.url);
   const server = authorizationServer(url.origin, env, openDb);
-  if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded')) return server.fetch(request, env, ctx);
+  if (!(request.headers.get('content-type') ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded'))
+    return server.fetch(request, env, ctx);
   // Read as bytes: workerd warns when a form body is read with .text().
   const params = new URLSearchParams(new TextDecoder().decode(await request.arrayBuffer()));
   const resource = params.get('resource');
@@ -108,7 +139,11 @@ async function token(request: Request, env: Env & ProviderEnv, ctx: ExecutionCon
       if (!db) return oauthError(503, 'temporarily_unavailable', 'The service is not configured to check grants.');
       await revokeReplayedGrant(oauthHelpers(url.origin, env, openDb), db, replayed);
       log('warn', 'refresh_token_replayed', { project_id: replayed.userId, oauth_grant: replayed.grantId });
-      return oauthError(400, 'invalid_grant', 'This refresh token was already exchanged for a new one, so this use is a replay: the whole grant is now revoked, with every token it issued. Authorize again.');
+      return oauthError(
+        400,
+        'invalid_grant',
+        'This refresh token was already exchanged for a new one, so this use is a replay: the whole grant is now revoked, with every token it issued. Authorize again.',
+      );
     }
   }
   const headers = new Headers(request.headers);
@@ -122,11 +157,18 @@ async function token(request: Request, env: Env & ProviderEnv, ctx: ExecutionCon
 function resourceMetadata(request: Request, url: URL): Response {
   const cors = { 'access-control-allow-origin': '*' };
   if (request.method === 'OPTIONS') return new Response(null, { status: 204, headers: { ...cors, 'access-control-allow-methods': 'GET' } });
-  if (request.method !== 'GET' && request.method !== 'HEAD') return new Response(null, { status: 405, headers: { ...cors, allow: 'GET, HEAD' } });
+  if (request.method !== 'GET' && request.method !== 'HEAD')
+    return new Response(null, { status: 405, headers: { ...cors, allow: 'GET, HEAD' } });
   const path = url.pathname.slice(OAUTH_PATHS.resourceMetadata.length);
   const resource = path === '' ? url.origin : namedResource(new URL(path, url.origin));
   if (!resource || (path !== '' && resource === url.origin)) {
-    return Response.json({ error: 'not_found', error_description: `No protected resource at ${path.slice(0, 100)}: the MCP URLs are /mcp and /mcp/<toolsets>.` }, { status: 404, headers: cors });
+    return Response.json(
+      {
+        error: 'not_found',
+        error_description: `No protected resource at ${path.slice(0, 100)}: the MCP URLs are /mcp, /mcp/code and /mcp/<toolsets>.`,
+      },
+      { status: 404, headers: cors },
+    );
   }
   return Response.json(protectedResourceMetadata(resource), { headers: { ...cors, 'cache-control': 'public, max-age=3600' } });
 }

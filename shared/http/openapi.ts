@@ -1,11 +1,12 @@
 /**
  * The OpenAPI 3.1 document of the gateway (`GET /openapi.json`): every tool route with its input
  * schema as the request body and the envelope as the response, for the success and for every
- * error status, plus the catalog, health and observability routes. Generated from the same zod
+ * error status, plus the catalog, health, code mode and observability routes. Generated from the same zod
  * schemas the validator enforces, through the catalog's JSON Schemas (`tool.jsonSchemas()`).
  */
 import * as z from 'zod';
 import { ERROR_STATUS } from '../core/contract.ts';
+import { CODE_EXAMPLE, codeInput, codeOutput, codeTypesOutput } from '../codemode/schemas.ts';
 import { executionDetail, executionsPage, executionsQuery } from '../observability/executions.ts';
 import { metricsData, metricsQuery } from '../observability/metrics.ts';
 import { refusalsPage, refusalsQuery } from '../observability/refusals.ts';
@@ -43,7 +44,12 @@ export function createOpenApiDocument(tools: readonly AnyTool[]): (serverUrl: st
 
 function buildDocument(tools: readonly AnyTool[]): JsonSchema {
   const parts = envelopeParts();
-  const schemas: Record<string, JsonSchema> = { Meta: parts.meta, Link: parts.link, ToolError: parts.error, Failure: failureEnvelopeSchema(refs) };
+  const schemas: Record<string, JsonSchema> = {
+    Meta: parts.meta,
+    Link: parts.link,
+    ToolError: parts.error,
+    Failure: failureEnvelopeSchema(refs),
+  };
   const paths: Record<string, JsonSchema> = {
     '/health': { get: operation('health', 'Liveness: answers when the worker is up.', healthData) },
     '/health/ready': {
@@ -56,13 +62,19 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
     },
     '/tools': {
       get: {
-        ...operation('listTools', 'The catalog: each tool with its input and output JSON Schemas, or, with format=openai, OpenAI function definitions in strict mode, or, with format=gemini, Gemini function declarations.', catalogData, [400]),
+        ...operation(
+          'listTools',
+          'The catalog: each tool with its input and output JSON Schemas, or, with format=openai, OpenAI function definitions in strict mode, or, with format=gemini, Gemini function declarations.',
+          catalogData,
+          [400],
+        ),
         parameters: [
           {
             name: 'format',
             in: 'query',
             required: false,
-            description: 'openai: OpenAI function-calling definitions (strict mode) instead of the catalog; gemini: Gemini function declarations.',
+            description:
+              'openai: OpenAI function-calling definitions (strict mode) instead of the catalog; gemini: Gemini function declarations.',
             schema: { type: 'string', enum: ['openai', 'gemini'] },
           },
           toolsetParameter,
@@ -84,6 +96,7 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
         responses: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } } },
       },
     },
+    ...codePaths(),
     ...observabilityPaths(),
   };
   for (const [path, record] of Object.entries(RECORD_ROUTES)) {
@@ -93,7 +106,13 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
         ...operation(record.operationId, record.description, ref(`${record.name}.data`), [400, 401, 404, 500, 503]),
         security: [{ apiKey: [] }],
         parameters: [
-          { name: 'id', in: 'path', required: true, description: `The ${record.name}'s id (a UUID, any letter case).`, schema: { type: 'string', format: 'uuid' } },
+          {
+            name: 'id',
+            in: 'path',
+            required: true,
+            description: `The ${record.name}'s id (a UUID, any letter case).`,
+            schema: { type: 'string', format: 'uuid' },
+          },
           ...queryParameters(record.query),
         ],
       },
@@ -124,7 +143,8 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
       description:
         'Validated tools for AI agents. Every answer is the envelope: { success: true, message, data, links?, meta } or ' +
         '{ success: false, message, error: { code, message, hint?, retryable, details? }, meta }. ' +
-        `The same tools are served over MCP (Streamable HTTP) at POST /mcp, and by toolset at POST /mcp/<toolsets> (${TOOLSETS.join(', ')}; comma-separated for several).`,
+        `The same tools are served over MCP (Streamable HTTP) at POST /mcp, and by toolset at POST /mcp/<toolsets> (${TOOLSETS.join(', ')}; comma-separated for several). ` +
+        'Code mode runs code that calls them: POST /code here, or the tools execute and describe at POST /mcp/code.',
     },
     paths,
     components: {
@@ -136,12 +156,50 @@ function buildDocument(tools: readonly AnyTool[]): JsonSchema {
   };
 }
 
+/** Code mode: `POST /code` runs an agent's code, `GET /code/types` declares the tools it may call. */
+function codePaths(): Record<string, JsonSchema> {
+  return {
+    '/code': {
+      post: {
+        ...operation(
+          'runCode',
+          'Runs one async arrow function (JavaScript) in a sandbox without network and answers with what it returns. Inside it, tools["<tool id>"](input) or tools.<camelCaseId>(input) calls a tool through the full pipeline and resolves to its envelope. data.calls lists every call with its trace id; GET /executions?execution=<meta.trace_id> lists their executions. Needs the gateway\'s Worker Loader binding (CONFIG_ERROR without it).',
+          outputSchema(codeOutput),
+          errorStatuses(),
+        ),
+        summary: 'Run code that calls the tools',
+        security: [{ apiKey: [] }],
+        parameters: [idempotencyKeyParameter],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': { schema: embed(z.toJSONSchema(codeInput, { io: 'input' }), '#'), example: { code: CODE_EXAMPLE } },
+          },
+        },
+      },
+    },
+    '/code/types': {
+      get: {
+        ...operation(
+          'codeTypes',
+          'TypeScript declarations of the tools this credential may call from code: input and output types, generated from the schemas the validator enforces, and the envelope every call returns.',
+          outputSchema(codeTypesOutput),
+          [401, 403, 500, 503],
+        ),
+        security: [{ apiKey: [] }],
+      },
+    },
+  };
+}
+
 /** The read routes of the trace and the metrics, and the dashboard page. */
 function observabilityPaths(): Record<string, JsonSchema> {
   // 403: a credential limited to some toolsets filtering by another toolset's tool.
   const readFailures = [400, 401, 403, 500, 503];
   const read = (operationId: string, description: string, data: z.ZodType, failures: number[], parameters: JsonSchema[]) => ({
-    ...(operation(operationId, description, outputSchema(data), failures) as { responses: Record<number, { description: string; content: Record<string, unknown> }> }),
+    ...(operation(operationId, description, outputSchema(data), failures) as {
+      responses: Record<number, { description: string; content: Record<string, unknown> }>;
+    }),
     security: [{ apiKey: [] }],
     parameters,
   });
@@ -152,13 +210,14 @@ function observabilityPaths(): Record<string, JsonSchema> {
     readFailures,
     queryParameters(metricsQuery),
   );
-  metrics.responses[200]!.description = 'The envelope with the metrics; with format=prometheus, the cumulative counters in the Prometheus text exposition format (version 0.0.4).';
+  metrics.responses[200]!.description =
+    'The envelope with the metrics; with format=prometheus, the cumulative counters in the Prometheus text exposition format (version 0.0.4).';
   metrics.responses[200]!.content['text/plain'] = { schema: { type: 'string' } };
   return {
     '/executions': {
       get: read(
         'listExecutions',
-        "The project's executions (a credential limited to some toolsets: of their tools only), newest first, filtered by tool, status, error code, time range, minimum duration or W3C trace id; paginated with an opaque cursor. Refused calls are not executions (see /metrics).",
+        "The project's executions (a credential limited to some toolsets: of their tools only), newest first, filtered by tool, status, error code, time range, minimum duration, W3C trace id or code-mode execution (execution=<its trace id>: the tool calls its code made, each with execution_id); paginated with an opaque cursor. Refused calls are not executions (see /metrics).",
         executionsPage,
         readFailures,
         queryParameters(executionsQuery),
@@ -170,7 +229,15 @@ function observabilityPaths(): Record<string, JsonSchema> {
         'One execution whole: input, output or error (stack included), duration, queue wait, attempts and each retried error, the API key id as actor, and its W3C trace context.',
         executionDetail,
         [400, 401, 404, 500, 503],
-        [{ name: 'trace_id', in: 'path', required: true, description: 'The meta.trace_id of an answer (a UUID), or the same 32 hex digits.', schema: { type: 'string' } }],
+        [
+          {
+            name: 'trace_id',
+            in: 'path',
+            required: true,
+            description: 'The meta.trace_id of an answer (a UUID), or the same 32 hex digits.',
+            schema: { type: 'string' },
+          },
+        ],
       ),
     },
     '/refusals': {
@@ -184,7 +251,13 @@ function observabilityPaths(): Record<string, JsonSchema> {
     },
     '/metrics': { get: metrics },
     '/grants': {
-      get: read('listGrants', 'The OAuth clients people approved for the project (live grants), newest first. Takes an API key of the project, not an OAuth token.', connectedClients, [401, 403, 500, 503], []),
+      get: read(
+        'listGrants',
+        'The OAuth clients people approved for the project (live grants), newest first. Takes an API key of the project, not an OAuth token.',
+        connectedClients,
+        [401, 403, 500, 503],
+        [],
+      ),
     },
     '/grants/{grant_id}': {
       delete: read(
@@ -198,7 +271,8 @@ function observabilityPaths(): Record<string, JsonSchema> {
     '/dashboard': {
       get: {
         operationId: 'dashboard',
-        description: 'A live page of the project whose API key is entered (kept in the tab only): metrics, latency per tool, every call of the window (successes, failures, refusals) with its trace, and the connected clients with a Revoke button.',
+        description:
+          'A live page of the project whose API key is entered (kept in the tab only): metrics, latency per tool, every call of the window (successes, failures, refusals) with its trace, and the connected clients with a Revoke button.',
         responses: { 200: { description: 'The dashboard page.', content: { 'text/html': { schema: { type: 'string' } } } } },
       },
     },
@@ -221,10 +295,16 @@ function outputSchema(schema: z.ZodType): JsonSchema {
 /** An operation answering `data` in the success envelope, and the failure envelope on `failures`. */
 function operation(operationId: string, description: string, data: JsonSchema, failures: readonly number[] = []): JsonSchema {
   const responses: Record<string, JsonSchema> = {
-    200: { description: 'Success: the envelope with the data.', content: { 'application/json': { schema: successEnvelopeSchema(data, refs) } } },
+    200: {
+      description: 'Success: the envelope with the data.',
+      content: { 'application/json': { schema: successEnvelopeSchema(data, refs) } },
+    },
   };
   for (const status of failures) {
-    responses[status] = { description: `Failure: ${codesOf(status).join(', ')}.`, content: { 'application/json': { schema: ref('Failure') } } };
+    responses[status] = {
+      description: `Failure: ${codesOf(status).join(', ')}.`,
+      content: { 'application/json': { schema: ref('Failure') } },
+    };
   }
   return { operationId, description, responses };
 }
@@ -237,7 +317,9 @@ function errorStatuses(): number[] {
 }
 
 function codesOf(status: number): string[] {
-  const codes: string[] = Object.entries(ERROR_STATUS).filter(([, s]) => s === status).map(([code]) => code);
+  const codes: string[] = Object.entries(ERROR_STATUS)
+    .filter(([, s]) => s === status)
+    .map(([code]) => code);
   // A transient database failure is answered 503 instead of 500 (shared/db.ts), and is retryable.
   if (status === 503) codes.push('DATABASE_ERROR (transient)');
   return codes;
@@ -261,14 +343,15 @@ const RECORD_ROUTES = {
     name: 'document',
     operationId: 'getDocument',
     description:
-      "A document: one chunk of its markdown (chunk, default 1) with a page of the tasks whose line starts in that chunk; next_cursor continues the tasks. Where links to documents point by default.",
+      'A document: one chunk of its markdown (chunk, default 1) with a page of the tasks whose line starts in that chunk; next_cursor continues the tasks. Where links to documents point by default.',
     data: documentRecordData,
     query: documentQuery,
   },
   '/tasks/{id}': {
     name: 'task',
     operationId: 'getTask',
-    description: 'A task: its text, its document and the chunk that holds it, whether it is embedded, and how many saved relationships touch it. Where links to tasks point by default.',
+    description:
+      'A task: its text, its document and the chunk that holds it, whether it is embedded, and how many saved relationships touch it. Where links to tasks point by default.',
     data: taskRecordData,
     query: taskQuery,
   },
@@ -287,7 +370,11 @@ const healthData: JsonSchema = {
 const dependencyCheck: JsonSchema = {
   type: 'object',
   properties: {
-    status: { type: 'string', enum: ['up', 'down', 'in_process'], description: 'in_process: no Redis, the per-isolate semaphore (local development, or allowed by ALLOW_IN_PROCESS_SEMAPHORE).' },
+    status: {
+      type: 'string',
+      enum: ['up', 'down', 'in_process'],
+      description: 'in_process: no Redis, the per-isolate semaphore (local development, or allowed by ALLOW_IN_PROCESS_SEMAPHORE).',
+    },
     latency_ms: { type: ['number', 'null'] },
   },
   required: ['status', 'latency_ms'],
@@ -320,7 +407,9 @@ const catalogData: JsonSchema = {
               annotations: {
                 type: 'object',
                 description: 'What calling the tool does, as MCP tool annotations.',
-                properties: Object.fromEntries(['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'].map((hint) => [hint, { type: 'boolean' }])),
+                properties: Object.fromEntries(
+                  ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'].map((hint) => [hint, { type: 'boolean' }]),
+                ),
                 required: ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'],
               },
               input_schema: { type: 'object', description: 'JSON Schema of the input.' },
@@ -335,7 +424,12 @@ const catalogData: JsonSchema = {
               type: { type: 'string', const: 'function' },
               function: {
                 type: 'object',
-                properties: { name: { type: 'string' }, description: { type: 'string' }, parameters: { type: 'object' }, strict: { type: 'boolean' } },
+                properties: {
+                  name: { type: 'string' },
+                  description: { type: 'string' },
+                  parameters: { type: 'object' },
+                  strict: { type: 'boolean' },
+                },
                 required: ['name', 'description', 'parameters', 'strict'],
               },
             },

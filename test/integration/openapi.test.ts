@@ -9,6 +9,7 @@ import logMood from '../../functions/table-tools/log-mood.ts';
 import { ERROR_STATUS } from '../../shared/core/contract.ts';
 import type { OpenAiFunctionTool } from '../../shared/http/openai-export.ts';
 import { callTool, getJson, send, tenantA, uniqueTimestamp } from './helpers.ts';
+import { runCodeOver, waitForRows } from './code-mode-helpers.ts';
 
 type Document = Record<string, any>;
 
@@ -25,7 +26,8 @@ function validateAt(document: Document, pointer: string, value: unknown) {
 }
 
 const encode = (segment: string) => segment.replaceAll('~', '~0').replaceAll('/', '~1');
-const responseSchema = (path: string, status: number) => `#/paths/${encode(path)}/post/responses/${status}/content/application~1json/schema`;
+const responseSchema = (path: string, status: number) =>
+  `#/paths/${encode(path)}/post/responses/${status}/content/application~1json/schema`;
 
 /** Every `$ref` in the document, with whether it resolves. */
 function references(document: Document): { ref: string; resolves: boolean }[] {
@@ -35,7 +37,10 @@ function references(document: Document): { ref: string; resolves: boolean }[] {
     if (typeof node !== 'object' || node === null) return;
     for (const [key, value] of Object.entries(node)) {
       if (key === '$ref' && typeof value === 'string') {
-        const target = value.slice(2).split('/').reduce<any>((at, part) => at?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], document);
+        const target = value
+          .slice(2)
+          .split('/')
+          .reduce<any>((at, part) => at?.[part.replaceAll('~1', '/').replaceAll('~0', '~')], document);
         found.push({ ref: value, resolves: target !== undefined });
       } else visit(value);
     }
@@ -49,32 +54,48 @@ describe('GET /openapi.json', () => {
     const document = await openApi();
     expect(document).toMatchObject({ openapi: '3.1.0', info: { title: 'edge-tools' }, servers: [{ url: 'http://edge-tools.test' }] });
     const observability = ['/dashboard', '/executions', '/executions/{trace_id}', '/grants', '/grants/{grant_id}', '/metrics', '/refusals'];
-    expect(Object.keys(document.paths).sort()).toEqual(['/health', '/health/ready', '/openapi.json', '/tools', '/documents/{id}', '/tasks/{id}', ...observability, ...tools.map((tool) => `/tools/${tool.id}`)].sort());
+    expect(Object.keys(document.paths).sort()).toEqual(
+      [
+        '/health',
+        '/health/ready',
+        '/openapi.json',
+        '/tools',
+        '/documents/{id}',
+        '/tasks/{id}',
+        '/code',
+        '/code/types',
+        ...observability,
+        ...tools.map((tool) => `/tools/${tool.id}`),
+      ].sort(),
+    );
     expect(document.components.securitySchemes.apiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
     for (const { ref, resolves } of references(document)) expect(resolves, ref).toBe(true);
   });
 
-  it.each(tools.map((tool) => [tool.id, tool] as const))('documents %s with a request body its example fits, and every error status', async (id, tool) => {
-    const document = await openApi();
-    const operation = document.paths[`/tools/${id}`].post;
-    expect(operation).toMatchObject({ operationId: id, description: tool.description, security: [{ apiKey: [] }] });
-    const body = operation.requestBody.content['application/json'];
-    // Inline, with no reference at all: hosts that make a tool of each operation pass it on as it is.
-    expect(body.example).toEqual(tool.example);
-    expect(JSON.stringify(body.schema)).not.toMatch(/"\$(ref|defs)"/);
-    // The request body is judged by a standard validator against the tool's hand-written example
-    // (the document as a whole: test/unit/openapi-document.test.ts, by an OpenAPI validator).
-    const bodyAt = `#/paths/${encode(`/tools/${id}`)}/post/requestBody/content/application~1json/schema`;
-    expect(validateAt(document, bodyAt, tool.example)).toMatchObject({ valid: true });
-    expect(validateAt(document, bodyAt, { ...tool.example, not_a_field: 1 }).valid).toBe(false);
-    expect(document.components.schemas[`${id}.data`]).toMatchObject({ type: 'object' });
-    const statuses = Object.keys(operation.responses).map(Number);
-    // 405 answers other methods than the operation's, so it is not one of the operation's answers.
-    expect(statuses).toEqual(expect.arrayContaining([200, ...Object.values(ERROR_STATUS).filter((status) => status !== 405), 503]));
-    expect(statuses).not.toContain(405);
-    expect(operation.responses[400].description).toContain('VALIDATION_ERROR');
-    expect(operation.responses[404].description).toContain('NOT_FOUND');
-  });
+  it.each(tools.map((tool) => [tool.id, tool] as const))(
+    'documents %s with a request body its example fits, and every error status',
+    async (id, tool) => {
+      const document = await openApi();
+      const operation = document.paths[`/tools/${id}`].post;
+      expect(operation).toMatchObject({ operationId: id, description: tool.description, security: [{ apiKey: [] }] });
+      const body = operation.requestBody.content['application/json'];
+      // Inline, with no reference at all: hosts that make a tool of each operation pass it on as it is.
+      expect(body.example).toEqual(tool.example);
+      expect(JSON.stringify(body.schema)).not.toMatch(/"\$(ref|defs)"/);
+      // The request body is judged by a standard validator against the tool's hand-written example
+      // (the document as a whole: test/unit/openapi-document.test.ts, by an OpenAPI validator).
+      const bodyAt = `#/paths/${encode(`/tools/${id}`)}/post/requestBody/content/application~1json/schema`;
+      expect(validateAt(document, bodyAt, tool.example)).toMatchObject({ valid: true });
+      expect(validateAt(document, bodyAt, { ...tool.example, not_a_field: 1 }).valid).toBe(false);
+      expect(document.components.schemas[`${id}.data`]).toMatchObject({ type: 'object' });
+      const statuses = Object.keys(operation.responses).map(Number);
+      // 405 answers other methods than the operation's, so it is not one of the operation's answers.
+      expect(statuses).toEqual(expect.arrayContaining([200, ...Object.values(ERROR_STATUS).filter((status) => status !== 405), 503]));
+      expect(statuses).not.toContain(405);
+      expect(operation.responses[400].description).toContain('VALIDATION_ERROR');
+      expect(operation.responses[404].description).toContain('NOT_FOUND');
+    },
+  );
 
   it('describes the answers the worker really gives, success and failure', async () => {
     const document = await openApi();
@@ -93,8 +114,57 @@ describe('GET /openapi.json', () => {
     expect(validateAt(document, responseSchema('/tools/log-mood', 401), unauthenticated.body)).toMatchObject({ valid: true });
 
     const catalog = await getJson('/tools');
-    expect(validateAt(document, '#/paths/~1tools/get/responses/200/content/application~1json/schema', catalog.body)).toMatchObject({ valid: true });
+    expect(validateAt(document, '#/paths/~1tools/get/responses/200/content/application~1json/schema', catalog.body)).toMatchObject({
+      valid: true,
+    });
   });
+
+  it("describes code mode's routes and their real answers, and the executions of one execution's code", async () => {
+    const document = await openApi();
+    const operation = document.paths['/code'].post;
+    expect(operation.parameters.map((p: { name: string }) => p.name)).toEqual(['Idempotency-Key']);
+    const body = '#/paths/~1code/post/requestBody/content/application~1json/schema';
+    expect(validateAt(document, body, operation.requestBody.content['application/json'].example)).toMatchObject({ valid: true });
+    expect(validateAt(document, body, { code: 'async () => 1', extra: 1 }).valid).toBe(false);
+    expect(validateAt(document, body, { code: '' }).valid).toBe(false);
+
+    const userId = `openapi-code-${crypto.randomUUID()}`;
+    const ran = await runCodeOver(
+      'http',
+      `async () => { console.log("two calls"); const written = await tools.logMood(${JSON.stringify({ ...logMood.example, user_id: userId, timestamp: uniqueTimestamp() })}); const missing = await tools["get-document-context"]({ task_ids: ["00000000-0000-4000-8000-000000000000"] }); return [written.success, missing.error?.code]; }`,
+    );
+    expect(ran.status).toBe(200);
+    expect(validateAt(document, responseSchema('/code', 200), ran.body)).toMatchObject({ valid: true });
+    const threw = await runCodeOver('http', 'async () => { throw new Error("no") }');
+    expect(threw.status).toBe(400);
+    expect(validateAt(document, responseSchema('/code', 400), threw.body)).toMatchObject({ valid: true });
+    expect(validateAt(document, responseSchema('/code', 200), threw.body).valid).toBe(false);
+
+    const types = await getJson('/code/types', tenantA.apiKey);
+    expect(types.status).toBe(200);
+    expect(validateAt(document, '#/paths/~1code~1types/get/responses/200/content/application~1json/schema', types.body)).toMatchObject({
+      valid: true,
+    });
+
+    // GET /executions?execution=<trace id of the code> lists its two calls, each with execution_id.
+    expect(document.paths['/executions'].get.parameters.map((p: { name: string }) => p.name)).toContain('execution');
+    const executionId = ran.body.meta.trace_id;
+    const listing = await waitForRows(async () => {
+      const found = await getJson<{ executions: unknown[] }>(
+        `/executions?execution=${executionId}&response_format=detailed`,
+        tenantA.apiKey,
+      );
+      return found.body.success ? found.body.data.executions : [];
+    }, 2);
+    expect(listing.map((row) => (row as { execution_id: string }).execution_id)).toEqual([executionId, executionId]);
+    const page = await getJson(`/executions?execution=${executionId}&response_format=detailed`, tenantA.apiKey);
+    const executionsSchema = `#/paths/~1executions/get/responses/200/content/application~1json/schema`;
+    expect(validateAt(document, executionsSchema, page.body)).toMatchObject({ valid: true });
+    // The schema knows execution_id: a listing whose execution_id is a number is not valid.
+    const forged = structuredClone(page.body) as { data: { executions: Record<string, unknown>[] } };
+    forged.data.executions[0]!.execution_id = 42;
+    expect(validateAt(document, executionsSchema, forged).valid).toBe(false);
+  }, 60_000);
 
   it('describes the observability routes and their real answers', async () => {
     const document = await openApi();
@@ -128,8 +198,22 @@ describe('GET /openapi.json', () => {
     expect(validateAt(document, schemaOf('/metrics', 400), invalid.body)).toMatchObject({ valid: true });
 
     const parameters = (path: string) => document.paths[path].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`);
-    expect(parameters('/executions')).toEqual(expect.arrayContaining(['query:tool', 'query:status', 'query:error_code', 'query:since', 'query:until', 'query:min_duration_ms', 'query:cursor', 'query:limit', 'query:response_format']));
-    expect(parameters('/metrics')).toEqual(expect.arrayContaining(['query:window', 'query:since', 'query:until', 'query:tool', 'query:format']));
+    expect(parameters('/executions')).toEqual(
+      expect.arrayContaining([
+        'query:tool',
+        'query:status',
+        'query:error_code',
+        'query:since',
+        'query:until',
+        'query:min_duration_ms',
+        'query:cursor',
+        'query:limit',
+        'query:response_format',
+      ]),
+    );
+    expect(parameters('/metrics')).toEqual(
+      expect.arrayContaining(['query:window', 'query:since', 'query:until', 'query:tool', 'query:format']),
+    );
     expect(parameters('/executions/{trace_id}')).toEqual(['path:trace_id']);
     expect(Object.keys(document.paths['/metrics'].get.responses[200].content).sort()).toEqual(['application/json', 'text/plain']);
   }, 30_000);
@@ -138,8 +222,16 @@ describe('GET /openapi.json', () => {
     const document = await openApi();
     const operation = document.paths['/documents/{id}'].get;
     expect(operation).toMatchObject({ operationId: 'getDocument', security: [{ apiKey: [] }] });
-    expect(operation.parameters.map((p: Document) => [p.name, p.in])).toEqual([['id', 'path'], ['chunk', 'query'], ['cursor', 'query'], ['response_format', 'query']]);
-    const added = await callTool<{ document_id: string; tasks: { task_id: string }[] }>('add-document', { title: 'OpenAPI record', content: '- [ ] Describe the record route' });
+    expect(operation.parameters.map((p: Document) => [p.name, p.in])).toEqual([
+      ['id', 'path'],
+      ['chunk', 'query'],
+      ['cursor', 'query'],
+      ['response_format', 'query'],
+    ]);
+    const added = await callTool<{ document_id: string; tasks: { task_id: string }[] }>('add-document', {
+      title: 'OpenAPI record',
+      content: '- [ ] Describe the record route',
+    });
     if (!added.body.success) throw new Error(added.body.message);
     const headers = { authorization: `Bearer ${tenantA.apiKey}` };
     for (const [path, url] of [
@@ -152,7 +244,6 @@ describe('GET /openapi.json', () => {
       expect(validateAt(document, pointer, await response.json()), url).toMatchObject({ valid: true });
     }
   });
-
 });
 
 describe('GET /tools?format=openai', () => {
@@ -165,14 +256,18 @@ describe('GET /tools?format=openai', () => {
       expect(definition).toMatchObject({ type: 'function', function: { parameters: { type: 'object', additionalProperties: false } } });
     }
     // submit-health-form's `symptoms` is free-form JSON, which strict mode cannot express; the message says so.
-    expect(body.data.tools.filter((definition) => !definition.function.strict).map((definition) => definition.function.name)).toEqual(['submit-health-form']);
+    expect(body.data.tools.filter((definition) => !definition.function.strict).map((definition) => definition.function.name)).toEqual([
+      'submit-health-form',
+    ]);
     expect(body.message).toContain("submit-health-form ('symptoms' allows objects with any keys");
   });
 
   it('promises what the validator accepts: a strict call with null for every optional field runs', async () => {
     const { body } = await getJson<{ tools: OpenAiFunctionTool[] }>('/tools?format=openai');
     if (!body.success) throw new Error(body.message);
-    const parameters = body.data.tools.find((definition) => definition.function.name === 'semantic-search')!.function.parameters as { required: string[] };
+    const parameters = body.data.tools.find((definition) => definition.function.name === 'semantic-search')!.function.parameters as {
+      required: string[];
+    };
     const call = Object.fromEntries(parameters.required.map((field) => [field, field === 'query' ? 'hire backend engineers' : null]));
     expect(Object.keys(call).length).toBeGreaterThan(1);
     const { status, body: answer } = await callTool('semantic-search', call);
@@ -183,6 +278,9 @@ describe('GET /tools?format=openai', () => {
   it('refuses an unknown format with the valid ones', async () => {
     const { status, body } = await getJson('/tools?format=anthropic');
     expect(status).toBe(400);
-    expect(body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', message: expect.stringContaining("must be 'openai', 'gemini' or absent") } });
+    expect(body).toMatchObject({
+      success: false,
+      error: { code: 'VALIDATION_ERROR', message: expect.stringContaining("must be 'openai', 'gemini' or absent") },
+    });
   });
 });

@@ -39,7 +39,12 @@ async function toolsList(path: string, version: string): Promise<{ json: string;
     const response = await send(
       new Request(`http://edge-tools.test${path}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        headers: {
+          authorization: `Bearer ${tenantA.apiKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, ...message }),
       }),
     );
@@ -51,7 +56,10 @@ async function toolsList(path: string, version: string): Promise<{ json: string;
     const _meta = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
     body = await post({ method: 'tools/list', params: { _meta } }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' });
   } else {
-    await post({ method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'fit-test', version: '1' } } });
+    await post({
+      method: 'initialize',
+      params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'fit-test', version: '1' } },
+    });
     body = await post({ method: 'tools/list' }, { 'mcp-protocol-version': version });
   }
   // What a client puts in the model's context: the tools as listed (cache hints and the like left out).
@@ -79,9 +87,7 @@ function verdicts(surface: string, name: string, schema: Schema): string[] {
     ...anthropicTool(name, schema).map((rule) => `Anthropic: ${rule}`),
     ...geminiDeclaration(name, schema).map((rule) => `Gemini: ${rule}`),
     ...portable(schema).map((rule) => `every host: ${rule}`),
-  ].map(
-    (rule) => `${surface} ${name}: ${rule}`,
-  );
+  ].map((rule) => `${surface} ${name}: ${rule}`);
 }
 
 describe('every advertised input schema passes Anthropic, OpenAI and Gemini rules', { timeout: 120_000 }, () => {
@@ -91,7 +97,9 @@ describe('every advertised input schema passes Anthropic, OpenAI and Gemini rule
       const broken = tools.flatMap((tool) => [
         ...verdicts(`${path} ${version}`, tool.name, tool.inputSchema),
         // A client that passes MCP tools to OpenAI sends them as non-strict functions.
-        ...openAiFunction({ name: tool.name, parameters: tool.inputSchema, strict: false }).map((rule) => `${path} ${tool.name}: OpenAI: ${rule}`),
+        ...openAiFunction({ name: tool.name, parameters: tool.inputSchema, strict: false }).map(
+          (rule) => `${path} ${tool.name}: OpenAI: ${rule}`,
+        ),
       ]);
       expect(broken).toEqual([]);
     }
@@ -100,12 +108,15 @@ describe('every advertised input schema passes Anthropic, OpenAI and Gemini rule
   it('GET /tools and the OpenAPI request bodies', async () => {
     const catalog = await served<{ data: { tools: { id: string; input_schema: Schema }[] } }>('/tools');
     expect(catalog.data.tools.length).toBeGreaterThan(0);
-    const openapi = await served<{ paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: Schema } } } } }> }>('/openapi.json');
+    const openapi = await served<{
+      paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: Schema } } } } }>;
+    }>('/openapi.json');
     const bodies = Object.entries(openapi.paths).flatMap(([path, item]) => {
       const schema = item.post?.requestBody.content['application/json'].schema;
-      return schema ? [{ name: path.slice('/tools/'.length), schema }] : [];
+      return schema ? [{ name: path.replace(/^\/(tools\/)?/, ''), schema }] : [];
     });
-    expect(bodies.map((body) => body.name).sort()).toEqual(catalog.data.tools.map((tool) => tool.id).sort());
+    // Every tool's body, and code mode's (POST /code, named 'code' here), which must fit the same rules.
+    expect(bodies.map((body) => body.name).sort()).toEqual([...catalog.data.tools.map((tool) => tool.id), 'code'].sort());
     expect([
       ...catalog.data.tools.flatMap((tool) => verdicts('GET /tools', tool.id, tool.input_schema)),
       ...bodies.flatMap(({ name, schema }) => verdicts('OpenAPI', name, schema)),
@@ -119,15 +130,22 @@ describe('every advertised input schema passes Anthropic, OpenAI and Gemini rule
       expect(functions.length).toBeGreaterThan(0);
       // Most tools are strict; the few that are not say why in the catalog's message.
       expect(functions.filter((definition) => definition.strict).length).toBeGreaterThan(functions.length / 2);
-      expect(functions.flatMap((definition) => [...openAiFunction(definition), ...verdicts('OpenAI export', definition.name, definition.parameters)])).toEqual([]);
+      expect(
+        functions.flatMap((definition) => [
+          ...openAiFunction(definition),
+          ...verdicts('OpenAI export', definition.name, definition.parameters),
+        ]),
+      ).toEqual([]);
     }
   });
 });
 
 describe('the Gemini export', { timeout: 120_000 }, () => {
-  it('passes Gemini\'s rules for a function declaration\'s parameters, for all tools, ?toolset= and ?tool=', async () => {
+  it("passes Gemini's rules for a function declaration's parameters, for all tools, ?toolset= and ?tool=", async () => {
     for (const query of ['', '&toolset=study', '&tool=submit-health-form,update-item-status']) {
-      const body = await served<{ data: { tools: { functionDeclarations: { name: string; description: string; parameters: Schema }[] }[] } }>(`/tools?format=gemini${query}`);
+      const body = await served<{
+        data: { tools: { functionDeclarations: { name: string; description: string; parameters: Schema }[] }[] };
+      }>(`/tools?format=gemini${query}`);
       expect(body.data.tools).toHaveLength(1);
       const declarations = body.data.tools[0]!.functionDeclarations;
       expect(declarations.length).toBeGreaterThan(0);

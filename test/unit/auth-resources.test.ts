@@ -4,7 +4,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bearerToken } from '../../shared/auth/bearer.ts';
-import { canonicalResource, canonicalResourceParameter, MCP_RESOURCE_PATHS, namedResource, oauthSettings, toolsetsOfResource } from '../../shared/auth/oauth.ts';
+import {
+  canonicalResource,
+  canonicalResourceParameter,
+  MCP_RESOURCE_PATHS,
+  namedResource,
+  oauthSettings,
+  toolsetsOfResource,
+} from '../../shared/auth/oauth.ts';
 import { registrationProblem } from '../../shared/auth/registration.ts';
 
 const O = 'https://x.dev';
@@ -20,6 +27,9 @@ describe('canonical resources', () => {
       ['/mcp/task_analysis', `${O}/mcp/task-analysis`],
       ['/mcp/study,documents', `${O}/mcp/documents,study`],
       ['/mcp/Study,%20task_analysis', `${O}/mcp/task-analysis,study`],
+      ['/mcp/code', `${O}/mcp/code`],
+      ['/mcp/code/', `${O}/mcp/code`],
+      ['/mcp/Code', undefined],
       ['/mcp/studies', undefined],
       ['/mcp/study/extra', undefined],
       ['/mcp/%E0%A4%A', undefined],
@@ -35,6 +45,7 @@ describe('canonical resources', () => {
     expect(namedResource(new URL(`${O}/mcp/nothing`))).toBeUndefined();
     expect(toolsetsOfResource(`${O}/mcp/Study`)).toEqual(['study']);
     expect(toolsetsOfResource(O)).toEqual(['documents', 'task-analysis', 'table-tools', 'study']);
+    expect(toolsetsOfResource(`${O}/mcp/code`)).toEqual(['documents', 'task-analysis', 'table-tools', 'study']);
   });
 
   it("canonicalises a client's resource parameter of this origin only", () => {
@@ -44,9 +55,10 @@ describe('canonical resources', () => {
     expect(canonicalResourceParameter('not a url', O)).toBe('not a url');
   });
 
-  it('has one MCP resource per non-empty choice of four toolsets, and /mcp', () => {
-    expect(MCP_RESOURCE_PATHS).toHaveLength(16);
-    expect(new Set(MCP_RESOURCE_PATHS).size).toBe(16);
+  it('has one MCP resource per non-empty choice of four toolsets, /mcp and /mcp/code', () => {
+    expect(MCP_RESOURCE_PATHS).toHaveLength(17);
+    expect(new Set(MCP_RESOURCE_PATHS).size).toBe(17);
+    expect(MCP_RESOURCE_PATHS).toContain('/mcp/code');
     expect(MCP_RESOURCE_PATHS).toContain('/mcp/documents,task-analysis,table-tools,study');
   });
 });
@@ -66,7 +78,8 @@ describe('the bearer credential', () => {
   it('is read from "Bearer <one token>" only', () => {
     expect(bearerToken('Bearer et_abc')).toBe('et_abc');
     expect(bearerToken('bearer   tok  ')).toBe('tok');
-    for (const header of [null, undefined, '', 'Basic abc', 'Bearer', 'Bearer a b', 'et_abc']) expect(bearerToken(header), String(header)).toBeUndefined();
+    for (const header of [null, undefined, '', 'Basic abc', 'Bearer', 'Bearer a b', 'et_abc'])
+      expect(bearerToken(header), String(header)).toBeUndefined();
   });
 });
 
@@ -74,9 +87,15 @@ describe('registration bounds', () => {
   const valid = { client_name: 'Agent', redirect_uris: ['https://a.example/cb'] };
   it('accepts an ordinary registration and refuses each excess with what was allowed', () => {
     expect(registrationProblem(JSON.stringify(valid))).toBeUndefined();
-    expect(registrationProblem(JSON.stringify({ ...valid, client_name: 'x'.repeat(101) }))?.error_description).toContain('at most 100 characters, but has 101');
-    expect(registrationProblem(JSON.stringify({ ...valid, redirect_uris: Array(11).fill('https://a.example/cb') }))?.error).toBe('invalid_redirect_uri');
-    expect(registrationProblem(JSON.stringify({ ...valid, contacts: Array(11).fill('a@b.c') }))?.error_description).toContain("'contacts' may list at most 10");
+    expect(registrationProblem(JSON.stringify({ ...valid, client_name: 'x'.repeat(101) }))?.error_description).toContain(
+      'at most 100 characters, but has 101',
+    );
+    expect(registrationProblem(JSON.stringify({ ...valid, redirect_uris: Array(11).fill('https://a.example/cb') }))?.error).toBe(
+      'invalid_redirect_uri',
+    );
+    expect(registrationProblem(JSON.stringify({ ...valid, contacts: Array(11).fill('a@b.c') }))?.error_description).toContain(
+      "'contacts' may list at most 10",
+    );
     expect(registrationProblem('x'.repeat(20_000))?.error_description).toContain('at most 16384');
     expect(registrationProblem('[1]')?.error).toBe('invalid_client_metadata');
   });

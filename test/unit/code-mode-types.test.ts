@@ -6,12 +6,16 @@
  */
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { toolDeclarations } from '../../shared/codemode/types.ts';
+import { toolDeclarations, toolIndex } from '../../shared/codemode/types.ts';
 import { tools } from '../../functions/registry.ts';
 
 /** The compiler's errors for `code` (the body of `const run = <code>`) with the declarations of every tool. */
 function typeErrors(code: string): string[] {
-  const source = `${toolDeclarations(tools)}\nconst run: () => Promise<unknown> = ${code};\nexport {};\n`;
+  return compileErrors(`${toolDeclarations(tools)}\nconst run: () => Promise<unknown> = ${code};\nexport {};\n`);
+}
+
+/** The compiler's errors for the module `source`. */
+function compileErrors(source: string): string[] {
   const fileName = '/agent.ts';
   const options: ts.CompilerOptions = { target: ts.ScriptTarget.ES2022, lib: ['lib.es2022.d.ts'], strict: true, noEmit: true, types: [] };
   const host = ts.createCompilerHost(options);
@@ -26,6 +30,38 @@ function typeErrors(code: string): string[] {
   const program = ts.createProgram([fileName], options, host);
   return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
 }
+
+describe("the tool index of execute's description", () => {
+  // Each line's input type, read as TypeScript (with the legend's RF and its short names), must take
+  // the tool's hand-written example and refuse it with a field the tool does not have.
+  const lines = toolIndex(tools).split('\n');
+  const inputTypes = tools.map((tool, i) => {
+    const line = lines[i]!;
+    expect(line.startsWith(`- ${tool.id} (`)).toBe(true);
+    return line.slice(line.indexOf(' in {') + ' in '.length, line.lastIndexOf(' out '));
+  });
+  const prelude = `type RF = 'concise'|'detailed'; type int = number; type bool = boolean;\n${inputTypes.map((type, i) => `type In${i} = ${type};`).join('\n')}\n`;
+
+  it("types every tool's input so that its example is a valid call", () => {
+    const source = `${prelude}${tools.map((tool, i) => `const example${i}: In${i} = ${JSON.stringify(tool.example)};`).join('\n')}\nexport {};\n`;
+    expect(compileErrors(source)).toEqual([]);
+  });
+
+  it('refuses a field the tool does not have, in every line', () => {
+    const source = `${prelude}${tools.map((tool, i) => `const wrong${i}: In${i} = ${JSON.stringify({ ...tool.example, not_a_field: 1 })};`).join('\n')}\nexport {};\n`;
+    const errors = compileErrors(source);
+    expect(errors).toHaveLength(tools.length);
+    for (const error of errors) expect(error).toMatch(/not_a_field/);
+  });
+
+  it('names the data fields the seed story reads', () => {
+    const line = (id: string) => lines.find((one) => one.startsWith(`- ${id} (`))!;
+    expect(line('semantic-search')).toMatch(/out \{results: \{task_id, text, document_id, document_title/);
+    expect(line('get-document-context')).toMatch(/out \{documents: \{document_id, title,/);
+    expect(line('detect-dependencies')).toMatch(/relationships: \{source_task_id, target_task_id, type,/);
+    expect(line('cluster-by-similarity')).toMatch(/clusters: \{cluster_id, size, .*representative_tasks: \{task_id, text\}\[\]/);
+  });
+});
 
 describe('code mode declarations', () => {
   it('compile for every tool, each under its id and its camelCase name', () => {
