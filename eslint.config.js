@@ -7,7 +7,16 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', '.wrangler/', '.local-data/', '.bench-data/', 'dist/', 'test-artifacts/', 'drizzle/meta/', 'shared/http/dashboard/script.ts'],
+    ignores: [
+      'node_modules/',
+      '.wrangler/',
+      '.local-data/',
+      '.bench-data/',
+      'dist/',
+      'test-artifacts/',
+      'drizzle/meta/',
+      'shared/http/dashboard/script.ts',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

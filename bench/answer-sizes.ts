@@ -121,7 +121,11 @@ export async function measureAnswerSizes(): Promise<SizeRow[]> {
     };
     const http = (tool: string, input: unknown) => send(`/tools/${tool}`, input);
     const mcp = (tool: string, input: unknown) =>
-      send('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: input } }, { accept: 'application/json, text/event-stream' });
+      send(
+        '/mcp',
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: input } },
+        { accept: 'application/json, text/event-stream' },
+      );
     const data = async (tool: string, input: unknown) => {
       const { text } = await http(tool, input);
       const body = JSON.parse(text) as { success: boolean; data: any; message: string };
@@ -133,18 +137,27 @@ export async function measureAnswerSizes(): Promise<SizeRow[]> {
     const [long] = generateCorpus({ documents: 1, tasks: 1_400, seed: 7 });
     log(`adding a ${long!.content.length.toLocaleString('en')}-character plan...`);
     const longDocument = await data('add-document', { title: long!.title, content: long!.content });
-    const longTaskIds: string[] = (await db.execute(sql`select id from tasks where document_id = ${longDocument.document_id} order by position`)).rows.map((r) => String(r.id));
+    const longTaskIds: string[] = (
+      await db.execute(sql`select id from tasks where document_id = ${longDocument.document_id} order by position`)
+    ).rows.map((r) => String(r.id));
     log('detecting its dependencies in windows of 50 tasks...');
-    for (let start = 0; start + 50 <= longTaskIds.length; start += 50) await data('detect-dependencies', { task_ids: longTaskIds.slice(start, start + 50) });
+    for (let start = 0; start + 50 <= longTaskIds.length; start += 50)
+      await data('detect-dependencies', { task_ids: longTaskIds.slice(start, start + 50) });
 
     const { rows: corpusDocuments } = await db.execute(sql`select d.id, d.title, d.content,
         (select array_agg(t.id::text order by t.position) from tasks t where t.document_id = d.id) as task_ids
       from documents d where d.project_id = ${projectId} and d.id <> ${longDocument.document_id} order by d.created_at, d.id`);
     const typical = corpusDocuments[0] as { id: string; title: string; content: string; task_ids: string[] };
     const oneTaskPerDocument = (corpusDocuments as { task_ids: string[] }[]).map((d) => d.task_ids[0]!).slice(0, 50);
-    const allTaskIds = (await db.execute(sql`select id from tasks where project_id = ${projectId} and document_id <> ${longDocument.document_id} order by id`)).rows.map((r) => String(r.id));
+    const allTaskIds = (
+      await db.execute(sql`select id from tasks where project_id = ${projectId} and document_id <> ${longDocument.document_id} order by id`)
+    ).rows.map((r) => String(r.id));
     const graphStart = String(
-      (await db.execute(sql`select source_task_id from task_relationships where project_id = ${projectId} group by source_task_id order by count(*) desc, source_task_id limit 1`)).rows[0]!.source_task_id,
+      (
+        await db.execute(
+          sql`select source_task_id from task_relationships where project_id = ${projectId} group by source_task_id order by count(*) desc, source_task_id limit 1`,
+        )
+      ).rows[0]!.source_task_id,
     );
     let scratch: string | undefined;
     const scratchDocument = async () => {
@@ -153,27 +166,70 @@ export async function measureAnswerSizes(): Promise<SizeRow[]> {
     };
 
     const cases: Case[] = [
-      { tool: 'add-document', call: `a typical plan (${typical.content.length.toLocaleString('en')} characters, ${typical.task_ids.length} tasks)`, input: { title: typical.title, content: typical.content }, formats: true },
-      { tool: 'add-document', call: `the long plan (${long!.content.length.toLocaleString('en')} characters, ${longTaskIds.length} tasks)`, input: { title: long!.title, content: long!.content }, formats: true },
-      { tool: 'replace-document', call: 'a typical plan', input: { title: typical.title, content: typical.content }, formats: true, prepare: scratchDocument },
-      { tool: 'delete-document', call: 'a typical plan', input: {}, formats: false, prepare: async () => ((scratch = undefined), scratchDocument()) },
+      {
+        tool: 'add-document',
+        call: `a typical plan (${typical.content.length.toLocaleString('en')} characters, ${typical.task_ids.length} tasks)`,
+        input: { title: typical.title, content: typical.content },
+        formats: true,
+      },
+      {
+        tool: 'add-document',
+        call: `the long plan (${long!.content.length.toLocaleString('en')} characters, ${longTaskIds.length} tasks)`,
+        input: { title: long!.title, content: long!.content },
+        formats: true,
+      },
+      {
+        tool: 'replace-document',
+        call: 'a typical plan',
+        input: { title: typical.title, content: typical.content },
+        formats: true,
+        prepare: scratchDocument,
+      },
+      {
+        tool: 'delete-document',
+        call: 'a typical plan',
+        input: {},
+        formats: false,
+        prepare: async () => ((scratch = undefined), scratchDocument()),
+      },
       { tool: 'embed-tasks', call: 'nothing pending', input: {}, formats: false },
       { tool: 'semantic-search', call: '"hire backend engineers", defaults', input: { query: 'hire backend engineers' }, formats: true },
-      { tool: 'semantic-search', call: '"hire backend engineers", limit 50, threshold 0', input: { query: 'hire backend engineers', limit: 50, threshold: 0 }, formats: true },
+      {
+        tool: 'semantic-search',
+        call: '"hire backend engineers", limit 50, threshold 0',
+        input: { query: 'hire backend engineers', limit: 50, threshold: 0 },
+        formats: true,
+      },
       { tool: 'get-document-context', call: 'one task of a typical plan', input: { task_ids: [typical.task_ids[0]] }, formats: true },
       { tool: 'get-document-context', call: '50 tasks of 50 plans', input: { task_ids: oneTaskPerDocument }, formats: true },
       { tool: 'get-document-context', call: 'one task of the long plan', input: { task_ids: [longTaskIds[0]] }, formats: true },
-      { tool: 'detect-dependencies', call: `the ${typical.task_ids.length} tasks of a typical plan`, input: { task_ids: typical.task_ids }, formats: true },
+      {
+        tool: 'detect-dependencies',
+        call: `the ${typical.task_ids.length} tasks of a typical plan`,
+        input: { task_ids: typical.task_ids },
+        formats: true,
+      },
       { tool: 'detect-dependencies', call: '50 tasks of the long plan', input: { task_ids: longTaskIds.slice(0, 50) }, formats: true },
       { tool: 'query-task-graph', call: 'depth 2 from a well-connected task', input: { task_id: graphStart, depth: 2 }, formats: true },
       { tool: 'query-task-graph', call: 'depth 10, limit 500', input: { task_id: graphStart, depth: 10, limit: 500 }, formats: true },
-      { tool: 'cluster-by-similarity', call: `the ${typical.task_ids.length} tasks of a typical plan`, input: { task_ids: typical.task_ids }, formats: true },
+      {
+        tool: 'cluster-by-similarity',
+        call: `the ${typical.task_ids.length} tasks of a typical plan`,
+        input: { task_ids: typical.task_ids },
+        formats: true,
+      },
       { tool: 'cluster-by-similarity', call: `${allTaskIds.length} tasks of 50 plans`, input: { task_ids: allTaskIds }, formats: true },
     ];
     // Every other tool (the table tools, the study planner) with its example, in catalog order.
     const covered = new Set(cases.map((c) => c.tool));
     for (const tool of tools) {
-      if (!covered.has(tool.id)) cases.push({ tool: tool.id, call: 'its example', input: tool.example as Record<string, unknown>, formats: 'response_format' in tool.input.shape });
+      if (!covered.has(tool.id))
+        cases.push({
+          tool: tool.id,
+          call: 'its example',
+          input: tool.example as Record<string, unknown>,
+          formats: 'response_format' in tool.input.shape,
+        });
     }
 
     const rows: SizeRow[] = [];
@@ -203,7 +259,11 @@ export async function measureAnswerSizes(): Promise<SizeRow[]> {
 
 /** The error code of a failed answer, or undefined for a success. */
 function outcomeOf(text: string, transport: 'http' | 'mcp'): string | undefined {
-  const parsed = JSON.parse(text) as { success?: boolean; error?: { code: string }; result?: { structuredContent?: { success: boolean; error?: { code: string } } } };
+  const parsed = JSON.parse(text) as {
+    success?: boolean;
+    error?: { code: string };
+    result?: { structuredContent?: { success: boolean; error?: { code: string } } };
+  };
   const envelope = transport === 'http' ? parsed : parsed.result?.structuredContent;
   if (!envelope) return 'no result';
   return envelope.success ? undefined : envelope.error!.code;
@@ -216,7 +276,8 @@ function withUniqueTime(input: Record<string, unknown>, n: number): Record<strin
 
 /** The rows as a markdown table, with the figures of {@link BEFORE} next to them. */
 export function answerSizesMarkdown(rows: SizeRow[]): string {
-  const cell = (value: number | string | undefined) => (value === undefined || value === '' ? 'n/a' : typeof value === 'number' ? value.toLocaleString('en') : value);
+  const cell = (value: number | string | undefined) =>
+    value === undefined || value === '' ? 'n/a' : typeof value === 'number' ? value.toLocaleString('en') : value;
   return [
     'Characters of the answer to one call through the real gateway (HTTP: the envelope; MCP: the JSON-RPC answer of tools/call, ' +
       'whose text content repeats the data for clients that show text only), on the demo corpus of `npm run dev` plus a 145,681-character ' +
@@ -240,5 +301,6 @@ function log(message: string): void {
 if (import.meta.main) {
   const rows = await measureAnswerSizes();
   console.log(answerSizesMarkdown(rows));
-  if (process.argv.includes('--json')) console.log(JSON.stringify(Object.fromEntries(rows.map((row) => [key(row), { http: row.http, mcp: row.mcp }])), null, 2));
+  if (process.argv.includes('--json'))
+    console.log(JSON.stringify(Object.fromEntries(rows.map((row) => [key(row), { http: row.http, mcp: row.mcp }])), null, 2));
 }

@@ -96,10 +96,16 @@ export async function measureBundles(root: string = ROOT, only?: string[]): Prom
     const outdir = join(root, 'dist', worker);
     const metafile = join(outdir, 'bundle-meta.json');
     const args = [...deployArgs(toolId, true), '--metafile', metafile];
-    const result = spawnSync(join(ROOT, 'node_modules/.bin/wrangler'), args, { cwd: root, env: wranglerEnv(root, { offline: true }), encoding: 'utf8' });
+    const result = spawnSync(join(ROOT, 'node_modules/.bin/wrangler'), args, {
+      cwd: root,
+      env: wranglerEnv(root, { offline: true }),
+      encoding: 'utf8',
+    });
     const match = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(result.stdout + result.stderr);
     if (!match) throw new Error(`No bundle size in the dry run of ${worker} (${root}):\n${result.stdout}\n${result.stderr}`);
-    const meta = JSON.parse(readFileSync(metafile, 'utf8')) as { outputs: Record<string, { bytes: number; inputs: Record<string, { bytesInOutput: number }> }> };
+    const meta = JSON.parse(readFileSync(metafile, 'utf8')) as {
+      outputs: Record<string, { bytes: number; inputs: Record<string, { bytesInOutput: number }> }>;
+    };
     const [script, output] = Object.entries(meta.outputs).find(([file]) => file.endsWith('.js'))!;
     return { worker, kib: Number(match[1]), gzipKib: Number(match[2]), script: join(root, script), byPackage: byPackage(output.inputs) };
   });
@@ -112,7 +118,11 @@ function byPackage(inputs: Record<string, { bytesInOutput: number }>): Map<strin
     const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)(\/.*)?$/.exec(input);
     let key: string;
     if (pkg) key = pkg[1] === 'zod' && pkg[2]?.includes('/locales/') && !pkg[2].endsWith('/en.js') ? 'zod (other locales)' : pkg[1]!;
-    else key = input.split('/').slice(0, input.startsWith('functions/') || input.startsWith('shared/') ? 2 : 1).join('/');
+    else
+      key = input
+        .split('/')
+        .slice(0, input.startsWith('functions/') || input.startsWith('shared/') ? 2 : 1)
+        .join('/');
     sizes.set(key, (sizes.get(key) ?? 0) + bytesInOutput);
   }
   return sizes;
@@ -128,12 +138,17 @@ export function bundlesMarkdown(after: BundleSize[], before: BundleSize[] = []):
     const was = old.get(size.worker);
     return `| ${size.worker} | ${was?.kib ?? '–'} | ${was?.gzipKib ?? '–'} | ${size.kib} | ${size.gzipKib} | ${target} | ${size.gzipKib <= target ? 'yes' : '**no**'} |`;
   });
-  return ['| worker | before: minified KiB | before: gzip KiB | after: minified KiB | after: gzip KiB | target gzip KiB | within |', '|---|---:|---:|---:|---:|---:|---|', ...rows].join('\n');
+  return [
+    '| worker | before: minified KiB | before: gzip KiB | after: minified KiB | after: gzip KiB | target gzip KiB | within |',
+    '|---|---:|---:|---:|---:|---:|---|',
+    ...rows,
+  ].join('\n');
 }
 
 /** What weighs what (minified KiB) in some workers, before and after, largest first. */
 export function breakdownMarkdown(after: BundleSize[], before: BundleSize[], workers: string[]): string {
-  const find = (sizes: BundleSize[], worker: string) => sizes.find((size) => size.worker === worker)?.byPackage ?? new Map<string, number>();
+  const find = (sizes: BundleSize[], worker: string) =>
+    sizes.find((size) => size.worker === worker)?.byPackage ?? new Map<string, number>();
   const columns = workers.flatMap((worker) => [find(before, worker), find(after, worker)]);
   const keys = [...new Set(columns.flatMap((column) => [...column.keys()]))];
   const weight = (key: string) => Math.max(...columns.map((column) => column.get(key) ?? 0));

@@ -49,7 +49,12 @@ const COMPATIBILITY_DATE = '2026-10-01';
 const WORKERD: string = createRequire(import.meta.url)('workerd').default;
 
 /** The first MCP message every client sends (2025-11-25, answered statelessly as JSON). */
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'cold-start-bench', version: '1.0.0' } } };
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'cold-start-bench', version: '1.0.0' } },
+};
 
 export interface Sample {
   /** From spawning workerd until it listens (the worker loaded, its module scope run). */
@@ -71,7 +76,8 @@ const health: FirstRequest = (origin, signal) => fetch(`${origin}/health`, { sig
 function cpuTimeMs(pid: number): number | undefined {
   if (!existsSync(`/proc/${pid}/task`)) return undefined;
   let ns = 0;
-  for (const thread of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, 'utf8').split(' ')[0]);
+  for (const thread of readdirSync(`/proc/${pid}/task`))
+    ns += Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, 'utf8').split(' ')[0]);
   return ns / 1e6;
 }
 
@@ -122,9 +128,13 @@ function codeOnly(script: string, folder: string): string {
   const body = readFileSync(script, 'utf8')
     .replace(/\bimport\s*(?:\{[^}]*\}|[\w$]+)\s*from\s*"[^"\n]+";/g, (statement) => (imports.push(statement), ''))
     .replace(/\bexport\s*\{[^}]*\};?/g, '');
-  for (const file of readdirSync(dirname(script)).filter((file) => file.endsWith('.wasm'))) copyFileSync(join(dirname(script), file), join(folder, file));
+  for (const file of readdirSync(dirname(script)).filter((file) => file.endsWith('.wasm')))
+    copyFileSync(join(dirname(script), file), join(folder, file));
   const copy = join(folder, basename(script));
-  writeFileSync(copy, `${imports.join('\n')}\nfunction notRun() {\n${body}\n}\nglobalThis.notRun = notRun;\nexport default { fetch: () => new Response('ok') };\n`);
+  writeFileSync(
+    copy,
+    `${imports.join('\n')}\nfunction notRun() {\n${body}\n}\nglobalThis.notRun = notRun;\nexport default { fetch: () => new Response('ok') };\n`,
+  );
   return copy;
 }
 
@@ -148,7 +158,10 @@ export async function coldStart(config: string, first: FirstRequest): Promise<Sa
         }
       });
       workerd.once('exit', (code) => reject(new Error(`workerd exited (${code}) before it listened:\n${stderr}`)));
-      setTimeout(() => reject(new Error(`workerd did not listen within ${SAMPLE_TIMEOUT_MS} ms (${config}):\n${stderr}`)), SAMPLE_TIMEOUT_MS).unref();
+      setTimeout(
+        () => reject(new Error(`workerd did not listen within ${SAMPLE_TIMEOUT_MS} ms (${config}):\n${stderr}`)),
+        SAMPLE_TIMEOUT_MS,
+      ).unref();
     });
     const readyMs = performance.now() - startedAt;
     const cpuReadyMs = cpuTimeMs(workerd.pid!);
@@ -208,13 +221,28 @@ export async function runColdStartBench({ baseline = COLD_START_BASELINE, sample
     const before = await measureBundles(old.root, WORKERS);
     const after = await measureBundles(undefined, WORKERS);
     for (const worker of WORKERS) {
-      for (const [when, sizes] of [['before', before], ['after', after]] as const) {
+      for (const [when, sizes] of [
+        ['before', before],
+        ['after', after],
+      ] as const) {
         const size = sizes.find((entry) => entry.worker === worker)!;
-        rows.push({ label: `${worker}, ${when}`, size, config: writeConfig(scratch, `${worker}-${when}`, size.script, bindings), first: health, against: 0 });
+        rows.push({
+          label: `${worker}, ${when}`,
+          size,
+          config: writeConfig(scratch, `${worker}-${when}`, size.script, bindings),
+          first: health,
+          against: 0,
+        });
       }
       const size = after.find((entry) => entry.worker === worker)!;
       const script = codeOnly(size.script, join(scratch, `${worker}-code-only`));
-      rows.push({ label: `${worker}, after: its code loaded, not run`, size, config: writeConfig(scratch, `${worker}-code-only-config`, script, {}), first: health, against: 0 });
+      rows.push({
+        label: `${worker}, after: its code loaded, not run`,
+        size,
+        config: writeConfig(scratch, `${worker}-code-only-config`, script, {}),
+        first: health,
+        against: 0,
+      });
     }
     const firstMcp = rows.length;
     for (const when of ['before', 'after']) {
@@ -246,7 +274,8 @@ export async function runColdStartBench({ baseline = COLD_START_BASELINE, sample
     /** A first MCP answer: what it took after workerd was ready, within each sample. */
     const mcpLine = (row: Row, index: number) => {
       const afterReady = (sample: Sample) => sample.totalMs - sample.readyMs;
-      const cpuAfterReady = (sample: Sample) => (sample.cpuMs !== undefined && sample.cpuReadyMs !== undefined ? sample.cpuMs - sample.cpuReadyMs : undefined);
+      const cpuAfterReady = (sample: Sample) =>
+        sample.cpuMs !== undefined && sample.cpuReadyMs !== undefined ? sample.cpuMs - sample.cpuReadyMs : undefined;
       return `| ${row.label} | ${shown(medianOf(index, (sample) => sample.readyMs))} | ${shown(medianOf(index, (sample) => sample.totalMs))} | ${shown(medianOf(index, afterReady))} | ${shown(medianOf(index, (sample) => sample.cpuMs))} | ${shown(medianOf(index, cpuAfterReady))} |`;
     };
     return [
@@ -272,6 +301,8 @@ export async function runColdStartBench({ baseline = COLD_START_BASELINE, sample
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { baseline: { type: 'string', default: COLD_START_BASELINE }, samples: { type: 'string', default: '15' } } });
+  const { values } = parseArgs({
+    options: { baseline: { type: 'string', default: COLD_START_BASELINE }, samples: { type: 'string', default: '15' } },
+  });
   console.log(await runColdStartBench({ baseline: values.baseline, samples: Number(values.samples) }));
 }

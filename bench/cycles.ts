@@ -44,7 +44,9 @@ export async function runCyclesBench(): Promise<string> {
   for (const [name, edges] of graphs) {
     const { groups } = findCycles(edges);
     const times = timeRuns(() => findCycles(edges));
-    lines.push(`| ${name} | ${edges.length} | ${groups.length} | ${groups.reduce((n, g) => n + g.length, 0)} | ${ms(median(times))} | ${ms(Math.max(...times))} |`);
+    lines.push(
+      `| ${name} | ${edges.length} | ${groups.length} | ${groups.reduce((n, g) => n + g.length, 0)} | ${ms(median(times))} | ${ms(Math.max(...times))} |`,
+    );
   }
 
   lines.push(
@@ -99,9 +101,17 @@ function randomSparse(n: number, count: number): Edge[] {
 /** 50 consecutive corpus tasks through the offline heuristic, plus 3 edges that contradict its order. */
 async function realistic(): Promise<Edge[]> {
   const [document] = generateCorpus({ documents: 1, tasks: BENCH.tasks, seed: 3 });
-  const tasks = extractTasks(document!.content).map((task, position) => ({ id: id(position), text: task.text, documentId: 'doc', documentTitle: document!.title, position }));
+  const tasks = extractTasks(document!.content).map((task, position) => ({
+    id: id(position),
+    text: task.text,
+    documentId: 'doc',
+    documentTitle: document!.title,
+    position,
+  }));
   const detected = await offlineDependencyDetector.detect(tasks, {});
-  const edges = detected.filter((r) => r.type !== 'related').map((r) => ({ source_task_id: r.sourceTaskId, target_task_id: r.targetTaskId }));
+  const edges = detected
+    .filter((r) => r.type !== 'related')
+    .map((r) => ({ source_task_id: r.sourceTaskId, target_task_id: r.targetTaskId }));
   // A model's mistakes: a few edges pointing back up the chain.
   for (const edge of edges.slice(0, 3)) edges.push({ source_task_id: edge.target_task_id, target_task_id: edge.source_task_id });
   return edges;

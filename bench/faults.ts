@@ -69,8 +69,28 @@ export async function runFaultsBench(options: { root?: string } = {}): Promise<s
       '',
       '| calls sent in the 5 s after the thaw | median | p95 | max |',
       '|---|---:|---:|---:|',
-      `| wait for a slot (meta.queued_ms) | ${ms(percentile(recovery.after.map((c) => c.queuedMs), 0.5))} | ${ms(percentile(recovery.after.map((c) => c.queuedMs), 0.95))} | ${ms(Math.max(...recovery.after.map((c) => c.queuedMs)))} |`,
-      `| whole call (client side) | ${ms(percentile(recovery.after.map((c) => c.latencyMs), 0.5))} | ${ms(percentile(recovery.after.map((c) => c.latencyMs), 0.95))} | ${ms(Math.max(...recovery.after.map((c) => c.latencyMs)))} |`,
+      `| wait for a slot (meta.queued_ms) | ${ms(
+        percentile(
+          recovery.after.map((c) => c.queuedMs),
+          0.5,
+        ),
+      )} | ${ms(
+        percentile(
+          recovery.after.map((c) => c.queuedMs),
+          0.95,
+        ),
+      )} | ${ms(Math.max(...recovery.after.map((c) => c.queuedMs)))} |`,
+      `| whole call (client side) | ${ms(
+        percentile(
+          recovery.after.map((c) => c.latencyMs),
+          0.5,
+        ),
+      )} | ${ms(
+        percentile(
+          recovery.after.map((c) => c.latencyMs),
+          0.95,
+        ),
+      )} | ${ms(Math.max(...recovery.after.map((c) => c.latencyMs)))} |`,
       '',
       `Holders counted in Redis after the thaw: ${recovery.holders.map(([at, n]) => `${n} at +${(at / 1000).toFixed(1)} s`).join(', ')}. Target: median wait <= 1 s.`,
       '',
@@ -125,7 +145,10 @@ async function revocationDelay(stack: Stack): Promise<number[]> {
   const delays: number[] = [];
   for (let i = 0; i < BENCH.revocations; i++) {
     const key = generateApiKey();
-    const [row] = await db.insert(apiKeys).values({ projectId: stack.projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'bench' }).returning({ id: apiKeys.id });
+    const [row] = await db
+      .insert(apiKeys)
+      .values({ projectId: stack.projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'bench' })
+      .returning({ id: apiKeys.id });
     // Read by the calls in flight before it is set: a `let`, assigned once, after they start.
     // eslint-disable-next-line prefer-const
     let revokedAt: number | undefined;
@@ -153,7 +176,12 @@ async function callLogMood(stack: Stack, key = stack.apiKey): Promise<Sample> {
   const response = await fetch(`${stack.baseUrl}/tools/log-mood`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ user_id: `bench_${crypto.randomUUID().slice(0, 12)}`, mood: 'happy', energy_level: 5, timestamp: '2030-06-01T12:00:00Z' }),
+    body: JSON.stringify({
+      user_id: `bench_${crypto.randomUUID().slice(0, 12)}`,
+      mood: 'happy',
+      energy_level: 5,
+      timestamp: '2030-06-01T12:00:00Z',
+    }),
   });
   const body = (await response.json()) as { error?: { code: string }; meta?: { queued_ms: number } };
   return { status: response.status, code: body.error?.code, queuedMs: body.meta?.queued_ms ?? 0, latencyMs: performance.now() - startedAt };

@@ -25,8 +25,10 @@ const TRIGRAM_WEIGHT = 0.5;
 
 /** Words too common to say what a task is about. They are skipped entirely (word and trigrams). */
 const STOP_WORDS = new Set(
-  ('a an and are as at be by for from has have in into is it its of on or our so that the their then this to was we were will with ' +
-    'all any can do does done get not out up via').split(' '),
+  (
+    'a an and are as at be by for from has have in into is it its of on or our so that the their then this to was we were will with ' +
+    'all any can do does done get not out up via'
+  ).split(' '),
 );
 
 const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}\p{N}]+)*/gu;

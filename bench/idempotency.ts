@@ -35,7 +35,12 @@ export async function runIdempotencyBench(): Promise<string> {
     const pending: Promise<unknown>[] = [];
     const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
     let minute = 0;
-    const input = () => ({ user_id: 'bench_user', mood: 'happy', energy_level: 7, timestamp: new Date(Date.UTC(2031, 0, 1, 0, minute++)).toISOString() });
+    const input = () => ({
+      user_id: 'bench_user',
+      mood: 'happy',
+      energy_level: 7,
+      timestamp: new Date(Date.UTC(2031, 0, 1, 0, minute++)).toISOString(),
+    });
 
     /** One call; answers its database requests on the critical path and whether the tool ran. */
     const call = async (body: unknown, key?: string): Promise<{ ms: number; requests: number; executed: boolean }> => {

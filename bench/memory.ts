@@ -32,7 +32,15 @@ import { freePort, startWranglerDev } from '../local/wrangler-dev.ts';
 import { FLAT_MEMORY_V8_FLAGS } from '../local/wrangler-env.ts';
 
 /** The run's shape and bounds. */
-export const MEMORY_BENCH = { calls: 20_000, every: 2_000, concurrency: 4, warmUpCheckpoints: 1, flatWithin: 0.2, ceilingMs: 50 * 60_000, corpus: { documents: 10, tasks: 200 } };
+export const MEMORY_BENCH = {
+  calls: 20_000,
+  every: 2_000,
+  concurrency: 4,
+  warmUpCheckpoints: 1,
+  flatWithin: 0.2,
+  ceilingMs: 50 * 60_000,
+  corpus: { documents: 10, tasks: 200 },
+};
 
 /** The MCP protocol version whose requests need no `initialize` (each carries its own). */
 const MCP_VERSION = '2026-07-28';
@@ -58,7 +66,12 @@ interface CallKind {
 }
 
 /** Runs the calls and returns the markdown section. */
-export async function runMemoryBench({ calls = MEMORY_BENCH.calls, heap = false, v8Flags = process.env.MINIFLARE_WORKERD_V8_FLAGS ?? '', ceilingMs = MEMORY_BENCH.ceilingMs } = {}): Promise<string> {
+export async function runMemoryBench({
+  calls = MEMORY_BENCH.calls,
+  heap = false,
+  v8Flags = process.env.MINIFLARE_WORKERD_V8_FLAGS ?? '',
+  ceilingMs = MEMORY_BENCH.ceilingMs,
+} = {}): Promise<string> {
   // Miniflare reads it when wrangler starts workerd (local/wrangler-env.ts keeps a value already set).
   process.env.MINIFLARE_WORKERD_V8_FLAGS = v8Flags;
   const redis = await startRedisServer();
@@ -113,7 +126,14 @@ export async function runMemoryBench({ calls = MEMORY_BENCH.calls, heap = false,
       );
       sent += batch;
       const usage = await heapUsage(session);
-      const checkpoint = { calls: sent, workerMiB: rssMiB(workerd.worker), proxyMiB: rssMiB(workerd.proxy), ...usage, seconds: (performance.now() - started) / 1000, unexpected };
+      const checkpoint = {
+        calls: sent,
+        workerMiB: rssMiB(workerd.worker),
+        proxyMiB: rssMiB(workerd.proxy),
+        ...usage,
+        seconds: (performance.now() - started) / 1000,
+        unexpected,
+      };
       checkpoints.push(checkpoint);
       console.log(
         `  ${sent.toLocaleString('en')} calls: workerd RSS ${checkpoint.workerMiB.toFixed(0)} MiB (wrangler's proxy ${checkpoint.proxyMiB.toFixed(0)}), JS heap ${usage.heapUsedMiB.toFixed(1)} of ${usage.heapTotalMiB.toFixed(1)} MiB (${unexpected} unexpected answers)`,
@@ -125,7 +145,16 @@ export async function runMemoryBench({ calls = MEMORY_BENCH.calls, heap = false,
     const final = await heapSummary(session);
     if (heap && checkpoints.length > MEMORY_BENCH.warmUpCheckpoints) snapshots.push(final);
     const collected = await heapUsage(session);
-    return memoryMarkdown({ checkpoints, asked: calls, kinds: kinds.map((kind) => kind.name), collected, snapshots, v8Flags, unexpectedKinds, ceilingMs });
+    return memoryMarkdown({
+      checkpoints,
+      asked: calls,
+      kinds: kinds.map((kind) => kind.name),
+      collected,
+      snapshots,
+      v8Flags,
+      unexpectedKinds,
+      ceilingMs,
+    });
   } finally {
     session?.close();
     worker?.stop();
@@ -141,23 +170,42 @@ const HEADING = '## Memory of workerd under a long run (bench/memory.ts)';
 function callKinds(base: string, apiKey: string, taskId: string): CallKind[] {
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   const queries = generateCorpus(MEMORY_BENCH.corpus).map((document) => document.title);
-  const tool = (id: string, input: unknown, headersOf = headers) => fetch(`${base}/tools/${id}`, { method: 'POST', headers: headersOf, body: JSON.stringify(input) });
-  const status = (...statuses: number[]) => async (response: Response) => (await response.arrayBuffer(), statuses.includes(response.status));
+  const tool = (id: string, input: unknown, headersOf = headers) =>
+    fetch(`${base}/tools/${id}`, { method: 'POST', headers: headersOf, body: JSON.stringify(input) });
+  const status =
+    (...statuses: number[]) =>
+    async (response: Response) => (await response.arrayBuffer(), statuses.includes(response.status));
   return [
     {
       name: 'log-mood (a new entry each)',
       // Each entry its own minute, so none collides with another.
-      send: (i) => tool('log-mood', { user_id: 'bench', mood: 'happy', energy_level: 1 + (i % 10), timestamp: new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString().replace('.000', '') }),
+      send: (i) =>
+        tool('log-mood', {
+          user_id: 'bench',
+          mood: 'happy',
+          energy_level: 1 + (i % 10),
+          timestamp: new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString().replace('.000', ''),
+        }),
       expected: status(200),
     },
-    { name: 'semantic-search', send: (i) => tool('semantic-search', { query: queries[i % queries.length], limit: 5 }), expected: status(200) },
+    {
+      name: 'semantic-search',
+      send: (i) => tool('semantic-search', { query: queries[i % queries.length], limit: 5 }),
+      expected: status(200),
+    },
     { name: 'get-document-context', send: () => tool('get-document-context', { task_ids: [taskId] }), expected: status(200) },
     {
       name: `MCP tools/call of semantic-search (${MCP_VERSION}, stateless)`,
       send: (i) =>
         fetch(`${base}/mcp`, {
           method: 'POST',
-          headers: { ...headers, accept: 'application/json, text/event-stream', 'mcp-protocol-version': MCP_VERSION, 'mcp-method': 'tools/call', 'mcp-name': 'semantic-search' },
+          headers: {
+            ...headers,
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': MCP_VERSION,
+            'mcp-method': 'tools/call',
+            'mcp-name': 'semantic-search',
+          },
           body: JSON.stringify({
             jsonrpc: '2.0',
             id: i,
@@ -169,10 +217,15 @@ function callKinds(base: string, apiKey: string, taskId: string): CallKind[] {
             },
           }),
         }),
-      expected: async (response) => response.ok && ((await response.json()) as { result?: { isError?: boolean } }).result?.isError === false,
+      expected: async (response) =>
+        response.ok && ((await response.json()) as { result?: { isError?: boolean } }).result?.isError === false,
     },
     { name: '`GET /tools`', send: () => fetch(`${base}/tools`), expected: status(200) },
-    { name: 'log-mood refused (energy_level out of range: 400)', send: () => tool('log-mood', { user_id: 'bench', mood: 'happy', energy_level: 11, timestamp: '2025-01-01T00:00:00Z' }), expected: status(400) },
+    {
+      name: 'log-mood refused (energy_level out of range: 400)',
+      send: () => tool('log-mood', { user_id: 'bench', mood: 'happy', energy_level: 11, timestamp: '2025-01-01T00:00:00Z' }),
+      expected: status(400),
+    },
     {
       name: 'an unknown API key refused (401, then 429 once the address has failed too often)',
       send: () => tool('log-mood', {}, { ...headers, authorization: 'Bearer et_unknownbenchkey' }),
@@ -212,7 +265,8 @@ function workerdPids(processGroup: number): { worker: number; proxy: number } {
       // the process ended while listed
     }
   }
-  if (!found.worker || !found.proxy) throw new Error(`Expected two workerd processes in process group ${processGroup}, found ${JSON.stringify(found)}`);
+  if (!found.worker || !found.proxy)
+    throw new Error(`Expected two workerd processes in process group ${processGroup}, found ${JSON.stringify(found)}`);
   return found as { worker: number; proxy: number };
 }
 
@@ -252,7 +306,10 @@ async function inspect(inspectorPort: number) {
       new Promise<T>((resolve, reject) => {
         if (closed) return reject(new Error(closed));
         const sent = ++id;
-        const timer = setTimeout(() => reject(new Error(`${method}: no answer from the inspector within ${timeoutMs / 1000} s`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`${method}: no answer from the inspector within ${timeoutMs / 1000} s`)),
+          timeoutMs,
+        );
         const settled = () => (clearTimeout(timer), pending.delete(sent));
         pending.set(sent, { resolve: (result) => (settled(), resolve(result as T)), reject: (error) => (settled(), reject(error)) });
         socket.send(JSON.stringify({ id: sent, method }));
@@ -278,7 +335,11 @@ async function heapSummary(session: Inspector): Promise<HeapSummary> {
   await session.send('HeapProfiler.enable');
   await session.send('HeapProfiler.takeHeapSnapshot');
   await session.send('HeapProfiler.disable');
-  const snapshot = JSON.parse(chunks.join('')) as { snapshot: { meta: { node_fields: string[]; node_types: [string[]] } }; nodes: number[]; strings: string[] };
+  const snapshot = JSON.parse(chunks.join('')) as {
+    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+    nodes: number[];
+    strings: string[];
+  };
   const fields = snapshot.snapshot.meta.node_fields;
   const [typeIndex, nameIndex, sizeIndex] = [fields.indexOf('type'), fields.indexOf('name'), fields.indexOf('self_size')];
   const types = snapshot.snapshot.meta.node_types[0];
@@ -287,7 +348,12 @@ async function heapSummary(session: Inspector): Promise<HeapSummary> {
     const type = types[snapshot.nodes[at + typeIndex]!]!;
     // Objects by their constructor; strings, code, arrays' backing stores and the rest by their kind.
     // V8 names some internal objects with their snapshot id ("system / Context / scope @123"), which differs between snapshots.
-    const name = type === 'object' ? snapshot.strings[snapshot.nodes[at + nameIndex]!]!.replace(/ @\d+$/, '') : type === 'closure' ? `closure ${snapshot.strings[snapshot.nodes[at + nameIndex]!]}` : `(${type})`;
+    const name =
+      type === 'object'
+        ? snapshot.strings[snapshot.nodes[at + nameIndex]!]!.replace(/ @\d+$/, '')
+        : type === 'closure'
+          ? `closure ${snapshot.strings[snapshot.nodes[at + nameIndex]!]}`
+          : `(${type})`;
     const entry = summary.get(name) ?? { count: 0, bytes: 0 };
     entry.count++;
     entry.bytes += snapshot.nodes[at + sizeIndex]!;
@@ -318,7 +384,12 @@ function verdict(checkpoints: Checkpoint[], asked: number): string {
   const drift = (of: 'workerMiB' | 'proxyMiB') => Math.max(...after.map((c) => Math.abs(c[of] - warm[of]) / warm[of]));
   const [worker, proxy] = [drift('workerMiB'), drift('proxyMiB')];
   const reached = after.at(-1)!.calls;
-  const status = reached < asked ? `NOT JUDGED (the time bound stopped it at ${reached.toLocaleString('en')} of ${asked.toLocaleString('en')} calls)` : worker <= MEMORY_BENCH.flatWithin && proxy <= MEMORY_BENCH.flatWithin ? 'MET' : 'NOT MET';
+  const status =
+    reached < asked
+      ? `NOT JUDGED (the time bound stopped it at ${reached.toLocaleString('en')} of ${asked.toLocaleString('en')} calls)`
+      : worker <= MEMORY_BENCH.flatWithin && proxy <= MEMORY_BENCH.flatWithin
+        ? 'MET'
+        : 'NOT MET';
   const within = (value: number) => `${(value * 100).toFixed(1)} %`;
   return `Target ${status}: after warm-up (${warm.calls.toLocaleString('en')} calls), the worker's workerd stayed within ${within(worker)} of its ${warm.workerMiB.toFixed(0)} MiB and wrangler's proxy within ${within(proxy)} of its ${warm.proxyMiB.toFixed(0)} MiB (target: ${MEMORY_BENCH.flatWithin * 100} %).`;
 }
@@ -331,10 +402,11 @@ function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots, v8Fla
     '',
     `The gateway under \`wrangler dev\` (as \`npm run dev\` serves it) over the Neon stand-in and redis-server behind the Upstash stand-in, a project of ${MEMORY_BENCH.corpus.documents} documents and ${MEMORY_BENCH.corpus.tasks} tasks, the per-key rate limit lifted. ${asked.toLocaleString('en')} calls asked (bounded at ${ceilingMs / 60_000} minutes), ${MEMORY_BENCH.concurrency} at a time, of ${kinds.length} kinds in turn: ${kinds.join('; ')}. Every ${MEMORY_BENCH.every.toLocaleString('en')} calls: the resident memory (RSS) of the workerd that runs the worker and of the workerd wrangler runs in front of it (its proxy, which forwards each call and runs none of this project's code), and the worker isolate's JavaScript heap (in use / held by V8), read through the inspector with \`Runtime.getHeapUsage\`. workerd's V8 flags: ${v8Flags ? `\`${v8Flags}\`` : "none (V8's defaults)"}${v8Flags === FLAT_MEMORY_V8_FLAGS ? ' (FLAT_MEMORY_V8_FLAGS, which `npm run dev` does not set)' : v8Flags ? '' : ', as `npm run dev` runs it'}. Warm-up: the first ${MEMORY_BENCH.every.toLocaleString('en')} calls (the first checkpoint). Target: after warm-up, the RSS of both workerd processes flat within ${MEMORY_BENCH.flatWithin * 100} % (at every later checkpoint, within ${MEMORY_BENCH.flatWithin * 100} % of its own at the first).`,
     '',
-    '| calls | workerd RSS (the worker), MiB | workerd RSS (wrangler\'s proxy), MiB | JS heap in use, MiB | JS heap held, MiB | elapsed, s | unexpected answers so far |',
+    "| calls | workerd RSS (the worker), MiB | workerd RSS (wrangler's proxy), MiB | JS heap in use, MiB | JS heap held, MiB | elapsed, s | unexpected answers so far |",
     '|---:|---:|---:|---:|---:|---:|---:|',
     ...checkpoints.map(
-      (c) => `| ${c.calls.toLocaleString('en')} | ${c.workerMiB.toFixed(0)} | ${c.proxyMiB.toFixed(0)} | ${c.heapUsedMiB.toFixed(1)} | ${c.heapTotalMiB.toFixed(1)} | ${c.seconds.toFixed(0)} | ${c.unexpected} |`,
+      (c) =>
+        `| ${c.calls.toLocaleString('en')} | ${c.workerMiB.toFixed(0)} | ${c.proxyMiB.toFixed(0)} | ${c.heapUsedMiB.toFixed(1)} | ${c.heapTotalMiB.toFixed(1)} | ${c.seconds.toFixed(0)} | ${c.unexpected} |`,
     ),
     '',
   ];
@@ -351,7 +423,13 @@ function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots, v8Fla
   if (snapshots.length === 2) {
     const [before, after] = snapshots as [HeapSummary, HeapSummary];
     const grown = [...after]
-      .map(([name, { count, bytes }]) => ({ name, count, bytes, countBefore: before.get(name)?.count ?? 0, bytesBefore: before.get(name)?.bytes ?? 0 }))
+      .map(([name, { count, bytes }]) => ({
+        name,
+        count,
+        bytes,
+        countBefore: before.get(name)?.count ?? 0,
+        bytesBefore: before.get(name)?.bytes ?? 0,
+      }))
       .sort((a, b) => b.bytes - b.bytesBefore - (a.bytes - a.bytesBefore))
       .slice(0, 10);
     const total = (summary: HeapSummary) => [...summary.values()].reduce((sum, { bytes }) => sum + bytes, 0) / 2 ** 20;
@@ -361,13 +439,30 @@ function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots, v8Fla
       '',
       '| constructor | objects, first | last | own size first, KiB | last, KiB |',
       '|---|---:|---:|---:|---:|',
-      ...grown.map((g) => `| ${g.name || '(anonymous)'} | ${g.countBefore} | ${g.count} | ${(g.bytesBefore / 1024).toFixed(1)} | ${(g.bytes / 1024).toFixed(1)} |`),
+      ...grown.map(
+        (g) =>
+          `| ${g.name || '(anonymous)'} | ${g.countBefore} | ${g.count} | ${(g.bytesBefore / 1024).toFixed(1)} | ${(g.bytes / 1024).toFixed(1)} |`,
+      ),
     );
   }
   return lines.join('\n');
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { calls: { type: 'string', default: String(MEMORY_BENCH.calls) }, heap: { type: 'boolean', default: false }, 'v8-flags': { type: 'string' }, minutes: { type: 'string', default: String(MEMORY_BENCH.ceilingMs / 60_000) } } });
-  console.log(await runMemoryBench({ calls: Number(values.calls), heap: values.heap, v8Flags: values['v8-flags'], ceilingMs: Number(values.minutes) * 60_000 }));
+  const { values } = parseArgs({
+    options: {
+      calls: { type: 'string', default: String(MEMORY_BENCH.calls) },
+      heap: { type: 'boolean', default: false },
+      'v8-flags': { type: 'string' },
+      minutes: { type: 'string', default: String(MEMORY_BENCH.ceilingMs / 60_000) },
+    },
+  });
+  console.log(
+    await runMemoryBench({
+      calls: Number(values.calls),
+      heap: values.heap,
+      v8Flags: values['v8-flags'],
+      ceilingMs: Number(values.minutes) * 60_000,
+    }),
+  );
 }

@@ -76,23 +76,65 @@ export async function runObservabilityBench(): Promise<string> {
 
     const now = new Date();
     const window = (query: Parameters<typeof resolveWindow>[0]) => resolveWindow(query, now) as MetricsWindow;
-    const countIn = (w: MetricsWindow, extra = sql``) => async () =>
-      Number(((await db.execute(sql`select count(*)::int as n from tool_executions where project_id = ${project.projectId} and created_at >= ${w.since.toISOString()}::timestamptz and created_at < ${w.until.toISOString()}::timestamptz ${extra}`)).rows[0] as { n: number }).n);
+    const countIn =
+      (w: MetricsWindow, extra = sql``) =>
+      async () =>
+        Number(
+          (
+            (
+              await db.execute(
+                sql`select count(*)::int as n from tool_executions where project_id = ${project.projectId} and created_at >= ${w.since.toISOString()}::timestamptz and created_at < ${w.until.toISOString()}::timestamptz ${extra}`,
+              )
+            ).rows[0] as { n: number }
+          ).n,
+        );
     const all = window({ window: `${BENCH.days + 1}d` });
     const listing = (query: Record<string, unknown>) => executionsQuery.parse(query);
     const deepCursor = await cursorAfter(db, project.projectId, 50);
 
     const cases: Case[] = [
       { name: 'GET /metrics (24 h, default)', rows: countIn(window({})), call: () => readMetrics(db, project.projectId, window({})) },
-      { name: 'GET /metrics?window=7d', rows: countIn(window({ window: '7d' })), call: () => readMetrics(db, project.projectId, window({ window: '7d' })) },
-      { name: 'GET /metrics?window=30d (every execution)', rows: countIn(window({ window: '30d' })), call: () => readMetrics(db, project.projectId, window({ window: '30d' })) },
-      { name: 'GET /metrics?window=7d&tool=semantic-search', rows: countIn(window({ window: '7d' }), sql`and tool = 'semantic-search'`), call: () => readMetrics(db, project.projectId, window({ window: '7d' }), 'semantic-search') },
+      {
+        name: 'GET /metrics?window=7d',
+        rows: countIn(window({ window: '7d' })),
+        call: () => readMetrics(db, project.projectId, window({ window: '7d' })),
+      },
+      {
+        name: 'GET /metrics?window=30d (every execution)',
+        rows: countIn(window({ window: '30d' })),
+        call: () => readMetrics(db, project.projectId, window({ window: '30d' })),
+      },
+      {
+        name: 'GET /metrics?window=7d&tool=semantic-search',
+        rows: countIn(window({ window: '7d' }), sql`and tool = 'semantic-search'`),
+        call: () => readMetrics(db, project.projectId, window({ window: '7d' }), 'semantic-search'),
+      },
       { name: 'GET /executions (first page of 20)', rows: countIn(all), call: () => listExecutions(db, project.projectId, listing({})) },
-      { name: 'GET /executions, page 51 (by cursor)', rows: countIn(all), call: () => listExecutions(db, project.projectId, listing({ cursor: deepCursor })) },
-      { name: 'GET /executions?status=failure', rows: countIn(all, sql`and status = 'error'`), call: () => listExecutions(db, project.projectId, listing({ status: 'failure' })) },
-      { name: 'GET /executions?tool=log-mood&response_format=detailed', rows: countIn(all, sql`and tool = 'log-mood'`), call: () => listExecutions(db, project.projectId, listing({ tool: 'log-mood', response_format: 'detailed' })) },
-      { name: 'GET /executions?error_code=UPSTREAM_ERROR', rows: countIn(all, sql`and error_code = 'UPSTREAM_ERROR'`), call: () => listExecutions(db, project.projectId, listing({ error_code: 'UPSTREAM_ERROR' })) },
-      { name: 'GET /executions?min_duration_ms=1000', rows: countIn(all, sql`and duration_ms >= 1000`), call: () => listExecutions(db, project.projectId, listing({ min_duration_ms: 1_000 })) },
+      {
+        name: 'GET /executions, page 51 (by cursor)',
+        rows: countIn(all),
+        call: () => listExecutions(db, project.projectId, listing({ cursor: deepCursor })),
+      },
+      {
+        name: 'GET /executions?status=failure',
+        rows: countIn(all, sql`and status = 'error'`),
+        call: () => listExecutions(db, project.projectId, listing({ status: 'failure' })),
+      },
+      {
+        name: 'GET /executions?tool=log-mood&response_format=detailed',
+        rows: countIn(all, sql`and tool = 'log-mood'`),
+        call: () => listExecutions(db, project.projectId, listing({ tool: 'log-mood', response_format: 'detailed' })),
+      },
+      {
+        name: 'GET /executions?error_code=UPSTREAM_ERROR',
+        rows: countIn(all, sql`and error_code = 'UPSTREAM_ERROR'`),
+        call: () => listExecutions(db, project.projectId, listing({ error_code: 'UPSTREAM_ERROR' })),
+      },
+      {
+        name: 'GET /executions?min_duration_ms=1000',
+        rows: countIn(all, sql`and duration_ms >= 1000`),
+        call: () => listExecutions(db, project.projectId, listing({ min_duration_ms: 1_000 })),
+      },
     ];
 
     const rows = await Promise.all(cases.map((c) => c.rows()));
@@ -118,7 +160,10 @@ export async function runObservabilityBench(): Promise<string> {
 /** Inserts the synthetic executions and refusals in SQL (generate_series), then analyzes. */
 async function load(db: Database, projectId: string, otherProjectId: string): Promise<void> {
   await db.execute(sql`select setseed(0.42)`);
-  for (const [project, count] of [[projectId, BENCH.executions], [otherProjectId, BENCH.otherTenantExecutions]] as const) {
+  for (const [project, count] of [
+    [projectId, BENCH.executions],
+    [otherProjectId, BENCH.otherTenantExecutions],
+  ] as const) {
     await db.execute(sql`
       insert into tool_executions (id, project_id, tool, status, error_code, input, output, error, duration_ms, attempts, queued_ms,
                                    performance_warning, created_at, otel_trace_id, otel_span_id)
@@ -178,15 +223,24 @@ async function measure(c: Case, captured: Captured, standIn: NeonStandIn): Promi
 }
 
 /** EXPLAIN ANALYZE of each statement of a request: the access paths on the observability tables, and the summed execution time. */
-async function explain(request: { query: string; params: unknown[] }[], standIn: NeonStandIn): Promise<{ plans: string[]; executionMs: number }> {
+async function explain(
+  request: { query: string; params: unknown[] }[],
+  standIn: NeonStandIn,
+): Promise<{ plans: string[]; executionMs: number }> {
   const plans = new Set<string>();
   let executionMs = 0;
   for (const statement of request) {
-    const response = await fetch(standIn.url, { method: 'POST', body: JSON.stringify({ query: `explain (analyze) ${statement.query}`, params: statement.params }) });
+    const response = await fetch(standIn.url, {
+      method: 'POST',
+      body: JSON.stringify({ query: `explain (analyze) ${statement.query}`, params: statement.params }),
+    });
     const { rows } = (await response.json()) as { rows: string[][] };
     const lines = rows.map((row) => row[0]!);
     for (const line of lines) {
-      const scan = /((?:Parallel )?(?:Index Only Scan|Index Scan|Bitmap Index Scan|Seq Scan)(?: Backward)?(?: using \w+)? on (?:tool_executions|tool_refusals)|Bitmap Index Scan on \w+)/.exec(line)?.[1];
+      const scan =
+        /((?:Parallel )?(?:Index Only Scan|Index Scan|Bitmap Index Scan|Seq Scan)(?: Backward)?(?: using \w+)? on (?:tool_executions|tool_refusals)|Bitmap Index Scan on \w+)/.exec(
+          line,
+        )?.[1];
       if (scan) plans.add(scan.replace(/ on tool_executions$/, '').replace(/ on tool_refusals$/, ' (refusals)'));
     }
     executionMs += Number(/Execution Time: ([\d.]+) ms/.exec(lines.join('\n'))?.[1] ?? NaN);
@@ -228,7 +282,9 @@ function report(cases: Case[], rows: number[], withIndexes: Measured[], without:
   cases.forEach((c, i) => {
     const a = withIndexes[i]!;
     const b = without[i]!;
-    lines.push(`| ${c.name} | ${thousands(rows[i]!)} | ${ms(a.p50)} | ${ms(a.p95)} | ${ms(a.executionMs)} | ${a.plans.join('; ')} | ${ms(b.p50)} | ${ms(b.p95)} | ${ms(b.executionMs)} | ${b.plans.join('; ')} |`);
+    lines.push(
+      `| ${c.name} | ${thousands(rows[i]!)} | ${ms(a.p50)} | ${ms(a.p95)} | ${ms(a.executionMs)} | ${a.plans.join('; ')} | ${ms(b.p50)} | ${ms(b.p95)} | ${ms(b.executionMs)} | ${b.plans.join('; ')} |`,
+    );
   });
   return lines.join('\n');
 }

@@ -46,7 +46,9 @@ async function inMemoryNeon(keyHash: string): Promise<() => void> {
     // for every call and never refuses one (a refusal would be timed instead of an admission).
     const keyLookup = query.includes('"api_keys"');
     const rows = keyLookup ? [[PROJECT_ID, keyHash, PROJECT_ID, 'Bench project', 1_000_000, null]] : [];
-    const fields = keyLookup ? ['id', 'key_hash', 'id', 'name', 'rate_limit_per_minute', 'toolsets'].map((name) => ({ name, dataTypeID: 25 })) : [];
+    const fields = keyLookup
+      ? ['id', 'key_hash', 'id', 'name', 'rate_limit_per_minute', 'toolsets'].map((name) => ({ name, dataTypeID: 25 }))
+      : [];
     return { fields, rows, command: 'SELECT', rowCount: rows.length, rowAsArray: true };
   };
   return interceptDatabase(async (_url, init) => {
@@ -65,9 +67,12 @@ type Expected = 'ok' | 'invalid';
  */
 function expectAnswer(what: string, expected: Expected, status: number, body: unknown): void {
   const answer = body as { success?: boolean; error?: { code?: string } };
-  const answered = expected === 'ok' ? status === 200 && answer.success === true : status === 400 && answer.error?.code === 'VALIDATION_ERROR';
+  const answered =
+    expected === 'ok' ? status === 200 && answer.success === true : status === 400 && answer.error?.code === 'VALIDATION_ERROR';
   if (!answered) {
-    throw new Error(`${what} answered ${status} ${JSON.stringify(body).slice(0, 300)}, expected ${expected === 'ok' ? '200 and success' : '400 VALIDATION_ERROR'}: the bench would time the wrong work.`);
+    throw new Error(
+      `${what} answered ${status} ${JSON.stringify(body).slice(0, 300)}, expected ${expected === 'ok' ? '200 and success' : '400 VALIDATION_ERROR'}: the bench would time the wrong work.`,
+    );
   }
 }
 
@@ -140,7 +145,10 @@ export async function runPipelineBench(iterations = 20_000): Promise<{ valid: Fi
     const result = (await mastra.execute!(body as never, {} as never)) as { error?: boolean; id?: string };
     // Mastra answers a validation failure as `{ error: true, message, validationErrors }`.
     const answered = expected === 'ok' ? result.id === RESULT.id : result.error === true;
-    if (!answered) throw new Error(`Mastra createTool().execute answered ${JSON.stringify(result).slice(0, 300)}, expected ${expected === 'ok' ? 'the result' : 'a validation error'}: the bench would time the wrong work.`);
+    if (!answered)
+      throw new Error(
+        `Mastra createTool().execute answered ${JSON.stringify(result).slice(0, 300)}, expected ${expected === 'ok' ? 'the result' : 'a validation error'}: the bench would time the wrong work.`,
+      );
   };
 
   const run = async (body: unknown, expected: Expected) => [
@@ -202,24 +210,36 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
     const rows: string[] = [];
     for (const [label, env] of [
       ['in-process semaphore', { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench', ALLOW_IN_PROCESS_SEMAPHORE: 'true' }],
-      ['Redis semaphore + rate limit', { DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench', UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: upstash.token }],
+      [
+        'Redis semaphore + rate limit',
+        {
+          DATABASE_URL: 'postgres://bench:bench@db.bench.invalid/bench',
+          UPSTASH_REDIS_REST_URL: upstash.url,
+          UPSTASH_REDIS_REST_TOKEN: upstash.token,
+        },
+      ],
     ] as const) {
       beforeExecution = 0;
       databaseBeforeExecution = 0;
-      const figures = await measure(label, iterations, async () => {
-        redisRequests = 0;
-        databaseRequests = 0;
-        const response = await gateway.fetch(
-          new Request('http://bench/tools/log-mood', {
-            method: 'POST',
-            headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
-            body: JSON.stringify(VALID),
-          }),
-          env,
-          ctx as unknown as Parameters<typeof gateway.fetch>[2],
-        );
-        expectAnswer(label, 'ok', response.status, await response.json());
-      }, () => Promise.all(pending.splice(0)));
+      const figures = await measure(
+        label,
+        iterations,
+        async () => {
+          redisRequests = 0;
+          databaseRequests = 0;
+          const response = await gateway.fetch(
+            new Request('http://bench/tools/log-mood', {
+              method: 'POST',
+              headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+              body: JSON.stringify(VALID),
+            }),
+            env,
+            ctx as unknown as Parameters<typeof gateway.fetch>[2],
+          );
+          expectAnswer(label, 'ok', response.status, await response.json());
+        },
+        () => Promise.all(pending.splice(0)),
+      );
       const calls = iterations + Math.min(2_000, iterations);
       rows.push(
         `| ${label} | ${figures.p50Us.toFixed(0)} | ${figures.p99Us.toFixed(0)} | ${(beforeExecution / calls).toFixed(2)} | ${(databaseBeforeExecution / calls).toFixed(3)} |`,
@@ -240,7 +260,10 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
 
 export function pipelineMarkdown({ valid, invalid }: { valid: Figures[]; invalid: Figures[] }): string {
   const rows = (label: string, figures: Figures[]) =>
-    figures.map((f) => `| ${label} | ${f.name} | ${f.p50Us.toFixed(1)} | ${f.p99Us.toFixed(1)} | ${Math.round(f.callsPerSecond).toLocaleString('en')} |`);
+    figures.map(
+      (f) =>
+        `| ${label} | ${f.name} | ${f.p50Us.toFixed(1)} | ${f.p99Us.toFixed(1)} | ${Math.round(f.callsPerSecond).toLocaleString('en')} |`,
+    );
   return [
     '| call | implementation | p50 µs | p99 µs | calls/s |',
     '|---|---|---:|---:|---:|',

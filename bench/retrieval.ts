@@ -235,7 +235,8 @@ function measure(peer: Peer, tasks: CorpusTask[], queries: Query[]): PeerFigures
       const similarity = shownSimilarity(dot(task, vector));
       const shared = [...query.terms].filter((term) => tasks[i]!.terms.has(term)).length;
       if (shared === 0) noWord.push(similarity);
-      else if (shared === 1 && query.terms.size <= BENCH.shortQueryTerms && tasks[i]!.terms.size <= BENCH.typicalTaskTerms) oneWord.push(similarity);
+      else if (shared === 1 && query.terms.size <= BENCH.shortQueryTerms && tasks[i]!.terms.size <= BENCH.typicalTaskTerms)
+        oneWord.push(similarity);
       return { similarity, theme: tasks[i]!.theme };
     });
     return scored.sort((a, b) => b.similarity - a.similarity).slice(0, BENCH.limit);
@@ -258,8 +259,12 @@ function measure(peer: Peer, tasks: CorpusTask[], queries: Query[]): PeerFigures
   return {
     peer,
     reworded: REWORDED_PAIRS.map(([query, task]) => shownSimilarity(dot(peer.embed(query), peer.embed(task)))),
-    hits: BENCH.hitsAt.map((k) => share(onTopic.filter(({ theme, top }) => top.slice(0, k).some((t) => t.theme === theme)).length, onTopic.length)),
-    precision: mean(onTopic.map(({ theme, top }) => share(top.slice(0, BENCH.precisionAt).filter((t) => t.theme === theme).length, BENCH.precisionAt))),
+    hits: BENCH.hitsAt.map((k) =>
+      share(onTopic.filter(({ theme, top }) => top.slice(0, k).some((t) => t.theme === theme)).length, onTopic.length),
+    ),
+    precision: mean(
+      onTopic.map(({ theme, top }) => share(top.slice(0, BENCH.precisionAt).filter((t) => t.theme === theme).length, BENCH.precisionAt)),
+    ),
     atDefault: at(peer.threshold),
     sweep,
     calibrated: sweep.filter((row) => row.oneWord >= BENCH.oneWordRecall).at(-1)?.threshold,

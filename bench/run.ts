@@ -145,7 +145,8 @@ const date = new Date().toISOString().slice(0, 10);
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, load average ${loadBefore} at the start and ${load()} at the end`;
 let report: string;
 if (names.length && existsSync(RESULTS)) {
-  const stamp = (section: string) => `${section}\n\n_Section rewritten by \`npm run bench -- ${names.join(' ')}\` on ${date}. Machine: ${machine}._`;
+  const stamp = (section: string) =>
+    `${section}\n\n_Section rewritten by \`npm run bench -- ${names.join(' ')}\` on ${date}. Machine: ${machine}._`;
   report = results.reduce((document, section) => replaceSection(document, stamp(section)), readFileSync(RESULTS, 'utf8'));
 } else {
   report = [`# Benchmark results\n\nWritten by \`npm run bench\` on ${date}. Machine: ${machine}.`, ...results].join('\n\n') + '\n';

@@ -155,7 +155,9 @@ function generate(): Dataset {
   const projectTopics = DATA.projects.map(() => topics.map((_, i) => i).filter(() => random() < DATA.topicShare));
 
   // Documents of every project, interleaved in a seeded order.
-  const documents: number[] = DATA.projects.flatMap((tasks, project) => new Array<number>(Math.ceil(tasks / DATA.tasksPerDocument)).fill(project));
+  const documents: number[] = DATA.projects.flatMap((tasks, project) =>
+    new Array<number>(Math.ceil(tasks / DATA.tasksPerDocument)).fill(project),
+  );
   for (let i = documents.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [documents[i], documents[j]] = [documents[j]!, documents[i]!];
@@ -169,7 +171,11 @@ function generate(): Dataset {
     remaining[project]! -= count;
     for (let position = 0; position < count; position++) {
       const own = projectTopics[project]!;
-      around(topics[own[Math.floor(random() * own.length)]!]!, gaussian, vectors.subarray(tasks.length * DIMENSIONS, (tasks.length + 1) * DIMENSIONS));
+      around(
+        topics[own[Math.floor(random() * own.length)]!]!,
+        gaussian,
+        vectors.subarray(tasks.length * DIMENSIONS, (tasks.length + 1) * DIMENSIONS),
+      );
       tasks.push({ project, document, position, model: DATA.model, status: 'completed' });
     }
   });
@@ -208,7 +214,10 @@ interface Build {
 function cacheKey(): string {
   const migrations = join(ROOT, 'drizzle', 'migrations');
   const hash = createHash('sha256').update(JSON.stringify(DATA));
-  for (const file of readdirSync(migrations).filter((name) => name.endsWith('.sql')).sort()) hash.update(readFileSync(join(migrations, file)));
+  for (const file of readdirSync(migrations)
+    .filter((name) => name.endsWith('.sql'))
+    .sort())
+    hash.update(readFileSync(join(migrations, file)));
   hash.update(JSON.parse(readFileSync(join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')).version);
   return hash.digest('hex').slice(0, 16);
 }
@@ -241,7 +250,8 @@ async function buildDatabase(data: Dataset, dataDir: string): Promise<Build> {
   const projectIds: string[] = [];
   try {
     await migrateDatabase(standIn.connectionString);
-    for (const [i] of DATA.projects.entries()) projectIds.push((await createProject(standIn.connectionString, `Project ${i + 1}`)).projectId);
+    for (const [i] of DATA.projects.entries())
+      projectIds.push((await createProject(standIn.connectionString, `Project ${i + 1}`)).projectId);
     const db = createDb(standIn.connectionString);
     const ids = data.documents.map((_, i) => documentId(i));
     const owners = data.documents.map((project) => projectIds[project]!);
@@ -349,7 +359,9 @@ function queriesOf(data: Dataset, project: number, random: () => number): Query[
   const gaussian = gaussians(random);
   const own = new Set(data.projectTopics[project]);
   const others = data.topics.map((_, i) => i).filter((i) => !own.has(i));
-  const searchable = data.tasks.flatMap((task, i) => (task.project === project && task.model === DATA.model && task.status === 'completed' ? [i] : []));
+  const searchable = data.tasks.flatMap((task, i) =>
+    task.project === project && task.model === DATA.model && task.status === 'completed' ? [i] : [],
+  );
   const count = RUN.queries + RUN.warmup;
   return Array.from({ length: count }, (_, q) => {
     const topics = q % Math.round(1 / RUN.offTopic) === 0 ? others : [...own];
@@ -406,7 +418,8 @@ async function runSeries(endpoint: string, timer: DatabaseTimer, queries: Query[
   for (const [i, query] of queries.entries()) {
     timer.reset();
     const { tasks, method } = await search(query);
-    if (i === RUN.warmup - 1) series.method = (await readsTheIndex(endpoint, timer)) ? `${method} (HNSW scan)` : `${method} (no index scan)`;
+    if (i === RUN.warmup - 1)
+      series.method = (await readsTheIndex(endpoint, timer)) ? `${method} (HNSW scan)` : `${method} (no index scan)`;
     if (i < RUN.warmup) continue;
     series.databaseMs.push(timer.elapsed());
     series.recall.push(recallOf(query, tasks));
@@ -447,7 +460,9 @@ function withoutIterativeScan(db: Database, projectId: string): Search {
 async function readsTheIndex(endpoint: string, timer: DatabaseTimer): Promise<boolean> {
   const { queries } = JSON.parse(timer.lastRequest()) as { queries: { query: string; params: unknown[] }[] };
   const search = queries.findIndex((statement) => statement.query.includes('<=>'));
-  const batch = queries.slice(0, search + 1).map((statement, i) => (i === search ? { ...statement, query: `explain (analyze, costs off) ${statement.query}` } : statement));
+  const batch = queries
+    .slice(0, search + 1)
+    .map((statement, i) => (i === search ? { ...statement, query: `explain (analyze, costs off) ${statement.query}` } : statement));
   const response = await fetch(endpoint, { method: 'POST', body: JSON.stringify({ queries: batch }) });
   const { results } = (await response.json()) as { results: { rows: string[][] }[] };
   return results.at(-1)!.rows.some(([line]) => line!.includes(`Index Scan using ${SEARCH_INDEX}`) && !line!.includes('never executed'));
@@ -461,7 +476,12 @@ function thresholdInPlay(queries: Query[][]): number {
 
 /** semantic-search itself answers as the default search did (within its answer budget): the bench measures what the tool runs. */
 async function checkTool(db: Database, projectId: string, query: Query, threshold: number): Promise<void> {
-  const embeddings: EmbeddingProvider = { id: DATA.model, dimensions: DIMENSIONS, defaultThreshold: threshold, embed: async () => [query.vector] };
+  const embeddings: EmbeddingProvider = {
+    id: DATA.model,
+    dimensions: DIMENSIONS,
+    defaultThreshold: threshold,
+    embed: async () => [query.vector],
+  };
   const context: ToolContext = {
     db,
     project: { id: projectId, name: 'bench' },
@@ -475,7 +495,9 @@ async function checkTool(db: Database, projectId: string, query: Query, threshol
   const input = semanticSearch.input.parse({ query: query.text, limit: RUN.limit });
   const outcome = (await semanticSearch.execute(input, context)) as Outcome<{ results: { task_id: string }[] }>;
   const answered = outcome.ok ? outcome.data.results.map((result) => result.task_id) : [];
-  const searched = (await nearest(db, projectId)(query)).tasks.filter((task) => shownSimilarity(task.similarity) >= threshold).map((task) => task.task_id);
+  const searched = (await nearest(db, projectId)(query)).tasks
+    .filter((task) => shownSimilarity(task.similarity) >= threshold)
+    .map((task) => task.task_id);
   // The answer budget may keep fewer: the most similar first.
   const same = answered.join() === searched.slice(0, answered.length).join() && (answered.length > 0 || searched.length === 0);
   if (!same) throw new Error(`semantic-search answered otherwise than its search for ${query.text}`);
@@ -515,7 +537,9 @@ export async function runSearchAtScaleBench(options: SearchAtScaleOptions = {}):
   const timer = timeDatabase();
   try {
     const db = createDb(standIn.connectionString);
-    const { rows: catalog } = await db.execute(sql`select reltuples::int as indexed from pg_class where oid = to_regclass(${SEARCH_INDEX})`);
+    const { rows: catalog } = await db.execute(
+      sql`select reltuples::int as indexed from pg_class where oid = to_regclass(${SEARCH_INDEX})`,
+    );
     const { indexed } = catalog[0] as { indexed: number };
     const rows: ProjectRow[] = [];
     const sweeps: string[] = [];

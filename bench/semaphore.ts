@@ -62,7 +62,10 @@ export async function runSemaphoreBench(): Promise<string> {
     if (redis) {
       subjects.unshift(
         ['RedisSemaphore (BLPOP wake-up)', (run) => new RedisSemaphore({ redis, limit: BENCH.limit, prefix: `bench:b${run}` })],
-        ['RedisSemaphore (polling only)', (run) => new RedisSemaphore({ redis, limit: BENCH.limit, prefix: `bench:p${run}`, wake: 'poll' })],
+        [
+          'RedisSemaphore (polling only)',
+          (run) => new RedisSemaphore({ redis, limit: BENCH.limit, prefix: `bench:p${run}`, wake: 'poll' }),
+        ],
       );
     } else {
       lines.push('> redis-server is not installed: RedisSemaphore was not measured.', '');
@@ -107,7 +110,10 @@ async function saturate(semaphore: Semaphore, holds: number[]): Promise<Saturati
     holds.map(async (holdMs, i) => {
       const result = await semaphore.acquire(`caller-${i}`);
       // Every caller is meant to be granted in turn: a refusal means the bench measured something else.
-      if (!result.ok) throw new Error(`caller-${i} was refused (${result.reason}: ${result.detail}); every caller of a saturation run must be granted, so its figures would not mean what they say.`);
+      if (!result.ok)
+        throw new Error(
+          `caller-${i} was refused (${result.reason}: ${result.detail}); every caller of a saturation run must be granted, so its figures would not mean what they say.`,
+        );
       const grantedAt = performance.now() - t0;
       maxHolders = Math.max(maxHolders, ++holders);
       await sleep(holdMs);

@@ -164,7 +164,7 @@ async function exactReference(db: Database, projectId: string): Promise<Referenc
   const ids: string[] = [];
   const texts: string[] = [];
   // Pages of ids and texts: one answer must stay under the endpoint's 10 MB.
-  for (let after = '00000000-0000-0000-0000-000000000000'; ; ) {
+  for (let after = '00000000-0000-0000-0000-000000000000'; ;) {
     const { rows } = await db.execute(sql`select id, text from tasks
       where project_id = ${projectId} and embedding_status = 'completed' and id > ${after}::uuid order by id limit 20000`);
     if (rows.length === 0) break;
@@ -211,7 +211,15 @@ async function searchRow(
     const { data, sample } = await run(query);
     samples.push(sample);
     const [vector] = await offlineEmbeddings.embed([query]);
-    recalls.push({ query, ...recallAt(BENCH.limit, vector!, data.results.map((r) => r.task_id), reference) });
+    recalls.push({
+      query,
+      ...recallAt(
+        BENCH.limit,
+        vector!,
+        data.results.map((r) => r.task_id),
+        reference,
+      ),
+    });
   }
   const mean = recalls.reduce((sum, r) => sum + r.recall, 0) / recalls.length;
   const worst = recalls.reduce((a, b) => (b.recall < a.recall ? b : a));
@@ -269,7 +277,9 @@ function longDocument(characters: number): { title: string; content: string } {
  * until there are BENCH.relationships, then walks the graph from tasks that have some.
  */
 async function graphBench(db: Database, projectId: string, call: Call): Promise<{ row: Row; note: string }> {
-  const { rows: taskRows } = await db.execute(sql`select id, document_id from tasks where project_id = ${projectId} order by document_id, position`);
+  const { rows: taskRows } = await db.execute(
+    sql`select id, document_id from tasks where project_id = ${projectId} order by document_id, position`,
+  );
   const byDocument = Map.groupBy(taskRows as { id: string; document_id: string }[], (row) => row.document_id);
   const { size, stride } = BENCH.graphWindow;
   let relationships = 0;
@@ -286,13 +296,18 @@ async function graphBench(db: Database, projectId: string, call: Call): Promise<
       if (start + size >= tasks.length) break;
     }
   }
-  const { rows: typeRows } = await db.execute(sql`select type, count(*)::int as n from task_relationships where project_id = ${projectId} group by type order by type`);
-  const { rows: startRows } = await db.execute(sql`select distinct source_task_id as id from task_relationships where project_id = ${projectId} order by id`);
+  const { rows: typeRows } = await db.execute(
+    sql`select type, count(*)::int as n from task_relationships where project_id = ${projectId} group by type order by type`,
+  );
+  const { rows: startRows } = await db.execute(
+    sql`select distinct source_task_id as id from task_relationships where project_id = ${projectId} order by id`,
+  );
   const random = seededRandom(1);
   const starts = Array.from({ length: BENCH.graphStarts }, () => (startRows[Math.floor(random() * startRows.length)] as { id: string }).id);
 
   log(`query-task-graph over ${thousands(relationships)} relationships...`);
-  const walk = (taskId: string) => call<{ tasks: unknown[]; relationships: unknown[] }>(queryTaskGraph, { task_id: taskId, depth: BENCH.graphDepth });
+  const walk = (taskId: string) =>
+    call<{ tasks: unknown[]; relationships: unknown[] }>(queryTaskGraph, { task_id: taskId, depth: BENCH.graphDepth });
   for (const start of starts.slice(0, BENCH.warmup)) await walk(start);
   const samples: Sample[] = [];
   const reached: number[] = [];
@@ -310,7 +325,17 @@ async function graphBench(db: Database, projectId: string, call: Call): Promise<
   const note =
     `The graph: ${thousands(relationships)} relationships (${types}) saved by detect-dependencies (offline heuristic) on ${windows} ` +
     `windows of ${size} tasks overlapping by ${size - stride}, in document order; each detection call took ` +
-    `${ms(percentile(detection.map((s) => s.totalMs), 0.5))} (database ${ms(percentile(detection.map((s) => s.databaseMs), 0.5))}) at the median.`;
+    `${ms(
+      percentile(
+        detection.map((s) => s.totalMs),
+        0.5,
+      ),
+    )} (database ${ms(
+      percentile(
+        detection.map((s) => s.databaseMs),
+        0.5,
+      ),
+    )}) at the median.`;
   return { row, note };
 }
 
@@ -330,7 +355,14 @@ function report(r: Results): string {
   };
   const line = (row: Row) => `| ${row.label} | ${row.samples.length} | ${figures(row)} | ${row.notes} |`;
   const exact10k = r.search.find((row) => row.label === '10,000 tasks');
-  const p95At10k = exact10k ? ms(percentile(exact10k.samples.map((s) => s.databaseMs), 0.95)) : 'n/a';
+  const p95At10k = exact10k
+    ? ms(
+        percentile(
+          exact10k.samples.map((s) => s.databaseMs),
+          0.95,
+        ),
+      )
+    : 'n/a';
   return [
     '## Task analysis: database time of the tools (in-memory Neon stand-in: PGlite + pgvector in WASM)',
     '',

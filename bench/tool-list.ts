@@ -79,7 +79,10 @@ export async function runToolListBench(): Promise<string> {
     '',
     '| tool | toolset | bytes | tokens | description | inputSchema | outputSchema | OpenAI export |',
     '|---|---|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((row) => `| ${row.id} | ${row.toolset} | ${row.whole.bytes} | ${row.whole.tokens} | ${row.description.tokens} | ${row.input.tokens} | ${row.output.tokens} | ${row.openAi.tokens} |`),
+    ...rows.map(
+      (row) =>
+        `| ${row.id} | ${row.toolset} | ${row.whole.bytes} | ${row.whole.tokens} | ${row.description.tokens} | ${row.input.tokens} | ${row.output.tokens} | ${row.openAi.tokens} |`,
+    ),
   ];
   return lines.join('\n');
 }

@@ -267,12 +267,16 @@ export const toolExecutions = pgTable(
   },
   (t) => [
     // The calls one code-mode execution made (GET /executions?execution=<trace id>).
-    index('tool_executions_project_parent_idx').on(t.projectId, t.parentExecutionId).where(sql`${t.parentExecutionId} is not null`),
+    index('tool_executions_project_parent_idx')
+      .on(t.projectId, t.parentExecutionId)
+      .where(sql`${t.parentExecutionId} is not null`),
     // Newest first, per project (GET /executions, GET /metrics over a window).
     index('tool_executions_project_created_idx').on(t.projectId, t.createdAt, t.id),
     index('tool_executions_project_tool_created_idx').on(t.projectId, t.tool, t.createdAt, t.id),
     // Failures are few among many successes: the dashboard's recent failures read this one.
-    index('tool_executions_project_failures_idx').on(t.projectId, t.createdAt, t.id).where(sql`${t.status} = 'error'`),
+    index('tool_executions_project_failures_idx')
+      .on(t.projectId, t.createdAt, t.id)
+      .where(sql`${t.status} = 'error'`),
     index('tool_executions_project_otel_trace_idx').on(t.projectId, t.otelTraceId),
     // Slow calls are few: min_duration_ms finds them here instead of walking every execution.
     index('tool_executions_project_duration_idx').on(t.projectId, t.durationMs),
@@ -398,7 +402,15 @@ export const REVIEW_RATINGS = ['again', 'hard', 'good', 'easy', 'manual'] as con
 /** The kinds of study record numbered per project. */
 export const STUDY_ENTITIES = ['plan', 'plan_item', 'topic', 'quiz_attempt', 'flashcard', 'message'] as const;
 
-const inList = (column: unknown, values: readonly string[]) => sql.join([sql`${column} in (`, sql.join(values.map((v) => sql.raw(`'${v}'`)), sql`, `), sql`)`]);
+const inList = (column: unknown, values: readonly string[]) =>
+  sql.join([
+    sql`${column} in (`,
+    sql.join(
+      values.map((v) => sql.raw(`'${v}'`)),
+      sql`, `,
+    ),
+    sql`)`,
+  ]);
 const localId = () => integer('id').notNull();
 const requestId = () => uuid('request_id');
 const updatedAt = () => timestamp('updated_at', { withTimezone: true }).notNull().defaultNow();
@@ -587,7 +599,9 @@ export const chatMessages = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.projectId, t.id] }),
-    foreignKey({ columns: [t.projectId, t.sessionId], foreignColumns: [chatSessions.projectId, chatSessions.sessionId] }).onDelete('cascade'),
+    foreignKey({ columns: [t.projectId, t.sessionId], foreignColumns: [chatSessions.projectId, chatSessions.sessionId] }).onDelete(
+      'cascade',
+    ),
     unique('chat_messages_request_unique').on(t.projectId, t.requestId),
     index('chat_messages_session_idx').on(t.projectId, t.sessionId, t.id),
     check('chat_messages_role_check', inList(t.role, MESSAGE_ROLES)),

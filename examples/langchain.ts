@@ -23,7 +23,9 @@ import { authorization, edgeToolsFromEnv, type EdgeTools } from './edge-tools.ts
 
 /** A client of the gateway: `getTools()` gives its tools as LangChain tools. Close it when done. */
 export function connect(edgeTools: EdgeTools): MultiServerMCPClient {
-  return new MultiServerMCPClient({ mcpServers: { 'edge-tools': { transport: 'http', url: edgeTools.url, headers: authorization(edgeTools) } } });
+  return new MultiServerMCPClient({
+    mcpServers: { 'edge-tools': { transport: 'http', url: edgeTools.url, headers: authorization(edgeTools) } },
+  });
 }
 
 /**
@@ -36,7 +38,12 @@ export function checkedByServer<Tool extends DynamicStructuredTool>(tools: Tool[
     const schema = tool.schema as Record<string, unknown>;
     if ('~standard' in schema) continue;
     tool.schema = {
-      '~standard': { version: 1, vendor: 'edge-tools', validate: (value: unknown) => ({ value }), jsonSchema: { input: () => schema, output: () => schema } },
+      '~standard': {
+        version: 1,
+        vendor: 'edge-tools',
+        validate: (value: unknown) => ({ value }),
+        jsonSchema: { input: () => schema, output: () => schema },
+      },
     } as unknown as Tool['schema'];
   }
   return tools;
@@ -56,6 +63,9 @@ export async function runToolCalls(toolCalls: ToolCall[], edgeTools: EdgeTools, 
 }
 
 if (import.meta.main) {
-  const [answer] = await runToolCalls([{ type: 'tool_call', id: 'call-1', name: 'get-messages', args: { session_id: 'demo-session', limit: 5 } }], edgeToolsFromEnv());
+  const [answer] = await runToolCalls(
+    [{ type: 'tool_call', id: 'call-1', name: 'get-messages', args: { session_id: 'demo-session', limit: 5 } }],
+    edgeToolsFromEnv(),
+  );
   console.log(answer?.content);
 }

@@ -31,7 +31,9 @@ export function connect(edgeTools: EdgeTools): MCPClient {
 export function checkedByServer<Tools extends ToolsInput>(tools: Tools): Tools {
   for (const tool of Object.values(tools)) {
     if (!('inputSchema' in tool) || !tool.inputSchema || !('~standard' in tool.inputSchema)) continue;
-    tool.inputSchema = { '~standard': { ...tool.inputSchema['~standard'], validate: (value: unknown) => ({ value }) } } as typeof tool.inputSchema;
+    tool.inputSchema = {
+      '~standard': { ...tool.inputSchema['~standard'], validate: (value: unknown) => ({ value }) },
+    } as typeof tool.inputSchema;
   }
   return tools;
 }
@@ -42,7 +44,13 @@ export async function ask(prompt: string, edgeTools: EdgeTools, model: AgentMode
   try {
     const listed = await client.listTools();
     const tools = serverChecks ? checkedByServer(listed) : listed;
-    const agent = new Agent({ id: 'study-helper', name: 'Study helper', instructions: 'Use the tools to keep and recall what the user studies.', model, tools });
+    const agent = new Agent({
+      id: 'study-helper',
+      name: 'Study helper',
+      instructions: 'Use the tools to keep and recall what the user studies.',
+      model,
+      tools,
+    });
     return await agent.generate(prompt, { maxSteps: 5 });
   } finally {
     await client.disconnect();

@@ -20,7 +20,12 @@ export async function ask(prompt: string, edgeTools: EdgeTools, model: string | 
   const server = connect(edgeTools);
   await server.connect();
   try {
-    const agent = new Agent({ name: 'Study helper', instructions: 'Use the tools to keep and recall what the user studies.', model, mcpServers: [server] });
+    const agent = new Agent({
+      name: 'Study helper',
+      instructions: 'Use the tools to keep and recall what the user studies.',
+      model,
+      mcpServers: [server],
+    });
     return await run(agent, prompt, { maxTurns: 5 });
   } finally {
     await server.close();

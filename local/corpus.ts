@@ -65,7 +65,8 @@ const DEPENDENCY_WORDING: ((earlier: string) => string)[] = [
 export function generateCorpus(options: CorpusOptions = {}): CorpusDocument[] {
   const { documents, tasks, seed } = { ...CORPUS_DEFAULTS, ...options };
   if (!Number.isInteger(documents) || documents < 1) throw new RangeError(`documents must be an integer >= 1, got ${documents}`);
-  if (!Number.isInteger(tasks) || tasks < documents) throw new RangeError(`tasks must be an integer >= documents (${documents}), got ${tasks}`);
+  if (!Number.isInteger(tasks) || tasks < documents)
+    throw new RangeError(`tasks must be an integer >= documents (${documents}), got ${tasks}`);
   if (!Number.isInteger(seed)) throw new RangeError(`seed must be an integer, got ${seed}`);
   const random = seededRandom(seed);
   const themeOrder = shuffle([...THEMES], random);
@@ -110,7 +111,12 @@ function writeDocument(theme: Theme, taskCount: number, random: () => number): C
   const title = `${pick(theme.titles)}, ${quarter}`;
   const lines: string[] = [`# ${title}`, '', paragraph(3), '', '## Goals', ''];
   for (const goal of shuffle([...theme.goals], random).slice(0, 3)) lines.push(`- ${goal}`);
-  lines.push('', '| Owner | Team | Review |', '|---|---|---|', `| ${pick(OWNERS)} | ${pick(theme.teams)} | every ${pick(['Monday', 'Wednesday', 'Friday'])} |`);
+  lines.push(
+    '',
+    '| Owner | Team | Review |',
+    '|---|---|---|',
+    `| ${pick(OWNERS)} | ${pick(theme.teams)} | every ${pick(['Monday', 'Wednesday', 'Friday'])} |`,
+  );
 
   /** The wording of each task so far, without its notes: what later tasks name it by. */
   const written: string[] = [];
@@ -118,10 +124,19 @@ function writeDocument(theme: Theme, taskCount: number, random: () => number): C
   while (written.length < taskCount) {
     section++;
     const workstream = theme.workstreams[(section - 1) % theme.workstreams.length]!;
-    const size = Math.min(taskCount - written.length, SECTION_TASKS.min + Math.floor(random() * (SECTION_TASKS.max - SECTION_TASKS.min + 1)));
+    const size = Math.min(
+      taskCount - written.length,
+      SECTION_TASKS.min + Math.floor(random() * (SECTION_TASKS.max - SECTION_TASKS.min + 1)),
+    );
     // Long plans repeat their workstreams in phases.
     const phase = Math.ceil(section / theme.workstreams.length);
-    lines.push('', `## ${workstream.heading}${taskCount > 3 * SECTION_TASKS.max ? ` (phase ${phase})` : ''}`, '', paragraph(1 + Math.floor(random() * 2), workstream.objects), '');
+    lines.push(
+      '',
+      `## ${workstream.heading}${taskCount > 3 * SECTION_TASKS.max ? ` (phase ${phase})` : ''}`,
+      '',
+      paragraph(1 + Math.floor(random() * 2), workstream.objects),
+      '',
+    );
     // Earlier sections are further along: more of their tasks are done.
     const doneShare = Math.max(0, 0.5 - (0.5 * written.length) / taskCount);
     for (let i = 0; i < size; i++) {
@@ -132,7 +147,10 @@ function writeDocument(theme: Theme, taskCount: number, random: () => number): C
         text += ` ${pick(DEPENDENCY_WORDING)(earlier)}`;
       }
       // In parentheses, which end a dependency phrase: the owner and date never read as part of it.
-      const notes = [random() < 0.4 ? `@${pick(OWNERS).toLowerCase()}` : '', random() < 0.3 ? `due ${pick(MONTHS)} ${1 + Math.floor(random() * 28)}` : ''];
+      const notes = [
+        random() < 0.4 ? `@${pick(OWNERS).toLowerCase()}` : '',
+        random() < 0.3 ? `due ${pick(MONTHS)} ${1 + Math.floor(random() * 28)}` : '',
+      ];
       if (notes.some(Boolean)) text += ` (${notes.filter(Boolean).join(', ')})`;
       // A few tasks are sub-steps of the one above.
       const nested = i > 0 && random() < 0.08;

@@ -97,7 +97,10 @@ async function firstStart(root: string, options: Pick<DemoDataOptions, 'apiKey' 
 }
 
 /** Creates the demo project and seeds it: the sample plans (with a progress bar), then the study planner's data. */
-async function seedDemoProject(databaseUrl: string, { apiKey, corpus }: Pick<DemoDataOptions, 'apiKey' | 'corpus'>): Promise<CreatedProject> {
+async function seedDemoProject(
+  databaseUrl: string,
+  { apiKey, corpus }: Pick<DemoDataOptions, 'apiKey' | 'corpus'>,
+): Promise<CreatedProject> {
   const demo = await createProject(databaseUrl, DEMO_PROJECT, apiKey);
   console.log('Seeding the demo project with sample project plans (embedded offline)...');
   const bar = progressBar();
@@ -113,7 +116,11 @@ async function withKey(databaseUrl: string, saved: CreatedProject, apiKey: strin
   if (!apiKey || apiKey === saved.apiKey) return saved;
   const db = createDb(databaseUrl);
   const keyHash = await hashApiKey(apiKey);
-  const [existing] = await db.select().from(apiKeys).where(and(eq(apiKeys.keyHash, keyHash), eq(apiKeys.projectId, saved.projectId)));
-  if (!existing) await db.insert(apiKeys).values({ projectId: saved.projectId, keyHash, keyPrefix: apiKey.slice(0, 8), name: 'DEV_API_KEY' });
+  const [existing] = await db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.keyHash, keyHash), eq(apiKeys.projectId, saved.projectId)));
+  if (!existing)
+    await db.insert(apiKeys).values({ projectId: saved.projectId, keyHash, keyPrefix: apiKey.slice(0, 8), name: 'DEV_API_KEY' });
   return { projectId: saved.projectId, apiKey };
 }

@@ -32,7 +32,13 @@ export function deployArgs(toolId: string | undefined, dryRun: boolean): string[
   const args = ['deploy', '--minify'];
   if (toolId) {
     const file = toolFiles().get(toolId)!;
-    args.push('functions/tool-worker.ts', '--name', `edge-tools-${toolId}`, '--alias', `edge-tools-selected-tool:./${relative(ROOT, file)}`);
+    args.push(
+      'functions/tool-worker.ts',
+      '--name',
+      `edge-tools-${toolId}`,
+      '--alias',
+      `edge-tools-selected-tool:./${relative(ROOT, file)}`,
+    );
   }
   if (dryRun) args.push('--dry-run', '--outdir', join('dist', outName));
   return args;
@@ -44,7 +50,9 @@ function main(argv: string[]): number {
   const all = argv.includes('--all');
   const known = toolFiles();
   if (all === targets.length > 0 || targets.length > 1) {
-    console.error(`Usage: npm run deploy -- <tool-id> [--dry-run]  |  npm run deploy -- --all [--dry-run]\nTools: ${[...known.keys()].join(', ')}`);
+    console.error(
+      `Usage: npm run deploy -- <tool-id> [--dry-run]  |  npm run deploy -- --all [--dry-run]\nTools: ${[...known.keys()].join(', ')}`,
+    );
     return 2;
   }
   const toolId = targets[0];

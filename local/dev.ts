@@ -25,7 +25,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PORT = Number(process.env.PORT ?? 8787);
 
 if (process.env.DEV_API_KEY && !API_KEY_FORMAT.test(process.env.DEV_API_KEY)) {
-  console.error("DEV_API_KEY must have the form of an API key: 'et_' followed by 8 to 128 letters, digits, '-' or '_' (the worker refuses any other).");
+  console.error(
+    "DEV_API_KEY must have the form of an API key: 'et_' followed by 8 to 128 letters, digits, '-' or '_' (the worker refuses any other).",
+  );
   process.exit(2);
 }
 // Until the stack runs, Ctrl-C just ends the process: an unfinished first start is begun again next time.
@@ -36,10 +38,11 @@ const redis = await startRedisServer();
 const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() }) : undefined;
 const redisVars = upstash ? ['--var', `UPSTASH_REDIS_REST_URL:${upstash.url}`, '--var', `UPSTASH_REDIS_REST_TOKEN:${upstash.token}`] : [];
 /** Variables of this shell the worker should see too: the OpenTelemetry export and retention. */
-const PASSED_ON = /^(OTEL_EXPORTER_OTLP_(TRACES_)?(ENDPOINT|PROTOCOL)|OTEL_EXPORTER_OTLP_HEADERS|OTEL_EXPORTER_OTLP_TIMEOUT|OTEL_SERVICE_NAME|OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT|TRACE_RETENTION_DAYS|METRICS_TOKEN)$/;
+const PASSED_ON =
+  /^(OTEL_EXPORTER_OTLP_(TRACES_)?(ENDPOINT|PROTOCOL)|OTEL_EXPORTER_OTLP_HEADERS|OTEL_EXPORTER_OTLP_TIMEOUT|OTEL_SERVICE_NAME|OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT|TRACE_RETENTION_DAYS|METRICS_TOKEN)$/;
 // On a developer's machine spans show what each tool was given and answered; deployments opt in.
-const passedVars = Object.entries({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', ...process.env }).flatMap(([name, value]) =>
-  PASSED_ON.test(name) && value ? ['--var', `${name}:${value}`] : [],
+const passedVars = Object.entries({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', ...process.env }).flatMap(
+  ([name, value]) => (PASSED_ON.test(name) && value ? ['--var', `${name}:${value}`] : []),
 );
 console.log(
   upstash

@@ -104,7 +104,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
 
     const forwarded = await fetch(new URL(request.url ?? '/', target), {
       method: request.method,
-      headers: Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'host' && name !== 'content-length')) as Record<string, string>,
+      headers: Object.fromEntries(
+        Object.entries(request.headers).filter(([name]) => name !== 'host' && name !== 'content-length'),
+      ) as Record<string, string>,
       body: request.method === 'GET' || request.method === 'HEAD' ? undefined : body,
     });
     const answer = await forwarded.text();
@@ -136,9 +138,11 @@ function parseScripts(body: string): FaultScript[] | string {
   }
   const list = Array.isArray(posted) ? posted : [posted];
   for (const script of list) {
-    if (typeof script !== 'object' || script === null || !(script.fault in FAULTS)) return `unknown fault; one of ${Object.keys(FAULTS).join(', ')}`;
+    if (typeof script !== 'object' || script === null || !(script.fault in FAULTS))
+      return `unknown fault; one of ${Object.keys(FAULTS).join(', ')}`;
     if (script.when !== undefined && script.when !== 'before' && script.when !== 'after') return "when must be 'before' or 'after'";
-    if ((script.database ?? DEFAULT_FAULT_DATABASE) !== (list[0]!.database ?? DEFAULT_FAULT_DATABASE)) return 'the scripts of one list must name the same database';
+    if ((script.database ?? DEFAULT_FAULT_DATABASE) !== (list[0]!.database ?? DEFAULT_FAULT_DATABASE))
+      return 'the scripts of one list must name the same database';
   }
   return list.map((script) => ({ ...script }));
 }

@@ -45,7 +45,15 @@ const PREFIX_LENGTH = 8;
 export async function listKeys(db: Database, project?: string) {
   const projectFilter = project ? (UUID.test(project) ? eq(projects.id, project) : eq(projects.name, project)) : undefined;
   return db
-    .select({ id: apiKeys.id, prefix: apiKeys.keyPrefix, name: apiKeys.name, project: projects.name, toolsets: apiKeys.toolsets, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt })
+    .select({
+      id: apiKeys.id,
+      prefix: apiKeys.keyPrefix,
+      name: apiKeys.name,
+      project: projects.name,
+      toolsets: apiKeys.toolsets,
+      createdAt: apiKeys.createdAt,
+      revokedAt: apiKeys.revokedAt,
+    })
     .from(apiKeys)
     .innerJoin(projects, eq(projects.id, apiKeys.projectId))
     .where(projectFilter)
@@ -64,7 +72,11 @@ export interface NewKeyOptions {
  * Issues a new key for the project (by id, or the oldest project of that name), limited to
  * `toolsets` when given. Throws when the project or a toolset does not exist.
  */
-export async function createKey(db: Database, project: string, { name = 'npm run keys', toolsets }: NewKeyOptions = {}): Promise<{ key: string; id: string; project: string; toolsets: Toolset[] | null }> {
+export async function createKey(
+  db: Database,
+  project: string,
+  { name = 'npm run keys', toolsets }: NewKeyOptions = {},
+): Promise<{ key: string; id: string; project: string; toolsets: Toolset[] | null }> {
   const limitedTo = toolsets === undefined ? null : toolsetList(toolsets);
   const [found] = await db
     .select({ id: projects.id, name: projects.name })
@@ -72,7 +84,10 @@ export async function createKey(db: Database, project: string, { name = 'npm run
     .where(UUID.test(project) ? eq(projects.id, project) : eq(projects.name, project))
     .orderBy(asc(projects.createdAt))
     .limit(1);
-  if (!found) throw new Error(`No project '${project}'. List the keys (npm run keys -- list) to see the projects, or add --new-project to create it.`);
+  if (!found)
+    throw new Error(
+      `No project '${project}'. List the keys (npm run keys -- list) to see the projects, or add --new-project to create it.`,
+    );
   const key = generateApiKey();
   const [row] = await db
     .insert(apiKeys)
@@ -83,7 +98,10 @@ export async function createKey(db: Database, project: string, { name = 'npm run
 
 /** The toolsets of a `--toolsets` list, or an error naming the unknown ones and listing the toolsets. */
 function toolsetList(list: string): Toolset[] {
-  const parsed = parseToolsets(list, { source: '--toolsets', hint: 'For example --toolsets study,documents; leave --toolsets out for a key that reaches every toolset.' });
+  const parsed = parseToolsets(list, {
+    source: '--toolsets',
+    hint: 'For example --toolsets study,documents; leave --toolsets out for a key that reaches every toolset.',
+  });
   if (!parsed.ok) throw new Error(`${parsed.error.message} ${parsed.error.hint}`);
   return parsed.toolsets;
 }
@@ -109,10 +127,17 @@ export async function revokeKey(db: Database, which: string): Promise<{ id: stri
     : which.length !== PREFIX_LENGTH && API_KEY_FORMAT.test(which)
       ? eq(apiKeys.keyHash, await hashApiKey(which))
       : eq(apiKeys.keyPrefix, which);
-  const matches = await db.select({ id: apiKeys.id, prefix: apiKeys.keyPrefix }).from(apiKeys).where(and(isNull(apiKeys.revokedAt), named));
+  const matches = await db
+    .select({ id: apiKeys.id, prefix: apiKeys.keyPrefix })
+    .from(apiKeys)
+    .where(and(isNull(apiKeys.revokedAt), named));
   if (matches.length === 0) throw new Error(`No live key has the id, prefix or value '${which.slice(0, PREFIX_LENGTH)}…'.`);
-  if (matches.length > 1) throw new Error(`${matches.length} live keys start with '${which}': revoke one by id (${matches.map((m) => m.id).join(', ')}).`);
-  await db.update(apiKeys).set({ revokedAt: sql`now()` }).where(eq(apiKeys.id, matches[0]!.id));
+  if (matches.length > 1)
+    throw new Error(`${matches.length} live keys start with '${which}': revoke one by id (${matches.map((m) => m.id).join(', ')}).`);
+  await db
+    .update(apiKeys)
+    .set({ revokedAt: sql`now()` })
+    .where(eq(apiKeys.id, matches[0]!.id));
   return matches[0]!;
 }
 
@@ -134,9 +159,12 @@ async function main(): Promise<void> {
     return;
   }
   if (command === 'create' && !values.project) throw new Error('create needs --project <name or id>.');
-  if (values.toolsets !== undefined && command !== 'create') throw new Error('--toolsets belongs to create: it limits the key being created.');
+  if (values.toolsets !== undefined && command !== 'create')
+    throw new Error('--toolsets belongs to create: it limits the key being created.');
   if (values.toolsets !== undefined && values['new-project']) {
-    throw new Error('--toolsets limits a key of an existing project: create the project first (--new-project), then a limited key with create --project <name> --toolsets <list>.');
+    throw new Error(
+      '--toolsets limits a key of an existing project: create the project first (--new-project), then a limited key with create --project <name> --toolsets <list>.',
+    );
   }
   // Checked before the database is opened: a mistyped toolset costs nothing.
   if (values.toolsets !== undefined) toolsetList(values.toolsets);
@@ -184,11 +212,16 @@ async function main(): Promise<void> {
         })),
       );
     } else if (command === 'revoke-grant') {
-      if (!(await revokeGrant(db, argument!))) throw new Error(`No live grant has the id '${argument!.slice(0, 40)}' (npm run keys -- grants lists them).`);
-      console.log(`Revoked grant ${argument}. Its tokens stop working on every worker within about a second, and it can no longer be refreshed.`);
+      if (!(await revokeGrant(db, argument!)))
+        throw new Error(`No live grant has the id '${argument!.slice(0, 40)}' (npm run keys -- grants lists them).`);
+      console.log(
+        `Revoked grant ${argument}. Its tokens stop working on every worker within about a second, and it can no longer be refreshed.`,
+      );
     } else if (command === 'create' && values['new-project']) {
       const created = await createProjectWithKey(databaseUrl, values.project!);
-      console.log(`Created project '${values.project}' (${created.projectId}) with its first key. Shown once, keep it now:\n${created.key}`);
+      console.log(
+        `Created project '${values.project}' (${created.projectId}) with its first key. Shown once, keep it now:\n${created.key}`,
+      );
     } else if (command === 'create') {
       const created = await createKey(db, values.project!, { name: values.name, toolsets: values.toolsets });
       const reach = created.toolsets ? `limited to the toolsets ${created.toolsets.join(', ')}` : 'reaching every toolset';

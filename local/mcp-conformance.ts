@@ -55,10 +55,16 @@ if (values.authorization) {
   const registered = await fetch(new URL('/oauth/register', target), {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'MCP conformance suite', redirect_uris: [`http://127.0.0.1:${port}/callback`], token_endpoint_auth_method: 'none' }),
+    body: JSON.stringify({
+      client_name: 'MCP conformance suite',
+      redirect_uris: [`http://127.0.0.1:${port}/callback`],
+      token_endpoint_auth_method: 'none',
+    }),
   });
   if (registered.status !== 201) {
-    console.error(`Registering the suite's client at ${target.origin}/oauth/register answered ${registered.status}: ${await registered.text()}`);
+    console.error(
+      `Registering the suite's client at ${target.origin}/oauth/register answered ${registered.status}: ${await registered.text()}`,
+    );
     process.exit(1);
   }
   const { client_id } = (await registered.json()) as { client_id: string };
@@ -81,7 +87,11 @@ const proxy = createServer(async (request, response) => {
     if (value !== undefined && !['host', 'content-length', 'connection'].includes(name)) headers.set(name, String(value));
   }
   headers.set('authorization', `Bearer ${values.key}`);
-  const answer = await fetch(new URL(request.url ?? '/', target), { method: request.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+  const answer = await fetch(new URL(request.url ?? '/', target), {
+    method: request.method,
+    headers,
+    body: chunks.length ? Buffer.concat(chunks) : undefined,
+  });
   const out: Record<string, string> = {};
   // fetch has decoded the body: its length and encoding are the proxy's to set.
   answer.headers.forEach((value, name) => {

@@ -45,8 +45,22 @@ const ISOLATION_LEVELS: Record<string, string> = {
 };
 
 const ERROR_FIELDS = [
-  'severity', 'code', 'detail', 'hint', 'position', 'internalPosition', 'internalQuery', 'where',
-  'schema', 'table', 'column', 'dataType', 'constraint', 'file', 'line', 'routine',
+  'severity',
+  'code',
+  'detail',
+  'hint',
+  'position',
+  'internalPosition',
+  'internalQuery',
+  'where',
+  'schema',
+  'table',
+  'column',
+  'dataType',
+  'constraint',
+  'file',
+  'line',
+  'routine',
 ] as const;
 
 type Param = string | null;
@@ -153,9 +167,7 @@ function exclusiveRunner(pg: PGlite): Runner {
     pg.runExclusive(async () => {
       if (failure !== undefined) throw failure;
       try {
-        return 'statement' in payload
-          ? await runSingle(pg, payload.statement)
-          : await runBatch(pg, payload.statements, batch);
+        return 'statement' in payload ? await runSingle(pg, payload.statement) : await runBatch(pg, payload.statements, batch);
       } catch (error) {
         failure = error;
         throw error;
@@ -168,9 +180,7 @@ async function handle(run: Runner, req: IncomingMessage, res: ServerResponse): P
   try {
     reply = await route(run, req);
   } catch (error) {
-    reply = error instanceof RequestError
-      ? { status: error.status, body: requestErrorBody(error.message) }
-      : internalError(error);
+    reply = error instanceof RequestError ? { status: error.status, body: requestErrorBody(error.message) } : internalError(error);
   }
   res.writeHead(reply.status, { 'Content-Type': 'application/json', ...reply.headers });
   res.end(reply.body);
@@ -367,8 +377,7 @@ function toOutcome(messages: wire.BackendMessage[]): Outcome {
       rows.push(message.fields);
       // The message length counts itself (4 bytes); the body after the field count (2) is the row.
       rowBytes += message.length - 6;
-    }
-    else if (message instanceof wire.CommandCompleteMessage) tag = message.text;
+    } else if (message instanceof wire.CommandCompleteMessage) tag = message.text;
     else if (message instanceof wire.DatabaseError) error ??= message;
     else if (message instanceof wire.ReadyForQueryMessage) txStatus = message.status;
   }

@@ -58,7 +58,10 @@ const MAX_EMBEDDING_INPUTS = 2048;
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 /** Starts the stand-in; `close()` stops it. */
-export async function startOpenAiStandIn({ apiKey = DEFAULT_STAND_IN_API_KEY, port = 0 }: OpenAiStandInOptions = {}): Promise<OpenAiStandIn> {
+export async function startOpenAiStandIn({
+  apiKey = DEFAULT_STAND_IN_API_KEY,
+  port = 0,
+}: OpenAiStandInOptions = {}): Promise<OpenAiStandIn> {
   const failures: ScriptedFailure[] = [];
   const chatAnswers: string[] = [];
   const requests: RecordedRequest[] = [];
@@ -78,18 +81,31 @@ export async function startOpenAiStandIn({ apiKey = DEFAULT_STAND_IN_API_KEY, po
 
     const failure = failures.shift();
     if (failure) {
-      const payload = failure.body ?? { error: { message: `Scripted failure with status ${failure.status}.`, type: 'server_error', param: null, code: null } };
+      const payload = failure.body ?? {
+        error: { message: `Scripted failure with status ${failure.status}.`, type: 'server_error', param: null, code: null },
+      };
       send(response, failure.status, payload, failure.headers);
       return;
     }
     const presented = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
     if (presented === undefined) {
-      sendError(response, 401, "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", 'invalid_request_error');
+      sendError(
+        response,
+        401,
+        "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+        'invalid_request_error',
+      );
       return;
     }
     if (presented !== apiKey) {
       // Quotes the wrong key on purpose: the adapters must never pass such a message on.
-      sendError(response, 401, `Incorrect API key provided: ${presented}. You can find your API key at https://platform.openai.com/account/api-keys.`, 'invalid_request_error', 'invalid_api_key');
+      sendError(
+        response,
+        401,
+        `Incorrect API key provided: ${presented}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        'invalid_request_error',
+        'invalid_api_key',
+      );
       return;
     }
     if (request.method !== 'POST' || (path !== '/v1/embeddings' && path !== '/v1/chat/completions')) {
@@ -107,14 +123,28 @@ export async function startOpenAiStandIn({ apiKey = DEFAULT_STAND_IN_API_KEY, po
   function embeddings(response: ServerResponse, body: Record<string, unknown>): void {
     const { model, input, dimensions } = body;
     const inputs = typeof input === 'string' ? [input] : input;
-    if (typeof model !== 'string' || model === '') return sendError(response, 400, "you must provide a model parameter", 'invalid_request_error');
+    if (typeof model !== 'string' || model === '')
+      return sendError(response, 400, 'you must provide a model parameter', 'invalid_request_error');
     if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((x) => typeof x === 'string' && x !== '')) {
-      return sendError(response, 400, "'$.input' is invalid: expected a non-empty string or array of non-empty strings.", 'invalid_request_error');
+      return sendError(
+        response,
+        400,
+        "'$.input' is invalid: expected a non-empty string or array of non-empty strings.",
+        'invalid_request_error',
+      );
     }
     if (inputs.length > MAX_EMBEDDING_INPUTS) {
-      return sendError(response, 400, `'$.input' is too long: at most ${MAX_EMBEDDING_INPUTS} inputs per request.`, 'invalid_request_error');
+      return sendError(
+        response,
+        400,
+        `'$.input' is too long: at most ${MAX_EMBEDDING_INPUTS} inputs per request.`,
+        'invalid_request_error',
+      );
     }
-    if (dimensions !== undefined && (!Number.isInteger(dimensions) || (dimensions as number) < 1 || (dimensions as number) > HASHING_EMBEDDER_DIMENSIONS)) {
+    if (
+      dimensions !== undefined &&
+      (!Number.isInteger(dimensions) || (dimensions as number) < 1 || (dimensions as number) > HASHING_EMBEDDER_DIMENSIONS)
+    ) {
       return sendError(response, 400, `'dimensions' must be an integer from 1 to ${HASHING_EMBEDDER_DIMENSIONS}.`, 'invalid_request_error');
     }
     const size = (dimensions as number | undefined) ?? HASHING_EMBEDDER_DIMENSIONS;
@@ -128,11 +158,26 @@ export async function startOpenAiStandIn({ apiKey = DEFAULT_STAND_IN_API_KEY, po
   }
 
   function chat(response: ServerResponse, body: Record<string, unknown>): void {
-    const { model, messages, response_format: format } = body as { model?: unknown; messages?: unknown; response_format?: { type?: unknown; json_schema?: { name?: unknown; schema?: unknown } } };
-    if (typeof model !== 'string' || model === '') return sendError(response, 400, 'you must provide a model parameter', 'invalid_request_error');
-    if (!Array.isArray(messages) || messages.length === 0) return sendError(response, 400, "'messages' must be a non-empty array.", 'invalid_request_error');
+    const {
+      model,
+      messages,
+      response_format: format,
+    } = body as {
+      model?: unknown;
+      messages?: unknown;
+      response_format?: { type?: unknown; json_schema?: { name?: unknown; schema?: unknown } };
+    };
+    if (typeof model !== 'string' || model === '')
+      return sendError(response, 400, 'you must provide a model parameter', 'invalid_request_error');
+    if (!Array.isArray(messages) || messages.length === 0)
+      return sendError(response, 400, "'messages' must be a non-empty array.", 'invalid_request_error');
     if (format?.type !== 'json_schema' || typeof format.json_schema?.name !== 'string' || typeof format.json_schema.schema !== 'object') {
-      return sendError(response, 400, "The stand-in answers only with response_format { type: 'json_schema', json_schema: { name, schema } }.", 'invalid_request_error');
+      return sendError(
+        response,
+        400,
+        "The stand-in answers only with response_format { type: 'json_schema', json_schema: { name, schema } }.",
+        'invalid_request_error',
+      );
     }
     const content = chatAnswers.shift() ?? JSON.stringify(heuristicAnswer(messages as ChatMessage[]));
     send(response, 200, {
@@ -174,7 +219,13 @@ export async function startOpenAiStandIn({ apiKey = DEFAULT_STAND_IN_API_KEY, po
 function heuristicAnswer(messages: ChatMessage[]): LlmAnswer {
   const prompt = parseJson(messages.find((m) => m.role === 'user')?.content ?? '') as Partial<PromptPayload> | undefined;
   const titles = new Map((prompt?.documents ?? []).map((d) => [d.id, d.title]));
-  const tasks = (prompt?.tasks ?? []).map((t) => ({ id: t.id, text: t.text, position: t.position, documentId: t.document, documentTitle: titles.get(t.document) ?? '' }));
+  const tasks = (prompt?.tasks ?? []).map((t) => ({
+    id: t.id,
+    text: t.text,
+    position: t.position,
+    documentId: t.document,
+    documentTitle: titles.get(t.document) ?? '',
+  }));
   return {
     relationships: detectDependencies(tasks).map((r) => ({
       source: r.sourceTaskId,

@@ -48,8 +48,22 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
     const port = options.port ?? (await freePort());
     const child = spawn(
       binary,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir(),
-        '--daemonize', 'no', '--loglevel', 'warning'],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        tmpdir(),
+        '--daemonize',
+        'no',
+        '--loglevel',
+        'warning',
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';

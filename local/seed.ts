@@ -117,7 +117,10 @@ export class DataDirBusyError extends Error {
  * Throws {@link DataDirBusyError} when a live process holds the directory; a lock left by a dead
  * process is taken over. `gatewayUrl` is recorded in the lock too (`npm run dev`'s address).
  */
-export async function openLocalDatabase(dataDir: string = LOCAL_DATA_DIR, { gatewayUrl }: { gatewayUrl?: string } = {}): Promise<NeonStandIn> {
+export async function openLocalDatabase(
+  dataDir: string = LOCAL_DATA_DIR,
+  { gatewayUrl }: { gatewayUrl?: string } = {},
+): Promise<NeonStandIn> {
   const lock = lockPath(dataDir);
   mkdirSync(dirname(lock), { recursive: true });
   claimLock(dataDir, lock);
@@ -186,10 +189,17 @@ function isAlive(pid: number): boolean {
 /** Finds the project by name (the oldest), or creates it; either way issues a new API key. */
 async function projectWithKey(databaseUrl: string, name: string): Promise<{ projectId: string; apiKey: string; created: boolean }> {
   const db = createDb(databaseUrl);
-  const [existing] = await db.select({ id: projects.id }).from(projects).where(eq(projects.name, name)).orderBy(asc(projects.createdAt)).limit(1);
+  const [existing] = await db
+    .select({ id: projects.id })
+    .from(projects)
+    .where(eq(projects.name, name))
+    .orderBy(asc(projects.createdAt))
+    .limit(1);
   if (!existing) return { ...(await createProject(databaseUrl, name)), created: true };
   const apiKey = generateApiKey();
-  await db.insert(apiKeys).values({ projectId: existing.id, keyHash: await hashApiKey(apiKey), keyPrefix: apiKey.slice(0, 8), name: 'npm run seed' });
+  await db
+    .insert(apiKeys)
+    .values({ projectId: existing.id, keyHash: await hashApiKey(apiKey), keyPrefix: apiKey.slice(0, 8), name: 'npm run seed' });
   return { projectId: existing.id, apiKey, created: false };
 }
 
@@ -256,7 +266,8 @@ async function main(): Promise<void> {
     tasks: integerOption(values.tasks, 'tasks', 1),
     seed: integerOption(values.seed, 'seed', 0),
   };
-  if (corpus.tasks < corpus.documents) throw new RangeError(`--tasks (${corpus.tasks}) must be at least --documents (${corpus.documents}): every document gets a task.`);
+  if (corpus.tasks < corpus.documents)
+    throw new RangeError(`--tasks (${corpus.tasks}) must be at least --documents (${corpus.documents}): every document gets a task.`);
 
   // The whole command, opening the database and migrating included: what a person waiting sees.
   const commandStarted = performance.now();

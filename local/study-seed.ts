@@ -27,7 +27,9 @@ const DAY_MS = 86_400_000;
 
 /** Has the project any study record (plan, topic, attempt, card or message) yet? */
 export async function hasStudyData(databaseUrl: string, projectId: string): Promise<boolean> {
-  const { rows } = await createDb(databaseUrl).execute(sql`select exists (select 1 from study_counters where project_id = ${projectId}) as found`);
+  const { rows } = await createDb(databaseUrl).execute(
+    sql`select exists (select 1 from study_counters where project_id = ${projectId}) as found`,
+  );
   return (rows[0] as { found: boolean }).found;
 }
 
@@ -56,13 +58,55 @@ export async function seedStudy(databaseUrl: string, projectId: string): Promise
   await run(quizPreFetch, { topic_name: 'Spanish grammar' });
   await run(quizPreFetch, { topic_name: 'Cell biology' });
   const attempts = [
-    { topic_id: 1, question: 'What is the yo form of "ir" in the present subjunctive?', user_answer: 'voy', score: 0, feedback: 'It is "vaya": "voy" is the indicative.' },
-    { topic_id: 1, question: 'Translate: "I hope it rains tomorrow."', user_answer: 'Espero que llueve mañana.', score: 0.5, feedback: 'After "espero que" use the subjunctive: "llueva".' },
-    { topic_id: 1, question: 'Ser or estar: "La fiesta ___ en mi casa."', user_answer: 'está', score: 0, feedback: 'Events take "ser": "es en mi casa".' },
-    { topic_id: 1, question: 'What is the plural of "el lápiz"?', user_answer: 'los lápices', score: 1, feedback: 'Correct: z becomes c before -es.' },
-    { topic_id: 2, question: 'Where in the cell does photosynthesis happen?', user_answer: 'In the chloroplasts', score: 1, feedback: 'Correct.' },
-    { topic_id: 2, question: 'Where in the cell does photosynthesis happen?', user_answer: 'In the chloroplasts', score: 1, feedback: 'Correct.' },
-    { topic_id: 2, question: 'What does the mitochondrion produce?', user_answer: 'Glucose', score: 0.2, feedback: 'It produces ATP; glucose is made by photosynthesis.' },
+    {
+      topic_id: 1,
+      question: 'What is the yo form of "ir" in the present subjunctive?',
+      user_answer: 'voy',
+      score: 0,
+      feedback: 'It is "vaya": "voy" is the indicative.',
+    },
+    {
+      topic_id: 1,
+      question: 'Translate: "I hope it rains tomorrow."',
+      user_answer: 'Espero que llueve mañana.',
+      score: 0.5,
+      feedback: 'After "espero que" use the subjunctive: "llueva".',
+    },
+    {
+      topic_id: 1,
+      question: 'Ser or estar: "La fiesta ___ en mi casa."',
+      user_answer: 'está',
+      score: 0,
+      feedback: 'Events take "ser": "es en mi casa".',
+    },
+    {
+      topic_id: 1,
+      question: 'What is the plural of "el lápiz"?',
+      user_answer: 'los lápices',
+      score: 1,
+      feedback: 'Correct: z becomes c before -es.',
+    },
+    {
+      topic_id: 2,
+      question: 'Where in the cell does photosynthesis happen?',
+      user_answer: 'In the chloroplasts',
+      score: 1,
+      feedback: 'Correct.',
+    },
+    {
+      topic_id: 2,
+      question: 'Where in the cell does photosynthesis happen?',
+      user_answer: 'In the chloroplasts',
+      score: 1,
+      feedback: 'Correct.',
+    },
+    {
+      topic_id: 2,
+      question: 'What does the mitochondrion produce?',
+      user_answer: 'Glucose',
+      score: 0.2,
+      feedback: 'It produces ATP; glucose is made by photosynthesis.',
+    },
   ];
   for (const attempt of attempts) await run(saveQuizAttempt, attempt);
 

@@ -23,14 +23,41 @@ const MAX_IDLE_BLOCKING_CONNECTIONS = 256;
 
 /** Commands that block their connection: each runs on a connection of its own. */
 const BLOCKING_COMMANDS = new Set([
-  'blpop', 'brpop', 'brpoplpush', 'blmove', 'blmpop', 'bzpopmin', 'bzpopmax', 'bzmpop', 'wait',
+  'blpop',
+  'brpop',
+  'brpoplpush',
+  'blmove',
+  'blmpop',
+  'bzpopmin',
+  'bzpopmax',
+  'bzmpop',
+  'wait',
   'waitaof',
 ]);
 /** Commands that would change the state of the shared connection (Upstash refuses most of them too). */
 const REFUSED_COMMANDS = new Set([
-  'multi', 'exec', 'discard', 'watch', 'unwatch', 'select', 'subscribe', 'psubscribe', 'ssubscribe',
-  'unsubscribe', 'punsubscribe', 'sunsubscribe', 'monitor', 'quit', 'reset', 'hello', 'auth', 'client',
-  'sync', 'psync', 'replconf', 'shutdown',
+  'multi',
+  'exec',
+  'discard',
+  'watch',
+  'unwatch',
+  'select',
+  'subscribe',
+  'psubscribe',
+  'ssubscribe',
+  'unsubscribe',
+  'punsubscribe',
+  'sunsubscribe',
+  'monitor',
+  'quit',
+  'reset',
+  'hello',
+  'auth',
+  'client',
+  'sync',
+  'psync',
+  'replconf',
+  'shutdown',
 ]);
 /** Script shebang flags Redis knows; others (Upstash's `allow-key-locking`) are stripped. */
 const REDIS_SCRIPT_FLAGS = new Set(['no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys']);
@@ -104,12 +131,7 @@ export async function startUpstashStandIn(options: {
   };
 }
 
-async function handle(
-  req: IncomingMessage,
-  res: ServerResponse,
-  redis: RedisLink,
-  expectedAuth: Buffer,
-): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, redis: RedisLink, expectedAuth: Buffer): Promise<void> {
   const auth = Buffer.from(req.headers.authorization ?? '');
   if (auth.length !== expectedAuth.length || !timingSafeEqual(auth, expectedAuth)) {
     req.resume();
@@ -145,12 +167,20 @@ async function handle(
     const commands = body.map(toCommand);
     if (path === '/pipeline') {
       const replies = await redis.pipeline(commands);
-      return respond(res, 200, replies.map((reply) => entry(reply, encoding)));
+      return respond(
+        res,
+        200,
+        replies.map((reply) => entry(reply, encoding)),
+      );
     }
     const reply = await redis.multiExec(commands);
     return reply instanceof ReplyError
       ? respond(res, 400, { error: reply.message })
-      : respond(res, 200, reply.map((item) => entry(item, encoding)));
+      : respond(
+          res,
+          200,
+          reply.map((item) => entry(item, encoding)),
+        );
   } catch (error) {
     if (error instanceof BadRequest) return respond(res, 400, { error: error.message });
     // redis-server unreachable: a server-side failure, not the caller's.
@@ -357,8 +387,21 @@ class RedisLink {
  * entries, by protocol), keyed by their lower-case name.
  */
 const IOREDIS_REPLY_TRANSFORMS = new Set([
-  'hgetall', 'hrandfield', 'xread', 'xreadgroup', 'vsim', 'zdiff', 'zinter', 'zpopmax', 'zpopmin',
-  'zunion', 'zrandmember', 'zrange', 'zrangebyscore', 'zrevrange', 'zrevrangebyscore',
+  'hgetall',
+  'hrandfield',
+  'xread',
+  'xreadgroup',
+  'vsim',
+  'zdiff',
+  'zinter',
+  'zpopmax',
+  'zpopmin',
+  'zunion',
+  'zrandmember',
+  'zrange',
+  'zrangebyscore',
+  'zrevrange',
+  'zrevrangebyscore',
 ]);
 
 /**

@@ -56,7 +56,10 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
   let output = '';
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`wrangler dev did not start within ${startTimeoutMs / 1000} s:\n${output.slice(-2_000)}`)), startTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`wrangler dev did not start within ${startTimeoutMs / 1000} s:\n${output.slice(-2_000)}`)),
+        startTimeoutMs,
+      );
       const onData = (chunk: Buffer) => {
         output += chunk.toString();
         if (output.includes('Ready on')) {

@@ -19,11 +19,18 @@ export default defineTool({
   get output() {
     return ingestResult;
   },
-  example: { title: 'Q3 hiring plan', content: '# Hiring\n- [ ] Open the senior backend engineer role\n- [ ] Interview candidates after the role is open' },
+  example: {
+    title: 'Q3 hiring plan',
+    content: '# Hiring\n- [ ] Open the senior backend engineer role\n- [ ] Interview candidates after the role is open',
+  },
   providers: providersFromEnv,
   async execute({ title, content, response_format }, { db, project, providers, signal, idFor, links, progress }) {
     const { documentId, tasks } = await storeDocument(db, project.id, { title, content }, { idFor });
     const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal, progress);
-    return ingestOutcome('Added', { documentId, title, tasks }, report, { embeddingModel: providers.embeddings.id, format: response_format, links });
+    return ingestOutcome('Added', { documentId, title, tasks }, report, {
+      embeddingModel: providers.embeddings.id,
+      format: response_format,
+      links,
+    });
   },
 });

@@ -35,11 +35,18 @@ export default defineTool({
       receipt as (${recordReceipt(receipt, sql`jsonb_build_object('deleted_task_count', task_count)`, sql`counted where deleted > 0`)})
       select deleted, task_count, (${receiptResult(receipt)}->>'deleted_task_count')::int as earlier_task_count
       from counted`);
-    const { deleted, task_count, earlier_task_count } = rows[0] as { deleted: number; task_count: number; earlier_task_count: number | null };
+    const { deleted, task_count, earlier_task_count } = rows[0] as {
+      deleted: number;
+      task_count: number;
+      earlier_task_count: number | null;
+    };
     const deletedTaskCount = deleted > 0 ? task_count : earlier_task_count;
     if (deletedTaskCount === null) {
       return documentNotFound(document_id);
     }
-    return ok({ document_id, deleted_task_count: deletedTaskCount }, `Deleted document ${document_id} with its ${plural(deletedTaskCount, 'task')} and their relationships.`);
+    return ok(
+      { document_id, deleted_task_count: deletedTaskCount },
+      `Deleted document ${document_id} with its ${plural(deletedTaskCount, 'task')} and their relationships.`,
+    );
   },
 });

@@ -23,7 +23,7 @@ export default defineTool({
   description:
     'Embed tasks whose embedding is pending, failed or from another model (e.g. when semantic-search reports unsearchable tasks). Up to 1000 per call: call again while remaining_count > 0.',
   get input() {
-    return z.strictObject({ document_id: documentId.nullish().describe('Only this document\'s tasks; null for all.') });
+    return z.strictObject({ document_id: documentId.nullish().describe("Only this document's tasks; null for all.") });
   },
   get output() {
     return z.object({ embedded_count: z.int(), failed_count: z.int(), remaining_count: z.int(), embedding_model: z.string() });
@@ -40,7 +40,9 @@ export default defineTool({
     const onlyDocument = document_id ? sql`and document_id = ${document_id}` : sql``;
     const model = providers.embeddings.id;
     const waiting = sql`project_id = ${project.id} and (embedding_status in ('pending', 'failed') or embedding_model is distinct from ${model}) ${onlyDocument}`;
-    const { rows } = await db.execute(sql`select id, text from tasks where ${waiting} order by document_id, position limit ${MAX_TASKS_PER_CALL}`);
+    const { rows } = await db.execute(
+      sql`select id, text from tasks where ${waiting} order by document_id, position limit ${MAX_TASKS_PER_CALL}`,
+    );
     const tasks = rows as { id: string; text: string }[];
     const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal, progress);
     const { rows: left } = await db.execute(sql`select count(*)::int as remaining from tasks where ${waiting}`);

@@ -15,7 +15,7 @@ export default defineTool({
   title: 'Replace document',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
-    'Replace a document\'s title and markdown. Its tasks are extracted again with new ids: the old task ids and their relationships are gone. For a new document, use add-document.',
+    "Replace a document's title and markdown. Its tasks are extracted again with new ids: the old task ids and their relationships are gone. For a new document, use add-document.",
   get input() {
     return z.strictObject({ document_id: documentId, ...documentFields, response_format: responseFormatField });
   },
@@ -34,6 +34,10 @@ export default defineTool({
     }
     const { tasks } = await storeDocument(db, project.id, { title, content }, { idFor, replaceId: document_id });
     const report = await embedTasks(db, project.id, tasks, providers.embeddings, signal, progress);
-    return ingestOutcome('Replaced', { documentId: document_id, title, tasks }, report, { embeddingModel: providers.embeddings.id, format: response_format, links });
+    return ingestOutcome('Replaced', { documentId: document_id, title, tasks }, report, {
+      embeddingModel: providers.embeddings.id,
+      format: response_format,
+      links,
+    });
   },
 });

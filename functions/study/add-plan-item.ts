@@ -23,7 +23,8 @@ export default defineTool({
   toolset: 'study',
   title: 'Add a plan item',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description: 'Add an item at the end of a plan named by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither means the newest plan. The item starts pending.',
+  description:
+    'Add an item at the end of a plan named by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither means the newest plan. The item starts pending.',
   get input() {
     return z.strictObject({
       plan_id: planIdField.optional().describe(PLAN_ID_DEFAULT),

@@ -41,7 +41,8 @@ export default defineTool({
   async execute({ front, back, topic_id }, { db, project, idFor, links }) {
     const requestId = await idFor('card');
     const card = createEmptyCard(new Date());
-    const topicExists = topic_id === undefined ? sql`` : sql`where exists (select 1 from study_topics where project_id = ${project.id} and id = ${topic_id})`;
+    const topicExists =
+      topic_id === undefined ? sql`` : sql`where exists (select 1 from study_topics where project_id = ${project.id} and id = ${topic_id})`;
     const [, created] = await db.batch([
       db.execute(sql`
         with ids as (${reserveIds(project.id, 'flashcard', 1, topicExists)})
@@ -53,7 +54,15 @@ export default defineTool({
         from flashcards where project_id = ${project.id} and request_id = ${requestId}`),
     ]);
     const row = created.rows[0] as z.output<typeof createdCard> | undefined;
-    if (!row) return notFound('topic', { topic_id }, `No topic with id ${topic_id} exists in this project, so the card was not created.`, TOPIC_NEXT);
-    return ok(row, `Created flashcard ${row.card_id} ("${row.front.slice(0, 60)}"), due now.`, { links: linkList([links.record('flashcard', row.card_id, row.front)]) });
+    if (!row)
+      return notFound(
+        'topic',
+        { topic_id },
+        `No topic with id ${topic_id} exists in this project, so the card was not created.`,
+        TOPIC_NEXT,
+      );
+    return ok(row, `Created flashcard ${row.card_id} ("${row.front.slice(0, 60)}"), due now.`, {
+      links: linkList([links.record('flashcard', row.card_id, row.front)]),
+    });
   },
 });

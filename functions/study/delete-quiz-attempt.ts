@@ -12,7 +12,8 @@ export default defineTool({
   toolset: 'study',
   title: 'Delete a quiz attempt',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description: 'Delete one quiz attempt for good, e.g. one saved by mistake. To clear questions now answered correctly, use quiz-post-save.',
+  description:
+    'Delete one quiz attempt for good, e.g. one saved by mistake. To clear questions now answered correctly, use quiz-post-save.',
   get input() {
     return z.strictObject({ attempt_id: recordId('quiz attempt') });
   },

@@ -63,7 +63,10 @@ export default defineTool({
       db.execute(sql`select ${isoTime(sql`min(c.due)`)} as next_due_at from flashcards c
         where c.project_id = ${project.id} and c.due > ${now}::timestamptz ${inTopic}`),
     ]);
-    const page = pageOfRows(due.rows as unknown as z.output<typeof dueCard>[], limit, { limit, topic_id }, (last) => ({ due_after: last.due, card_after: last.card_id }));
+    const page = pageOfRows(due.rows as unknown as z.output<typeof dueCard>[], limit, { limit, topic_id }, (last) => ({
+      due_after: last.due,
+      card_after: last.card_id,
+    }));
     const nextDueAt = (upcoming.rows[0] as { next_due_at: string | null }).next_due_at;
     const scope = topic_id === undefined ? '' : ` in topic ${topic_id}`;
     const message =

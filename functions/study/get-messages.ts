@@ -21,7 +21,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Get conversation messages',
   annotations: READ_ONLY,
-  description: 'Read a conversation\'s saved messages, oldest first (newest_first for the latest), to recall an earlier session.',
+  description: "Read a conversation's saved messages, oldest first (newest_first for the latest), to recall an earlier session.",
   get input() {
     return z.strictObject({
       session_id: sessionIdField,

@@ -42,13 +42,12 @@ export default defineTool({
       page.rows.length === 0
         ? `No ${cursor === undefined ? '' : 'more '}wrong answers in topic ${topic.topic_id} "${topic.topic_name}".`
         : `${plural(page.rows.length, 'wrong answer')} in topic ${topic.topic_id} "${topic.topic_name}", newest first.${moreNote(page, 'wrong answers')}`;
-    return ok(
-      { ...topic, pass_mark: PASS_MARK, wrong_questions: page.rows, next_cursor: page.next_cursor },
-      message,
-      {
-        truncated: page.truncated,
-        links: linkList([links.record('topic', topic.topic_id, topic.topic_name), ...page.rows.map((a) => links.record('quiz_attempt', a.attempt_id, a.question))]),
-      },
-    );
+    return ok({ ...topic, pass_mark: PASS_MARK, wrong_questions: page.rows, next_cursor: page.next_cursor }, message, {
+      truncated: page.truncated,
+      links: linkList([
+        links.record('topic', topic.topic_id, topic.topic_name),
+        ...page.rows.map((a) => links.record('quiz_attempt', a.attempt_id, a.question)),
+      ]),
+    });
   },
 });

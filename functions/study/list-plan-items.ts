@@ -10,7 +10,11 @@ import { moreNote, pageOfRows, readCursor } from './lib/page.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { linkList } from '../../shared/core/links.ts';
 
-const position = z.strictObject({ after_plan: recordId('plan'), after_position: z.int().min(INT4.min).max(INT4.max), after_item: recordId('item') });
+const position = z.strictObject({
+  after_plan: recordId('plan'),
+  after_position: z.int().min(INT4.min).max(INT4.max),
+  after_item: recordId('item'),
+});
 
 const item = z.object({
   item_id: z.int(),
@@ -35,7 +39,8 @@ export default defineTool({
   toolset: 'study',
   title: 'List plan items',
   annotations: READ_ONLY,
-  description: 'List a plan\'s items in order. Name the plan by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither for every plan\'s items.',
+  description:
+    'List a plan\'s items in order. Name the plan by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither for every plan\'s items.',
   get input() {
     return z.strictObject({
       plan_id: planIdField.optional(),
@@ -66,13 +71,18 @@ export default defineTool({
         ${after ? sql`and (i.plan_id < ${after.after_plan} or (i.plan_id = ${after.after_plan} and (i.position, i.id) > (${after.after_position}, ${after.after_item})))` : sql``}
       order by i.plan_id desc, i.position, i.id
       limit ${limit + 1}`);
-    const page = pageOfRows(rows as unknown as ItemRow[], limit, scope, (last) => ({ after_plan: last.plan_id, after_position: last.position, after_item: last.item_id }));
+    const page = pageOfRows(rows as unknown as ItemRow[], limit, scope, (last) => ({
+      after_plan: last.plan_id,
+      after_position: last.position,
+      after_item: last.item_id,
+    }));
 
     const plans: z.output<typeof planItems>[] = [];
     if (plan && after === undefined) plans.push({ plan_id: plan.plan_id, title: plan.title, status: plan.status, items: [] });
     for (const row of page.rows) {
       let group = plans[plans.length - 1];
-      if (group?.plan_id !== row.plan_id) plans.push((group = { plan_id: row.plan_id, title: row.plan_title, status: row.plan_status, items: [] }));
+      if (group?.plan_id !== row.plan_id)
+        plans.push((group = { plan_id: row.plan_id, title: row.plan_title, status: row.plan_status, items: [] }));
       group.items.push({ item_id: row.item_id, title: row.title, status: row.status, due_date: row.due_date, notes: row.notes });
     }
     const filter = status === undefined ? '' : ` with status ${status}`;
@@ -83,7 +93,12 @@ export default defineTool({
         : `${plural(page.rows.length, 'item')}${filter} from ${where}, in plan order.${moreNote(page, 'items')}`;
     return ok({ plan_items: plans, next_cursor: page.next_cursor }, message, {
       truncated: page.truncated,
-      links: linkList(plans.flatMap((p) => [links.record('plan', p.plan_id, p.title), ...p.items.map((i) => links.record('plan_item', i.item_id, i.title))])),
+      links: linkList(
+        plans.flatMap((p) => [
+          links.record('plan', p.plan_id, p.title),
+          ...p.items.map((i) => links.record('plan_item', i.item_id, i.title)),
+        ]),
+      ),
     });
   },
 });

@@ -26,7 +26,8 @@ export default defineTool({
   toolset: 'study',
   title: 'Save a quiz round',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  description: 'End a quiz round, all or nothing: saves this round\'s wrong answers and deletes the earlier wrong attempts now answered correctly (correct_retries, from quiz-pre-fetch).',
+  description:
+    "End a quiz round, all or nothing: saves this round's wrong answers and deletes the earlier wrong attempts now answered correctly (correct_retries, from quiz-pre-fetch).",
   get input() {
     return z.strictObject({
       topic_id: recordId('topic'),
@@ -58,9 +59,14 @@ export default defineTool({
              (select coalesce(json_agg(id), '[]') from quiz_attempts
               where project_id = ${project.id} and topic_id = ${topic_id} and id = any(${integerArray(correct_retries)})) as present,
              ${deletedByCall(receipt)} as deleted_before`);
-    const { topic_name, present, deleted_before } = checked.rows[0] as { topic_name: string | null; present: number[]; deleted_before: number[] };
+    const { topic_name, present, deleted_before } = checked.rows[0] as {
+      topic_name: string | null;
+      present: number[];
+      deleted_before: number[];
+    };
     const nothingSaved = 'nothing was saved or deleted';
-    if (topic_name === null) return notFound('topic', { topic_id }, `No topic with id ${topic_id} exists in this project; ${nothingSaved}.`, TOPIC_NEXT);
+    if (topic_name === null)
+      return notFound('topic', { topic_id }, `No topic with id ${topic_id} exists in this project; ${nothingSaved}.`, TOPIC_NEXT);
     // A retried attempt finds the attempts its first attempt deleted among its receipts.
     const known = new Set([...present, ...deleted_before]);
     const missing = correct_retries.filter((id) => !known.has(id));
@@ -80,15 +86,25 @@ export default defineTool({
         { links: linkList([links.record('topic', topic_id, topic_name)]) },
       );
     }
-    const rows = JSON.stringify(wrong_answers.map((answer, i) => ({ i, request_id: answerIds[i], question: answer.question, user_answer: answer.user_answer, feedback: answer.feedback ?? null })));
+    const rows = JSON.stringify(
+      wrong_answers.map((answer, i) => ({
+        i,
+        request_id: answerIds[i],
+        question: answer.question,
+        user_answer: answer.user_answer,
+        feedback: answer.feedback ?? null,
+      })),
+    );
     const writes = [];
     if (wrong_answers.length > 0) {
-      writes.push(db.execute(sql`
+      writes.push(
+        db.execute(sql`
         with ids as (${reserveIds(project.id, 'quiz_attempt', wrong_answers.length)})
         insert into quiz_attempts (project_id, id, topic_id, question, user_answer, score, feedback, request_id)
         select ${project.id}::uuid, ids.last_id - ${wrong_answers.length}::int + 1 + r.i, ${topic_id}::int, r.question, r.user_answer, 0, r.feedback, r.request_id
         from ids, jsonb_to_recordset(${rows}::jsonb) as r(i int, request_id uuid, question text, user_answer text, feedback text)
-        on conflict (project_id, request_id) do nothing`));
+        on conflict (project_id, request_id) do nothing`),
+      );
     }
     if (correct_retries.length > 0) {
       writes.push(db.execute(deleteAttempts(receipt, sql`a.topic_id = ${topic_id} and a.id = any(${integerArray(correct_retries)})`)));

@@ -31,7 +31,9 @@ export default defineTool({
       created: z.boolean().describe('True when this call created the topic.'),
       pass_mark: z.number(),
       wrong_questions: z.array(attempt),
-      next_cursor: nextCursorField.describe('When there are more wrong questions: pass it as cursor to get-wrong-questions with this topic_id and the same limit.'),
+      next_cursor: nextCursorField.describe(
+        'When there are more wrong questions: pass it as cursor to get-wrong-questions with this topic_id and the same limit.',
+      ),
     });
   },
   example: { topic_name: 'Spanish grammar' },
@@ -45,7 +47,9 @@ export default defineTool({
         insert into study_topics (project_id, id, name, request_id) select ${project.id}::uuid, last_id, ${topic_name}::text, ${requestId}::uuid from ids
         on conflict do nothing`),
       // Created by this call when it carries the call's id: a retried attempt answers created: true too.
-      db.execute(sql`select id as topic_id, name as topic_name, request_id is not distinct from ${requestId}::uuid as created from study_topics where ${sameName}`),
+      db.execute(
+        sql`select id as topic_id, name as topic_name, request_id is not distinct from ${requestId}::uuid as created from study_topics where ${sameName}`,
+      ),
     ]);
     const { created, ...topic } = found.rows[0] as { topic_id: number; topic_name: string; created: boolean };
     const page = await wrongAnswers(db, project.id, topic.topic_id, limit);
@@ -58,7 +62,10 @@ export default defineTool({
         : `${plural(page.rows.length, 'earlier wrong answer')} in ${name} to ask again, newest first.${moreNote(page, 'wrong answers', `get them with get-wrong-questions, topic_id ${topic.topic_id}, limit ${limit} and cursor set to next_cursor`)} Save the round with quiz-post-save.`;
     return ok({ ...topic, created, pass_mark: PASS_MARK, wrong_questions: page.rows, next_cursor: page.next_cursor }, message, {
       truncated: page.truncated,
-      links: linkList([links.record('topic', topic.topic_id, topic.topic_name), ...page.rows.map((a) => links.record('quiz_attempt', a.attempt_id, a.question))]),
+      links: linkList([
+        links.record('topic', topic.topic_id, topic.topic_name),
+        ...page.rows.map((a) => links.record('quiz_attempt', a.attempt_id, a.question)),
+      ]),
     });
   },
 });

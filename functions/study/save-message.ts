@@ -18,7 +18,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Save a conversation message',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description: 'Append a message to a conversation\'s memory (the first message creates it). Read it back with get-messages.',
+  description: "Append a message to a conversation's memory (the first message creates it). Read it back with get-messages.",
   get input() {
     return z.strictObject({
       session_id: sessionIdField,

@@ -20,7 +20,12 @@ export default defineTool({
       topic_id: recordId('topic').optional().describe('The topic the question belongs to.'),
       question: questionField,
       user_answer: userAnswerField.optional().describe("The user's answer. Optional."),
-      score: z.number().min(0).max(1).optional().describe(`How right the answer was, 0 to 1 (below ${PASS_MARK} is wrong). Optional: without it the attempt is ungraded.`),
+      score: z
+        .number()
+        .min(0)
+        .max(1)
+        .optional()
+        .describe(`How right the answer was, 0 to 1 (below ${PASS_MARK} is wrong). Optional: without it the attempt is ungraded.`),
       feedback: feedbackField.optional().describe('Feedback on the answer.'),
     });
   },
@@ -31,7 +36,8 @@ export default defineTool({
   async execute({ topic_id, question, user_answer, score, feedback }, { db, project, idFor, links }) {
     const requestId = await idFor('attempt');
     // No id is reserved, and nothing inserted, when the topic does not exist in this project.
-    const topicExists = topic_id === undefined ? sql`` : sql`where exists (select 1 from study_topics where project_id = ${project.id} and id = ${topic_id})`;
+    const topicExists =
+      topic_id === undefined ? sql`` : sql`where exists (select 1 from study_topics where project_id = ${project.id} and id = ${topic_id})`;
     const [, saved] = await db.batch([
       db.execute(sql`
         with ids as (${reserveIds(project.id, 'quiz_attempt', 1, topicExists)})
@@ -43,11 +49,24 @@ export default defineTool({
       db.execute(sql`select ${attemptColumns} from quiz_attempts a where a.project_id = ${project.id} and a.request_id = ${requestId}`),
     ]);
     const row = saved.rows[0] as Attempt | undefined;
-    if (!row) return notFound('topic', { topic_id }, `No topic with id ${topic_id} exists in this project, so the attempt was not saved.`, TOPIC_NEXT);
+    if (!row)
+      return notFound(
+        'topic',
+        { topic_id },
+        `No topic with id ${topic_id} exists in this project, so the attempt was not saved.`,
+        TOPIC_NEXT,
+      );
     const wrong = row.score === null ? null : row.score < PASS_MARK;
     const verdict = wrong === null ? 'ungraded' : wrong ? `wrong, score ${row.score}` : `right, score ${row.score}`;
-    return ok({ ...row, wrong }, `Saved attempt ${row.attempt_id} (${verdict})${row.topic_id === null ? '' : ` under topic ${row.topic_id}`}.`, {
-      links: linkList([links.record('quiz_attempt', row.attempt_id, row.question), row.topic_id === null ? undefined : links.record('topic', row.topic_id)]),
-    });
+    return ok(
+      { ...row, wrong },
+      `Saved attempt ${row.attempt_id} (${verdict})${row.topic_id === null ? '' : ` under topic ${row.topic_id}`}.`,
+      {
+        links: linkList([
+          links.record('quiz_attempt', row.attempt_id, row.question),
+          row.topic_id === null ? undefined : links.record('topic', row.topic_id),
+        ]),
+      },
+    );
   },
 });

@@ -7,7 +7,19 @@ import { dateTime } from '../../shared/core/fields.ts';
 import { linkList, type Links } from '../../shared/core/links.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { recordId } from './lib/fields.ts';
-import { cardStateColumns, cardStateNames, cardStateValues, difficultyForEase, easeOf, GRADES, RATING_OF, scheduler, stateName, toCard, type CardStateRow } from './lib/fsrs.ts';
+import {
+  cardStateColumns,
+  cardStateNames,
+  cardStateValues,
+  difficultyForEase,
+  easeOf,
+  GRADES,
+  RATING_OF,
+  scheduler,
+  stateName,
+  toCard,
+  type CardStateRow,
+} from './lib/fsrs.ts';
 import { notFound } from './lib/lookup.ts';
 import { isoTime } from './lib/sql.ts';
 
@@ -24,7 +36,10 @@ const reviewed = z.object({
   difficulty: z.number().describe('FSRS difficulty, 1 (easy) to 10 (hard).'),
   reps: z.int(),
   lapses: z.int(),
-  ease_factor: z.number().nullable().describe('With an ease_factor override: the ease the card now has under FSRS (the one asked for, unless clipped).'),
+  ease_factor: z
+    .number()
+    .nullable()
+    .describe('With an ease_factor override: the ease the card now has under FSRS (the one asked for, unless clipped).'),
 });
 type Reviewed = z.output<typeof reviewed>;
 
@@ -43,9 +58,21 @@ export default defineTool({
   get input() {
     return z.strictObject({
       card_id: recordId('flashcard'),
-      grade: z.enum(GRADES).optional().describe('How the recall went: again, hard, good or easy. Default: good, unless ease_factor or next_review_at is given (then no review is graded, only the overrides apply).'),
-      ease_factor: z.number().min(1.3).max(5).optional().describe('Override: the SM-2 style ease factor, 1.3 to 5, applied after the grade if one is given.'),
-      next_review_at: dateTime().optional().describe('Override: when the card is due next, e.g. 2031-01-15T09:30:00Z, applied after the grade if one is given.'),
+      grade: z
+        .enum(GRADES)
+        .optional()
+        .describe(
+          'How the recall went: again, hard, good or easy. Default: good, unless ease_factor or next_review_at is given (then no review is graded, only the overrides apply).',
+        ),
+      ease_factor: z
+        .number()
+        .min(1.3)
+        .max(5)
+        .optional()
+        .describe('Override: the SM-2 style ease factor, 1.3 to 5, applied after the grade if one is given.'),
+      next_review_at: dateTime()
+        .optional()
+        .describe('Override: when the card is due next, e.g. 2031-01-15T09:30:00Z, applied after the grade if one is given.'),
     });
   },
   get output() {
@@ -62,7 +89,12 @@ export default defineTool({
       from flashcards c where c.project_id = ${project.id} and c.id = ${card_id}`);
     const row = rows[0] as (CardStateRow & { revision: number; done: Reviewed | null }) | undefined;
     if (!row) {
-      return notFound('flashcard', { card_id }, `No flashcard with id ${card_id} exists in this project.`, 'Ask the user which card they mean; get-due-flashcards lists the cards due now with their ids.');
+      return notFound(
+        'flashcard',
+        { card_id },
+        `No flashcard with id ${card_id} exists in this project.`,
+        'Ask the user which card they mean; get-due-flashcards lists the cards due now with their ids.',
+      );
     }
     // A retried attempt of a call whose review was recorded answers with that review.
     if (row.done) return answer(row.done, links);
@@ -73,10 +105,14 @@ export default defineTool({
     let easeFactor: number | null = null;
     if (ease_factor !== undefined) {
       if (next.stability <= 0) {
-        return fail('CONFLICT', `Flashcard ${card_id} has never been reviewed, so FSRS has no memory state to apply an ease factor to. Give a grade with it (the grade's review comes first), or review it with a grade alone first; next_review_at alone can still reschedule it.`, {
-          hint: `Call again with a grade as well, e.g. {"card_id": ${card_id}, "grade": "good", "ease_factor": ${ease_factor}}.`,
-          details: { entity_type: 'flashcard', query: { card_id }, state: row.state },
-        });
+        return fail(
+          'CONFLICT',
+          `Flashcard ${card_id} has never been reviewed, so FSRS has no memory state to apply an ease factor to. Give a grade with it (the grade's review comes first), or review it with a grade alone first; next_review_at alone can still reschedule it.`,
+          {
+            hint: `Call again with a grade as well, e.g. {"card_id": ${card_id}, "grade": "good", "ease_factor": ${ease_factor}}.`,
+            details: { entity_type: 'flashcard', query: { card_id }, state: row.state },
+          },
+        );
       }
       next.difficulty = difficultyForEase(ease_factor, next.stability);
       easeFactor = Math.round(easeOf(next.difficulty, next.stability) * 10_000) / 10_000;
@@ -103,16 +139,25 @@ export default defineTool({
     ]);
     const review = recorded.rows[0] as Reviewed | undefined;
     if (!review) {
-      return fail('CONFLICT', `Flashcard ${card_id} was changed by another call while this review was being scheduled, so it was not recorded. Repeat the same call: it will schedule from the card's new state.`, {
-        retryable: true,
-        details: { entity_type: 'flashcard', query: { card_id } },
-      });
+      return fail(
+        'CONFLICT',
+        `Flashcard ${card_id} was changed by another call while this review was being scheduled, so it was not recorded. Repeat the same call: it will schedule from the card's new state.`,
+        {
+          retryable: true,
+          details: { entity_type: 'flashcard', query: { card_id } },
+        },
+      );
     }
     return answer(review, links);
   },
 });
 
 function answer(review: Reviewed, links: Links) {
-  const what = review.review === 'manual' ? `Rescheduled flashcard ${review.card_id}` : `Recorded a review of flashcard ${review.card_id}, graded "${review.review}"`;
-  return ok(review, `${what}: next review at ${review.next_review_at} (${review.state}).`, { links: linkList([links.record('flashcard', review.card_id)]) });
+  const what =
+    review.review === 'manual'
+      ? `Rescheduled flashcard ${review.card_id}`
+      : `Recorded a review of flashcard ${review.card_id}, graded "${review.review}"`;
+  return ok(review, `${what}: next review at ${review.next_review_at} (${review.state}).`, {
+    links: linkList([links.record('flashcard', review.card_id)]),
+  });
 }

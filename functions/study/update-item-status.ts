@@ -24,12 +24,15 @@ export default defineTool({
   title: 'Update a plan item status',
   // It overwrites the item's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description: 'Set a plan item\'s status. Name the item by item_id: its id, or its title (with plan_id, plan_title or both when several plans have that title).',
+  description:
+    "Set a plan item's status. Name the item by item_id: its id, or its title (with plan_id, plan_title or both when several plans have that title).",
   get input() {
     return z.strictObject({
       status: itemStatus,
       item_id: idOrName('item', itemTitleField, 'title'),
-      plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest" (with plan_title: the newest plan of that title).'),
+      plan_id: planIdField
+        .optional()
+        .describe('Only look in this plan: its id, or "latest" (with plan_title: the newest plan of that title).'),
       plan_title: planTitleField.optional().describe('Only look in the plans with this title.'),
     });
   },
@@ -65,7 +68,12 @@ export default defineTool({
     const within = plan ? ` in plan ${plan.plan_id} "${plan.title}"` : ' in this project';
     if (items.length === 0) {
       const what = item_title !== undefined ? `No item is titled "${item_title}"` : `No item with id ${item_id} exists`;
-      return notFound('item', query, `${what}${within}.`, 'Ask the user which item they mean, or call list-plan-items to see the items that exist.');
+      return notFound(
+        'item',
+        query,
+        `${what}${within}.`,
+        'Ask the user which item they mean, or call list-plan-items to see the items that exist.',
+      );
     }
     if (items.length > 1) {
       return ambiguous('item', query, items, {

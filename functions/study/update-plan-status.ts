@@ -14,7 +14,8 @@ export default defineTool({
   title: 'Update a study plan status',
   // It overwrites the plan's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description: 'Set a study plan\'s status (its items keep theirs). Name the plan by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither means the newest plan.',
+  description:
+    'Set a study plan\'s status (its items keep theirs). Name the plan by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither means the newest plan.',
   get input() {
     return z.strictObject({
       status: planStatus,

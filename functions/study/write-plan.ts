@@ -34,7 +34,11 @@ export default defineTool({
   get input() {
     return z.strictObject({
       title: planTitleField.describe('The plan title, e.g. "Spanish B1 exam".'),
-      items: z.array(item).min(1).max(MAX_ITEMS).describe(`The plan's items in order, 1 to ${MAX_ITEMS}: a title each, or { title, due_date, notes }.`),
+      items: z
+        .array(item)
+        .min(1)
+        .max(MAX_ITEMS)
+        .describe(`The plan's items in order, 1 to ${MAX_ITEMS}: a title each, or { title, due_date, notes }.`),
     });
   },
   get output() {
@@ -54,7 +58,9 @@ export default defineTool({
     const requestId = await idFor('plan');
     const rows = JSON.stringify(
       items.map((entry, position) =>
-        typeof entry === 'string' ? { position, title: entry } : { position, title: entry.title, due_date: entry.due_date ?? null, notes: entry.notes ?? null },
+        typeof entry === 'string'
+          ? { position, title: entry }
+          : { position, title: entry.title, due_date: entry.due_date ?? null, notes: entry.notes ?? null },
       ),
     );
     // The items are inserted only along with the plan: a retried attempt whose plan exists already adds nothing.
@@ -77,7 +83,10 @@ export default defineTool({
         from study_plans p where p.project_id = ${project.id} and p.request_id = ${requestId}`),
     ]);
     const plan = created.rows[0] as { id: number; title: string; status: 'active'; item_ids: number[]; namesakes: number };
-    const shared = plan.namesakes > 0 ? ` ${plural(plan.namesakes, 'other plan has', 'other plans have')} the same title: refer to this one by plan_id ${plan.id}.` : '';
+    const shared =
+      plan.namesakes > 0
+        ? ` ${plural(plan.namesakes, 'other plan has', 'other plans have')} the same title: refer to this one by plan_id ${plan.id}.`
+        : '';
     return ok(
       { created_plan_id: plan.id, title: plan.title, status: plan.status, item_count: plan.item_ids.length, item_ids: plan.item_ids },
       `Created plan ${plan.id} "${plan.title}" with ${plural(plan.item_ids.length, 'item')}.${shared}`,

@@ -34,7 +34,9 @@ const clusterShape = z.object({
   task_ids: z
     .array(z.string())
     .optional()
-    .describe('detailed only: the members. A cluster larger than a page continues on the next page under the same cluster_id, from members_from.'),
+    .describe(
+      'detailed only: the members. A cluster larger than a page continues on the next page under the same cluster_id, from members_from.',
+    ),
   members_from: z.int().optional().describe('detailed only: how many of the members earlier pages gave.'),
 });
 
@@ -65,11 +67,18 @@ export default defineTool({
   get input() {
     return z.strictObject({
       task_ids: taskIds(2, 1_000),
-      threshold: z.number().min(0).max(1).default(CLUSTERING_DEFAULTS.threshold).describe('Least similarity for two groups to merge, 0 to 1 (default 0.75).'),
+      threshold: z
+        .number()
+        .min(0)
+        .max(1)
+        .default(CLUSTERING_DEFAULTS.threshold)
+        .describe('Least similarity for two groups to merge, 0 to 1 (default 0.75).'),
       linkage: z
         .enum(['average', 'complete', 'single'])
         .default(CLUSTERING_DEFAULTS.linkage)
-        .describe('How group similarity is measured: average of all pairs (default), complete (least similar pair), single (most similar pair).'),
+        .describe(
+          'How group similarity is measured: average of all pairs (default), complete (least similar pair), single (most similar pair).',
+        ),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });
@@ -80,14 +89,19 @@ export default defineTool({
       summary: z.object({ task_count: z.int(), cluster_count: z.int(), largest_cluster_size: z.int(), singleton_count: z.int() }),
       unembedded_task_count: z
         .int()
-        .describe('Tasks left out: their embedding is pending or failed (embed-tasks fixes that), or is a zero vector (a text in which the embedding model found nothing).'),
+        .describe(
+          'Tasks left out: their embedding is pending or failed (embed-tasks fixes that), or is a zero vector (a text in which the embedding model found nothing).',
+        ),
       unembedded_task_ids: z.array(z.string()).describe(`The first ${LISTED_UNEMBEDDED} of them.`),
       merges: z
         .array(mergeShape)
         .optional()
         .describe('detailed only: the whole merge tree (task_count − 1 merges, the last joins everything), paged after the clusters.'),
       merges_from: z.int().optional().describe('detailed only: how many merges earlier pages gave.'),
-      suggestion: z.string().optional().describe('A threshold that would give a more useful grouping, when one cluster holds almost everything or no two tasks grouped.'),
+      suggestion: z
+        .string()
+        .optional()
+        .describe('A threshold that would give a more useful grouping, when one cluster holds almost everything or no two tasks grouped.'),
       next_cursor: nextCursorField,
     });
   },
@@ -97,7 +111,10 @@ export default defineTool({
     const scope = { task_ids, threshold, linkage, response_format };
     let from = { cluster: 0, member: 0, merge: 0 };
     if (cursor) {
-      const decoded = decodeCursor(position, cursor, { scope, hint: `Example of a valid call: ${JSON.stringify({ task_ids: task_ids.slice(0, 3) })}` });
+      const decoded = decodeCursor(position, cursor, {
+        scope,
+        hint: `Example of a valid call: ${JSON.stringify({ task_ids: task_ids.slice(0, 3) })}`,
+      });
       if (!decoded.ok) return decoded;
       from = decoded.value;
     }
@@ -108,10 +125,14 @@ export default defineTool({
     const usable = task_ids.filter((id) => hasDirection(found.get(id)!.vector));
     const unembedded = task_ids.filter((id) => !hasDirection(found.get(id)!.vector));
     if (usable.length < 2) {
-      return fail('VALIDATION_ERROR', `Only ${usable.length} of the ${task_ids.length} tasks have a usable embedding, and clustering needs at least 2.`, {
-        hint: 'Embed pending or failed tasks with embed-tasks, then cluster again. Tasks whose embedding is a zero vector cannot be clustered.',
-        details: { unembedded_task_ids: unembedded.slice(0, LISTED_UNEMBEDDED), unembedded_task_count: unembedded.length },
-      });
+      return fail(
+        'VALIDATION_ERROR',
+        `Only ${usable.length} of the ${task_ids.length} tasks have a usable embedding, and clustering needs at least 2.`,
+        {
+          hint: 'Embed pending or failed tasks with embed-tasks, then cluster again. Tasks whose embedding is a zero vector cannot be clustered.',
+          details: { unembedded_task_ids: unembedded.slice(0, LISTED_UNEMBEDDED), unembedded_task_count: unembedded.length },
+        },
+      );
     }
 
     progress(1, CLUSTERING_STAGES, `Read ${usable.length} task vectors`);
@@ -122,7 +143,10 @@ export default defineTool({
       cluster_id: index + 1,
       size: cluster.members.length,
       mean_similarity: cluster.members.length === 1 ? null : Math.round(cluster.meanSimilarity * 10_000) / 10_000,
-      representative_tasks: mostCentral(cluster.members, cluster.centroid!, vectors).map((member) => ({ task_id: usable[member]!, text: found.get(usable[member]!)!.text })),
+      representative_tasks: mostCentral(cluster.members, cluster.centroid!, vectors).map((member) => ({
+        task_id: usable[member]!,
+        text: found.get(usable[member]!)!.text,
+      })),
       members: cluster.members.map((member) => usable[member]!),
     }));
     const summary = {
@@ -153,12 +177,18 @@ export default defineTool({
         next_cursor,
       },
       `${plural(summary.cluster_count, 'cluster')} of ${plural(summary.task_count, 'task')} (largest ${summary.largest_cluster_size}, ${plural(summary.singleton_count, 'singleton')}) at similarity >= ${threshold} with ${linkage} linkage.` +
-        (unembedded.length ? ` ${plural(unembedded.length, 'task')} without a usable embedding ${unembedded.length === 1 ? 'was' : 'were'} left out (see unembedded_task_ids).` : '') +
-        (next_cursor ? ' The answer was cut to its budget: call again with the same fields and cursor set to next_cursor for the rest.' : '') +
+        (unembedded.length
+          ? ` ${plural(unembedded.length, 'task')} without a usable embedding ${unembedded.length === 1 ? 'was' : 'were'} left out (see unembedded_task_ids).`
+          : '') +
+        (next_cursor
+          ? ' The answer was cut to its budget: call again with the same fields and cursor set to next_cursor for the rest.'
+          : '') +
         (suggestion ? ` ${suggestion}` : ''),
       {
         truncated: next_cursor !== null,
-        links: linkList(page.clusters.flatMap((cluster) => cluster.representative_tasks.map((task) => links.task(task.task_id, task.text)))),
+        links: linkList(
+          page.clusters.flatMap((cluster) => cluster.representative_tasks.map((task) => links.task(task.task_id, task.text))),
+        ),
       },
     );
   },
@@ -201,12 +231,18 @@ function detailedPage(clusters: Cluster[], allMerges: Merge[], from: Position): 
     const entry = { ...base, task_ids: fitted };
     page.push(entry);
     budget -= jsonLength(entry);
-    if (start + fitted.length < members.length) return { clusters: page, next: { cluster: index, member: start + fitted.length, merge: 0 } };
+    if (start + fitted.length < members.length)
+      return { clusters: page, next: { cluster: index, member: start + fitted.length, merge: 0 } };
   }
   const mergesFrom = from.cluster >= clusters.length ? from.merge : 0;
   const merges = fitToBudget(allMerges.slice(mergesFrom), budget, { atLeast: page.length === 0 ? 1 : 0 });
   const after = mergesFrom + merges.length;
-  return { clusters: page, merges, mergesFrom, next: after < allMerges.length ? { cluster: clusters.length, member: 0, merge: after } : null };
+  return {
+    clusters: page,
+    merges,
+    mergesFrom,
+    next: after < allMerges.length ? { cluster: clusters.length, member: 0, merge: after } : null,
+  };
 }
 
 /** Whether a vector has a direction: finite components, not all zero (cosine similarity is defined). */
@@ -236,7 +272,11 @@ function mostCentral(members: number[], centroid: Float32Array, vectors: Float32
  * A threshold that would group more usefully: above the similarity at which the largest cluster
  * formed, when it holds almost everything; at the most similar pair, when nothing grouped.
  */
-function suggest(summary: { task_count: number; cluster_count: number; largest_cluster_size: number }, result: ClusteringResult, threshold: number): string | undefined {
+function suggest(
+  summary: { task_count: number; cluster_count: number; largest_cluster_size: number },
+  result: ClusteringResult,
+  threshold: number,
+): string | undefined {
   const { task_count, cluster_count, largest_cluster_size } = summary;
   const giant = cluster_count === 1 ? task_count >= 3 : task_count >= GIANT_MIN_TASKS && largest_cluster_size >= GIANT_SHARE * task_count;
   if (giant) {
@@ -247,7 +287,8 @@ function suggest(summary: { task_count: number; cluster_count: number; largest_c
   }
   if (cluster_count === task_count && result.merges.length > 0) {
     const closest = Math.floor(result.merges[0]!.similarity * 100) / 100;
-    if (closest < threshold) return `No two tasks are similar enough to group: the most similar pair is at ${closest}. Lower the threshold to ${closest} or less to see groups.`;
+    if (closest < threshold)
+      return `No two tasks are similar enough to group: the most similar pair is at ${closest}. Lower the threshold to ${closest} or less to see groups.`;
   }
   return undefined;
 }

@@ -38,7 +38,10 @@ export default defineTool({
   get input() {
     return z.strictObject({
       task_ids: taskIds(2, 50),
-      include_document_context: z.boolean().default(false).describe("Also give the detector each task's document text (slower, better context). Default false."),
+      include_document_context: z
+        .boolean()
+        .default(false)
+        .describe("Also give the detector each task's document text (slower, better context). Default false."),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });
@@ -84,7 +87,9 @@ export default defineTool({
         select source_task_id, target_task_id, type, confidence, rationale from task_relationships
         where project_id = ${project.id} and detection_method = ${detector}
           and source_task_id = any(${uuidArray(task_ids)}) and target_task_id = any(${uuidArray(task_ids)})`);
-      const saved = (rows as (Relationship & { rationale: string })[]).map((row) => ({ ...row, confidence: Number(row.confidence) })).sort(byConfidence);
+      const saved = (rows as (Relationship & { rationale: string })[])
+        .map((row) => ({ ...row, confidence: Number(row.confidence) }))
+        .sort(byConfidence);
       const rest = saved.filter((r) => isAfter(r, { confidence, source, target, type }));
       const page = pageOf(rest, response_format);
       const next_cursor = page.length < rest.length ? encodeCursor(cursorAt(detector, page.at(-1)!), scope) : null;
@@ -99,12 +104,20 @@ export default defineTool({
     let documentContext: Map<string, string> | undefined;
     if (include_document_context) {
       const ids = [...new Set(tasks.map((task) => task.document_id))];
-      const { rows } = await db.execute(sql`select id, content from documents where project_id = ${project.id} and id = any(${uuidArray(ids)})`);
+      const { rows } = await db.execute(
+        sql`select id, content from documents where project_id = ${project.id} and id = any(${uuidArray(ids)})`,
+      );
       documentContext = new Map((rows as { id: string; content: string }[]).map((row) => [row.id, row.content]));
     }
     const detector = providers.dependencies;
     const detected = await detector.detect(
-      tasks.map((task) => ({ id: task.task_id, text: task.text, documentId: task.document_id, documentTitle: task.document_title, position: task.position })),
+      tasks.map((task) => ({
+        id: task.task_id,
+        text: task.text,
+        documentId: task.document_id,
+        documentTitle: task.document_title,
+        position: task.position,
+      })),
       { documentContext, signal },
     );
     const relationships = detected
@@ -130,12 +143,21 @@ export default defineTool({
     const page = pageOf(relationships, response_format);
     const next_cursor = page.length < relationships.length ? encodeCursor(cursorAt(detector.id, page.at(-1)!), scope) : null;
     return ok(
-      { detection_method: detector.id, relationship_count: relationships.length, relationships: page, cycles: examples, cycle_groups: groups, next_cursor },
+      {
+        detection_method: detector.id,
+        relationship_count: relationships.length,
+        relationships: page,
+        cycles: examples,
+        cycle_groups: groups,
+        next_cursor,
+      },
       `Detected ${plural(relationships.length, 'relationship')} among ${plural(tasks.length, 'task')} with ${detector.id}` +
         (groups.length
           ? `; ${circular} tasks depend on each other circularly, in ${plural(groups.length, 'group')} (cycle_groups, one example chain each in cycles).`
           : '.') +
-        (next_cursor ? ` This page has the ${page.length} most confident; all are saved: call again with the same fields and cursor set to next_cursor for the rest.` : ''),
+        (next_cursor
+          ? ` This page has the ${page.length} most confident; all are saved: call again with the same fields and cursor set to next_cursor for the rest.`
+          : ''),
       { truncated: next_cursor !== null, links: linksOf(page) },
     );
   },
@@ -143,7 +165,12 @@ export default defineTool({
 
 /** Most confident first, then by ids and type: the order of pages, in JS and in SQL alike. */
 function byConfidence(a: Relationship, b: Relationship): number {
-  return b.confidence - a.confidence || compare(a.source_task_id, b.source_task_id) || compare(a.target_task_id, b.target_task_id) || compare(a.type, b.type);
+  return (
+    b.confidence - a.confidence ||
+    compare(a.source_task_id, b.source_task_id) ||
+    compare(a.target_task_id, b.target_task_id) ||
+    compare(a.type, b.type)
+  );
 }
 
 function compare(a: string, b: string): number {
@@ -151,7 +178,12 @@ function compare(a: string, b: string): number {
 }
 
 function isAfter(r: Relationship, last: { confidence: number; source: string; target: string; type: string }): boolean {
-  return byConfidence({ source_task_id: last.source, target_task_id: last.target, type: last.type as Relationship['type'], confidence: last.confidence }, r) < 0;
+  return (
+    byConfidence(
+      { source_task_id: last.source, target_task_id: last.target, type: last.type as Relationship['type'], confidence: last.confidence },
+      r,
+    ) < 0
+  );
 }
 
 function cursorAt(detector: string, last: Relationship) {

@@ -7,7 +7,13 @@ import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { INT4 } from '../../shared/core/fields.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { documentPageShape, MAX_CHUNKS, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../../shared/records/documents.ts';
+import {
+  documentPageShape,
+  MAX_CHUNKS,
+  pagePositionSchema,
+  readDocumentPage,
+  readDocumentSummaries,
+} from '../../shared/records/documents.ts';
 import { uuidArray } from '../../shared/core/database.ts';
 import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { taskIds, tasksNotFound } from './lib/tasks.ts';
@@ -34,7 +40,9 @@ export default defineTool({
         .min(1)
         .max(INT4.max)
         .default(1)
-        .describe(`Which chunk of the documents to read, from 1 (default 1). Every document named must have it; a document has at most ${MAX_CHUNKS}.`),
+        .describe(
+          `Which chunk of the documents to read, from 1 (default 1). Every document named must have it; a document has at most ${MAX_CHUNKS}.`,
+        ),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });
@@ -56,7 +64,9 @@ export default defineTool({
       from = decoded.value;
     }
 
-    const { rows } = await db.execute(sql`select id, document_id from tasks where project_id = ${project.id} and id = any(${uuidArray(task_ids)})`);
+    const { rows } = await db.execute(
+      sql`select id, document_id from tasks where project_id = ${project.id} and id = any(${uuidArray(task_ids)})`,
+    );
     const documentOf = new Map((rows as { id: string; document_id: string }[]).map((row) => [row.id, row.document_id]));
     const missing = task_ids.filter((id) => !documentOf.has(id));
     if (missing.length > 0) return tasksNotFound(missing);
@@ -73,12 +83,17 @@ export default defineTool({
     if (short.length > 0) {
       const fewest = Math.min(...short.map((document) => document.layout.totalChunks));
       const longer = task_ids.filter((id) => !short.some((document) => document.id === documentOf.get(id)));
-      const named = short.slice(0, 3).map((document) => `'${document.title}' has ${plural(document.layout.totalChunks, 'chunk')}`).join(', ');
+      const named = short
+        .slice(0, 3)
+        .map((document) => `'${document.title}' has ${plural(document.layout.totalChunks, 'chunk')}`)
+        .join(', ');
       const message = `Field 'chunk_number' must be between 1 and ${fewest} for these tasks' documents, but received ${chunk_number}: ${named}${short.length > 3 ? ` (and ${short.length - 3} more)` : ''}.`;
       return fail('VALIDATION_ERROR', message, {
         hint: `Example of a valid call: ${JSON.stringify(longer.length > 0 ? { task_ids: longer, chunk_number } : { task_ids, chunk_number: fewest })}`,
         details: {
-          fields: [{ field: 'chunk_number', code: 'too_big', message, expected: `between 1 and ${fewest}`, received: String(chunk_number) }],
+          fields: [
+            { field: 'chunk_number', code: 'too_big', message, expected: `between 1 and ${fewest}`, received: String(chunk_number) },
+          ],
           total_chunks: Object.fromEntries(documents.map((document) => [document.id, document.layout.totalChunks])),
         },
       });
@@ -91,8 +106,12 @@ export default defineTool({
     const otherChunks = page.entries.filter((entry) => entry.task_count > entry.chunk_task_count).length;
     const message =
       `${plural(page.entries.length, 'document')} of ${documents.length} (chunk ${chunk_number}) with ${plural(given, 'task')} of ${page.entries.length === 1 ? 'its' : 'their'} chunk.` +
-      (next_cursor ? ' The answer was cut to its budget: call again with the same fields and cursor set to next_cursor for the rest.' : '') +
-      (otherChunks > 0 ? ` ${plural(otherChunks, 'document')} ${otherChunks === 1 ? 'has' : 'have'} tasks in other chunks: see task_count and pagination.total_chunks.` : '');
+      (next_cursor
+        ? ' The answer was cut to its budget: call again with the same fields and cursor set to next_cursor for the rest.'
+        : '') +
+      (otherChunks > 0
+        ? ` ${plural(otherChunks, 'document')} ${otherChunks === 1 ? 'has' : 'have'} tasks in other chunks: see task_count and pagination.total_chunks.`
+        : '');
     return ok({ documents: page.entries, next_cursor }, message, {
       truncated: next_cursor !== null,
       links: linkList(

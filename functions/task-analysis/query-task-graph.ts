@@ -36,13 +36,23 @@ export default defineTool({
   get input() {
     return z.strictObject({
       task_id: uuid().describe('The task to start from.'),
-      relationship_type: z.enum(['prerequisite', 'blocks', 'related', 'all']).default('all').describe('Which relationships to follow (default all).'),
+      relationship_type: z
+        .enum(['prerequisite', 'blocks', 'related', 'all'])
+        .default('all')
+        .describe('Which relationships to follow (default all).'),
       direction: z
         .enum(['outgoing', 'incoming', 'both'])
         .default('both')
-        .describe('incoming: what the task depends on (edges pointing at it); outgoing: what depends on it (edges from it); both (default).'),
+        .describe(
+          'incoming: what the task depends on (edges pointing at it); outgoing: what depends on it (edges from it); both (default).',
+        ),
       depth: z.int().min(1).max(10).default(1).describe('How many hops to follow, 1 to 10 (default 1).'),
-      limit: z.int().min(1).max(500).default(100).describe('Most relationships per page (default 100); the answer budget may cut a page shorter.'),
+      limit: z
+        .int()
+        .min(1)
+        .max(500)
+        .default(100)
+        .describe('Most relationships per page (default 100); the answer budget may cut a page shorter.'),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });
@@ -101,7 +111,16 @@ export default defineTool({
           and nodes.task_id in (select source_task_id from edges union select target_task_id from edges)
         order by nodes.depth, t.id`),
     ]);
-    const edges = edgeRows.rows as { source_task_id: string; target_task_id: string; type: 'prerequisite' | 'blocks' | 'related'; confidence: number; rationale: string; detection_method: string; total: string; reached: number }[];
+    const edges = edgeRows.rows as {
+      source_task_id: string;
+      target_task_id: string;
+      type: 'prerequisite' | 'blocks' | 'related';
+      confidence: number;
+      rationale: string;
+      detection_method: string;
+      total: string;
+      reached: number;
+    }[];
     const total = Number(edges[0]?.total ?? 0);
     const taskCount = edges[0]?.reached ?? 0;
     const named = new Map(
@@ -123,7 +142,9 @@ export default defineTool({
       [relationship.source_task_id, relationship.target_task_id].filter((id) => named.has(id));
     const page = fitToBudget(relationships, ANSWER_BUDGETS[response_format].list, {
       size: (relationship) =>
-        jsonLength(relationship) + 1 + tasksOf(relationship).reduce((n, id) => n + (listed.has(id) ? 0 : (listed.add(id), jsonLength(named.get(id)) + 1)), 0),
+        jsonLength(relationship) +
+        1 +
+        tasksOf(relationship).reduce((n, id) => n + (listed.has(id) ? 0 : (listed.add(id), jsonLength(named.get(id)) + 1)), 0),
     });
     const onPage = new Set(page.flatMap(tasksOf));
     const tasks = [...named.values()].filter((task) => onPage.has(task.task_id));
@@ -136,10 +157,21 @@ export default defineTool({
           (next_cursor || offset > 0 ? `; this page has relationships ${offset + 1} to ${offset + page.length}` : '') +
           '.' +
           (next_cursor ? ' Call again with the same fields and cursor set to next_cursor for the rest.' : '');
-    return ok({ task: { task_id, text: start[0]!.text }, task_count: taskCount, relationship_count: total, relationships: page, tasks, next_cursor }, message, {
-      truncated: next_cursor !== null,
-      links: linkList([links.task(task_id, start[0]!.text), ...tasks.map((task) => links.task(task.task_id, task.text))]),
-    });
+    return ok(
+      {
+        task: { task_id, text: start[0]!.text },
+        task_count: taskCount,
+        relationship_count: total,
+        relationships: page,
+        tasks,
+        next_cursor,
+      },
+      message,
+      {
+        truncated: next_cursor !== null,
+        links: linkList([links.task(task_id, start[0]!.text), ...tasks.map((task) => links.task(task.task_id, task.text))]),
+      },
+    );
   },
 });
 
@@ -147,7 +179,12 @@ export default defineTool({
  * Why a walk reached nothing: the task has no saved relationship at all (detect them first), or
  * only of other types or directions than the filter asked for (say which, and how to see them).
  */
-async function nothingReached(db: Database, projectId: string, taskId: string, filter: { relationship_type: string; direction: string }): Promise<string> {
+async function nothingReached(
+  db: Database,
+  projectId: string,
+  taskId: string,
+  filter: { relationship_type: string; direction: string },
+): Promise<string> {
   const none = 'No saved relationships reach this task. Run detect-dependencies on it and related tasks first.';
   if (filter.relationship_type === 'all' && filter.direction === 'both') return none;
   const { rows } = await db.execute(sql`
@@ -157,6 +194,11 @@ async function nothingReached(db: Database, projectId: string, taskId: string, f
   const counts = rows as { type: string; outgoing: number; incoming: number }[];
   if (counts.length === 0) return none;
   const listed = counts.map(({ type, outgoing, incoming }) => `${type}: ${outgoing} outgoing, ${incoming} incoming`).join('; ');
-  const asked = [filter.relationship_type === 'all' ? '' : `of type ${filter.relationship_type}`, filter.direction === 'both' ? '' : `${filter.direction}`].filter(Boolean).join(', ');
+  const asked = [
+    filter.relationship_type === 'all' ? '' : `of type ${filter.relationship_type}`,
+    filter.direction === 'both' ? '' : `${filter.direction}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
   return `No saved relationships ${asked} reach this task, but it has others (${listed}). Call again with relationship_type 'all' and direction 'both' to follow them.`;
 }

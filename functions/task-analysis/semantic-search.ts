@@ -29,7 +29,9 @@ const output = z.object({
   best_similarity: z.number().optional().describe('When no task reaches the threshold: the highest similarity of any task.'),
   unembedded_task_count: z
     .int()
-    .describe('Tasks not searchable yet: their embedding is pending or failed, or was made by another embedding model. embed-tasks embeds them.'),
+    .describe(
+      'Tasks not searchable yet: their embedding is pending or failed, or was made by another embedding model. embed-tasks embeds them.',
+    ),
   suggestion: z.string().optional(),
 });
 
@@ -49,7 +51,7 @@ export default defineTool({
   title: 'Semantic search',
   annotations: READ_ONLY,
   description:
-    'Find tasks by meaning across all documents, with their documents and a similarity from 0 to 1. Use it first, for task ids; not to read a task\'s document (get-document-context) or its dependencies (query-task-graph).',
+    "Find tasks by meaning across all documents, with their documents and a similarity from 0 to 1. Use it first, for task ids; not to read a task's document (get-document-context) or its dependencies (query-task-graph).",
   get input() {
     return z.strictObject({
       query: text({ max: 2_000, blank: false }).describe('What to look for, in natural language, e.g. "hire backend engineers".'),
@@ -121,9 +123,15 @@ export default defineTool({
     const cut = results.length < matched.length;
     return {
       ...outcome,
-      message: outcome.message + (cut ? ` The answer budget holds the ${results.length} most similar of ${matched.length}: ask for response_format detailed (larger answers) or a lower limit.` : ''),
+      message:
+        outcome.message +
+        (cut
+          ? ` The answer budget holds the ${results.length} most similar of ${matched.length}: ask for response_format detailed (larger answers) or a lower limit.`
+          : ''),
       truncated: cut,
-      links: linkList(results.flatMap((result) => [links.task(result.task_id, result.text), links.document(result.document_id, result.document_title)])),
+      links: linkList(
+        results.flatMap((result) => [links.task(result.task_id, result.text), links.document(result.document_id, result.document_title)]),
+      ),
     };
   },
 });
@@ -153,10 +161,14 @@ function answer({ query, data, thresholdGiven, defaultThreshold, ranked, total, 
     : '';
 
   if (data.results.length > 0) {
-    return ok(data, `Found ${plural(data.results.length, 'task')} ${where} with similarity >= ${applied} for ${quote(query)}.${waitingNote}`);
+    return ok(
+      data,
+      `Found ${plural(data.results.length, 'task')} ${where} with similarity >= ${applied} for ${quote(query)}.${waitingNote}`,
+    );
   }
   if (total === 0) {
-    const suggestion = 'Add a document whose checkbox items are tasks ("- [ ] Hire two backend engineers") with add-document, then search again.';
+    const suggestion =
+      'Add a document whose checkbox items are tasks ("- [ ] Hire two backend engineers") with add-document, then search again.';
     return ok({ ...data, suggestion }, `There are no tasks ${where} to search yet. ${suggestion}`);
   }
   if (searchable === 0) {
@@ -199,10 +211,16 @@ function nothingToSearch(query: string): Failure {
     'punctuation, symbols or emoji. Use words the tasks would contain.';
   return fail('VALIDATION_ERROR', message, {
     hint: `Example of a valid call: ${JSON.stringify(EXAMPLE)}`,
-    details: { fields: [{ field: 'query', code: 'no_search_terms', message, expected: 'at least one word that is not a stop word', received }] },
+    details: {
+      fields: [{ field: 'query', code: 'no_search_terms', message, expected: 'at least one word that is not a stop word', received }],
+    },
   });
 }
 
 function documentsNotFound(missing: string[]): Failure {
-  return notFound('document', { document_ids: missing }, 'Leave document_ids out to search every document; document ids come from add-document or from earlier search results.');
+  return notFound(
+    'document',
+    { document_ids: missing },
+    'Leave document_ids out to search every document; document ids come from add-document or from earlier search results.',
+  );
 }

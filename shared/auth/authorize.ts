@@ -67,13 +67,20 @@ const MALFORMED = fail('UNAUTHENTICATED', "The Authorization header must have th
  * UNAUTHENTICATED for a bad key or token, RATE_LIMITED for an address with too many failed
  * attempts. Database errors are thrown (the adapter turns them into DATABASE_ERROR).
  */
-export async function authorizeRequest(credentials: Credentials, context: AuthorizeContext, { auth, accessTokens }: AuthorizeOptions = {}): Promise<Authorized | Failure> {
+export async function authorizeRequest(
+  credentials: Credentials,
+  context: AuthorizeContext,
+  { auth, accessTokens }: AuthorizeOptions = {},
+): Promise<Authorized | Failure> {
   const { clients } = context;
   const token = bearerToken(credentials.authorization);
   if (credentials.authorization && !token) return MALFORMED;
   if (token && !token.startsWith(API_KEY_PREFIX)) {
     const tokenCaller = await accessTokens?.(token, new URL(credentials.url), context.env, clients.db);
-    if (tokenCaller) return 'error' in tokenCaller ? tokenCaller : Object.assign({ ok: true as const, ...tokenCaller, confirmed: Promise.resolve(undefined) }, clients);
+    if (tokenCaller)
+      return 'error' in tokenCaller
+        ? tokenCaller
+        : Object.assign({ ok: true as const, ...tokenCaller, confirmed: Promise.resolve(undefined) }, clients);
   }
   const caller = await authenticate(token, clients.db, { ...context, clientAddress: credentials.clientAddress }, auth);
   // The same object, not a copy: the key's re-check refreshes this caller's scope in place.

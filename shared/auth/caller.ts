@@ -49,7 +49,10 @@ export interface Authenticated extends Caller {
  * refreshed scope no longer reaches the tool. Nothing that writes or changes state (a tool call,
  * revoking a grant, approving a client) runs before it resolves to undefined.
  */
-export async function confirmedFor(caller: Authenticated, tool?: Pick<AnyTool, 'id' | 'toolset' | 'annotations'>): Promise<Failure | undefined> {
+export async function confirmedFor(
+  caller: Authenticated,
+  tool?: Pick<AnyTool, 'id' | 'toolset' | 'annotations'>,
+): Promise<Failure | undefined> {
   const failure = await caller.confirmed;
   if (failure) return failure;
   return tool ? deniedTool(caller, tool) : undefined;
@@ -63,10 +66,14 @@ export async function confirmedFor(caller: Authenticated, tool?: Pick<AnyTool, '
 export function deniedTool(caller: Caller, tool: Pick<AnyTool, 'id' | 'toolset' | 'annotations'>): Failure | undefined {
   if (caller.toolsets && !caller.toolsets.includes(tool.toolset)) {
     if (caller.toolsets.length === 0) return reachesNothing(caller);
-    return fail('PERMISSION_DENIED', `The credential may use the toolsets ${caller.toolsets.join(', ')} only, and '${tool.id}' belongs to ${tool.toolset}.`, {
-      hint: `Call a tool of ${caller.toolsets.join(', ')}, or use a credential granted ${tool.toolset} (authorize again, or an API key of the project).`,
-      details: { reason: 'toolset_not_granted', toolsets: [...caller.toolsets], tool_toolset: tool.toolset },
-    });
+    return fail(
+      'PERMISSION_DENIED',
+      `The credential may use the toolsets ${caller.toolsets.join(', ')} only, and '${tool.id}' belongs to ${tool.toolset}.`,
+      {
+        hint: `Call a tool of ${caller.toolsets.join(', ')}, or use a credential granted ${tool.toolset} (authorize again, or an API key of the project).`,
+        details: { reason: 'toolset_not_granted', toolsets: [...caller.toolsets], tool_toolset: tool.toolset },
+      },
+    );
   }
   if (caller.readOnly && !tool.annotations.readOnlyHint) {
     return fail('PERMISSION_DENIED', `The credential is read-only, and '${tool.id}' writes.`, {
@@ -85,16 +92,24 @@ export function deniedToolsets(caller: Caller, serves: readonly string[], what: 
   const granted = caller.toolsets;
   if (!granted || serves.some((toolset) => granted.includes(toolset))) return undefined;
   if (granted.length === 0) return reachesNothing(caller);
-  return fail('PERMISSION_DENIED', `The credential may use the toolsets ${granted.join(', ')} only, and ${what} serves ${serves.join(', ')}.`, {
-    hint: `Use what serves ${granted.join(', ')} (over MCP: POST /mcp/${granted.join(',')}), or a credential granted ${serves.join(' or ')}.`,
-    details: { reason: 'toolset_not_granted', toolsets: [...granted], requested_toolsets: [...serves] },
-  });
+  return fail(
+    'PERMISSION_DENIED',
+    `The credential may use the toolsets ${granted.join(', ')} only, and ${what} serves ${serves.join(', ')}.`,
+    {
+      hint: `Use what serves ${granted.join(', ')} (over MCP: POST /mcp/${granted.join(',')}), or a credential granted ${serves.join(' or ')}.`,
+      details: { reason: 'toolset_not_granted', toolsets: [...granted], requested_toolsets: [...serves] },
+    },
+  );
 }
 
 /** An OAuth grant whose approving key no longer reaches any toolset the grant names. */
 function reachesNothing(caller: Caller): Failure {
-  return fail('PERMISSION_DENIED', 'The credential reaches no toolset now: the API key that approved its grant was limited to other toolsets since.', {
-    hint: 'Authorize the client again with a key that reaches the toolsets it needs, or use an API key of the project.',
-    details: { reason: 'approving_key_narrowed', credential: caller.credential },
-  });
+  return fail(
+    'PERMISSION_DENIED',
+    'The credential reaches no toolset now: the API key that approved its grant was limited to other toolsets since.',
+    {
+      hint: 'Authorize the client again with a key that reaches the toolsets it needs, or use an API key of the project.',
+      details: { reason: 'approving_key_narrowed', credential: caller.credential },
+    },
+  );
 }

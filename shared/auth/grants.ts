@@ -62,7 +62,14 @@ export async function recordGrant(db: Database, grant: NewGrant): Promise<void> 
     db
       .update(oauthGrants)
       .set({ revokedAt: sql`now()` })
-      .where(and(eq(oauthGrants.projectId, grant.projectId), eq(oauthGrants.clientId, grant.clientId), eq(oauthGrants.resource, grant.resource), isNull(oauthGrants.revokedAt))),
+      .where(
+        and(
+          eq(oauthGrants.projectId, grant.projectId),
+          eq(oauthGrants.clientId, grant.clientId),
+          eq(oauthGrants.resource, grant.resource),
+          isNull(oauthGrants.revokedAt),
+        ),
+      ),
     db.insert(oauthGrants).values(grant),
   ]);
 }
@@ -71,7 +78,11 @@ export async function recordGrant(db: Database, grant: NewGrant): Promise<void> 
  * The grant if it is live (not revoked, not expired, its approving key not revoked), from the
  * isolate's cache when verified within `recheckAfterMs`. Database errors are thrown.
  */
-export async function liveGrant(db: Database, grantId: string, options: Partial<typeof GRANT_CACHE_DEFAULTS> = {}): Promise<LiveGrant | undefined> {
+export async function liveGrant(
+  db: Database,
+  grantId: string,
+  options: Partial<typeof GRANT_CACHE_DEFAULTS> = {},
+): Promise<LiveGrant | undefined> {
   const { recheckAfterMs, maxCachedGrants } = { ...GRANT_CACHE_DEFAULTS, ...options };
   const cached = verified.get(grantId);
   if (cached && Date.now() - cached.verifiedAt < recheckAfterMs) return cached.grant;
@@ -90,7 +101,9 @@ export async function liveGrant(db: Database, grantId: string, options: Partial<
     .from(oauthGrants)
     .innerJoin(projects, eq(projects.id, oauthGrants.projectId))
     .innerJoin(apiKeys, eq(apiKeys.id, oauthGrants.apiKeyId))
-    .where(and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt), gt(oauthGrants.expiresAt, sql`now()`), isNull(apiKeys.revokedAt)))
+    .where(
+      and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt), gt(oauthGrants.expiresAt, sql`now()`), isNull(apiKeys.revokedAt)),
+    )
     .limit(1);
   if (!row) {
     verified.delete(grantId);

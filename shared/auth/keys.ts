@@ -71,11 +71,18 @@ const HINT = "Send the header 'Authorization: Bearer <api key>' with a key issue
  * shared/auth/bearer.ts; undefined when none was sent), or answers UNAUTHENTICATED
  * (RATE_LIMITED for an address with too many failed attempts). Database errors are thrown.
  */
-export async function authenticate(key: string | undefined, db: Database, context: AuthContext, options: AuthOptions = {}): Promise<Authenticated | Failure> {
+export async function authenticate(
+  key: string | undefined,
+  db: Database,
+  context: AuthContext,
+  options: AuthOptions = {},
+): Promise<Authenticated | Failure> {
   const settings = { ...AUTH_DEFAULTS, ...options };
   if (!key) return fail('UNAUTHENTICATED', 'The request has no API key.', { hint: HINT });
   if (!API_KEY_FORMAT.test(key)) {
-    return fail('UNAUTHENTICATED', "The API key does not have the form of a key: 'et_' followed by 8 to 128 letters, digits, '-' or '_'.", { hint: HINT });
+    return fail('UNAUTHENTICATED', "The API key does not have the form of a key: 'et_' followed by 8 to 128 letters, digits, '-' or '_'.", {
+      hint: HINT,
+    });
   }
 
   const now = Date.now();
@@ -92,7 +99,12 @@ export async function authenticate(key: string | undefined, db: Database, contex
     // on its new toolsets by the gate (confirmedFor), from the first call the re-check answers.
     const caller: Authenticated = { ok: true, ...cached.caller, confirmed: Promise.resolve(undefined) };
     caller.confirmed = cached.recheck.then((failure) => {
-      if (!failure) Object.assign(caller, { toolsets: cached.caller.toolsets, readOnly: cached.caller.readOnly, rateLimitPerMinute: cached.caller.rateLimitPerMinute });
+      if (!failure)
+        Object.assign(caller, {
+          toolsets: cached.caller.toolsets,
+          readOnly: cached.caller.readOnly,
+          rateLimitPerMinute: cached.caller.rateLimitPerMinute,
+        });
       return failure;
     });
     return caller;
@@ -119,7 +131,13 @@ export async function authenticate(key: string | undefined, db: Database, contex
  * Looks a cached key up again; forgets it when it was revoked. Never rejects: a failed check is a
  * failure of the calls waiting on it (the key cannot be vouched for).
  */
-async function recheck(key: string, cached: CachedKey, db: Database, context: AuthContext, settings: typeof AUTH_DEFAULTS): Promise<Failure | undefined> {
+async function recheck(
+  key: string,
+  cached: CachedKey,
+  db: Database,
+  context: AuthContext,
+  settings: typeof AUTH_DEFAULTS,
+): Promise<Failure | undefined> {
   const sentAt = Date.now();
   let caller: Caller | undefined;
   try {
@@ -152,7 +170,12 @@ async function lookUp(db: Database, keyHash: string): Promise<Caller | undefined
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .limit(1);
   if (!row || !constantTimeEqual(row.keyHash, keyHash)) return undefined;
-  const caller: Caller = { project: { id: row.projectId, name: row.projectName }, keyId: row.keyId, rateLimitPerMinute: row.rateLimitPerMinute, credential: 'api_key' };
+  const caller: Caller = {
+    project: { id: row.projectId, name: row.projectName },
+    keyId: row.keyId,
+    rateLimitPerMinute: row.rateLimitPerMinute,
+    credential: 'api_key',
+  };
   if (row.toolsets) caller.toolsets = row.toolsets;
   return caller;
 }
@@ -174,16 +197,26 @@ function notValid(): Failure {
 }
 
 function tooManyFailures(retryAfterMs: number): Failure {
-  return fail('RATE_LIMITED', `Too many failed authentication attempts from this address. Wait ${Math.ceil(retryAfterMs / 1000)} s before trying again, with a valid API key.`, {
-    hint: HINT,
-    details: { reason: 'failed_authentications', retry_after_ms: retryAfterMs },
-  });
+  return fail(
+    'RATE_LIMITED',
+    `Too many failed authentication attempts from this address. Wait ${Math.ceil(retryAfterMs / 1000)} s before trying again, with a valid API key.`,
+    {
+      hint: HINT,
+      details: { reason: 'failed_authentications', retry_after_ms: retryAfterMs },
+    },
+  );
 }
 
 /** A new random API key: 'et_' and 32 random bytes, base64url. */
 export function generateApiKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return 'et_' + btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return (
+    'et_' +
+    btoa(String.fromCharCode(...bytes))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '')
+  );
 }
 
 /** Hashing and comparing keys are written once, in the ground layer, for every layer that stores or checks a secret. */

@@ -26,7 +26,8 @@ export const REGISTRATION_LIMITS = {
 const URI_FIELDS = ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri', 'jwks_uri'];
 
 /** An example of a valid registration, for the errors. */
-const EXAMPLE = '{"client_name":"My agent","redirect_uris":["https://agent.example.com/callback"],"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"]}';
+const EXAMPLE =
+  '{"client_name":"My agent","redirect_uris":["https://agent.example.com/callback"],"token_endpoint_auth_method":"none","grant_types":["authorization_code","refresh_token"]}';
 
 /**
  * What is wrong with a registration body, as an RFC 7591 error (`invalid_client_metadata`, or
@@ -34,7 +35,10 @@ const EXAMPLE = '{"client_name":"My agent","redirect_uris":["https://agent.examp
  * received; undefined when it is within bounds.
  */
 export function registrationProblem(body: string, limits = REGISTRATION_LIMITS): { error: string; error_description: string } | undefined {
-  const invalid = (what: string, error = 'invalid_client_metadata') => ({ error, error_description: `${what} Example of a valid registration: ${EXAMPLE}` });
+  const invalid = (what: string, error = 'invalid_client_metadata') => ({
+    error,
+    error_description: `${what} Example of a valid registration: ${EXAMPLE}`,
+  });
   const bytes = new TextEncoder().encode(body).length;
   if (bytes > limits.maxBodyBytes) return invalid(`The registration is ${bytes} bytes; at most ${limits.maxBodyBytes} are accepted.`);
   let metadata: unknown;
@@ -43,7 +47,8 @@ export function registrationProblem(body: string, limits = REGISTRATION_LIMITS):
   } catch {
     return invalid('The registration must be a JSON object, but it could not be read as JSON.');
   }
-  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return invalid('The registration must be a JSON object.');
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+    return invalid('The registration must be a JSON object.');
   const fields = metadata as Record<string, unknown>;
   const name = fields.client_name;
   if (typeof name === 'string' && name.length > limits.maxClientNameLength) {
@@ -51,16 +56,27 @@ export function registrationProblem(body: string, limits = REGISTRATION_LIMITS):
   }
   const redirects = fields.redirect_uris;
   if (Array.isArray(redirects)) {
-    if (redirects.length > limits.maxRedirectUris) return invalid(`'redirect_uris' may list at most ${limits.maxRedirectUris} URIs, but lists ${redirects.length}.`, 'invalid_redirect_uri');
+    if (redirects.length > limits.maxRedirectUris)
+      return invalid(
+        `'redirect_uris' may list at most ${limits.maxRedirectUris} URIs, but lists ${redirects.length}.`,
+        'invalid_redirect_uri',
+      );
     const long = redirects.findIndex((uri) => typeof uri === 'string' && uri.length > limits.maxUriLength);
-    if (long >= 0) return invalid(`'redirect_uris[${long}]' may have at most ${limits.maxUriLength} characters, but has ${(redirects[long] as string).length}.`, 'invalid_redirect_uri');
+    if (long >= 0)
+      return invalid(
+        `'redirect_uris[${long}]' may have at most ${limits.maxUriLength} characters, but has ${(redirects[long] as string).length}.`,
+        'invalid_redirect_uri',
+      );
   }
   for (const [field, value] of Object.entries(fields)) {
     const max = URI_FIELDS.includes(field) ? limits.maxUriLength : limits.maxStringLength;
-    if (typeof value === 'string' && field !== 'client_name' && value.length > max) return invalid(`'${field.slice(0, 40)}' may have at most ${max} characters, but has ${value.length}.`);
+    if (typeof value === 'string' && field !== 'client_name' && value.length > max)
+      return invalid(`'${field.slice(0, 40)}' may have at most ${max} characters, but has ${value.length}.`);
     if (Array.isArray(value) && field !== 'redirect_uris') {
-      if (value.length > limits.maxListLength) return invalid(`'${field.slice(0, 40)}' may list at most ${limits.maxListLength} entries, but lists ${value.length}.`);
-      if (value.some((entry) => typeof entry === 'string' && entry.length > limits.maxStringLength)) return invalid(`Each entry of '${field.slice(0, 40)}' may have at most ${limits.maxStringLength} characters.`);
+      if (value.length > limits.maxListLength)
+        return invalid(`'${field.slice(0, 40)}' may list at most ${limits.maxListLength} entries, but lists ${value.length}.`);
+      if (value.some((entry) => typeof entry === 'string' && entry.length > limits.maxStringLength))
+        return invalid(`Each entry of '${field.slice(0, 40)}' may have at most ${limits.maxStringLength} characters.`);
     }
   }
   return undefined;

@@ -101,10 +101,19 @@ export function admissionFromEnv(env: AdmissionEnv, { local, redis }: AdmissionO
     const key = `${settings.limit}:${settings.queueTimeoutMs}`;
     let semaphore = memorySemaphores.get(key);
     if (!semaphore) memorySemaphores.set(key, (semaphore = new MemorySemaphore(settings)));
-    return { backend: 'memory', admit: (call) => admitThrough(semaphore, undefined, settings, call), probe: async () => ({ ok: true, latencyMs: 0 }) };
+    return {
+      backend: 'memory',
+      admit: (call) => admitThrough(semaphore, undefined, settings, call),
+      probe: async () => ({ ok: true, latencyMs: 0 }),
+    };
   }
 
-  const semaphore = new RedisSemaphore({ redis, limit: settings.limit, queueTimeoutMs: settings.queueTimeoutMs, prefix: `${namespace}:semaphore` });
+  const semaphore = new RedisSemaphore({
+    redis,
+    limit: settings.limit,
+    queueTimeoutMs: settings.queueTimeoutMs,
+    prefix: `${namespace}:semaphore`,
+  });
   return {
     backend: 'redis',
     admit: (call) => admitThrough(semaphore, redis, settings, call),
@@ -115,7 +124,12 @@ export function admissionFromEnv(env: AdmissionEnv, { local, redis }: AdmissionO
 /** The Redis client for one request (semaphore, rate limits), or undefined when none is configured. */
 export function redisFromEnv(env: AdmissionEnv): Redis | undefined {
   if (!env.UPSTASH_REDIS_REST_URL || !env.UPSTASH_REDIS_REST_TOKEN) return undefined;
-  return new Redis({ url: env.UPSTASH_REDIS_REST_URL, token: env.UPSTASH_REDIS_REST_TOKEN, retry: SEMAPHORE_REDIS_RETRY, enableTelemetry: false });
+  return new Redis({
+    url: env.UPSTASH_REDIS_REST_URL,
+    token: env.UPSTASH_REDIS_REST_TOKEN,
+    retry: SEMAPHORE_REDIS_RETRY,
+    enableTelemetry: false,
+  });
 }
 
 /** The prefix of every Redis key of this deployment. */
@@ -148,13 +162,23 @@ async function pingRedis(redis: Redis, timeoutMs: number): Promise<Probe> {
   return { ok: answer === 'PONG', latencyMs: performance.now() - startedAt };
 }
 
-async function admitThrough(semaphore: Semaphore, redis: Redis | undefined, settings: Settings, call: AdmitCall): Promise<Admitted | Failure> {
+async function admitThrough(
+  semaphore: Semaphore,
+  redis: Redis | undefined,
+  settings: Settings,
+  call: AdmitCall,
+): Promise<Admitted | Failure> {
   const leave = new AbortController();
   const signal = AbortSignal.any([call.signal, leave.signal]);
   // Started together: one Redis round trip when auto-pipelining batches them.
   const acquiring = semaphore.acquire(call.callId, { signal, onQueued: call.onQueued, waitUntil: call.waitUntil });
   const limited = redis
-    ? await checkRateLimit({ redis, identifier: call.keyId, perMinute: call.rateLimitPerMinute ?? settings.perMinute, prefix: settings.rateLimitPrefix })
+    ? await checkRateLimit({
+        redis,
+        identifier: call.keyId,
+        perMinute: call.rateLimitPerMinute ?? settings.perMinute,
+        prefix: settings.rateLimitPrefix,
+      })
     : undefined;
   if (limited) leave.abort();
   const acquired = await acquiring;
@@ -173,7 +197,12 @@ function limitMismatch(refused: Refused, settings: Settings): Failure {
     `This worker's CONCURRENCY_LIMIT is ${settings.limit}, but the workers already using the concurrency namespace '${settings.namespace}' enforce ${refused.limitInUse}; workers sharing a namespace must share one limit, so the call did not run.`,
     {
       hint: 'Give every worker of the namespace the same CONCURRENCY_LIMIT, or give this one its own CONCURRENCY_NAMESPACE. A new limit takes over once the namespace has no execution running or waiting.',
-      details: { reason: 'concurrency_limit_mismatch', configured_limit: settings.limit, limit_in_use: refused.limitInUse, namespace: settings.namespace },
+      details: {
+        reason: 'concurrency_limit_mismatch',
+        configured_limit: settings.limit,
+        limit_in_use: refused.limitInUse,
+        namespace: settings.namespace,
+      },
     },
   );
 }
@@ -184,19 +213,32 @@ function limitMismatch(refused: Refused, settings: Settings): Failure {
  */
 function refusal(refused: Refused, settings: Settings): Failure {
   const { limit } = settings;
-  const details = { reason: refused.reason, retry_after_ms: refused.retryAfterMs, queue_position: refused.position ?? null, detail: refused.detail };
+  const details = {
+    reason: refused.reason,
+    retry_after_ms: refused.retryAfterMs,
+    queue_position: refused.position ?? null,
+    detail: refused.detail,
+  };
   const retry = `Retry after ${Math.ceil(refused.retryAfterMs / 1000)} s.`;
   switch (refused.reason) {
     case 'timeout':
-      return fail('BUSY', `All ${limit} execution slots stayed busy until the queue timeout; the call did not run${refused.position === undefined ? '' : ` (${refused.position} calls were still ahead of it)`}. ${retry}`, {
-        retryable: true,
-        details,
-      });
+      return fail(
+        'BUSY',
+        `All ${limit} execution slots stayed busy until the queue timeout; the call did not run${refused.position === undefined ? '' : ` (${refused.position} calls were still ahead of it)`}. ${retry}`,
+        {
+          retryable: true,
+          details,
+        },
+      );
     case 'unavailable':
-      return fail('BUSY', `The concurrency service is unavailable, so the call did not run (the limit of ${limit} concurrent executions is never exceeded to stay available). ${retry}`, {
-        retryable: true,
-        details,
-      });
+      return fail(
+        'BUSY',
+        `The concurrency service is unavailable, so the call did not run (the limit of ${limit} concurrent executions is never exceeded to stay available). ${retry}`,
+        {
+          retryable: true,
+          details,
+        },
+      );
     case 'aborted':
       return fail('BUSY', 'The call was abandoned while it waited for an execution slot; it did not run.', { retryable: true, details });
     case 'misconfigured':

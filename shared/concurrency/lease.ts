@@ -44,9 +44,13 @@ export class RedisPermit implements Permit {
   }
 
   lapse(): LeaseLapse | undefined {
-    if (this.takenBack) return { reason: 'taken_back', detail: 'the lease ran out before a renewal reached Redis, and the slot was taken back' };
+    if (this.takenBack)
+      return { reason: 'taken_back', detail: 'the lease ran out before a renewal reached Redis, and the slot was taken back' };
     if (performance.now() > this.confirmedUntil) {
-      return { reason: 'unconfirmed', detail: 'no renewal was confirmed before the lease ran out (the semaphore backend is slow or unreachable)' };
+      return {
+        reason: 'unconfirmed',
+        detail: 'no renewal was confirmed before the lease ran out (the semaphore backend is slow or unreachable)',
+      };
     }
     return undefined;
   }

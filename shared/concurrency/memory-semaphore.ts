@@ -51,9 +51,7 @@ export class MemorySemaphore implements Semaphore {
         this.waiters.splice(position, 1);
         settle();
         const retryAfterMs =
-          reason === 'aborted'
-            ? 0
-            : estimateRetryAfterMs(firstPosition, position, performance.now() - startedAt, this.queueTimeoutMs);
+          reason === 'aborted' ? 0 : estimateRetryAfterMs(firstPosition, position, performance.now() - startedAt, this.queueTimeoutMs);
         resolve(refused(reason, retryAfterMs, position, `${detail}; ${position} waiting ahead`));
       };
       const onAbort = () => leave('aborted', 'aborted while queued');

@@ -59,10 +59,14 @@ export async function checkRateLimit({
   if (result.reason === 'timeout') log('warn', 'rate_limit_timeout', { identifier, timeout_ms: timeoutMs });
   if (result.success) return undefined;
   const retryAfterMs = Math.max(0, result.reset - Date.now());
-  return fail('RATE_LIMITED', `This API key made more than ${perMinute} calls in the last minute. Wait ${Math.ceil(retryAfterMs / 1000)} s before calling again.`, {
-    hint: 'Space calls out, or batch work into fewer calls.',
-    details: { retry_after_ms: retryAfterMs, limit_per_minute: perMinute },
-  });
+  return fail(
+    'RATE_LIMITED',
+    `This API key made more than ${perMinute} calls in the last minute. Wait ${Math.ceil(retryAfterMs / 1000)} s before calling again.`,
+    {
+      hint: 'Space calls out, or batch work into fewer calls.',
+      details: { retry_after_ms: retryAfterMs, limit_per_minute: perMinute },
+    },
+  );
 }
 
 /** Defaults of {@link FailedAttempts}. */
@@ -98,7 +102,14 @@ export class FailedAttempts {
     this.options = { ...FAILED_ATTEMPTS_DEFAULTS, ...options };
     const { maxFailures, windowMs, timeoutMs, prefix } = this.options;
     this.limiter = redis
-      ? new Ratelimit({ redis, limiter: Ratelimit.fixedWindow(maxFailures, `${windowMs} ms`), prefix, timeout: timeoutMs, analytics: false, enableTelemetry: false })
+      ? new Ratelimit({
+          redis,
+          limiter: Ratelimit.fixedWindow(maxFailures, `${windowMs} ms`),
+          prefix,
+          timeout: timeoutMs,
+          analytics: false,
+          enableTelemetry: false,
+        })
       : undefined;
   }
 

@@ -25,7 +25,14 @@
  */
 import type { Redis } from '@upstash/redis';
 import { RedisPermit } from './lease.ts';
-import { SEMAPHORE_DEFAULTS, estimateRetryAfterMs, type AcquireOptions, type Acquired, type Refused, type Semaphore } from './semaphore-contract.ts';
+import {
+  SEMAPHORE_DEFAULTS,
+  estimateRetryAfterMs,
+  type AcquireOptions,
+  type Acquired,
+  type Refused,
+  type Semaphore,
+} from './semaphore-contract.ts';
 import { ACQUIRE_SCRIPT, ALREADY_LEFT, MISCONFIGURED, RELEASE_SCRIPT, RENEW_SCRIPT, SCRIPT_KEYS } from './semaphore-lua.ts';
 
 export * from './semaphore-contract.ts';
@@ -121,7 +128,14 @@ export class RedisSemaphore implements Semaphore {
       }
       const [granted, ahead] = reply;
       if (granted === MISCONFIGURED) {
-        return { ok: false, reason: 'misconfigured', retryAfterMs: 0, limitInUse: ahead, detail: `the namespace is in use with a limit of ${ahead}, not ${this.limit}`, requests: attempt.requests };
+        return {
+          ok: false,
+          reason: 'misconfigured',
+          retryAfterMs: 0,
+          limitInUse: ahead,
+          detail: `the namespace is in use with a limit of ${ahead}, not ${this.limit}`,
+          requests: attempt.requests,
+        };
       }
       if (granted === ALREADY_LEFT) return this.refuse(attempt, 'aborted', 'the call had already left the semaphore');
       attempt.firstPosition ??= ahead;
@@ -173,7 +187,13 @@ export class RedisSemaphore implements Semaphore {
     }
   }
 
-  private run(attempt: Attempt | null, script: LuaScript, callId: string, livenessMs: number, timeoutMs = this.settings.requestTimeoutMs): Promise<unknown> {
+  private run(
+    attempt: Attempt | null,
+    script: LuaScript,
+    callId: string,
+    livenessMs: number,
+    timeoutMs = this.settings.requestTimeoutMs,
+  ): Promise<unknown> {
     if (attempt) attempt.requests++;
     const { limit, leaseMs, firstLeaseMs, tombstoneMs, stallMs } = this.settings;
     const ms = (value: number) => String(Math.ceil(value));

@@ -52,7 +52,11 @@ export interface FitOptions<T> {
  * const page = fitToBudget(tasks, ANSWER_BUDGETS[response_format].list);
  * const truncated = page.length < tasks.length;
  */
-export function fitToBudget<T>(items: readonly T[], budget: number, { atLeast = 1, size = (item) => jsonLength(item) + 1 }: FitOptions<T> = {}): T[] {
+export function fitToBudget<T>(
+  items: readonly T[],
+  budget: number,
+  { atLeast = 1, size = (item) => jsonLength(item) + 1 }: FitOptions<T> = {},
+): T[] {
   let used = 0;
   let count = 0;
   for (const item of items) {

@@ -123,11 +123,7 @@ export interface Failure {
 export type Outcome<T> = Success<T> | Failure;
 
 /** A successful outcome: the data, a one-line summary for the agent, and optional extras. */
-export function ok<T>(
-  data: T,
-  message: string,
-  extras: Pick<Success<T>, 'links' | 'truncated' | 'warnings'> = {},
-): Success<T> {
+export function ok<T>(data: T, message: string, extras: Pick<Success<T>, 'links' | 'truncated' | 'warnings'> = {}): Success<T> {
   return { ok: true, data, message, ...extras };
 }
 
@@ -176,8 +172,15 @@ const MAX_NAMED_IDS = 10;
  */
 export function notFound(entityType: string, query: Record<string, string | readonly string[]>, hint?: string): Failure {
   const ids = Object.values(query).flat();
-  const named = ids.slice(0, MAX_NAMED_IDS).map((id) => `'${id}'`).join(', ') + (ids.length > MAX_NAMED_IDS ? ` and ${ids.length - MAX_NAMED_IDS} more` : '');
-  const message = ids.length === 1 ? `No ${entityType} with id ${named} exists in this project.` : `No ${entityType}s with ids ${named} exist in this project.`;
+  const named =
+    ids
+      .slice(0, MAX_NAMED_IDS)
+      .map((id) => `'${id}'`)
+      .join(', ') + (ids.length > MAX_NAMED_IDS ? ` and ${ids.length - MAX_NAMED_IDS} more` : '');
+  const message =
+    ids.length === 1
+      ? `No ${entityType} with id ${named} exists in this project.`
+      : `No ${entityType}s with ids ${named} exist in this project.`;
   return fail('NOT_FOUND', message, { hint, details: { entity_type: entityType, query: { ...query } } });
 }
 
@@ -235,9 +238,10 @@ export function answerWarnings(outcome: Outcome<unknown>, meta: Meta): Warning[]
 export function envelope<T>(outcome: Outcome<T>, meta: Meta): ToolResult<T> {
   if (!outcome.ok) {
     const waitMs = retryAfterMs(outcome);
-    const error = waitMs === undefined || outcome.error.details?.retry_after_ms === waitMs
-      ? outcome.error
-      : { ...outcome.error, details: { ...outcome.error.details, retry_after_ms: waitMs } };
+    const error =
+      waitMs === undefined || outcome.error.details?.retry_after_ms === waitMs
+        ? outcome.error
+        : { ...outcome.error, details: { ...outcome.error.details, retry_after_ms: waitMs } };
     return { success: false, message: error.message, error, meta };
   }
   const fullMeta: Meta = { ...meta };

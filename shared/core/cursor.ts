@@ -36,7 +36,11 @@ export const cursorField = z
   .string()
   .check((payload) => {
     if (payload.value.length <= MAX_CURSOR_LENGTH && CURSOR_PATTERN.test(payload.value)) return;
-    refuseValue(payload, { code: 'invalid_cursor', expected: 'the next_cursor of a previous answer, unchanged (letters, digits, - and _)', received: quote(payload.value) });
+    refuseValue(payload, {
+      code: 'invalid_cursor',
+      expected: 'the next_cursor of a previous answer, unchanged (letters, digits, - and _)',
+      received: quote(payload.value),
+    });
   })
   .meta({ minLength: 1, maxLength: MAX_CURSOR_LENGTH, pattern: CURSOR_PATTERN.source })
   .describe('The next_cursor of an answer.');
@@ -61,7 +65,10 @@ export const nextCursorField = z
 export function encodeCursor(position: Record<string, unknown>, scope?: unknown): string {
   const value = scope === undefined ? position : { ...position, [SCOPE_KEY]: fingerprint(scope) };
   const bytes = new TextEncoder().encode(JSON.stringify(value));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 export interface DecodeOptions {
@@ -77,11 +84,17 @@ export interface DecodeOptions {
  * one, holds a position out of its bounds, or was made for other inputs, answers VALIDATION_ERROR
  * on the field `cursor`.
  */
-export function decodeCursor<S extends z.ZodType>(schema: S, cursor: string, { scope, hint }: DecodeOptions = {}): { ok: true; value: z.output<S> } | Failure {
+export function decodeCursor<S extends z.ZodType>(
+  schema: S,
+  cursor: string,
+  { scope, hint }: DecodeOptions = {},
+): { ok: true; value: z.output<S> } | Failure {
   let position: unknown;
   try {
     const binary = atob(cursor.replace(/-/g, '+').replace(/_/g, '/'));
-    position = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))));
+    position = JSON.parse(
+      new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Uint8Array.from(binary, (c) => c.charCodeAt(0))),
+    );
   } catch {
     position = undefined;
   }
@@ -91,10 +104,18 @@ export function decodeCursor<S extends z.ZodType>(schema: S, cursor: string, { s
   }
   const parsed = validateInput(schema, position, '');
   if (!parsed.ok) {
-    return refused("Field 'cursor' is not a cursor this tool returned. Pass the next_cursor of the previous answer unchanged, or omit cursor to start from the first page.", cursor, hint);
+    return refused(
+      "Field 'cursor' is not a cursor this tool returned. Pass the next_cursor of the previous answer unchanged, or omit cursor to start from the first page.",
+      cursor,
+      hint,
+    );
   }
   if (scope !== undefined && scoped !== fingerprint(scope)) {
-    return refused("Field 'cursor' continues a call with other inputs. Send it with the same fields as the call that returned it (only cursor changes), or omit cursor to start from the first page.", cursor, hint);
+    return refused(
+      "Field 'cursor' continues a call with other inputs. Send it with the same fields as the call that returned it (only cursor changes), or omit cursor to start from the first page.",
+      cursor,
+      hint,
+    );
   }
   return { ok: true, value: parsed.value };
 }
@@ -102,7 +123,17 @@ export function decodeCursor<S extends z.ZodType>(schema: S, cursor: string, { s
 function refused(message: string, cursor: string, hint: string | undefined): Failure {
   return fail('VALIDATION_ERROR', message, {
     hint: hint ?? 'Omit cursor to get the first page.',
-    details: { fields: [{ field: 'cursor', code: 'invalid_cursor', message, expected: 'a next_cursor from a previous answer', received: `'${cursor.slice(0, 60)}'` }] },
+    details: {
+      fields: [
+        {
+          field: 'cursor',
+          code: 'invalid_cursor',
+          message,
+          expected: 'a next_cursor from a previous answer',
+          received: `'${cursor.slice(0, 60)}'`,
+        },
+      ],
+    },
   });
 }
 

@@ -98,20 +98,28 @@ export function databaseFailure(error: unknown): Failure | undefined {
     });
   }
   if (pg.code === '42P10') {
-    return fail('CONFIG_ERROR', 'A unique constraint this tool relies on (to recognise rows it already wrote) is missing from the database; the deployment is misconfigured.', {
-      hint: "Apply the migrations (npm run db:migrate), or give the table's id column a primary key.",
-      details: { ...details, reason: 'unique_constraint_missing' },
-      cause: error,
-    });
+    return fail(
+      'CONFIG_ERROR',
+      'A unique constraint this tool relies on (to recognise rows it already wrote) is missing from the database; the deployment is misconfigured.',
+      {
+        hint: "Apply the migrations (npm run db:migrate), or give the table's id column a primary key.",
+        details: { ...details, reason: 'unique_constraint_missing' },
+        cause: error,
+      },
+    );
   }
   if (!pg.code && httpStatusOf(pg) === RESPONSE_TOO_LARGE_STATUS) {
-    return databaseError("The database's answer to this call would exceed the size limit of its HTTP endpoint (10 MB), so nothing was returned.", {
-      kind: 'tooLarge',
-      details: { ...details, reason: 'response_too_large' },
-      cause: error,
-    });
+    return databaseError(
+      "The database's answer to this call would exceed the size limit of its HTTP endpoint (10 MB), so nothing was returned.",
+      {
+        kind: 'tooLarge',
+        details: { ...details, reason: 'response_too_large' },
+        cause: error,
+      },
+    );
   }
-  if (isTransientDatabaseError(pg)) return databaseError('The database is temporarily unavailable.', { kind: 'transient', details, cause: error });
+  if (isTransientDatabaseError(pg))
+    return databaseError('The database is temporarily unavailable.', { kind: 'transient', details, cause: error });
   if (pg.code?.startsWith('23')) {
     const violated = pg.constraint ? `constraint ${pg.constraint}` : 'a constraint';
     return databaseError(`The database rejected the data: it violates ${violated}.`, { kind: 'rejected', details, cause: error });

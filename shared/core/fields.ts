@@ -115,7 +115,11 @@ export function distinctList<Item extends z.ZodType<string | number>>(item: Item
         const first = seen.get(id);
         if (first !== undefined) {
           const shown = typeof id === 'string' ? quote(id) : String(id);
-          refuseValue(payload, { code: 'duplicate_item', expected: 'a list of distinct ids', received: `${shown} twice, at positions ${first} and ${index}` });
+          refuseValue(payload, {
+            code: 'duplicate_item',
+            expected: 'a list of distinct ids',
+            received: `${shown} twice, at positions ${first} and ${index}`,
+          });
           return;
         }
         seen.set(id, index);
@@ -139,9 +143,12 @@ const DATE = String.raw`(?:${YEAR}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])
  * exactly as written: years 0001-9999, no leap second, UTC offsets within ±15:59, upper-case `T`
  * and `Z`. Every such string is also a valid JSON Schema `date-time`.
  */
-export const DATE_TIME_PATTERN = new RegExp(String.raw`^${DATE}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:0\d|1[0-5]):[0-5]\d)$`);
+export const DATE_TIME_PATTERN = new RegExp(
+  String.raw`^${DATE}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:0\d|1[0-5]):[0-5]\d)$`,
+);
 
-const DATE_TIME_EXPECTED = 'an RFC 3339 date-time with seconds and a UTC offset between -15:59 and +15:59, e.g. 2025-10-05T14:30:00Z or 2025-10-05T16:30:00+02:00';
+const DATE_TIME_EXPECTED =
+  'an RFC 3339 date-time with seconds and a UTC offset between -15:59 and +15:59, e.g. 2025-10-05T14:30:00Z or 2025-10-05T16:30:00+02:00';
 
 /**
  * Date-times on the first or last day of years 0001 to 9999 whose offset could carry the instant
@@ -149,9 +156,12 @@ const DATE_TIME_EXPECTED = 'an RFC 3339 date-time with seconds and a UTC offset 
  * advertised as `not`), so that every accepted date-time is an instant of years 0001 to 9999 in
  * UTC too, which JavaScript writes (`toISOString`) in a form Postgres reads.
  */
-export const EDGE_OFFSET_PATTERN = new RegExp(String.raw`^(?:0001-01-01T[^+]*\+|9999-12-31T[^-]*-)(?:00:(?:0[1-9]|[1-5]\d)|(?:0[1-9]|1\d):\d\d)$`);
+export const EDGE_OFFSET_PATTERN = new RegExp(
+  String.raw`^(?:0001-01-01T[^+]*\+|9999-12-31T[^-]*-)(?:00:(?:0[1-9]|[1-5]\d)|(?:0[1-9]|1\d):\d\d)$`,
+);
 
-const EDGE_OFFSET_EXPECTED = 'a date-time within years 0001 to 9999 in UTC too: on 0001-01-01 end with Z or an offset behind UTC, on 9999-12-31 with Z or an offset ahead of UTC';
+const EDGE_OFFSET_EXPECTED =
+  'a date-time within years 0001 to 9999 in UTC too: on 0001-01-01 end with Z or an offset behind UTC, on 9999-12-31 with Z or an offset ahead of UTC';
 
 /** A calendar date, YYYY-MM-DD, years 0001 to 9999: the form of {@link date} and of {@link DateTimeOptions} bounds. */
 export const DATE_PATTERN = new RegExp(`^${DATE}$`);
@@ -164,7 +174,11 @@ export function date() {
       if (DATE_PATTERN.test(payload.value)) return;
       const day = /^(\d{4})-(\d\d)-(\d\d)$/.exec(payload.value);
       const why = !day ? 'not in the form YYYY-MM-DD' : day[1] === '0000' ? 'there is no year 0000' : 'not a calendar date';
-      refuseValue(payload, { code: 'invalid_format', expected: 'a calendar date YYYY-MM-DD, e.g. 2025-10-05', received: `${quote(payload.value)} (${why})` });
+      refuseValue(payload, {
+        code: 'invalid_format',
+        expected: 'a calendar date YYYY-MM-DD, e.g. 2025-10-05',
+        received: `${quote(payload.value)} (${why})`,
+      });
     })
     .meta({ format: 'date', pattern: DATE_PATTERN.source });
 }
@@ -193,7 +207,11 @@ export function dateTime({ minDate, maxDate }: DateTimeOptions = {}) {
       const value = payload.value;
       if (!DATE_TIME_PATTERN.test(value)) {
         const why = dateTimeProblem(value);
-        refuseValue(payload, { code: 'invalid_format', expected: DATE_TIME_EXPECTED, received: `${quote(value)}${why ? ` (${why})` : ''}` });
+        refuseValue(payload, {
+          code: 'invalid_format',
+          expected: DATE_TIME_EXPECTED,
+          received: `${quote(value)}${why ? ` (${why})` : ''}`,
+        });
         return;
       }
       if (EDGE_OFFSET_PATTERN.test(value)) {
@@ -202,7 +220,11 @@ export function dateTime({ minDate, maxDate }: DateTimeOptions = {}) {
       }
       for (const bound of bounds) {
         if (!bound.pattern.test(value)) {
-          refuseValue(payload, { code: 'out_of_range', expected: `a date-time ${bound.expected} (its date as written)`, received: quote(value) });
+          refuseValue(payload, {
+            code: 'out_of_range',
+            expected: `a date-time ${bound.expected} (its date as written)`,
+            received: quote(value),
+          });
           return;
         }
       }
@@ -243,14 +265,16 @@ function dateTimeProblem(value: string): string | undefined {
   if (!DATE_PATTERN.test(`${year}-${month}-${day}`)) return `${year}-${month}-${day} is not a calendar date`;
   if (separator !== 'T') return 'separate the date and the time with an upper-case T';
   if (second === undefined) return 'the seconds are missing';
-  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59) return `${hour}:${minute}:${second} is not a time of day (no leap seconds)`;
+  if (Number(hour) > 23 || Number(minute) > 59 || Number(second) > 59)
+    return `${hour}:${minute}:${second} is not a time of day (no leap seconds)`;
   if (fraction !== undefined && (fraction.length < 1 || fraction.length > 9)) return 'a fraction of a second has 1 to 9 digits';
   if (zone === '') return 'the time zone is missing: end with Z (UTC) or an offset such as +02:00';
   if (zone === 'z') return 'write Z in upper case';
   const offset = /^[+-](\d\d):?(\d\d)?$/.exec(zone);
   if (!offset) return `'${zone.slice(0, 20)}' is not a time zone: end with Z or an offset such as +02:00`;
   if (!zone.includes(':') || offset[2] === undefined) return 'write the UTC offset as ±HH:MM';
-  if (Number(offset[1]) > 15 || Number(offset[2]) > 59) return `the UTC offset ${zone} is outside -15:59 to +15:59, which Postgres cannot store`;
+  if (Number(offset[1]) > 15 || Number(offset[2]) > 59)
+    return `the UTC offset ${zone} is outside -15:59 to +15:59, which Postgres cannot store`;
   return undefined;
 }
 
@@ -276,7 +300,12 @@ export function jsonValue({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDept
     .unknown()
     .check((payload) => {
       const depth = depthOf(payload.value);
-      if (depth > maxDepth) refuseValue(payload, { code: 'too_deep', expected: `a JSON value nested at most ${maxDepth} levels deep`, received: `one that nests ${depth}` });
+      if (depth > maxDepth)
+        refuseValue(payload, {
+          code: 'too_deep',
+          expected: `a JSON value nested at most ${maxDepth} levels deep`,
+          received: `one that nests ${depth}`,
+        });
     })
     .meta({ description: depthSentence(maxDepth) });
 }
@@ -291,7 +320,12 @@ export function jsonObject({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDep
     .record(jsonKey, z.unknown())
     .check((payload) => {
       const depth = depthOf(payload.value);
-      if (depth > maxDepth) refuseValue(payload, { code: 'too_deep', expected: `a JSON object nested at most ${maxDepth} levels deep (the object itself is one)`, received: `one that nests ${depth}` });
+      if (depth > maxDepth)
+        refuseValue(payload, {
+          code: 'too_deep',
+          expected: `a JSON object nested at most ${maxDepth} levels deep (the object itself is one)`,
+          received: `one that nests ${depth}`,
+        });
     })
     .meta({ description: depthSentence(maxDepth) });
 }

@@ -55,20 +55,38 @@ export function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldEr
       if (input === undefined) {
         return [{ field, code: 'required', message: `${name} is required (${expected}), but it is missing.`, expected }];
       }
-      return [{ field, code: issue.code, message: `${name} must be ${expected}, but received ${kindOf(input)}${input === null ? '' : ` (${received})`}.`, expected, received }];
+      return [
+        {
+          field,
+          code: issue.code,
+          message: `${name} must be ${expected}, but received ${kindOf(input)}${input === null ? '' : ` (${received})`}.`,
+          expected,
+          received,
+        },
+      ];
     }
     case 'invalid_union': {
       // A missing field of several forms ("a plan id or 'latest'") is missing, not of no form.
       if (input !== undefined) break;
       const expected = issue.message.startsWith('must be ') ? issue.message.slice('must be '.length) : undefined;
-      return [{ field, code: 'required', message: `${name} is required${expected ? ` (${expected})` : ''}, but it is missing.`, ...(expected && { expected }) }];
+      return [
+        {
+          field,
+          code: 'required',
+          message: `${name} is required${expected ? ` (${expected})` : ''}, but it is missing.`,
+          ...(expected && { expected }),
+        },
+      ];
     }
     case 'too_big':
     case 'too_small': {
       const expected = describeBounds(root, issue);
-      const actual = issue.origin === 'string' && typeof input === 'string' ? `${input.length} characters`
-        : issue.origin === 'array' && Array.isArray(input) ? plural(input.length, 'item')
-        : received;
+      const actual =
+        issue.origin === 'string' && typeof input === 'string'
+          ? `${input.length} characters`
+          : issue.origin === 'array' && Array.isArray(input)
+            ? plural(input.length, 'item')
+            : received;
       return [{ field, code: issue.code, message: `${name} must be ${expected}, but received ${actual}.`, expected, received: actual }];
     }
     case 'invalid_value': {
@@ -77,7 +95,10 @@ export function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldEr
     }
     case 'invalid_format': {
       // A pattern's own message ("must be ...") says what it expects; zod's default only names the format.
-      const expected = issue.format === 'regex' && issue.message.startsWith('must be ') ? issue.message.slice('must be '.length) : (FORMAT_DESCRIPTIONS[issue.format] ?? `a valid ${issue.format}`);
+      const expected =
+        issue.format === 'regex' && issue.message.startsWith('must be ')
+          ? issue.message.slice('must be '.length)
+          : (FORMAT_DESCRIPTIONS[issue.format] ?? `a valid ${issue.format}`);
       return [{ field, code: issue.code, message: `${name} must be ${expected}, but received ${received}.`, expected, received }];
     }
     case 'not_multiple_of': {
@@ -96,9 +117,13 @@ export function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldEr
   // Other checks carry a message written for the caller already: "must be ..." reads after the
   // field's name; anything else follows it.
   if (issue.message.startsWith('must ')) {
-    return [{ field, code: issue.code, message: `${name} ${issue.message}${input === undefined ? '' : `, but received ${received}`}.`, received }];
+    return [
+      { field, code: issue.code, message: `${name} ${issue.message}${input === undefined ? '' : `, but received ${received}`}.`, received },
+    ];
   }
-  return [{ field, code: issue.code, message: `${name}: ${issue.message}${input === undefined ? '' : ` (received ${received})`}.`, received }];
+  return [
+    { field, code: issue.code, message: `${name}: ${issue.message}${input === undefined ? '' : ` (received ${received})`}.`, received },
+  ];
 }
 
 const FORMAT_DESCRIPTIONS: Record<string, string> = {
@@ -110,14 +135,22 @@ const FORMAT_DESCRIPTIONS: Record<string, string> = {
 
 function describeType(expected: string): string {
   switch (expected) {
-    case 'int': return 'an integer';
-    case 'number': return 'a number';
-    case 'string': return 'a string';
-    case 'boolean': return 'true or false';
-    case 'object': return 'an object';
-    case 'record': return 'a valid JSON object';
-    case 'array': return 'an array';
-    default: return expected;
+    case 'int':
+      return 'an integer';
+    case 'number':
+      return 'a number';
+    case 'string':
+      return 'a string';
+    case 'boolean':
+      return 'true or false';
+    case 'object':
+      return 'an object';
+    case 'record':
+      return 'a valid JSON object';
+    case 'array':
+      return 'an array';
+    default:
+      return expected;
   }
 }
 
@@ -132,15 +165,20 @@ function describeBounds(root: z.ZodType, issue: z.core.$ZodIssueTooBig | z.core.
   if (schema instanceof z.ZodNumber) [min, max] = [schema.minValue, schema.maxValue];
   // A minimum length of 0 is no bound worth naming: "at most 500 characters".
   else if (schema instanceof z.ZodString) [min, max] = [schema.minLength || undefined, schema.maxLength];
-  else if (schema instanceof z.ZodArray) [min, max] = [schema._zod.bag.minimum as number | undefined, schema._zod.bag.maximum as number | undefined];
+  else if (schema instanceof z.ZodArray)
+    [min, max] = [schema._zod.bag.minimum as number | undefined, schema._zod.bag.maximum as number | undefined];
   const finite = (n: number | bigint | null | undefined): n is number | bigint =>
     n !== null && n !== undefined && Number.isFinite(Number(n)) && Math.abs(Number(n)) < Number.MAX_SAFE_INTEGER;
   if (finite(min) && finite(max)) return `between ${min} and ${max}${unit(max)}`;
   if (issue.code === 'too_big') {
-    return issue.inclusive === false ? `less than ${issue.maximum}${unit(issue.maximum)}` : `at most ${issue.maximum}${unit(issue.maximum)}`;
+    return issue.inclusive === false
+      ? `less than ${issue.maximum}${unit(issue.maximum)}`
+      : `at most ${issue.maximum}${unit(issue.maximum)}`;
   }
   if (issue.origin === 'string' && Number(issue.minimum) === 1) return 'a non-empty string';
-  return issue.inclusive === false ? `greater than ${issue.minimum}${unit(issue.minimum)}` : `at least ${issue.minimum}${unit(issue.minimum)}`;
+  return issue.inclusive === false
+    ? `greater than ${issue.minimum}${unit(issue.minimum)}`
+    : `at least ${issue.minimum}${unit(issue.minimum)}`;
 }
 
 /** The schema of the field at `path`, with optional/default/nullable wrappers removed. */

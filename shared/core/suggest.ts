@@ -44,7 +44,10 @@ export function closestNames(wanted: string, candidates: readonly string[], { ma
     .sort((a, b) => a.distance - b.distance);
   const best = scored[0]?.distance;
   // Only the nearest, and those as near: a second-best suggestion is noise next to a near-exact one.
-  return scored.filter(({ distance }) => distance === best).slice(0, max).map(({ name }) => name);
+  return scored
+    .filter(({ distance }) => distance === best)
+    .slice(0, max)
+    .map(({ name }) => name);
 }
 
 /** " Did you mean list-plans?" for the suggestions of {@link closestNames} (a leading space, to follow a sentence), or "" for none. */

@@ -74,7 +74,8 @@ export function kindOf(value: unknown): string {
 export function render(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (typeof value === 'string') return quote(value);
-  if (typeof value === 'object' && value !== null) return Array.isArray(value) ? `an array of ${plural(value.length, 'item')}` : 'an object';
+  if (typeof value === 'object' && value !== null)
+    return Array.isArray(value) ? `an array of ${plural(value.length, 'item')}` : 'an object';
   return String(value);
 }
 

@@ -103,8 +103,11 @@ export interface JsonSchemas {
   output: Record<string, unknown>;
 }
 
-export interface Tool<I extends InputSchema = InputSchema, O extends z.ZodType = z.ZodType, Id extends string = string>
-  extends ToolDefinition<I, O, Id> {
+export interface Tool<
+  I extends InputSchema = InputSchema,
+  O extends z.ZodType = z.ZodType,
+  Id extends string = string,
+> extends ToolDefinition<I, O, Id> {
   /** Set when the tool cannot run because its configuration is broken; answered as is. */
   unavailable?: Failure;
   /**

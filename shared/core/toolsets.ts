@@ -44,11 +44,20 @@ export interface ParseToolsetsOptions {
  * parseToolsets('study, Documents') // { ok: true, toolsets: ['documents', 'study'] }
  * parseToolsets('studies')          // a VALIDATION_ERROR: "There is no toolset 'studies'. Toolsets: ..."
  */
-export function parseToolsets(list: string, { source = 'The toolset list', code = 'VALIDATION_ERROR', hint }: ParseToolsetsOptions = {}): { ok: true; toolsets: Toolset[] } | Failure {
-  const names = list.split(',').map((name) => name.trim()).filter(Boolean);
+export function parseToolsets(
+  list: string,
+  { source = 'The toolset list', code = 'VALIDATION_ERROR', hint }: ParseToolsetsOptions = {},
+): { ok: true; toolsets: Toolset[] } | Failure {
+  const names = list
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   const unknown = names.filter((name) => !isToolset(normalize(name)));
   if (names.length === 0 || unknown.length > 0) {
-    const what = names.length === 0 ? `${source} names no toolset` : `${source} names ${unknown.length === 1 ? 'a toolset that does not exist' : 'toolsets that do not exist'}: ${unknown.map((name) => `'${name.slice(0, 40)}'`).join(', ')}`;
+    const what =
+      names.length === 0
+        ? `${source} names no toolset`
+        : `${source} names ${unknown.length === 1 ? 'a toolset that does not exist' : 'toolsets that do not exist'}: ${unknown.map((name) => `'${name.slice(0, 40)}'`).join(', ')}`;
     return fail(code, `${what}. Toolsets: ${describeToolsets()}.`, {
       hint: hint ?? 'Name one or more toolsets, comma-separated, e.g. study,documents.',
       details: { toolsets: [...TOOLSETS], ...(unknown.length ? { unknown_toolsets: unknown.map((name) => name.slice(0, 40)) } : {}) },

@@ -36,9 +36,7 @@ export function validateInput<S extends z.ZodType>(schema: S, value: unknown, hi
   if (result.success) return { ok: true, value: result.data };
   const fields = result.error.issues.flatMap((issue) => describeIssue(schema, issue));
   const message =
-    fields.length === 1
-      ? fields[0]!.message
-      : `The input has ${fields.length} problems: ${fields.map((f) => f.message).join(' ')}`;
+    fields.length === 1 ? fields[0]!.message : `The input has ${fields.length} problems: ${fields.map((f) => f.message).join(' ')}`;
   return fail('VALIDATION_ERROR', message, { hint, details: { fields } });
 }
 
@@ -50,7 +48,11 @@ function findUnsafeValue(value: unknown, path: (string | number)[], depth: numbe
   if (typeof value === 'string') return unsafeText(value, path, 'value');
   if (typeof value === 'number' && !Number.isFinite(value)) {
     const field = fieldPath(path);
-    return { field, code: 'non_finite_number', message: `Field '${field}' must be a finite number, but received a number too large to represent.` };
+    return {
+      field,
+      code: 'non_finite_number',
+      message: `Field '${field}' must be a finite number, but received a number too large to represent.`,
+    };
   }
   if (typeof value !== 'object' || value === null) return undefined;
   if (depth >= MAX_DEPTH) {

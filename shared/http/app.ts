@@ -66,7 +66,10 @@ export interface CatalogEntry {
  * Every route takes API keys, and OAuth access tokens where OAuth is on (`accessTokens`, default
  * shared/auth/oauth.ts's; the OAuth endpoints themselves are shared/http/oauth.ts's).
  */
-export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthAccessTokens(oauthEnabled, openDb), ...rest }: ServeOptions = {}) {
+export function createGateway(
+  tools: readonly AnyTool[],
+  { accessTokens = oauthAccessTokens(oauthEnabled, openDb), ...rest }: ServeOptions = {},
+) {
   const options = { accessTokens, ...rest };
   const byId = new Map(tools.map((tool) => [tool.id, tool]));
   if (byId.size !== tools.length) throw new Error('Two tools share an id; tool ids must be unique.');
@@ -79,9 +82,13 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
       const format = c.req.query('format');
       if (format !== undefined && format !== 'openai' && format !== 'gemini') {
         return answer(
-          fail('VALIDATION_ERROR', `Query parameter 'format' must be 'openai', 'gemini' or absent, but received '${format.slice(0, 60)}'.`, {
-            hint: 'GET /tools for the catalog, GET /tools?format=openai for OpenAI function definitions, GET /tools?format=gemini for Gemini function declarations.',
-          }),
+          fail(
+            'VALIDATION_ERROR',
+            `Query parameter 'format' must be 'openai', 'gemini' or absent, but received '${format.slice(0, 60)}'.`,
+            {
+              hint: 'GET /tools for the catalog, GET /tools?format=openai for OpenAI function definitions, GET /tools?format=gemini for Gemini function declarations.',
+            },
+          ),
           'catalog',
         );
       }
@@ -92,7 +99,10 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
       const chosen = selected.tools;
       if (format === 'openai') return answer(openAiCatalog(chosen), 'catalog');
       if (format === 'gemini') return answer(geminiCatalog(chosen), 'catalog');
-      return answer(ok({ tools: chosen.map(catalogEntry) }, `${plural(chosen.length, 'tool')} available: ${chosen.map((tool) => tool.id).join(', ')}.`), 'catalog');
+      return answer(
+        ok({ tools: chosen.map(catalogEntry) }, `${plural(chosen.length, 'tool')} available: ${chosen.map((tool) => tool.id).join(', ')}.`),
+        'catalog',
+      );
     })
     .get('/openapi.json', async (c) => {
       const who = await listingCaller(c, options);
@@ -111,7 +121,13 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
       // Named and suggested: the tools the credential sent may call (every tool without one).
       const who = await listingCaller(c, options);
       if (!who.ok) return answer(who, toolId);
-      return answer(unknownTool(toolId, tools.filter((tool) => !who.caller || !deniedTool(who.caller, tool))), toolId);
+      return answer(
+        unknownTool(
+          toolId,
+          tools.filter((tool) => !who.caller || !deniedTool(who.caller, tool)),
+        ),
+        toolId,
+      );
     })
     .use('/mcp', mcpCors())
     .all('/mcp', (c) => all.mcp(c.req.raw, scopeOf(c)))
@@ -205,7 +221,10 @@ async function listingCaller(c: Context<{ Bindings: Env }>, options: ServeOption
  * The toolsets to list for `caller`: those asked for (every toolset when undefined), within the
  * credential's; PERMISSION_DENIED when the credential reaches none of those asked for.
  */
-function toolsetsFor(caller: Caller | undefined, asked: readonly Toolset[] | undefined): { ok: true; toolsets?: readonly Toolset[] } | Failure {
+function toolsetsFor(
+  caller: Caller | undefined,
+  asked: readonly Toolset[] | undefined,
+): { ok: true; toolsets?: readonly Toolset[] } | Failure {
   const granted = caller?.toolsets;
   if (!granted) return { ok: true, toolsets: asked };
   const denied = asked && deniedToolsets(caller, asked, `query parameter 'toolset' (${asked.join(',')})`);
@@ -234,17 +253,25 @@ function selectTools(
   const view = viewOf(chosen.toolsets);
   const visible = caller ? view.tools.filter((tool) => !deniedTool(caller, tool)) : view.tools;
   if (!toolParams?.length) return { ok: true, tools: visible };
-  const wanted = toolParams.flatMap((list) => list.split(',')).map((id) => id.trim()).filter(Boolean);
-  const denied = caller && wanted.map((id) => viewOf(asked).tools.find((tool) => tool.id === id)).find((tool) => tool && deniedTool(caller, tool));
+  const wanted = toolParams
+    .flatMap((list) => list.split(','))
+    .map((id) => id.trim())
+    .filter(Boolean);
+  const denied =
+    caller && wanted.map((id) => viewOf(asked).tools.find((tool) => tool.id === id)).find((tool) => tool && deniedTool(caller, tool));
   if (denied) return deniedTool(caller, denied)!;
   const ids = visible.map((tool) => tool.id);
   const unknown = wanted.filter((id) => !ids.includes(id));
   if (unknown.length) {
     const suggestions = unknown.flatMap((id) => closestNames(id, ids, { max: 1 }));
-    return fail('UNKNOWN_TOOL', `Query parameter 'tool' names ${unknown.map((id) => `'${id.slice(0, 60)}'`).join(', ')}, which ${unknown.length === 1 ? 'is not a tool' : 'are not tools'} here.${didYouMean(suggestions)} Tools: ${ids.join(', ')}.`, {
-      hint: 'Name tools by their ids, repeated (?tool=a&tool=b) or comma-separated (?tool=a,b).',
-      details: { available_tools: ids, ...(suggestions.length && { suggestions }) },
-    });
+    return fail(
+      'UNKNOWN_TOOL',
+      `Query parameter 'tool' names ${unknown.map((id) => `'${id.slice(0, 60)}'`).join(', ')}, which ${unknown.length === 1 ? 'is not a tool' : 'are not tools'} here.${didYouMean(suggestions)} Tools: ${ids.join(', ')}.`,
+      {
+        hint: 'Name tools by their ids, repeated (?tool=a&tool=b) or comma-separated (?tool=a,b).',
+        details: { available_tools: ids, ...(suggestions.length && { suggestions }) },
+      },
+    );
   }
   return { ok: true, tools: visible.filter((tool) => wanted.includes(tool.id)) };
 }

@@ -23,11 +23,23 @@ export { credentialsOf, type AuthorizeOptions, type Credentials } from '../auth/
  * attempts. Without DATABASE_URL no credential can be verified: every caller gets the same
  * CONFIG_ERROR, which names nothing (the cause goes to the log). Never throws.
  */
-export async function authorize(credentials: Credentials, scope: RequestScope, { traceId = crypto.randomUUID(), ...options }: AuthorizeOptions & { traceId?: string } = {}): Promise<Authorized | Failure> {
+export async function authorize(
+  credentials: Credentials,
+  scope: RequestScope,
+  { traceId = crypto.randomUUID(), ...options }: AuthorizeOptions & { traceId?: string } = {},
+): Promise<Authorized | Failure> {
   const { env } = scope;
   if (!env.DATABASE_URL) {
-    log('error', 'config_error', { trace_id: traceId, reason: 'missing_database_url', message: 'DATABASE_URL is not set: no API key can be verified and no tool can run. Set the secret (wrangler secret put DATABASE_URL).' });
-    return fail('CONFIG_ERROR', `The service is not configured correctly, so it cannot verify API keys. Its operator can find the cause in the worker's log under trace id ${traceId}.`);
+    log('error', 'config_error', {
+      trace_id: traceId,
+      reason: 'missing_database_url',
+      message:
+        'DATABASE_URL is not set: no API key can be verified and no tool can run. Set the secret (wrangler secret put DATABASE_URL).',
+    });
+    return fail(
+      'CONFIG_ERROR',
+      `The service is not configured correctly, so it cannot verify API keys. Its operator can find the cause in the worker's log under trace id ${traceId}.`,
+    );
   }
   const clients: RequestClients = { db: createDb(env.DATABASE_URL), redis: redisFromEnv(env) };
   try {
@@ -38,7 +50,9 @@ export async function authorize(credentials: Credentials, scope: RequestScope, {
         env,
         failures: new FailedAttempts({ redis: clients.redis, prefix: `${namespaceOf(env)}:auth-failures` }),
         waitUntil: scope.waitUntil,
-        checkFailed: (error) => databaseFailure(error) ?? databaseError('The API key could not be checked against the database.', { kind: 'transient', cause: error }),
+        checkFailed: (error) =>
+          databaseFailure(error) ??
+          databaseError('The API key could not be checked against the database.', { kind: 'transient', cause: error }),
       },
       options,
     );

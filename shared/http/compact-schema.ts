@@ -22,7 +22,14 @@ const POSTGRES_INTEGER_MAX = 2_147_483_647;
 const TEXT_PATTERNS: ReadonlySet<unknown> = new Set([SAFE_TEXT_PATTERN.source, NON_BLANK_TEXT_PATTERN.source]);
 /** "At least one character other than whitespace", as JSON Schema's unanchored `pattern` reads it. */
 export const NOT_BLANK_PATTERN = String.raw`\S`;
-const OUTPUT_ONLY_DROPPED: ReadonlySet<string> = new Set(['description', 'required', 'additionalProperties', 'propertyNames', 'title', 'enum']);
+const OUTPUT_ONLY_DROPPED: ReadonlySet<string> = new Set([
+  'description',
+  'required',
+  'additionalProperties',
+  'propertyNames',
+  'title',
+  'enum',
+]);
 /** Keywords whose value is a schema, or a list or map of schemas, to compact in turn. */
 const SUBSCHEMA_LISTS: ReadonlySet<string> = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
 const SUBSCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', '$defs']);
@@ -71,7 +78,8 @@ function dropKeywords(schema: JsonSchema): JsonSchema {
       // A condition emptied by what was dropped says nothing: it goes too, never left as `{}`.
       const items = value.map((item: JsonSchema) => dropKeywords(item)).filter((item) => Object.keys(item).length > 0 || key !== 'allOf');
       if (items.length) out[key] = items;
-    } else if (SUBSCHEMA_MAPS.has(key) && isRecord(value)) out[key] = Object.fromEntries(Object.entries(value).map(([name, item]) => [name, dropKeywords(item as JsonSchema)]));
+    } else if (SUBSCHEMA_MAPS.has(key) && isRecord(value))
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, item]) => [name, dropKeywords(item as JsonSchema)]));
     else if ((key === 'items' || key === 'additionalProperties' || key === 'not') && isRecord(value)) out[key] = dropKeywords(value);
     else out[key] = value;
   }
@@ -88,12 +96,20 @@ function orNull(node: JsonSchema): JsonSchema | undefined {
   if (!Array.isArray(options) || options.length !== 2 || !isNullType(options[1])) return undefined;
   const { anyOf: _options, ...rest } = node;
   const value = options[0] as JsonSchema;
-  if (Array.isArray(value.anyOf) && Object.keys(value).length === 1) return { ...rest, anyOf: [...(value.anyOf as JsonSchema[]), { type: 'null' }] };
+  if (Array.isArray(value.anyOf) && Object.keys(value).length === 1)
+    return { ...rest, anyOf: [...(value.anyOf as JsonSchema[]), { type: 'null' }] };
   // A condition that also judges null (`not`, `allOf`, ...) would judge it differently once null is among the types.
-  if (typeof value.type !== 'string' || ['const', 'anyOf', 'oneOf', 'allOf', 'not', 'if'].some((keyword) => keyword in value)) return undefined;
+  if (typeof value.type !== 'string' || ['const', 'anyOf', 'oneOf', 'allOf', 'not', 'if'].some((keyword) => keyword in value))
+    return undefined;
   const { description: inner, ...schema } = value;
   const enumValues = Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {};
-  return { ...(inner !== undefined && rest.description === undefined ? { description: inner } : {}), ...rest, ...schema, type: [schema.type, 'null'], ...enumValues };
+  return {
+    ...(inner !== undefined && rest.description === undefined ? { description: inner } : {}),
+    ...rest,
+    ...schema,
+    type: [schema.type, 'null'],
+    ...enumValues,
+  };
 }
 
 function isNullType(schema: unknown): boolean {
@@ -129,7 +145,6 @@ function referencesIn(node: unknown): string[] {
   if (!isRecord(node)) return [];
   return Object.entries(node).flatMap(([key, value]) => (key === '$ref' && typeof value === 'string' ? [value] : referencesIn(value)));
 }
-
 
 function isRecord(value: unknown): value is JsonSchema {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -18,12 +18,26 @@
  * request (e.g. Access's `Cf-Access-Jwt-Assertion`, verified), and answers the API key that
  * person's approvals are recorded under, or a failure.
  */
-import { AuthorizationError, authorizationErrorRedirect, CimdFetchError, type AuthRequest, type ConsentDescription } from '@cloudflare/workers-oauth-provider';
+import {
+  AuthorizationError,
+  authorizationErrorRedirect,
+  CimdFetchError,
+  type AuthRequest,
+  type ConsentDescription,
+} from '@cloudflare/workers-oauth-provider';
 import type { Failure } from '../core/contract.ts';
 import { TOOLSET_PURPOSES, type Toolset } from '../core/toolsets.ts';
 import { confirmedFor } from '../auth/caller.ts';
 import { recordGrant } from '../auth/grants.ts';
-import { accessOf, canonicalResourceParameter, grantScopes, OAUTH_DEFAULTS, oauthHelpers, toolsetsOfResource, type ProviderEnv } from '../auth/oauth.ts';
+import {
+  accessOf,
+  canonicalResourceParameter,
+  grantScopes,
+  OAUTH_DEFAULTS,
+  oauthHelpers,
+  toolsetsOfResource,
+  type ProviderEnv,
+} from '../auth/oauth.ts';
 import { createDb } from '../runtime/db.ts';
 import type { Env, RequestScope } from '../runtime/env.ts';
 import { authorize, credentialsOf, openDb } from './authorize.ts';
@@ -66,7 +80,8 @@ export function consentHandler({ approver = apiKeyApprover, asksForApiKey = true
     const oauth = oauthHelpers(origin, env, openDb);
     try {
       if (request.method === 'GET') return await showPage(request.url);
-      if (request.method !== 'POST') return page('Not allowed', '<p>The consent page answers GET and POST only.</p>', 405, { allow: 'GET, POST' });
+      if (request.method !== 'POST')
+        return page('Not allowed', '<p>The consent page answers GET and POST only.</p>', 405, { allow: 'GET, POST' });
       const form = await request.formData();
       const handle = String(form.get('handle') ?? '');
       if (form.get('decision') === 'deny') {
@@ -76,8 +91,12 @@ export function consentHandler({ approver = apiKeyApprover, asksForApiKey = true
       const chosen = form.getAll('toolset').map(String);
       const write = form.get('access') === 'write';
       // The person's own mistakes are answered with the page again, before the handle is spent.
-      const retry = (message: string, keyToolsets?: readonly Toolset[]) => showPage(`${origin}/authorize?${String(form.get('request') ?? '')}`, message, handle, keyToolsets);
-      if (!handle) throw new AuthorizationError('invalid_request', { description: 'The form was posted without its consent handle (the CSRF token).' });
+      const retry = (message: string, keyToolsets?: readonly Toolset[]) =>
+        showPage(`${origin}/authorize?${String(form.get('request') ?? '')}`, message, handle, keyToolsets);
+      if (!handle)
+        throw new AuthorizationError('invalid_request', {
+          description: 'The form was posted without its consent handle (the CSRF token).',
+        });
       if (chosen.length === 0) return await retry('Choose at least one toolset to approve, or deny.');
       const who = await approver(form, request, scope);
       if ('error' in who) return await retry(`The API key was refused: ${who.error.message}`);
@@ -98,7 +117,11 @@ export function consentHandler({ approver = apiKeyApprover, asksForApiKey = true
       const asked = accessOf(approved.request.scope, toolsetsOfResource(resource));
       const toolsets = asked.toolsets.filter((toolset) => chosen.includes(toolset) && (!who.toolsets || who.toolsets.includes(toolset)));
       if (toolsets.length === 0) {
-        return page('Nothing to approve', `<p>The API key may not grant the toolsets chosen (${escape(chosen.join(', '))}). Start the connection again from your client.</p>`, 403);
+        return page(
+          'Nothing to approve',
+          `<p>The API key may not grant the toolsets chosen (${escape(chosen.join(', '))}). Start the connection again from your client.</p>`,
+          403,
+        );
       }
       const client = await oauth.describeConsent(approved.request);
       const grantId = crypto.randomUUID();
@@ -126,9 +149,14 @@ export function consentHandler({ approver = apiKeyApprover, asksForApiKey = true
     } catch (error) {
       if (error instanceof AuthorizationError && error.redirectTo) return Response.redirect(error.redirectTo, 302);
       if (error instanceof AuthorizationError) {
-        return page('This request cannot be approved', `<p>${escape(error.description)}</p><p>Start the connection again from your client.</p><p><small>OAuth error: ${escape(error.code)}</small></p>`, 400);
+        return page(
+          'This request cannot be approved',
+          `<p>${escape(error.description)}</p><p>Start the connection again from your client.</p><p><small>OAuth error: ${escape(error.code)}</small></p>`,
+          400,
+        );
       }
-      if (error instanceof CimdFetchError) return page('Unknown app', '<p>The app could not be verified: its metadata document could not be read.</p>', 400);
+      if (error instanceof CimdFetchError)
+        return page('Unknown app', '<p>The app could not be verified: its metadata document could not be read.</p>', 400);
       throw error;
     }
 
@@ -139,7 +167,14 @@ export function consentHandler({ approver = apiKeyApprover, asksForApiKey = true
     async function showPage(url: string, problem?: string, previousHandle?: string, keyToolsets?: readonly Toolset[]): Promise<Response> {
       const authRequest = await oauth.parseAuthRequest(new Request(canonicalRequestUrl(url)));
       if (!authRequest.codeChallenge) {
-        return Response.redirect(authorizationErrorRedirect(authRequest, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.'), 302);
+        return Response.redirect(
+          authorizationErrorRedirect(
+            authRequest,
+            'invalid_request',
+            'PKCE is required: send code_challenge with code_challenge_method=S256.',
+          ),
+          302,
+        );
       }
       const details = await oauth.describeConsent(authRequest);
       const consent = previousHandle ? { handle: previousHandle, headers: new Headers() } : await oauth.beginConsent(authRequest);
@@ -157,17 +192,30 @@ function canonicalRequestUrl(url: string): string {
   return parsed.href;
 }
 
-function consentForm(request: AuthRequest, details: ConsentDescription, handle: string, query: string, asksForApiKey: boolean, problem?: string, keyToolsets?: readonly Toolset[]): string {
+function consentForm(
+  request: AuthRequest,
+  details: ConsentDescription,
+  handle: string,
+  query: string,
+  asksForApiKey: boolean,
+  problem?: string,
+  keyToolsets?: readonly Toolset[],
+): string {
   const asked = accessOf(request.scope, toolsetsOfResource(request.resource!));
   const toolsets = asked.toolsets
     .filter((toolset) => !keyToolsets || keyToolsets.includes(toolset))
-    .map((toolset) => `<label><input type="checkbox" name="toolset" value="${toolset}" checked> <strong>${toolset}</strong>: ${escape(TOOLSET_PURPOSES[toolset])}</label>`)
+    .map(
+      (toolset) =>
+        `<label><input type="checkbox" name="toolset" value="${toolset}" checked> <strong>${toolset}</strong>: ${escape(TOOLSET_PURPOSES[toolset])}</label>`,
+    )
     .join('');
   const access = asked.write
     ? '<label><input type="radio" name="access" value="read"> Read-only: only tools that change nothing</label><label><input type="radio" name="access" value="write" checked> Read and write</label>'
     : '<p>Read-only: only tools that change nothing.</p><input type="hidden" name="access" value="read">';
   const name = escape(details.clientName);
-  const origin = details.clientDomain ? `Published by <strong>${escape(details.clientDomain)}</strong>.` : 'The app named itself when it registered: the name is not verified.';
+  const origin = details.clientDomain
+    ? `Published by <strong>${escape(details.clientDomain)}</strong>.`
+    : 'The app named itself when it registered: the name is not verified.';
   return `
 <h1>Connect ${name} to edge-tools?</h1>
 ${problem ? `<p role="alert" class="problem">${escape(problem)}</p>` : ''}

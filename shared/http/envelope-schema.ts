@@ -30,7 +30,10 @@ const toolErrorSchema = z.object({
       query: z.record(z.string(), z.unknown()).optional().describe('NOT_FOUND: how it was looked for.'),
       constraint: z.string().optional().describe('CONFLICT / DATABASE_ERROR: the constraint involved.'),
       sqlstate: z.string().optional().describe('DATABASE_ERROR: the Postgres SQLSTATE.'),
-      retry_after_ms: z.number().optional().describe('Every 429 and 503: how long to wait before retrying (the Retry-After header, in seconds rounded up).'),
+      retry_after_ms: z
+        .number()
+        .optional()
+        .describe('Every 429 and 503: how long to wait before retrying (the Retry-After header, in seconds rounded up).'),
     })
     .optional(),
 });
@@ -43,11 +46,16 @@ const metaSchema = z.object({
   queued_ms: z.number().describe('Time spent waiting for an execution slot.'),
   performance_warning: z.boolean().describe('True when the execution took over 5 s.'),
   truncated: z.boolean().optional(),
-  replayed: z.boolean().optional().describe('True when this is the stored answer of an earlier call with the same idempotency key: nothing ran again.'),
+  replayed: z
+    .boolean()
+    .optional()
+    .describe('True when this is the stored answer of an earlier call with the same idempotency key: nothing ran again.'),
   warnings: z
     .array(warningSchema)
     .optional()
-    .describe('Facts about a call that did its work, not failures: lease_lost (the execution slot could not be vouched for while the tool ran; its answer stands); rounded (field was received with more decimals than its column keeps, and stored rounded).'),
+    .describe(
+      'Facts about a call that did its work, not failures: lease_lost (the execution slot could not be vouched for while the tool ran; its answer stands); rounded (field was received with more decimals than its column keeps, and stored rounded).',
+    ),
 });
 
 const linkSchema = z.object({ label: z.string(), url: z.string() });
@@ -122,7 +130,10 @@ const resultSchemas = new WeakMap<AnyTool, JsonSchema>();
 export function mcpOutputSchema(tool: AnyTool): JsonSchema {
   let schema = resultSchemas.get(tool);
   if (!schema) {
-    schema = { type: 'object', properties: { data: embed(compactSchema(tool.jsonSchemas().output, { output: true }), '#/properties/data') } };
+    schema = {
+      type: 'object',
+      properties: { data: embed(compactSchema(tool.jsonSchemas().output, { output: true }), '#/properties/data') },
+    };
     resultSchemas.set(tool, schema);
   }
   return schema;

@@ -28,7 +28,17 @@ export interface GeminiFunctionDeclaration {
 }
 
 /** Schema fields copied as they are (others are rebuilt, said in words, or left out). */
-const KEPT: ReadonlySet<string> = new Set(['type', 'title', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'default']);
+const KEPT: ReadonlySet<string> = new Set([
+  'type',
+  'title',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'default',
+]);
 
 /** What each format Gemini does not take means, for a description. */
 const FORMAT_WORDS: Readonly<Record<string, string>> = {
@@ -82,7 +92,8 @@ export function toGeminiSchema(node: JsonSchema): JsonSchema {
     else if (key === 'multipleOf' && typeof value === 'number') notes.push(`A multiple of ${value}.`);
     else if (key === 'uniqueItems' && value === true) notes.push('No repeats.');
     else if (key === 'additionalProperties' && value !== false && !isRecord(node.properties)) notes.push('An object with any keys.');
-    else if (key === 'propertyNames' && isRecord(value) && isRecord(value.not) && Array.isArray(value.not.enum)) notes.push(`No key may be ${value.not.enum.join(', ')}.`);
+    else if (key === 'propertyNames' && isRecord(value) && isRecord(value.not) && Array.isArray(value.not.enum))
+      notes.push(`No key may be ${value.not.enum.join(', ')}.`);
   }
   const options = Array.isArray(node.anyOf) ? (node.anyOf as JsonSchema[]) : [];
   const values = options.filter((option) => option.type !== 'null');

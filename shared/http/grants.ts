@@ -30,7 +30,9 @@ export const connectedClient = z.object({
 });
 
 /** The data of `GET /grants`. */
-export const connectedClients = z.object({ grants: z.array(connectedClient).describe('Live grants (neither revoked nor expired), newest first.') });
+export const connectedClients = z.object({
+  grants: z.array(connectedClient).describe('Live grants (neither revoked nor expired), newest first.'),
+});
 
 /** The data of `DELETE /grants/:grant_id`. */
 export const revokedGrant = z.object({ grant_id: z.string(), revoked: z.literal(true) });
@@ -44,14 +46,16 @@ const HINT = 'Example of a valid call: GET /grants, then DELETE /grants/<grant_i
 export function grantRoutes(options: ReadRouteOptions = {}) {
   return new Hono<{ Bindings: Env }>()
     .get('/grants', (c) =>
-      authenticated(c, 'grants', async (caller) => {
-        const denied = withApiKeyOnly(caller);
-        if (denied) return denied;
-        const now = Date.now();
-        const grants = (await listGrants(caller.db, caller.project.id))
-          .filter((grant) => grant.revokedAt === null && grant.expiresAt.getTime() > now)
-          .map(
-            (grant): ConnectedClient => ({
+      authenticated(
+        c,
+        'grants',
+        async (caller) => {
+          const denied = withApiKeyOnly(caller);
+          if (denied) return denied;
+          const now = Date.now();
+          const grants = (await listGrants(caller.db, caller.project.id))
+            .filter((grant) => grant.revokedAt === null && grant.expiresAt.getTime() > now)
+            .map((grant): ConnectedClient => ({
               grant_id: grant.id,
               client: grant.client,
               client_id: grant.clientId,
@@ -62,38 +66,59 @@ export function grantRoutes(options: ReadRouteOptions = {}) {
               approved_with: grant.approvedWith,
               created_at: grant.createdAt.toISOString(),
               expires_at: grant.expiresAt.toISOString(),
-            }),
+            }));
+          return ok<ConnectedClients>(
+            { grants },
+            grants.length === 0 ? 'No client is connected through OAuth.' : `${plural(grants.length, 'connected client')}, newest first.`,
           );
-        return ok<ConnectedClients>({ grants }, grants.length === 0 ? 'No client is connected through OAuth.' : `${plural(grants.length, 'connected client')}, newest first.`);
-      }, options),
+        },
+        options,
+      ),
     )
     .delete('/grants/:grant_id', (c) =>
-      authenticated(c, 'grants', async (caller) => {
-        const denied = withApiKeyOnly(caller);
-        if (denied) return denied;
-        const grantId = c.req.param('grant_id');
-        if (!(await revokeGrant(caller.db, grantId, { projectId: caller.project.id }))) {
-          return fail('NOT_FOUND', `This project has no live grant with the id '${grantId.slice(0, 60)}' (it may be revoked already).`, {
-            hint: `List the live grants with GET /grants. ${HINT}`,
-            details: { entity_type: 'grant', query: { grant_id: grantId.slice(0, 60) } },
-          });
-        }
-        return ok<z.output<typeof revokedGrant>>({ grant_id: grantId, revoked: true }, `Revoked grant ${grantId}: its tokens stop working within about a second, and it can no longer be refreshed.`);
-      }, options, { changesState: true }),
+      authenticated(
+        c,
+        'grants',
+        async (caller) => {
+          const denied = withApiKeyOnly(caller);
+          if (denied) return denied;
+          const grantId = c.req.param('grant_id');
+          if (!(await revokeGrant(caller.db, grantId, { projectId: caller.project.id }))) {
+            return fail('NOT_FOUND', `This project has no live grant with the id '${grantId.slice(0, 60)}' (it may be revoked already).`, {
+              hint: `List the live grants with GET /grants. ${HINT}`,
+              details: { entity_type: 'grant', query: { grant_id: grantId.slice(0, 60) } },
+            });
+          }
+          return ok<z.output<typeof revokedGrant>>(
+            { grant_id: grantId, revoked: true },
+            `Revoked grant ${grantId}: its tokens stop working within about a second, and it can no longer be refreshed.`,
+          );
+        },
+        options,
+        { changesState: true },
+      ),
     );
 }
 
 /** PERMISSION_DENIED for an OAuth token or a key limited to toolsets: grants are the project owner's, managed with a key that reaches every toolset. */
 function withApiKeyOnly(caller: Authorized): Failure | undefined {
   if (caller.credential === 'oauth') {
-    return fail('PERMISSION_DENIED', 'Connected clients are listed and revoked with an API key of the project, not with an OAuth access token.', {
-      hint: `Send 'Authorization: Bearer et_…' with a key of the project that is not limited to toolsets (npm run keys). ${HINT}`,
-      details: { reason: 'api_key_required', credential: 'oauth' },
-    });
+    return fail(
+      'PERMISSION_DENIED',
+      'Connected clients are listed and revoked with an API key of the project, not with an OAuth access token.',
+      {
+        hint: `Send 'Authorization: Bearer et_…' with a key of the project that is not limited to toolsets (npm run keys). ${HINT}`,
+        details: { reason: 'api_key_required', credential: 'oauth' },
+      },
+    );
   }
   if (caller.toolsets === undefined) return undefined;
-  return fail('PERMISSION_DENIED', `Connected clients are listed and revoked with an API key that reaches every toolset, and this key is limited to ${caller.toolsets.join(', ') || 'no toolset'}.`, {
-    hint: `Send 'Authorization: Bearer et_…' with a key of the project created without --toolsets (npm run keys -- create). ${HINT}`,
-    details: { reason: 'full_api_key_required', credential: 'api_key', toolsets: [...caller.toolsets] },
-  });
+  return fail(
+    'PERMISSION_DENIED',
+    `Connected clients are listed and revoked with an API key that reaches every toolset, and this key is limited to ${caller.toolsets.join(', ') || 'no toolset'}.`,
+    {
+      hint: `Send 'Authorization: Bearer et_…' with a key of the project created without --toolsets (npm run keys -- create). ${HINT}`,
+      details: { reason: 'full_api_key_required', credential: 'api_key', toolsets: [...caller.toolsets] },
+    },
+  );
 }

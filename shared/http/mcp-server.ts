@@ -103,7 +103,9 @@ export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions
   let listed: { tool: AnyTool; described: McpTool }[] | undefined;
   /** The tools the caller may run: those outside its toolsets, or writing for a read-only caller, are not listed. */
   const listTools = (caller: Caller | undefined) =>
-    (listed ??= tools.map((tool) => ({ tool, described: describeTool(tool) }))).filter(({ tool }) => !caller || !deniedTool(caller, tool)).map(({ described }) => described);
+    (listed ??= tools.map((tool) => ({ tool, described: describeTool(tool) })))
+      .filter(({ tool }) => !caller || !deniedTool(caller, tool))
+      .map(({ described }) => described);
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
 
   /** A fresh server for one request: it lists the tools and runs calls through the pipeline. */
@@ -111,14 +113,28 @@ export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false } },
       instructions: INSTRUCTIONS,
-      cacheHints: { 'tools/list': caller?.toolsets || caller?.readOnly ? { ...TOOLS_LIST_CACHE, cacheScope: 'private' } : TOOLS_LIST_CACHE, 'server/discover': TOOLS_LIST_CACHE },
+      cacheHints: {
+        'tools/list': caller?.toolsets || caller?.readOnly ? { ...TOOLS_LIST_CACHE, cacheScope: 'private' } : TOOLS_LIST_CACHE,
+        'server/discover': TOOLS_LIST_CACHE,
+      },
     });
     server.setRequestHandler('tools/list', () => ({ tools: listTools(caller) }));
     server.setRequestHandler('tools/call', async ({ params }, ctx) => {
       const tool = byId.get(params.name);
       // The endpoint lets no call through without a credential; should one come, it is refused the same way.
-      if (!caller) return toolResult(fail('UNAUTHENTICATED', 'A tool call needs a credential: send Authorization: Bearer <API key or OAuth access token>.'), metaWithoutExecution(params.name));
-      if (!tool) return toolResult(unknownTool(params.name, listTools(caller).map(({ name }) => name)), metaWithoutExecution(params.name));
+      if (!caller)
+        return toolResult(
+          fail('UNAUTHENTICATED', 'A tool call needs a credential: send Authorization: Bearer <API key or OAuth access token>.'),
+          metaWithoutExecution(params.name),
+        );
+      if (!tool)
+        return toolResult(
+          unknownTool(
+            params.name,
+            listTools(caller).map(({ name }) => name),
+          ),
+          metaWithoutExecution(params.name),
+        );
       const sent = calls.get(ctx.mcpReq.id) ?? { arguments: params.arguments, meta: params._meta };
       const progressToken = ctx.mcpReq._meta?.progressToken;
       const { outcome, meta } = await callTool(
@@ -134,7 +150,8 @@ export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions
           onProgress:
             progressToken === undefined
               ? undefined
-              : (progress) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...progress } }).catch(() => {}),
+              : (progress) =>
+                  void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...progress } }).catch(() => {}),
         },
         caller,
         scope,
@@ -174,7 +191,8 @@ export function serveMcp(serverFor: (context: McpRequest) => Server, bodyLimitBy
       const unparsed = new Request(request.url, { method: 'POST', headers: request.headers, body });
       return serveLegacy(serverFor(context), unparsed, undefined);
     }
-    if (await isLegacyRequest(request, parsed, { maxRequestBodySize: bodyLimitBytes })) return serveLegacy(serverFor(context), request, parsed);
+    if (await isLegacyRequest(request, parsed, { maxRequestBodySize: bodyLimitBytes }))
+      return serveLegacy(serverFor(context), request, parsed);
     // 2026-07-28: the SDK checks the envelope and the headers, answers server/discover and
     // subscriptions/listen, and hands the rest to the server.
     const modern = createSdkHandler(() => serverFor(context), { legacy: 'reject', maxRequestBodySize: bodyLimitBytes });
@@ -187,7 +205,11 @@ export function serveMcp(serverFor: (context: McpRequest) => Server, bodyLimitBy
      */
     async function serveLegacy(server: Server, httpRequest: Request, parsedBody: unknown): Promise<Response> {
       const stream = [...calls.values()].some(({ meta }) => metaValue(meta, 'progressToken') !== undefined);
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !stream, maxRequestBodySize: bodyLimitBytes });
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: !stream,
+        maxRequestBodySize: bodyLimitBytes,
+      });
       await server.connect(transport);
       const response = await transport.handleRequest(httpRequest, { parsedBody });
       if (!stream || !response.body) {
@@ -224,7 +246,9 @@ function describeTool(tool: AnyTool): McpTool {
  * three. (The title is the tool's own `title`.)
  */
 function annotationsOf({ readOnlyHint, destructiveHint, idempotentHint, openWorldHint }: ToolAnnotations): McpTool['annotations'] {
-  return readOnlyHint ? { readOnlyHint, destructiveHint: false, idempotentHint: true, openWorldHint } : { readOnlyHint, destructiveHint, idempotentHint, openWorldHint };
+  return readOnlyHint
+    ? { readOnlyHint, destructiveHint: false, idempotentHint: true, openWorldHint }
+    : { readOnlyHint, destructiveHint, idempotentHint, openWorldHint };
 }
 
 /** A `tools/call` as sent: its `arguments` and its `params._meta`. */
@@ -248,10 +272,15 @@ function rawToolCalls(body: unknown, duplicates: readonly DuplicateKey[]): Map<R
     if (typeof message !== 'object' || message === null) continue;
     const { method, id, params } = message as { method?: unknown; id?: unknown; params?: unknown };
     if (method !== 'tools/call' || (typeof id !== 'string' && typeof id !== 'number')) continue;
-    const { arguments: args, _meta: meta } = typeof params === 'object' && params !== null ? (params as { arguments?: unknown; _meta?: unknown }) : {};
+    const { arguments: args, _meta: meta } =
+      typeof params === 'object' && params !== null ? (params as { arguments?: unknown; _meta?: unknown }) : {};
     const prefix = batch ? [index, 'params', 'arguments'] : ['params', 'arguments'];
     const repeated = duplicates.find(({ path }) => prefix.every((part, at) => path[at] === part));
-    calls.set(id, { arguments: args, meta, ...(repeated && { duplicate: { key: repeated.key, at: fieldPathOf(repeated.path.slice(prefix.length)) } }) });
+    calls.set(id, {
+      arguments: args,
+      meta,
+      ...(repeated && { duplicate: { key: repeated.key, at: fieldPathOf(repeated.path.slice(prefix.length)) } }),
+    });
   }
   return calls;
 }
@@ -278,7 +307,8 @@ function renderText(result: ToolResult<unknown>): string {
   if (result.success) {
     const lines = [result.message, JSON.stringify(result.data)];
     for (const link of result.links ?? []) lines.push(`${link.label}: ${link.url}`);
-    if (result.meta.truncated) lines.push('The answer was cut to its budget: the message says how to get the rest (next_cursor, when there is one).');
+    if (result.meta.truncated)
+      lines.push('The answer was cut to its budget: the message says how to get the rest (next_cursor, when there is one).');
     return lines.join('\n');
   }
   const { error } = result;
@@ -293,7 +323,9 @@ function renderText(result: ToolResult<unknown>): string {
 function unknownTool(name: string, ids: string[]): Failure {
   const suggestions = closestNames(name, ids);
   return fail('UNKNOWN_TOOL', `There is no tool '${name.slice(0, 100)}'.${didYouMean(suggestions)} Available tools: ${ids.join(', ')}.`, {
-    hint: suggestions.length ? `Call ${suggestions[0]} by that exact name (tools/list gives its input schema).` : 'Call tools/list for the tools and their input schemas, then call one by its name.',
+    hint: suggestions.length
+      ? `Call ${suggestions[0]} by that exact name (tools/list gives its input schema).`
+      : 'Call tools/list for the tools and their input schemas, then call one by its name.',
     details: { available_tools: ids, ...(suggestions.length && { suggestions }) },
   });
 }

@@ -131,7 +131,18 @@ export function mcpCors() {
   return cors({
     origin: (origin, c) => (isAllowedOrigin(origin, c.req.url, c.env as McpEnv) ? origin : null),
     allowMethods: ['POST'],
-    allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Mcp-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'Mcp-Session-Id', 'Last-Event-ID', 'traceparent', 'Tool-Call-Id'],
+    allowHeaders: [
+      'Authorization',
+      'Content-Type',
+      'Accept',
+      'Mcp-Protocol-Version',
+      'Mcp-Method',
+      'Mcp-Name',
+      'Mcp-Session-Id',
+      'Last-Event-ID',
+      'traceparent',
+      'Tool-Call-Id',
+    ],
     exposeHeaders: ['Mcp-Session-Id', 'WWW-Authenticate'],
     maxAge: 600,
   });
@@ -147,7 +158,11 @@ export function mcpCors() {
  */
 export function isAllowedOrigin(origin: string, requestUrl: string, env: McpEnv): boolean {
   const normalized = normalizeOrigin(origin);
-  const allowed = (env.MCP_ALLOWED_ORIGINS ?? '').split(',').map((entry) => entry.trim()).filter(Boolean).map(normalizeOrigin);
+  const allowed = (env.MCP_ALLOWED_ORIGINS ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map(normalizeOrigin);
   if (allowed.includes('*') || allowed.includes(normalized)) return true;
   return URL.canParse(origin) && isLoopback(new URL(origin).hostname) && isLoopback(new URL(requestUrl).hostname);
 }
@@ -168,10 +183,14 @@ function forbiddenOrigin(origin: string): Failure {
 }
 
 function noStream(method: string): Failure {
-  return fail('METHOD_NOT_ALLOWED', `${method} is not allowed on /mcp: this MCP server is stateless, so it keeps no sessions and offers no server-to-client stream; it answers POST only.`, {
-    hint: 'Send every JSON-RPC message with POST /mcp (Content-Type: application/json, Accept: application/json, text/event-stream).',
-    details: { allowed_methods: ['POST'] },
-  });
+  return fail(
+    'METHOD_NOT_ALLOWED',
+    `${method} is not allowed on /mcp: this MCP server is stateless, so it keeps no sessions and offers no server-to-client stream; it answers POST only.`,
+    {
+      hint: 'Send every JSON-RPC message with POST /mcp (Content-Type: application/json, Accept: application/json, text/event-stream).',
+      details: { allowed_methods: ['POST'] },
+    },
+  );
 }
 
 function refuse(failure: Failure, headers: Record<string, string> = {}): Response {

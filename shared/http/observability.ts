@@ -13,7 +13,13 @@ import { log } from '../core/log.ts';
 import type { Parsed } from '../core/body.ts';
 import type { CounterTotals } from '../observability/counters.ts';
 import type { Env } from '../runtime/env.ts';
-import { EXECUTIONS_NUMERIC_PARAMETERS, executionsQuery, getExecution, listExecutions, normalizeTraceId } from '../observability/executions.ts';
+import {
+  EXECUTIONS_NUMERIC_PARAMETERS,
+  executionsQuery,
+  getExecution,
+  listExecutions,
+  normalizeTraceId,
+} from '../observability/executions.ts';
 import { metricsQuery, readMetrics, resolveWindow, type MetricsQuery } from '../observability/metrics.ts';
 import { readCounters } from '../observability/counters.ts';
 import { listRefusals, REFUSALS_NUMERIC_PARAMETERS, refusalsQuery } from '../observability/refusals.ts';
@@ -38,40 +44,67 @@ export function observabilityRoutes(tools: readonly ServedTool[], options: ReadR
   const ids = tools.map((tool) => tool.id);
   return new Hono<{ Bindings: Env }>()
     .get('/executions', (c) =>
-      authenticated(c, 'executions', async (caller) => {
-        const query = readQuery(c.req.url, executionsQuery, EXECUTIONS_NUMERIC_PARAMETERS, EXECUTIONS_HINT);
-        if (!query.ok) return query;
-        return deniedRecords(caller, tools, query.value.tool) ?? listExecutions(caller.db, caller.project.id, query.value, readableTools(caller, tools));
-      }, options),
+      authenticated(
+        c,
+        'executions',
+        async (caller) => {
+          const query = readQuery(c.req.url, executionsQuery, EXECUTIONS_NUMERIC_PARAMETERS, EXECUTIONS_HINT);
+          if (!query.ok) return query;
+          return (
+            deniedRecords(caller, tools, query.value.tool) ??
+            listExecutions(caller.db, caller.project.id, query.value, readableTools(caller, tools))
+          );
+        },
+        options,
+      ),
     )
     .get('/executions/:trace_id', (c) =>
-      authenticated(c, 'executions', async (caller) => {
-        const raw = c.req.param('trace_id');
-        const traceId = normalizeTraceId(raw);
-        if (!traceId) return invalidTraceId(raw);
-        return getExecution(caller.db, caller.project.id, traceId, readableTools(caller, tools));
-      }, options),
+      authenticated(
+        c,
+        'executions',
+        async (caller) => {
+          const raw = c.req.param('trace_id');
+          const traceId = normalizeTraceId(raw);
+          if (!traceId) return invalidTraceId(raw);
+          return getExecution(caller.db, caller.project.id, traceId, readableTools(caller, tools));
+        },
+        options,
+      ),
     )
     .get('/refusals', (c) =>
-      authenticated(c, 'refusals', async (caller) => {
-        const query = readQuery(c.req.url, refusalsQuery, REFUSALS_NUMERIC_PARAMETERS, REFUSALS_HINT);
-        if (!query.ok) return query;
-        return deniedRecords(caller, tools, query.value.tool) ?? listRefusals(caller.db, caller.project.id, query.value, readableTools(caller, tools));
-      }, options),
+      authenticated(
+        c,
+        'refusals',
+        async (caller) => {
+          const query = readQuery(c.req.url, refusalsQuery, REFUSALS_NUMERIC_PARAMETERS, REFUSALS_HINT);
+          if (!query.ok) return query;
+          return (
+            deniedRecords(caller, tools, query.value.tool) ??
+            listRefusals(caller.db, caller.project.id, query.value, readableTools(caller, tools))
+          );
+        },
+        options,
+      ),
     )
     .get('/metrics', async (c) => {
       if (await isMetricsToken(c.req.header('authorization'), c.env.METRICS_TOKEN)) return answerScrape(c.req.url, c.env, ids);
-      return authenticated(c, 'metrics', async (caller) => {
-        const query = readMetricsQuery(c.req.url);
-        if (!query.ok) return query;
-        const denied = deniedRecords(caller, tools, query.value.tool);
-        if (denied) return denied;
-        const readable = readableTools(caller, tools);
-        if (query.value.format === 'prometheus') return exposition(await readCounters(caller.db, caller.project.id), ids, query.value.tool, readable);
-        const window = resolveWindow(query.value);
-        if ('ok' in window) return window;
-        return readMetrics(caller.db, caller.project.id, window, query.value.tool, readable);
-      }, options);
+      return authenticated(
+        c,
+        'metrics',
+        async (caller) => {
+          const query = readMetricsQuery(c.req.url);
+          if (!query.ok) return query;
+          const denied = deniedRecords(caller, tools, query.value.tool);
+          if (denied) return denied;
+          const readable = readableTools(caller, tools);
+          if (query.value.format === 'prometheus')
+            return exposition(await readCounters(caller.db, caller.project.id), ids, query.value.tool, readable);
+          const window = resolveWindow(query.value);
+          if ('ok' in window) return window;
+          return readMetrics(caller.db, caller.project.id, window, query.value.tool, readable);
+        },
+        options,
+      );
     })
     .get('/dashboard', () => dashboardPage());
 }
@@ -91,17 +124,23 @@ function deniedRecords(caller: Caller, tools: readonly ServedTool[], toolId: str
   const tool = tools.find((served) => served.id === toolId);
   const granted = caller.toolsets;
   if (!tool || !granted || granted.includes(tool.toolset)) return undefined;
-  return fail('PERMISSION_DENIED', `The credential may read the records of the toolsets ${granted.join(', ')} only, and '${tool.id}' belongs to ${tool.toolset}.`, {
-    hint: `Ask for a tool of ${granted.join(', ')}, or leave out 'tool' to read all of them; another toolset's records need a credential granted it.`,
-    details: { reason: 'toolset_not_granted', toolsets: [...granted], tool_toolset: tool.toolset },
-  });
+  return fail(
+    'PERMISSION_DENIED',
+    `The credential may read the records of the toolsets ${granted.join(', ')} only, and '${tool.id}' belongs to ${tool.toolset}.`,
+    {
+      hint: `Ask for a tool of ${granted.join(', ')}, or leave out 'tool' to read all of them; another toolset's records need a credential granted it.`,
+      details: { reason: 'toolset_not_granted', toolsets: [...granted], tool_toolset: tool.toolset },
+    },
+  );
 }
 
 function invalidTraceId(received: string): Failure {
   const message = `'trace_id' must be the meta.trace_id of an answer (a UUID) or the same 32 hex digits without dashes, but received '${received.slice(0, 60)}'.`;
   return fail('VALIDATION_ERROR', message, {
     hint: 'Example of a valid call: GET /executions/5f0c2b1e-8d4a-4e7b-9c2f-1a2b3c4d5e6f',
-    details: { fields: [{ field: 'trace_id', code: 'invalid_format', message, expected: 'a UUID', received: `'${received.slice(0, 60)}'` }] },
+    details: {
+      fields: [{ field: 'trace_id', code: 'invalid_format', message, expected: 'a UUID', received: `'${received.slice(0, 60)}'` }],
+    },
   });
 }
 
@@ -117,7 +156,17 @@ function readMetricsQuery(url: string): Parsed<MetricsQuery> {
   const message = `Query parameter '${windowed}' applies to the JSON figures only: format=prometheus answers cumulative counters, from which Prometheus computes any window (rate(), increase()).`;
   return fail('VALIDATION_ERROR', message, {
     hint: 'Example of a valid call: GET /metrics?format=prometheus (scrape it), or GET /metrics?window=15m for the JSON figures.',
-    details: { fields: [{ field: windowed, code: 'not_with_prometheus', message, expected: 'absent with format=prometheus', received: String(query.value[windowed]) }] },
+    details: {
+      fields: [
+        {
+          field: windowed,
+          code: 'not_with_prometheus',
+          message,
+          expected: 'absent with format=prometheus',
+          received: String(query.value[windowed]),
+        },
+      ],
+    },
   });
 }
 
@@ -127,9 +176,15 @@ function readMetricsQuery(url: string): Parsed<MetricsQuery> {
  */
 function exposition(totals: CounterTotals, tools: readonly string[], tool?: string, readable?: readonly string[]): Response {
   const shown = (name: string) => (tool === undefined || name === tool) && (!readable || readable.includes(name));
-  return new Response(prometheusText({ projects: totals.projects, rows: totals.rows.filter((row) => shown(row.tool)) }, (tool === undefined ? tools : [tool]).filter(shown)), {
-    headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' },
-  });
+  return new Response(
+    prometheusText(
+      { projects: totals.projects, rows: totals.rows.filter((row) => shown(row.tool)) },
+      (tool === undefined ? tools : [tool]).filter(shown),
+    ),
+    {
+      headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, 'cache-control': 'no-store' },
+    },
+  );
 }
 
 /** A scrape with `METRICS_TOKEN`: every project's counters, in the Prometheus format only. */
@@ -137,15 +192,24 @@ async function answerScrape(url: string, env: Env, tools: readonly string[]): Pr
   const query = readMetricsQuery(url);
   if (query.ok && query.value.format !== 'prometheus') {
     return answer(
-      fail('VALIDATION_ERROR', "METRICS_TOKEN reads the Prometheus format only (every project's counters): add format=prometheus. The JSON figures are per project: read them with the project's key.", {
-        hint: 'Example of a valid call: GET /metrics?format=prometheus with Authorization: Bearer <METRICS_TOKEN>',
-      }),
+      fail(
+        'VALIDATION_ERROR',
+        "METRICS_TOKEN reads the Prometheus format only (every project's counters): add format=prometheus. The JSON figures are per project: read them with the project's key.",
+        {
+          hint: 'Example of a valid call: GET /metrics?format=prometheus with Authorization: Bearer <METRICS_TOKEN>',
+        },
+      ),
       'metrics',
     );
   }
   if (!query.ok) return answer(query, 'metrics');
   const traceId = crypto.randomUUID();
-  if (!env.DATABASE_URL) return answer(fail('CONFIG_ERROR', 'The service has no database configured (DATABASE_URL), so it has no counters to answer.'), 'metrics', traceId);
+  if (!env.DATABASE_URL)
+    return answer(
+      fail('CONFIG_ERROR', 'The service has no database configured (DATABASE_URL), so it has no counters to answer.'),
+      'metrics',
+      traceId,
+    );
   try {
     return exposition(await readCounters(createDb(env.DATABASE_URL)), tools, query.value.tool);
   } catch (error) {

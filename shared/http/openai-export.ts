@@ -40,8 +40,18 @@ export interface OpenAiExport {
 
 /** Copied as they are (`description`, `properties`, `items`, `anyOf`, `$defs`, `$ref` are rebuilt). */
 const KEPT_KEYWORDS: ReadonlySet<string> = new Set([
-  'type', 'enum', 'const',
-  'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems',
+  'type',
+  'enum',
+  'const',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
 ]);
 
 /** Bounds at or past Postgres's `integer` range are the storage's. */
@@ -59,7 +69,10 @@ export function openAiExport(tool: AnyTool): OpenAiExport {
   if (!converted) {
     const { schema, problems } = toStrictSchema(tool.jsonSchemas().input);
     converted = {
-      definition: { type: 'function', function: { name: tool.id, description: tool.purpose, parameters: schema, strict: problems.length === 0 } },
+      definition: {
+        type: 'function',
+        function: { name: tool.id, description: tool.purpose, parameters: schema, strict: problems.length === 0 },
+      },
       problems,
     };
     cache.set(tool, converted);
@@ -89,7 +102,6 @@ export function toStrictSchema(schema: JsonSchema): { schema: JsonSchema; proble
   const conversion: Conversion = { problems: [], looseDefinitions: new Map() };
   return { schema: withoutUnusedDefinitions(convert(schema, '', conversion)), problems: conversion.problems };
 }
-
 
 function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSchema {
   const out: JsonSchema = {};
@@ -168,11 +180,16 @@ function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
   const { description, ...schema } = field;
   const said = typeof description === 'string' ? description : '';
   // What null stands for, unless the description says it already.
-  const text = sentences(said, fallback === undefined || /\b(null|default)/i.test(said) ? undefined : `Null means ${JSON.stringify(fallback)}.`);
+  const text = sentences(
+    said,
+    fallback === undefined || /\b(null|default)/i.test(said) ? undefined : `Null means ${JSON.stringify(fallback)}.`,
+  );
   const described = (rest: JsonSchema) => (text ? { description: text, ...rest } : rest);
   if (Array.isArray(schema.anyOf)) {
     // Already nullable, or a choice: one flat list of options with null among them, or the one option made nullable.
-    const options = (schema.anyOf as JsonSchema[]).flatMap((option) => (Array.isArray(option.anyOf) && Object.keys(option).length === 1 ? (option.anyOf as JsonSchema[]) : [option]));
+    const options = (schema.anyOf as JsonSchema[]).flatMap((option) =>
+      Array.isArray(option.anyOf) && Object.keys(option).length === 1 ? (option.anyOf as JsonSchema[]) : [option],
+    );
     const values = options.filter((option) => !(option.type === 'null' && Object.keys(option).length === 1));
     if (values.length === 1) {
       const { description: inner, ...value } = values[0]!;
@@ -184,7 +201,12 @@ function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
   if (typeof schema.type === 'string' && !('const' in schema)) {
     const { description: inner, ...value } = schema;
     const merged = sentences(text, inner);
-    return { ...(merged && { description: merged }), ...value, type: [schema.type, 'null'], ...(Array.isArray(schema.enum) && { enum: [...schema.enum, null] }) };
+    return {
+      ...(merged && { description: merged }),
+      ...value,
+      type: [schema.type, 'null'],
+      ...(Array.isArray(schema.enum) && { enum: [...schema.enum, null] }),
+    };
   }
   return described({ anyOf: [schema, { type: 'null' }] });
 }

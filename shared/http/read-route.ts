@@ -59,7 +59,10 @@ export async function authenticated(
     answer = failure ?? unexpected(error, traceId);
   }
   if (answer instanceof Response) return answer;
-  const response = respond(answer, { ...metaWithoutExecution(route, traceId), duration_ms: Math.round((performance.now() - startedAt) * 100) / 100 });
+  const response = respond(answer, {
+    ...metaWithoutExecution(route, traceId),
+    duration_ms: Math.round((performance.now() - startedAt) * 100) / 100,
+  });
   response.headers.set('cache-control', 'no-store');
   return response;
 }

@@ -15,7 +15,14 @@ import { linkList } from '../core/links.ts';
 import { plural } from '../core/plural.ts';
 import { uuid } from '../core/fields.ts';
 import { validateInput } from '../core/validation.ts';
-import { chunkNumber, documentPageShape, MAX_CHUNKS, pagePositionSchema, readDocumentPage, readDocumentSummaries } from '../records/documents.ts';
+import {
+  chunkNumber,
+  documentPageShape,
+  MAX_CHUNKS,
+  pagePositionSchema,
+  readDocumentPage,
+  readDocumentSummaries,
+} from '../records/documents.ts';
 import { EXAMPLE_IDS } from '../records/example-ids.ts';
 import { readTaskRecord, taskRecordShape } from '../records/tasks.ts';
 import type { Env } from '../runtime/env.ts';
@@ -71,7 +78,13 @@ export function recordRoutes(options: ReadRouteOptions = {}) {
 }
 
 /** A chunk of the document and a page of that chunk's tasks, with links to it, its next page and its next chunk. */
-async function readDocument(url: string, env: Env, { db, project }: Authorized, rawId: string, query: z.output<typeof documentQuery>): Promise<Outcome<unknown>> {
+async function readDocument(
+  url: string,
+  env: Env,
+  { db, project }: Authorized,
+  rawId: string,
+  query: z.output<typeof documentQuery>,
+): Promise<Outcome<unknown>> {
   const id = validateInput(idParam, { id: rawId }, DOCUMENT_HINT);
   if (!id.ok) return id;
   const links = linksFromEnv(env, new URL(url).origin, project.id);
@@ -119,7 +132,13 @@ async function readDocument(url: string, env: Env, { db, project }: Authorized, 
 }
 
 /** The task, its document and its relationship counts, with links to both. */
-async function readTask(url: string, env: Env, { db, project }: Authorized, rawId: string, query: z.output<typeof taskQuery>): Promise<Outcome<unknown>> {
+async function readTask(
+  url: string,
+  env: Env,
+  { db, project }: Authorized,
+  rawId: string,
+  query: z.output<typeof taskQuery>,
+): Promise<Outcome<unknown>> {
   const id = validateInput(idParam, { id: rawId }, TASK_HINT);
   if (!id.ok) return id;
   const links = linksFromEnv(env, new URL(url).origin, project.id);

@@ -32,14 +32,7 @@ export type CallOutcome = 'success' | 'failure' | 'refused';
 
 /** The series a counter row belongs to. */
 export type CounterName =
-  | 'calls'
-  | 'duration_bucket'
-  | 'duration_sum'
-  | 'queue_wait_bucket'
-  | 'queue_wait_sum'
-  | 'retries'
-  | 'slow_calls'
-  | 'lease_warnings';
+  'calls' | 'duration_bucket' | 'duration_sum' | 'queue_wait_bucket' | 'queue_wait_sum' | 'retries' | 'slow_calls' | 'lease_warnings';
 
 /** One counter row: what a call adds to it, or (read back) its total. */
 export interface CounterRow {
@@ -83,7 +76,9 @@ export function executionCounts(execution: ExecutionCount): CounterRow[] {
   const duration = execution.durationMs / 1000;
   const queueWait = execution.queuedMs / 1000;
   const rows = [
-    execution.errorCode === undefined ? row('calls', 1, { outcome: 'success' }) : row('calls', 1, { outcome: 'failure', code: execution.errorCode }),
+    execution.errorCode === undefined
+      ? row('calls', 1, { outcome: 'success' })
+      : row('calls', 1, { outcome: 'failure', code: execution.errorCode }),
     row('duration_bucket', 1, { le: bucketOf(duration, DURATION_BUCKETS) }),
     row('duration_sum', duration),
     row('queue_wait_bucket', 1, { le: bucketOf(queueWait, QUEUE_WAIT_BUCKETS) }),
@@ -141,10 +136,27 @@ export async function readCounters(db: Database, projectId?: string): Promise<Co
     const rows = await db.select(columns).from(toolCounters).where(eq(toolCounters.projectId, projectId));
     return { projects: [projectId], rows: rows.map(counterRow) };
   }
-  const [all, rows] = await db.batch([db.select({ id: projects.id }).from(projects).orderBy(projects.id), db.select(columns).from(toolCounters)]);
+  const [all, rows] = await db.batch([
+    db.select({ id: projects.id }).from(projects).orderBy(projects.id),
+    db.select(columns).from(toolCounters),
+  ]);
   return { projects: all.map((project) => project.id), rows: rows.map(counterRow) };
 }
 
-function counterRow(row: { projectId: string; tool: string; name: string; outcome: string; code: string; le: number; value: number }): CounterRow {
-  return { ...row, name: row.name as CounterName, outcome: row.outcome as CounterRow['outcome'], le: Number(row.le), value: Number(row.value) };
+function counterRow(row: {
+  projectId: string;
+  tool: string;
+  name: string;
+  outcome: string;
+  code: string;
+  le: number;
+  value: number;
+}): CounterRow {
+  return {
+    ...row,
+    name: row.name as CounterName,
+    outcome: row.outcome as CounterRow['outcome'],
+    le: Number(row.le),
+    value: Number(row.value),
+  };
 }

@@ -24,8 +24,12 @@ export const executionsQuery = z.strictObject({
   tool: z.string().min(1).max(100).optional().describe('Only executions of this tool (its id).'),
   status: z.enum(['success', 'failure']).optional().describe('Only successes, or only failures.'),
   error_code: z.enum(ERROR_CODES).optional().describe('Only failures with this error code.'),
-  since: dateTime().optional().describe('Only executions that started at or after this instant (RFC 3339 with a time zone, as tool inputs take them).'),
-  until: dateTime().optional().describe('Only executions that started before this instant (RFC 3339 with a time zone, as tool inputs take them).'),
+  since: dateTime()
+    .optional()
+    .describe('Only executions that started at or after this instant (RFC 3339 with a time zone, as tool inputs take them).'),
+  until: dateTime()
+    .optional()
+    .describe('Only executions that started before this instant (RFC 3339 with a time zone, as tool inputs take them).'),
   min_duration_ms: z.number().min(0).max(86_400_000).optional().describe('Only executions that took at least this long.'),
   otel_trace_id: z
     .string()
@@ -57,7 +61,10 @@ const summaryShape = {
   attempts: z.int(),
   performance_warning: z.boolean(),
   started_at: z.string().describe('When the call arrived (ISO 8601, UTC, microseconds).'),
-  execution_id: z.string().nullable().describe("For a tool call made by code-mode code: the trace id of that code's execution; null otherwise."),
+  execution_id: z
+    .string()
+    .nullable()
+    .describe("For a tool call made by code-mode code: the trace id of that code's execution; null otherwise."),
 };
 
 /** One execution in a listing. */
@@ -66,7 +73,10 @@ export const executionSummary = z.object({
   input: z.unknown().optional().describe(`detailed: the validated input (absent when longer than ${LISTING_VALUE_LIMIT} characters).`),
   output: z.unknown().optional().describe('detailed: the data answered, on success.'),
   error: z.unknown().optional().describe('detailed: the error, stack included, on failure.'),
-  omitted: z.array(z.enum(['input', 'output', 'error'])).optional().describe('detailed: values left out for their size; GET /executions/{trace_id} has them.'),
+  omitted: z
+    .array(z.enum(['input', 'output', 'error']))
+    .optional()
+    .describe('detailed: values left out for their size; GET /executions/{trace_id} has them.'),
 });
 
 /** A page of `GET /executions`. */
@@ -84,8 +94,12 @@ export const executionDetail = z.object({
   retry_errors: z
     .array(z.object({ attempt: z.int(), code: z.string(), message: z.string(), time_ms: z.number(), cause: z.unknown() }))
     .describe('Each failed attempt that was tried again, in order.'),
-  warnings: z.array(warningSchema).describe("What the answer's meta.warnings said (lease_lost, rounded), in order; empty when it said none."),
-  actor: z.object({ api_key_id: z.string().nullable(), api_key_name: z.string().nullable() }).describe('The API key that made the call (never the key itself).'),
+  warnings: z
+    .array(warningSchema)
+    .describe("What the answer's meta.warnings said (lease_lost, rounded), in order; empty when it said none."),
+  actor: z
+    .object({ api_key_id: z.string().nullable(), api_key_name: z.string().nullable() })
+    .describe('The API key that made the call (never the key itself).'),
   otel: z
     .object({ trace_id: z.string().nullable(), span_id: z.string().nullable(), parent_span_id: z.string().nullable() })
     .describe("W3C trace context: the trace (the caller's traceparent, or the execution's own), its span, and the caller's span."),
@@ -123,7 +137,12 @@ function oversized(column: AnyPgColumn) {
 }
 
 /** A page of the project's executions, newest first; only those of `tools` when given (a credential limited to some toolsets). */
-export async function listExecutions(db: Database, projectId: string, query: ExecutionsQuery, tools?: readonly string[]): Promise<Outcome<ExecutionsPage>> {
+export async function listExecutions(
+  db: Database,
+  projectId: string,
+  query: ExecutionsQuery,
+  tools?: readonly string[],
+): Promise<Outcome<ExecutionsPage>> {
   const conditions: SQL[] = [eq(toolExecutions.projectId, projectId)];
   if (tools) conditions.push(inArray(toolExecutions.tool, [...tools]));
   if (query.tool) conditions.push(eq(toolExecutions.tool, query.tool));
@@ -172,11 +191,12 @@ export async function listExecutions(db: Database, projectId: string, query: Exe
   const last = page.at(-1);
   const nextCursor = more && last ? encodeCursor({ before: [last.started_at, last.trace_id] }) : null;
   const count = plural(executions.length, 'execution');
-  const message = executions.length === 0
-    ? 'No executions match; widen the filters (or the time range) to see more.'
-    : more
-      ? `${count}, newest first; more match: pass next_cursor as cursor for the next page.`
-      : `${count}, newest first.`;
+  const message =
+    executions.length === 0
+      ? 'No executions match; widen the filters (or the time range) to see more.'
+      : more
+        ? `${count}, newest first; more match: pass next_cursor as cursor for the next page.`
+        : `${count}, newest first.`;
   return ok({ executions, next_cursor: nextCursor }, message, more ? { truncated: true } : {});
 }
 
@@ -184,7 +204,12 @@ export async function listExecutions(db: Database, projectId: string, query: Exe
  * One execution whole, or NOT_FOUND (a refused call gets told it was refused, not executed). With
  * `tools`, another tool's execution is not found, as another project's is.
  */
-export async function getExecution(db: Database, projectId: string, traceId: string, tools?: readonly string[]): Promise<Outcome<ExecutionDetail>> {
+export async function getExecution(
+  db: Database,
+  projectId: string,
+  traceId: string,
+  tools?: readonly string[],
+): Promise<Outcome<ExecutionDetail>> {
   const [[row], [refusal]] = await db.batch([
     db
       .select({
@@ -202,7 +227,9 @@ export async function getExecution(db: Database, projectId: string, traceId: str
       })
       .from(toolExecutions)
       .leftJoin(apiKeys, eq(apiKeys.id, toolExecutions.apiKeyId))
-      .where(and(eq(toolExecutions.projectId, projectId), eq(toolExecutions.id, traceId), tools && inArray(toolExecutions.tool, [...tools]))),
+      .where(
+        and(eq(toolExecutions.projectId, projectId), eq(toolExecutions.id, traceId), tools && inArray(toolExecutions.tool, [...tools])),
+      ),
     db
       .select({ code: toolRefusals.code, tool: toolRefusals.tool })
       .from(toolRefusals)
@@ -226,15 +253,23 @@ export async function getExecution(db: Database, projectId: string, traceId: str
   }
   const details = { entity_type: 'execution', query: { trace_id: traceId } };
   if (refusal) {
-    return fail('NOT_FOUND', `The call with trace id ${traceId} (${refusal.tool}) was refused with ${refusal.code} before executing, so it has no execution trace; GET /metrics counts it.`, {
-      hint: 'Refused calls are answered with the reason at once; repeat the call with what that answer asked for.',
-      details: { ...details, refused_with: refusal.code },
-    });
+    return fail(
+      'NOT_FOUND',
+      `The call with trace id ${traceId} (${refusal.tool}) was refused with ${refusal.code} before executing, so it has no execution trace; GET /metrics counts it.`,
+      {
+        hint: 'Refused calls are answered with the reason at once; repeat the call with what that answer asked for.',
+        details: { ...details, refused_with: refusal.code },
+      },
+    );
   }
-  return fail('NOT_FOUND', `This project has no execution with trace id ${traceId}. Executions are kept for a limited time (TRACE_RETENTION_DAYS), and other projects' executions (and, for a credential limited to some toolsets, other toolsets') are not visible.`, {
-    hint: 'List recent executions with GET /executions (newest first), or pass the meta.trace_id of an answer.',
-    details,
-  });
+  return fail(
+    'NOT_FOUND',
+    `This project has no execution with trace id ${traceId}. Executions are kept for a limited time (TRACE_RETENTION_DAYS), and other projects' executions (and, for a credential limited to some toolsets, other toolsets') are not visible.`,
+    {
+      hint: 'List recent executions with GET /executions (newest first), or pass the meta.trace_id of an answer.',
+      details,
+    },
+  );
 }
 
 /**

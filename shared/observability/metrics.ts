@@ -31,7 +31,9 @@ export const metricsQuery = z.strictObject({
     .regex(WINDOW, 'must be a number followed by s, m, h or d, e.g. 15s, 15m, 24h or 7d')
     .optional()
     .describe('The last N seconds, minutes, hours or days before until: 15s, 15m, 24h, 7d (default 24h). Not together with since.'),
-  since: dateTime().optional().describe('Start of the window (RFC 3339 with a time zone, as tool inputs take them), inclusive. Not together with window.'),
+  since: dateTime()
+    .optional()
+    .describe('Start of the window (RFC 3339 with a time zone, as tool inputs take them), inclusive. Not together with window.'),
   until: dateTime().optional().describe('End of the window, exclusive (default: now).'),
   tool: z.string().min(1).max(100).optional().describe('Only this tool (its id).'),
   format: z
@@ -49,7 +51,9 @@ const figures = {
   failures: z.int(),
   success_rate: z.number().nullable().describe('successes / calls, from 0 to 1; null without calls.'),
   failures_by_code: z.record(z.string(), z.int()).describe('Failed executions by error code.'),
-  duration_ms: z.object({ avg: ms, p50: ms, p95: ms, p99: ms, max: ms }).describe('Execution duration (queue wait included); null without calls.'),
+  duration_ms: z
+    .object({ avg: ms, p50: ms, p95: ms, p99: ms, max: ms })
+    .describe('Execution duration (queue wait included); null without calls.'),
   queued_ms: z.object({ avg: ms, p50: ms, p95: ms }).describe('Wait for an execution slot.'),
   retried_calls: z.int().describe('Executions that needed more than one attempt.'),
   performance_warnings: z.int().describe('Executions over the slow-call threshold (5 s).'),
@@ -113,12 +117,28 @@ export function resolveWindow(query: Pick<MetricsQuery, 'window' | 'since' | 'un
   const until = query.until ? new Date(query.until) : query.since ? new Date(Math.max(now.getTime(), Date.parse(query.since))) : now;
   const since = query.since ? new Date(query.since) : new Date(until.getTime() - span);
   const length = until.getTime() - since.getTime();
-  if (length < 0 || (length === 0 && query.until)) return invalid('since', "The window must end after it starts: 'since' must be before 'until'.", `before ${until.toISOString()}`, since.toISOString());
+  if (length < 0 || (length === 0 && query.until))
+    return invalid(
+      'since',
+      "The window must end after it starts: 'since' must be before 'until'.",
+      `before ${until.toISOString()}`,
+      since.toISOString(),
+    );
   if (since.getTime() < FIRST_INSTANT) {
-    return invalid('window', `The window must start on or after ${new Date(FIRST_INSTANT).toISOString()}: make it shorter, or move 'until' later.`, `a start on or after ${new Date(FIRST_INSTANT).toISOString()}`, since.toISOString());
+    return invalid(
+      'window',
+      `The window must start on or after ${new Date(FIRST_INSTANT).toISOString()}: make it shorter, or move 'until' later.`,
+      `a start on or after ${new Date(FIRST_INSTANT).toISOString()}`,
+      since.toISOString(),
+    );
   }
   if (length > METRICS_DEFAULTS.maxWindowMs) {
-    return invalid(query.window ? 'window' : 'since', 'The window may span at most 400 days.', 'at most 400 days', `${Math.round(length / 86_400_000)} days`);
+    return invalid(
+      query.window ? 'window' : 'since',
+      'The window may span at most 400 days.',
+      'at most 400 days',
+      `${Math.round(length / 86_400_000)} days`,
+    );
   }
   const bucketSeconds = BUCKET_SECONDS.find((width) => length / (width * 1000) <= METRICS_DEFAULTS.maxBuckets) ?? BUCKET_SECONDS.at(-1)!;
   return { since, until, bucketSeconds };
@@ -128,7 +148,13 @@ export function resolveWindow(query: Pick<MetricsQuery, 'window' | 'since' | 'un
  * Reads the project's metrics over `window`, in one round trip: one `tool`'s when given, and only
  * those of `readable` when given (a credential limited to some toolsets), totals included.
  */
-export async function readMetrics(db: Database, projectId: string, window: MetricsWindow, tool?: string, readable?: readonly string[]): Promise<Outcome<Metrics>> {
+export async function readMetrics(
+  db: Database,
+  projectId: string,
+  window: MetricsWindow,
+  tool?: string,
+  readable?: readonly string[],
+): Promise<Outcome<Metrics>> {
   const statements = metricsStatements(projectId, window, tool, readable);
   const [aggregates, failures, refusals, series, toolSeries] = await db.batch([
     db.execute(statements[0]),
@@ -145,7 +171,8 @@ export async function readMetrics(db: Database, projectId: string, window: Metri
     return found;
   };
   for (const row of failures.rows as { tool: string; code: string; count: number }[]) {
-    for (const target of [figuresFor(row.tool), figuresFor(null)]) target.failures_by_code[row.code] = (target.failures_by_code[row.code] ?? 0) + row.count;
+    for (const target of [figuresFor(row.tool), figuresFor(null)])
+      target.failures_by_code[row.code] = (target.failures_by_code[row.code] ?? 0) + row.count;
   }
   for (const row of refusals.rows as { tool: string; code: string; count: number }[]) {
     const counter = REFUSAL_COUNTERS[row.code];
@@ -169,7 +196,11 @@ export async function readMetrics(db: Database, projectId: string, window: Metri
     if (name === null) continue;
     const points = perTool.get(name);
     const at = (start: string) => points?.get(start);
-    tools.push({ tool: name, ...f, series: { calls: starts.map((start) => at(start)?.calls ?? 0), failures: starts.map((start) => at(start)?.failures ?? 0) } });
+    tools.push({
+      tool: name,
+      ...f,
+      series: { calls: starts.map((start) => at(start)?.calls ?? 0), failures: starts.map((start) => at(start)?.failures ?? 0) },
+    });
   }
   tools.sort((a, b) => b.calls - a.calls || a.tool.localeCompare(b.tool));
 
@@ -193,14 +224,22 @@ export async function readMetrics(db: Database, projectId: string, window: Metri
     series: buckets,
   };
   const rate = totals.success_rate === null ? '' : ` (${(totals.success_rate * 100).toFixed(1)} % succeeded)`;
-  return ok(data, `${plural(totals.calls, 'execution')} of ${plural(tools.length, 'tool')} between ${data.window.since} and ${data.window.until}${rate}.`);
+  return ok(
+    data,
+    `${plural(totals.calls, 'execution')} of ${plural(tools.length, 'tool')} between ${data.window.since} and ${data.window.until}${rate}.`,
+  );
 }
 
 /**
  * The five statements behind {@link readMetrics}: aggregates per tool and for all tools (ROLLUP),
  * failures by code, refusals by code, the series, and each tool's calls and failures per bucket.
  */
-function metricsStatements(projectId: string, { since, until, bucketSeconds }: MetricsWindow, tool?: string, readable?: readonly string[]): [SQL, SQL, SQL, SQL, SQL] {
+function metricsStatements(
+  projectId: string,
+  { since, until, bucketSeconds }: MetricsWindow,
+  tool?: string,
+  readable?: readonly string[],
+): [SQL, SQL, SQL, SQL, SQL] {
   const inWindow = sql`project_id = ${projectId} and created_at >= ${since.toISOString()}::timestamptz and created_at < ${until.toISOString()}::timestamptz${
     tool === undefined ? sql`` : sql` and tool = ${tool}`
   }${readable === undefined ? sql`` : sql` and ${inArray(sql.identifier('tool'), [...readable])}`}`;
@@ -291,5 +330,8 @@ function round(value: number | null | undefined): number | null {
 }
 
 function invalid(field: string, message: string, expected: string, received: string): Failure {
-  return fail('VALIDATION_ERROR', message, { hint: HINT, details: { fields: [{ field, code: 'invalid_window', message, expected, received }] } });
+  return fail('VALIDATION_ERROR', message, {
+    hint: HINT,
+    details: { fields: [{ field, code: 'invalid_window', message, expected, received }] },
+  });
 }

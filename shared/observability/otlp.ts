@@ -119,13 +119,17 @@ export function otlpConfigFromEnv(env: OtlpEnv): OtlpConfig | undefined {
   if (!tracesEndpoint && !base) return undefined;
   const url = tracesEndpoint || `${base!.replace(/\/+$/, '')}/v1/traces`;
   if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-    warnOnce('otlp_invalid_endpoint', { message: `The OTLP endpoint '${url.slice(0, 200)}' is not an http(s) URL; spans are not exported.` });
+    warnOnce('otlp_invalid_endpoint', {
+      message: `The OTLP endpoint '${url.slice(0, 200)}' is not an http(s) URL; spans are not exported.`,
+    });
     return undefined;
   }
   const timeout = Number(env.OTEL_EXPORTER_OTLP_TIMEOUT);
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL)?.trim() || OTLP_DEFAULTS.protocol;
   if (protocol !== 'http/protobuf' && protocol !== 'http/json') {
-    warnOnce('otlp_invalid_protocol', { message: `The OTLP protocol '${protocol.slice(0, 50)}' cannot be sent from a worker (expected http/protobuf or http/json); spans are sent as http/protobuf.` });
+    warnOnce('otlp_invalid_protocol', {
+      message: `The OTLP protocol '${protocol.slice(0, 50)}' cannot be sent from a worker (expected http/protobuf or http/json); spans are sent as http/protobuf.`,
+    });
   }
   return {
     url,
@@ -176,7 +180,10 @@ export function finishedSpan(span: ExecutionSpan, serviceName: string = OTLP_DEF
     ...(span.toolCallId !== undefined && { 'gen_ai.tool.call.id': span.toolCallId }),
     'gen_ai.tool.type': 'function',
     'gen_ai.tool.description': span.toolDescription,
-    ...(span.content && { 'gen_ai.tool.call.arguments': jsonWithin(span.content.arguments), 'gen_ai.tool.call.result': jsonWithin(span.content.result) }),
+    ...(span.content && {
+      'gen_ai.tool.call.arguments': jsonWithin(span.content.arguments),
+      'gen_ai.tool.call.result': jsonWithin(span.content.result),
+    }),
     'edge_tools.trace_id': span.executionId,
     'edge_tools.project.id': span.projectId,
     'edge_tools.refused': span.refused,
@@ -186,14 +193,22 @@ export function finishedSpan(span: ExecutionSpan, serviceName: string = OTLP_DEF
     ...(span.errorCode && { 'error.type': span.errorCode }),
   };
   const events = [
-    ...(span.admittedAtMs === undefined ? [] : [{ name: 'edge_tools.queue_wait', time: hrTime(span.admittedAtMs), attributes: { 'edge_tools.queued_ms': span.queuedMs } }]),
-    ...span.retries.map((retry) => ({ name: 'edge_tools.retry', time: hrTime(retry.timeMs), attributes: { 'edge_tools.attempt': retry.attempt, 'error.type': retry.code } })),
+    ...(span.admittedAtMs === undefined
+      ? []
+      : [{ name: 'edge_tools.queue_wait', time: hrTime(span.admittedAtMs), attributes: { 'edge_tools.queued_ms': span.queuedMs } }]),
+    ...span.retries.map((retry) => ({
+      name: 'edge_tools.retry',
+      time: hrTime(retry.timeMs),
+      attributes: { 'edge_tools.attempt': retry.attempt, 'error.type': retry.code },
+    })),
   ];
   return {
     name: `execute_tool ${span.tool}`,
     kind: SpanKind.INTERNAL,
     spanContext: () => ({ traceId: span.context.traceId, spanId: span.context.spanId, traceFlags }),
-    parentSpanContext: span.context.parentSpanId ? { traceId: span.context.traceId, spanId: span.context.parentSpanId, traceFlags, isRemote: true } : undefined,
+    parentSpanContext: span.context.parentSpanId
+      ? { traceId: span.context.traceId, spanId: span.context.parentSpanId, traceFlags, isRemote: true }
+      : undefined,
     startTime: hrTime(span.startTimeMs),
     endTime: hrTime(span.startTimeMs + span.durationMs),
     duration: hrTime(span.durationMs),
@@ -211,7 +226,10 @@ export function finishedSpan(span: ExecutionSpan, serviceName: string = OTLP_DEF
 }
 
 /** The OTLP/HTTP body (`ExportTraceServiceRequest`) carrying one call's span, in the protocol's encoding. */
-export function otlpTraceRequest(span: ExecutionSpan, options: { protocol?: OtlpProtocol; serviceName?: string } = {}): { body: Uint8Array; contentType: string } {
+export function otlpTraceRequest(
+  span: ExecutionSpan,
+  options: { protocol?: OtlpProtocol; serviceName?: string } = {},
+): { body: Uint8Array; contentType: string } {
   const protocol = options.protocol ?? OTLP_DEFAULTS.protocol;
   const serializer = protocol === 'http/json' ? JsonTraceSerializer : ProtobufTraceSerializer;
   const body = serializer.serializeRequest([finishedSpan(span, options.serviceName)]);

@@ -34,7 +34,8 @@ type Labels = Record<string, string>;
  */
 export function prometheusText(totals: CounterTotals, tools: readonly string[]): string {
   const index = new Map<string, number>();
-  const key = (projectId: string, tool: string, name: CounterName, outcome = '', code = '', le = 0) => `${projectId}\n${tool}\n${name}\n${outcome}\n${code}\n${le}`;
+  const key = (projectId: string, tool: string, name: CounterName, outcome = '', code = '', le = 0) =>
+    `${projectId}\n${tool}\n${name}\n${outcome}\n${code}\n${le}`;
   const toolsOf = new Map<string, Set<string>>(totals.projects.map((project) => [project, new Set(tools)]));
   for (const row of totals.rows) {
     index.set(key(row.projectId, row.tool, row.name, row.outcome, row.code, row.le), row.value);
@@ -43,11 +44,15 @@ export function prometheusText(totals: CounterTotals, tools: readonly string[]):
     known.add(row.tool);
   }
   const value = (...args: Parameters<typeof key>) => index.get(key(...args)) ?? 0;
-  const series = [...toolsOf].flatMap(([project, names]) => [...names].sort().map((tool) => ({ project, tool, labels: { project, tool } })));
+  const series = [...toolsOf].flatMap(([project, names]) =>
+    [...names].sort().map((tool) => ({ project, tool, labels: { project, tool } })),
+  );
 
   const lines: string[] = [];
-  const family = (name: string, type: 'counter' | 'histogram', help: string) => lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-  const sample = (name: string, labels: Labels, sampleValue: number) => lines.push(`${name}${labelSet(labels)} ${formatValue(sampleValue)}`);
+  const family = (name: string, type: 'counter' | 'histogram', help: string) =>
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+  const sample = (name: string, labels: Labels, sampleValue: number) =>
+    lines.push(`${name}${labelSet(labels)} ${formatValue(sampleValue)}`);
 
   family(
     'edge_tools_tool_calls_total',
@@ -57,7 +62,8 @@ export function prometheusText(totals: CounterTotals, tools: readonly string[]):
   for (const { project, tool, labels } of series) {
     sample('edge_tools_tool_calls_total', { ...labels, outcome: 'success' }, value(project, tool, 'calls', 'success'));
     for (const outcome of ['failure', 'refused'] as const) {
-      for (const code of ERROR_CODES) sample('edge_tools_tool_calls_total', { ...labels, outcome, code }, value(project, tool, 'calls', outcome, code));
+      for (const code of ERROR_CODES)
+        sample('edge_tools_tool_calls_total', { ...labels, outcome, code }, value(project, tool, 'calls', outcome, code));
     }
   }
   const histogram = (name: string, help: string, bounds: readonly number[], bucket: CounterName, sum: CounterName) => {
@@ -72,15 +78,35 @@ export function prometheusText(totals: CounterTotals, tools: readonly string[]):
       sample(`${name}_count`, labels, count);
     }
   };
-  histogram('edge_tools_tool_duration_seconds', 'Execution duration, queue wait included (executed calls only).', DURATION_BUCKETS, 'duration_bucket', 'duration_sum');
-  histogram('edge_tools_tool_queue_wait_seconds', 'Wait for an execution slot (executed calls only).', QUEUE_WAIT_BUCKETS, 'queue_wait_bucket', 'queue_wait_sum');
+  histogram(
+    'edge_tools_tool_duration_seconds',
+    'Execution duration, queue wait included (executed calls only).',
+    DURATION_BUCKETS,
+    'duration_bucket',
+    'duration_sum',
+  );
+  histogram(
+    'edge_tools_tool_queue_wait_seconds',
+    'Wait for an execution slot (executed calls only).',
+    QUEUE_WAIT_BUCKETS,
+    'queue_wait_bucket',
+    'queue_wait_sum',
+  );
   const counter = (name: string, help: string, counterName: CounterName) => {
     family(name, 'counter', help);
     for (const { project, tool, labels } of series) sample(name, labels, value(project, tool, counterName));
   };
   counter('edge_tools_tool_retries_total', 'Attempts tried again after a transient failure.', 'retries');
-  counter('edge_tools_tool_slow_calls_total', 'Executions slower than the slow-call threshold (answered with meta.performance_warning).', 'slow_calls');
-  counter('edge_tools_tool_lease_warnings_total', "Executions whose execution slot's lease could not be renewed while the tool ran.", 'lease_warnings');
+  counter(
+    'edge_tools_tool_slow_calls_total',
+    'Executions slower than the slow-call threshold (answered with meta.performance_warning).',
+    'slow_calls',
+  );
+  counter(
+    'edge_tools_tool_lease_warnings_total',
+    "Executions whose execution slot's lease could not be renewed while the tool ran.",
+    'lease_warnings',
+  );
   return lines.join('\n') + '\n';
 }
 

@@ -46,7 +46,11 @@ export async function recordRefusal(db: Database, record: RefusalRecord): Promis
     });
     await db.batch([refusal, addCounts(db, refusalCount(record.projectId, record.tool, code))]);
   } catch (error) {
-    log('error', 'refusal_write_failed', { trace_id: record.traceId, tool: record.tool, error: error instanceof Error ? error.message : String(error) });
+    log('error', 'refusal_write_failed', {
+      trace_id: record.traceId,
+      tool: record.tool,
+      error: error instanceof Error ? error.message : String(error),
+    });
   }
 }
 
@@ -69,7 +73,9 @@ export const refusalSummary = z.object({
   tool: z.string(),
   code: z.enum(ERROR_CODES),
   message: z.string().nullable().describe('The message answered (null for refusals recorded before messages were kept).'),
-  fields: z.array(z.object({ field: z.string(), code: z.string(), message: z.string() })).describe('For invalid input: each field and its problem.'),
+  fields: z
+    .array(z.object({ field: z.string(), code: z.string(), message: z.string() }))
+    .describe('For invalid input: each field and its problem.'),
   started_at: z.string().describe('When the call arrived (ISO 8601, UTC, microseconds).'),
 });
 
@@ -80,7 +86,12 @@ export type RefusalsQuery = z.output<typeof refusalsQuery>;
 export type RefusalsPage = z.output<typeof refusalsPage>;
 
 /** The project's most recent refusals, newest first; only those of `tools` when given (a credential limited to some toolsets). */
-export async function listRefusals(db: Database, projectId: string, query: RefusalsQuery, tools?: readonly string[]): Promise<Outcome<RefusalsPage>> {
+export async function listRefusals(
+  db: Database,
+  projectId: string,
+  query: RefusalsQuery,
+  tools?: readonly string[],
+): Promise<Outcome<RefusalsPage>> {
   const conditions: SQL[] = [eq(toolRefusals.projectId, projectId)];
   if (tools) conditions.push(inArray(toolRefusals.tool, [...tools]));
   if (query.tool) conditions.push(eq(toolRefusals.tool, query.tool));

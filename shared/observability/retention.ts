@@ -43,20 +43,34 @@ function retentionDaysFromEnv(env: RetentionEnv): number | Failure {
   if (raw === undefined || raw.trim() === '') return RETENTION_DEFAULTS.days;
   const days = Number(raw);
   if (Number.isFinite(days) && days > 0) return days;
-  return fail('CONFIG_ERROR', `The deployment variable TRACE_RETENTION_DAYS must be a positive number of days, but it is '${raw.slice(0, 60)}'.`, {
-    details: { reason: 'invalid_variable', variable: 'TRACE_RETENTION_DAYS' },
-  });
+  return fail(
+    'CONFIG_ERROR',
+    `The deployment variable TRACE_RETENTION_DAYS must be a positive number of days, but it is '${raw.slice(0, 60)}'.`,
+    {
+      details: { reason: 'invalid_variable', variable: 'TRACE_RETENTION_DAYS' },
+    },
+  );
 }
 
 /** Deletes expired executions and refusals, oldest first, in batches of `batchSize`. */
 export async function deleteExpired(
   db: Database,
-  { days = RETENTION_DEFAULTS.days, batchSize = RETENTION_DEFAULTS.batchSize, maxBatches = RETENTION_DEFAULTS.maxBatches, now = new Date() }: RetentionOptions = {},
+  {
+    days = RETENTION_DEFAULTS.days,
+    batchSize = RETENTION_DEFAULTS.batchSize,
+    maxBatches = RETENTION_DEFAULTS.maxBatches,
+    now = new Date(),
+  }: RetentionOptions = {},
 ): Promise<RetentionResult> {
   const cutoff = new Date(now.getTime() - days * 86_400_000);
   const executions = await deleteInBatches(db, 'tool_executions', cutoff, batchSize, maxBatches);
   const refusals = await deleteInBatches(db, 'tool_refusals', cutoff, batchSize, maxBatches);
-  return { cutoff: cutoff.toISOString(), executions: executions.deleted, refusals: refusals.deleted, complete: executions.complete && refusals.complete };
+  return {
+    cutoff: cutoff.toISOString(),
+    executions: executions.deleted,
+    refusals: refusals.deleted,
+    complete: executions.complete && refusals.complete,
+  };
 }
 
 /** The tables retention prunes: an allow-list, so the name below never comes from anywhere else. */
@@ -79,7 +93,11 @@ async function deleteInBatches(db: Database, table: PrunedTable, cutoff: Date, b
 }
 
 /** One retention run from the worker's variables, as the Cron Trigger runs it. Never rejects. */
-export async function runRetention(db: Database, env: RetentionEnv, options: Omit<RetentionOptions, 'days'> = {}): Promise<RetentionResult | Failure> {
+export async function runRetention(
+  db: Database,
+  env: RetentionEnv,
+  options: Omit<RetentionOptions, 'days'> = {},
+): Promise<RetentionResult | Failure> {
   const days = retentionDaysFromEnv(env);
   if (typeof days !== 'number') {
     log('error', 'retention_skipped', { reason: days.error.message });

@@ -190,7 +190,10 @@ function sentences(markdown: string): string[] {
     .split(/\r\n|\n|\r/)
     .filter((line) => !CHECKBOX_LINE.test(line))
     .map((line) => line.replace(/^\s*(?:#{1,6}\s+|[-*+>]\s+|\d{1,9}[.)]\s+)/, ''));
-  return prose.flatMap((line) => line.split(/(?<=[.!?])\s+/)).map((s) => s.trim()).filter((s) => s !== '');
+  return prose
+    .flatMap((line) => line.split(/(?<=[.!?])\s+/))
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /**
@@ -200,7 +203,10 @@ function sentences(markdown: string): string[] {
 function subjectOf(sentence: string, cue: CueMatch): string {
   const before = sentence.slice(0, cue.at).split(/[,;:]/).at(-1)!.trim();
   if (before !== '') return before;
-  const rest = sentence.slice(cue.at + cue.cue.length).trim().slice(cue.phrase.length);
+  const rest = sentence
+    .slice(cue.at + cue.cue.length)
+    .trim()
+    .slice(cue.phrase.length);
   return rest.replace(/^[\s,;:]+/, '');
 }
 
@@ -219,7 +225,13 @@ interface Match {
  * the task's own words (the more specific task), then — when `near` is given — the same document and
  * the nearest position, then canonical order.
  */
-function bestMatch(phrase: string, candidates: Profile[], settings: Settings, allowed: (p: Profile) => boolean, near?: Profile): Match | undefined {
+function bestMatch(
+  phrase: string,
+  candidates: Profile[],
+  settings: Settings,
+  allowed: (p: Profile) => boolean,
+  near?: Profile,
+): Match | undefined {
   const words = contentWords(phrase);
   if (words.length === 0) return undefined;
   const stems = new Set(words.map(stem));
@@ -231,7 +243,10 @@ function bestMatch(phrase: string, candidates: Profile[], settings: Settings, al
     if (score < settings.minimumMatch) continue;
     const specificity = shared.length / profile.stems.size;
     const distance = near ? distanceBetween(near, profile) : 0;
-    const better = !best || score > best.score || (score === best.score && (specificity > best.specificity || (specificity === best.specificity && distance < best.distance)));
+    const better =
+      !best ||
+      score > best.score ||
+      (score === best.score && (specificity > best.specificity || (specificity === best.specificity && distance < best.distance)));
     if (better) best = { profile, score, words: words.filter((w) => profile.stems.has(stem(w))), specificity, distance };
   }
   return best && { profile: best.profile, score: best.score, specificity: best.specificity, words: [...new Set(best.words)] };
@@ -267,7 +282,9 @@ function relatedPair(a: Profile, b: Profile, similarity: number, settings: Setti
     const jaccard = shared.length / (a.stems.size + b.stems.size - shared.length || 1);
     if (shared.length > 0 && jaccard >= settings.overlapThreshold) {
       const words = contentWords(a.task.text).filter((w) => b.stems.has(stem(w)));
-      reasons.push(`items ${a.task.position + 1} and ${b.task.position + 1} of the same document share the words ${[...new Set(words)].map((w) => `"${w}"`).join(', ')}`);
+      reasons.push(
+        `items ${a.task.position + 1} and ${b.task.position + 1} of the same document share the words ${[...new Set(words)].map((w) => `"${w}"`).join(', ')}`,
+      );
       confidence = 0.3 + 0.3 * jaccard;
     }
   }

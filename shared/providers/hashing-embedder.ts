@@ -83,4 +83,3 @@ export function embedText(text: string, dimensions: number = HASHING_EMBEDDER_DI
   }
   return normalise(vector);
 }
-

@@ -53,7 +53,6 @@ export interface ProviderConfig {
   llmModel?: string;
 }
 
-
 /** Unset and empty variables are the same: wrangler and .dev.vars make empty strings easily. */
 const unsetIfEmpty = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 
@@ -61,12 +60,20 @@ const providerKind = (variable: string) =>
   z.preprocess(
     (value) => (typeof value === 'string' ? unsetIfEmpty(value.trim().toLowerCase()) : value),
     z
-      .enum(PROVIDER_KINDS, { error: (issue) => `${variable} must be one of: ${PROVIDER_KINDS.join(', ')}, but it is ${JSON.stringify(issue.input)}.` })
+      .enum(PROVIDER_KINDS, {
+        error: (issue) => `${variable} must be one of: ${PROVIDER_KINDS.join(', ')}, but it is ${JSON.stringify(issue.input)}.`,
+      })
       .default('offline'),
   );
 
 const optionalText = (variable: string) =>
-  z.preprocess(unsetIfEmpty, z.string({ error: `${variable} must be a string.` }).trim().optional());
+  z.preprocess(
+    unsetIfEmpty,
+    z
+      .string({ error: `${variable} must be a string.` })
+      .trim()
+      .optional(),
+  );
 
 /**
  * The provider variables, checked together: each message names the variable to fix. Parses the
@@ -79,21 +86,29 @@ export const providerConfigSchema = z
     OPENAI_BASE_URL: z.preprocess(
       unsetIfEmpty,
       z
-        .url({ protocol: /^https?$/, error: 'OPENAI_BASE_URL must be an http(s) URL up to the API version, e.g. https://api.openai.com/v1.' })
+        .url({
+          protocol: /^https?$/,
+          error: 'OPENAI_BASE_URL must be an http(s) URL up to the API version, e.g. https://api.openai.com/v1.',
+        })
         .default(DEFAULT_OPENAI_BASE_URL),
     ),
     OPENAI_API_KEY: optionalText('OPENAI_API_KEY'),
     EMBEDDINGS_MODEL: optionalText('EMBEDDINGS_MODEL'),
     EMBEDDINGS_DIMENSIONS: z.preprocess(
       (value) => (typeof value === 'string' ? (unsetIfEmpty(value) === undefined ? undefined : Number(value)) : value),
-      z.int({ error: `EMBEDDINGS_DIMENSIONS must be a whole number from 1 to ${STORED_DIMENSIONS}.` })
+      z
+        .int({ error: `EMBEDDINGS_DIMENSIONS must be a whole number from 1 to ${STORED_DIMENSIONS}.` })
         .min(1, `EMBEDDINGS_DIMENSIONS must be a whole number from 1 to ${STORED_DIMENSIONS}.`)
-        .max(STORED_DIMENSIONS, `EMBEDDINGS_DIMENSIONS must be at most ${STORED_DIMENSIONS}: vectors are stored as vector(${STORED_DIMENSIONS}).`)
+        .max(
+          STORED_DIMENSIONS,
+          `EMBEDDINGS_DIMENSIONS must be at most ${STORED_DIMENSIONS}: vectors are stored as vector(${STORED_DIMENSIONS}).`,
+        )
         .optional(),
     ),
     EMBEDDINGS_THRESHOLD: z.preprocess(
       (value) => (typeof value === 'string' ? (unsetIfEmpty(value) === undefined ? undefined : Number(value)) : value),
-      z.number({ error: 'EMBEDDINGS_THRESHOLD must be a number from 0 to 1.' })
+      z
+        .number({ error: 'EMBEDDINGS_THRESHOLD must be a number from 0 to 1.' })
         .min(0, 'EMBEDDINGS_THRESHOLD must be a number from 0 to 1.')
         .max(1, 'EMBEDDINGS_THRESHOLD must be a number from 0 to 1.')
         .optional(),
@@ -111,11 +126,17 @@ export const providerConfigSchema = z
 
     const openAiUsers = usersOf('openai');
     if (openAiUsers && !env.OPENAI_API_KEY) {
-      problem('OPENAI_API_KEY', `${openAiUsers} 'openai' but OPENAI_API_KEY is not set; set it with \`wrangler secret put OPENAI_API_KEY\` (locally in .dev.vars), or choose the offline provider.`);
+      problem(
+        'OPENAI_API_KEY',
+        `${openAiUsers} 'openai' but OPENAI_API_KEY is not set; set it with \`wrangler secret put OPENAI_API_KEY\` (locally in .dev.vars), or choose the offline provider.`,
+      );
     }
     const workersAiUsers = usersOf('workers-ai');
     if (workersAiUsers && typeof (env.AI as Partial<AiBinding> | undefined)?.run !== 'function') {
-      problem('AI', `${workersAiUsers} 'workers-ai' but the worker has no AI binding; add \`[ai] binding = "AI"\` to wrangler.toml, or choose another provider.`);
+      problem(
+        'AI',
+        `${workersAiUsers} 'workers-ai' but the worker has no AI binding; add \`[ai] binding = "AI"\` to wrangler.toml, or choose another provider.`,
+      );
     }
 
     const dimensions = env.EMBEDDINGS_DIMENSIONS;
@@ -123,33 +144,43 @@ export const providerConfigSchema = z
       const model = env.EMBEDDINGS_MODEL ?? DEFAULT_OPENAI_EMBEDDINGS_MODEL;
       const native = OPENAI_NATIVE_DIMENSIONS[model];
       if (dimensions === undefined && native === undefined) {
-        problem('EMBEDDINGS_DIMENSIONS', `EMBEDDINGS_MODEL '${model}' has no known vector size; set EMBEDDINGS_DIMENSIONS to it (at most ${STORED_DIMENSIONS}).`);
+        problem(
+          'EMBEDDINGS_DIMENSIONS',
+          `EMBEDDINGS_MODEL '${model}' has no known vector size; set EMBEDDINGS_DIMENSIONS to it (at most ${STORED_DIMENSIONS}).`,
+        );
       } else if (dimensions === undefined && native !== undefined && native > STORED_DIMENSIONS) {
-        problem('EMBEDDINGS_DIMENSIONS', `EMBEDDINGS_MODEL '${model}' makes ${native}-dimensional vectors, more than the ${STORED_DIMENSIONS} that can be stored; set EMBEDDINGS_DIMENSIONS=${STORED_DIMENSIONS} (the model shortens them) or choose a smaller model.`);
+        problem(
+          'EMBEDDINGS_DIMENSIONS',
+          `EMBEDDINGS_MODEL '${model}' makes ${native}-dimensional vectors, more than the ${STORED_DIMENSIONS} that can be stored; set EMBEDDINGS_DIMENSIONS=${STORED_DIMENSIONS} (the model shortens them) or choose a smaller model.`,
+        );
       }
     }
     if (env.EMBEDDINGS_PROVIDER === 'workers-ai') {
       const model = env.EMBEDDINGS_MODEL ?? DEFAULT_WORKERS_AI_EMBEDDINGS_MODEL;
       const native = WORKERS_AI_NATIVE_DIMENSIONS[model];
       if (dimensions === undefined && native === undefined) {
-        problem('EMBEDDINGS_DIMENSIONS', `EMBEDDINGS_MODEL '${model}' has no known vector size; set EMBEDDINGS_DIMENSIONS to it (at most ${STORED_DIMENSIONS}).`);
+        problem(
+          'EMBEDDINGS_DIMENSIONS',
+          `EMBEDDINGS_MODEL '${model}' has no known vector size; set EMBEDDINGS_DIMENSIONS to it (at most ${STORED_DIMENSIONS}).`,
+        );
       } else if (dimensions !== undefined && native !== undefined && dimensions !== native) {
-        problem('EMBEDDINGS_DIMENSIONS', `Workers AI cannot shorten vectors: EMBEDDINGS_MODEL '${model}' makes ${native}-dimensional vectors, but EMBEDDINGS_DIMENSIONS is ${dimensions}; remove EMBEDDINGS_DIMENSIONS.`);
+        problem(
+          'EMBEDDINGS_DIMENSIONS',
+          `Workers AI cannot shorten vectors: EMBEDDINGS_MODEL '${model}' makes ${native}-dimensional vectors, but EMBEDDINGS_DIMENSIONS is ${dimensions}; remove EMBEDDINGS_DIMENSIONS.`,
+        );
       }
     }
   })
-  .transform(
-    (env): ProviderConfig => ({
-      embeddingsProvider: env.EMBEDDINGS_PROVIDER,
-      llmProvider: env.LLM_PROVIDER,
-      openAiBaseUrl: env.OPENAI_BASE_URL,
-      openAiApiKey: env.OPENAI_API_KEY,
-      embeddingsModel: env.EMBEDDINGS_MODEL,
-      embeddingsDimensions: env.EMBEDDINGS_DIMENSIONS,
-      embeddingsThreshold: env.EMBEDDINGS_THRESHOLD,
-      llmModel: env.LLM_MODEL,
-    }),
-  );
+  .transform((env): ProviderConfig => ({
+    embeddingsProvider: env.EMBEDDINGS_PROVIDER,
+    llmProvider: env.LLM_PROVIDER,
+    openAiBaseUrl: env.OPENAI_BASE_URL,
+    openAiApiKey: env.OPENAI_API_KEY,
+    embeddingsModel: env.EMBEDDINGS_MODEL,
+    embeddingsDimensions: env.EMBEDDINGS_DIMENSIONS,
+    embeddingsThreshold: env.EMBEDDINGS_THRESHOLD,
+    llmModel: env.LLM_MODEL,
+  }));
 
 /**
  * Reads the provider settings from the worker's `env`; a wrong setting is a CONFIG_ERROR whose
@@ -192,14 +223,18 @@ export function createProviders(config: ProviderConfig, ai?: AiBinding): Provide
   };
   const embeddingsModel = { model: config.embeddingsModel, dimensions: config.embeddingsDimensions };
   const embeddings =
-    config.embeddingsProvider === 'openai' ? createOpenAiEmbeddings({ ...openAi, ...embeddingsModel })
-    : config.embeddingsProvider === 'workers-ai' ? createWorkersAiEmbeddings({ ai: binding(), ...embeddingsModel })
-    : offlineEmbeddings;
+    config.embeddingsProvider === 'openai'
+      ? createOpenAiEmbeddings({ ...openAi, ...embeddingsModel })
+      : config.embeddingsProvider === 'workers-ai'
+        ? createWorkersAiEmbeddings({ ai: binding(), ...embeddingsModel })
+        : offlineEmbeddings;
   return {
     embeddings: config.embeddingsThreshold === undefined ? embeddings : { ...embeddings, defaultThreshold: config.embeddingsThreshold },
     dependencies:
-      config.llmProvider === 'openai' ? createOpenAiDependencyDetector({ ...openAi, model: config.llmModel })
-      : config.llmProvider === 'workers-ai' ? createWorkersAiDependencyDetector({ ai: binding(), model: config.llmModel })
-      : offlineDependencyDetector,
+      config.llmProvider === 'openai'
+        ? createOpenAiDependencyDetector({ ...openAi, model: config.llmModel })
+        : config.llmProvider === 'workers-ai'
+          ? createWorkersAiDependencyDetector({ ai: binding(), model: config.llmModel })
+          : offlineDependencyDetector,
   };
 }

@@ -10,7 +10,14 @@ import * as z from 'zod';
 import { detectWithLlm, type LlmDetectionLimits } from './llm-detection.ts';
 import { ProviderError, STORED_DIMENSIONS, UNCALIBRATED_THRESHOLD } from './types.ts';
 import type { DependencyDetector, EmbeddingProvider } from '../core/providers.ts';
-import { assertStorableDimensions, DEFAULT_TIMEOUT_MS, embedInBatches, isRetryableStatus, withDeadline, type BatchEmbedding } from './upstream.ts';
+import {
+  assertStorableDimensions,
+  DEFAULT_TIMEOUT_MS,
+  embedInBatches,
+  isRetryableStatus,
+  withDeadline,
+  type BatchEmbedding,
+} from './upstream.ts';
 
 /** OPENAI_BASE_URL when unset. */
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -81,7 +88,15 @@ export function createOpenAiEmbeddings({
   const dimensions = requested ?? OPENAI_NATIVE_DIMENSIONS[model];
   assertStorableDimensions(model, dimensions);
   const id = requested !== undefined && requested !== OPENAI_NATIVE_DIMENSIONS[model] ? `openai:${model}@${requested}` : `openai:${model}`;
-  const endpoint = { provider: id, apiKey, baseUrl: trimSlash(baseUrl), timeoutMs, purpose: 'embeddings', modelVariable: 'EMBEDDINGS_MODEL', model } as const;
+  const endpoint = {
+    provider: id,
+    apiKey,
+    baseUrl: trimSlash(baseUrl),
+    timeoutMs,
+    purpose: 'embeddings',
+    modelVariable: 'EMBEDDINGS_MODEL',
+    model,
+  } as const;
   const batches: BatchEmbedding = {
     id,
     dimensions,
@@ -115,32 +130,52 @@ export function createOpenAiDependencyDetector({
   ...limits
 }: OpenAiDetectorOptions): DependencyDetector {
   const id = `llm:openai:${model}`;
-  const endpoint = { provider: id, apiKey, baseUrl: trimSlash(baseUrl), timeoutMs, purpose: 'LLM', modelVariable: 'LLM_MODEL', model } as const;
+  const endpoint = {
+    provider: id,
+    apiKey,
+    baseUrl: trimSlash(baseUrl),
+    timeoutMs,
+    purpose: 'LLM',
+    modelVariable: 'LLM_MODEL',
+    model,
+  } as const;
 
   return {
     id,
     detect: (tasks, options) =>
-      detectWithLlm(tasks, options, id, async (messages, format, signal) => {
-        const body = {
-          model,
-          messages,
-          temperature: 0,
-          response_format: { type: 'json_schema', json_schema: { name: format.name, strict: true, schema: format.schema } },
-        };
-        const parsed = CHAT_RESPONSE.safeParse(await post(endpoint, '/chat/completions', body, signal));
-        const message = parsed.success ? parsed.data.choices[0]?.message : undefined;
-        if (!message) {
-          throw new ProviderError(`The LLM provider ${id} answered without a chat completion; check OPENAI_BASE_URL points at an OpenAI-compatible API.`, {
-            provider: id,
-            retryable: false,
-          });
-        }
-        if (message.refusal) {
-          throw new ProviderError(`The model ${model} refused to analyse these tasks: ${message.refusal}`, { provider: id, retryable: false });
-        }
-        // A missing content is treated like malformed output: it gets the repair round.
-        return message.content ?? '';
-      }, limits),
+      detectWithLlm(
+        tasks,
+        options,
+        id,
+        async (messages, format, signal) => {
+          const body = {
+            model,
+            messages,
+            temperature: 0,
+            response_format: { type: 'json_schema', json_schema: { name: format.name, strict: true, schema: format.schema } },
+          };
+          const parsed = CHAT_RESPONSE.safeParse(await post(endpoint, '/chat/completions', body, signal));
+          const message = parsed.success ? parsed.data.choices[0]?.message : undefined;
+          if (!message) {
+            throw new ProviderError(
+              `The LLM provider ${id} answered without a chat completion; check OPENAI_BASE_URL points at an OpenAI-compatible API.`,
+              {
+                provider: id,
+                retryable: false,
+              },
+            );
+          }
+          if (message.refusal) {
+            throw new ProviderError(`The model ${model} refused to analyse these tasks: ${message.refusal}`, {
+              provider: id,
+              retryable: false,
+            });
+          }
+          // A missing content is treated like malformed output: it gets the repair round.
+          return message.content ?? '';
+        },
+        limits,
+      ),
   };
 }
 

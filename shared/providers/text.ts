@@ -10,9 +10,9 @@ import { stem } from 'porter2';
  * wrap a search in ("tasks related to …", "anything about …").
  */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
+  // Snowball English.
   (
-    // Snowball English.
-    "i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers herself it its itself " +
+    'i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers herself it its itself ' +
     'they them their theirs themselves what which who whom this that these those am is are was were be been being have has had having ' +
     'do does did doing would should could ought ' +
     "i'm you're he's she's it's we're they're i've you've we've they've i'd you'd he'd she'd we'd they'd i'll you'll he'll she'll we'll they'll " +

@@ -6,7 +6,6 @@
 import { EMBEDDING_DIMENSIONS } from '../../drizzle/schema.ts';
 import { fail, type Failure } from '../core/contract.ts';
 
-
 /**
  * The default threshold of a neural embeddings model nobody here has calibrated: related short
  * texts score above it and unrelated ones below it for current general-purpose models (e.g. OpenAI's
@@ -14,10 +13,6 @@ import { fail, type Failure } from '../core/contract.ts';
  * EMBEDDINGS_THRESHOLD.
  */
 export const UNCALIBRATED_THRESHOLD = 0.3;
-
-
-
-
 
 export interface ProviderErrorOptions {
   /** The adapter that failed, e.g. 'openai:text-embedding-3-small'. */

@@ -85,7 +85,10 @@ export async function embedInBatches(
     const batch = texts.slice(start, start + batchSize);
     const answer = await fetchBatch(batch, signal);
     if (answer?.length !== batch.length) {
-      throw new ProviderError(`The embeddings provider ${id} answered without one vector per text; ${shapeHint}`, { provider: id, retryable: false });
+      throw new ProviderError(`The embeddings provider ${id} answered without one vector per text; ${shapeHint}`, {
+        provider: id,
+        retryable: false,
+      });
     }
     for (const vector of answer) {
       if (vector.length !== dimensions) {

@@ -10,7 +10,14 @@ import * as z from 'zod';
 import { detectWithLlm, type LlmDetectionLimits } from './llm-detection.ts';
 import { ProviderError, UNCALIBRATED_THRESHOLD } from './types.ts';
 import type { DependencyDetector, EmbeddingProvider } from '../core/providers.ts';
-import { assertStorableDimensions, DEFAULT_TIMEOUT_MS, embedInBatches, isRetryableStatus, withDeadline, type BatchEmbedding } from './upstream.ts';
+import {
+  assertStorableDimensions,
+  DEFAULT_TIMEOUT_MS,
+  embedInBatches,
+  isRetryableStatus,
+  withDeadline,
+  type BatchEmbedding,
+} from './upstream.ts';
 
 /** The part of the Workers AI binding (`env.AI`) the adapters use. */
 export interface AiBinding {
@@ -114,19 +121,25 @@ export function createWorkersAiDependencyDetector({
   return {
     id,
     detect: (tasks, options) =>
-      detectWithLlm(tasks, options, id, async (messages, format, signal) => {
-        const inputs = {
-          messages,
-          max_tokens: maxTokens,
-          temperature: 0,
-          // Workers AI takes the bare schema where OpenAI wraps it with a name.
-          response_format: { type: 'json_schema', json_schema: format.schema },
-        };
-        const output = await run(ai, context, inputs, timeoutMs, signal);
-        // In JSON mode `response` is usually the parsed object already; a string is parsed later.
-        const response = (output as { response?: unknown } | null)?.response;
-        return response ?? '';
-      }, limits),
+      detectWithLlm(
+        tasks,
+        options,
+        id,
+        async (messages, format, signal) => {
+          const inputs = {
+            messages,
+            max_tokens: maxTokens,
+            temperature: 0,
+            // Workers AI takes the bare schema where OpenAI wraps it with a name.
+            response_format: { type: 'json_schema', json_schema: format.schema },
+          };
+          const output = await run(ai, context, inputs, timeoutMs, signal);
+          // In JSON mode `response` is usually the parsed object already; a string is parsed later.
+          const response = (output as { response?: unknown } | null)?.response;
+          return response ?? '';
+        },
+        limits,
+      ),
   };
 }
 
@@ -134,14 +147,29 @@ const EMBEDDINGS_OUTPUT = z.object({ data: z.array(z.array(z.number())) });
 
 /** HTTP statuses of the binding's internal error codes (developers.cloudflare.com/workers-ai/platform/errors). */
 const STATUS_OF_CODE: Readonly<Record<string, number>> = {
-  '3003': 400, '3006': 413, '3007': 408, '3008': 408, '3023': 403, '3036': 429, '3039': 400, '3040': 429,
-  '3041': 403, '3042': 404, '5004': 400, '5005': 405, '5007': 400, '5016': 403, '5018': 403, '5019': 405,
+  '3003': 400,
+  '3006': 413,
+  '3007': 408,
+  '3008': 408,
+  '3023': 403,
+  '3036': 429,
+  '3039': 400,
+  '3040': 429,
+  '3041': 403,
+  '3042': 404,
+  '5004': 400,
+  '5005': 405,
+  '5007': 400,
+  '5016': 403,
+  '5018': 403,
+  '5019': 405,
 };
 /** The daily free allocation is used up: a 429 that retrying in seconds cannot cure. */
 const ALLOCATION_EXHAUSTED = '3036';
 const NO_SUCH_MODEL = new Set(['3042', '5007']);
 /** Failures without a code that are worth retrying: a lost connection or an upstream hiccup. */
-const TRANSIENT_MESSAGE = /network connection lost|connection (reset|closed|refused)|internal server error|service unavailable|InferenceUpstreamError|temporarily/i;
+const TRANSIENT_MESSAGE =
+  /network connection lost|connection (reset|closed|refused)|internal server error|service unavailable|InferenceUpstreamError|temporarily/i;
 const MAX_UPSTREAM_MESSAGE_CHARS = 300;
 
 interface RunContext {
@@ -150,7 +178,13 @@ interface RunContext {
   modelVariable: string;
 }
 
-async function run(ai: AiBinding, context: RunContext, inputs: unknown, timeoutMs: number, signal: AbortSignal | undefined): Promise<unknown> {
+async function run(
+  ai: AiBinding,
+  context: RunContext,
+  inputs: unknown,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<unknown> {
   try {
     return await withDeadline(context.provider, timeoutMs, signal, (deadline) => ai.run(context.model, inputs, { signal: deadline }));
   } catch (error) {
@@ -166,13 +200,19 @@ function bindingError({ provider, model, modelVariable }: RunContext, error: unk
   const common = { provider, cause: error, ...(status === undefined ? {} : { status }) };
 
   if (code === ALLOCATION_EXHAUSTED) {
-    return new ProviderError(`Workers AI refused ${model}: the account's daily free allocation is used up (${upstream}); upgrade to Workers Paid, or choose another provider.`, {
+    return new ProviderError(
+      `Workers AI refused ${model}: the account's daily free allocation is used up (${upstream}); upgrade to Workers Paid, or choose another provider.`,
+      {
+        ...common,
+        retryable: false,
+      },
+    );
+  }
+  if (code !== undefined && NO_SUCH_MODEL.has(code)) {
+    return new ProviderError(`Workers AI has no model '${model}' (${upstream}); set ${modelVariable} to a current Workers AI model.`, {
       ...common,
       retryable: false,
     });
-  }
-  if (code !== undefined && NO_SUCH_MODEL.has(code)) {
-    return new ProviderError(`Workers AI has no model '${model}' (${upstream}); set ${modelVariable} to a current Workers AI model.`, { ...common, retryable: false });
   }
   const retryable = status === undefined ? code === undefined && TRANSIENT_MESSAGE.test(raw) : isRetryableStatus(status);
   return new ProviderError(

@@ -45,13 +45,15 @@ export interface ChunkLayout {
  */
 export function chunkLayout(totalCharacters: number, options: ChunkOptions = {}): ChunkLayout {
   const { chunkSize, overlap } = resolveOptions(options);
-  if (!Number.isInteger(totalCharacters) || totalCharacters < 0) throw new RangeError(`totalCharacters must be an integer >= 0, got ${totalCharacters}`);
+  if (!Number.isInteger(totalCharacters) || totalCharacters < 0)
+    throw new RangeError(`totalCharacters must be an integer >= 0, got ${totalCharacters}`);
   const totalChunks = totalCharacters <= chunkSize ? 1 : Math.ceil((totalCharacters - chunkSize) / (chunkSize - overlap)) + 1;
   return {
     totalChunks,
     totalCharacters,
     span(n) {
-      if (!Number.isInteger(n) || n < 1 || n > totalChunks) throw new RangeError(`chunk must be an integer from 1 to ${totalChunks}, got ${n}`);
+      if (!Number.isInteger(n) || n < 1 || n > totalChunks)
+        throw new RangeError(`chunk must be an integer from 1 to ${totalChunks}, got ${n}`);
       const { start, end } = chunkWindow(n, options);
       return { start, end: Math.min(end, totalCharacters) };
     },

@@ -32,7 +32,10 @@ const documentTaskShape = z.object({
   task_id: z.string(),
   text: z.string(),
   position: z.int().describe("The task's order in the document, from 0."),
-  embedding_status: z.enum(['pending', 'completed', 'failed']).optional().describe('detailed only: whether semantic-search can find it yet.'),
+  embedding_status: z
+    .enum(['pending', 'completed', 'failed'])
+    .optional()
+    .describe('detailed only: whether semantic-search can find it yet.'),
   content_offset: z.int().optional().describe("detailed only: where the task's line starts in the document, in characters."),
 });
 
@@ -92,7 +95,12 @@ const MIN_TASK_JSON_CHARS = 60;
  * The summaries of `ids` (those the project has; the others are absent from the map) for chunk
  * `chunk`. One query: titles, lengths in characters, and task counts, without reading content out.
  */
-export async function readDocumentSummaries(db: Database, projectId: string, ids: readonly string[], chunk: number): Promise<Map<string, DocumentSummary>> {
+export async function readDocumentSummaries(
+  db: Database,
+  projectId: string,
+  ids: readonly string[],
+  chunk: number,
+): Promise<Map<string, DocumentSummary>> {
   const span = chunkWindow(chunk);
   const { rows } = await db.execute(sql`
     select d.id, d.title, char_length(d.content)::int as length,
@@ -154,7 +162,14 @@ export async function readDocumentPage(
   const vanished = ids.find((id) => !contents.has(id));
   if (vanished) return { entries: [], next: null, vanished };
   const tasksOf = Map.groupBy(
-    taskRows.rows as { task_id: string; document_id: string; text: string; position: number; embedding_status: 'pending' | 'completed' | 'failed'; content_offset: number }[],
+    taskRows.rows as {
+      task_id: string;
+      document_id: string;
+      text: string;
+      position: number;
+      embedding_status: 'pending' | 'completed' | 'failed';
+      content_offset: number;
+    }[],
     (row) => row.document_id,
   );
 
@@ -170,14 +185,21 @@ export async function readDocumentPage(
     }));
     // The first document of a page always advances; a later one whose tasks do not fit starts the next page.
     const page = fitToBudget(tasks, listBudget, { atLeast: index === 0 ? 1 : 0 });
-    if (index > 0 && page.length === 0 && document.chunkTaskCount > 0) return { entries, next: { document: from.document + index, task: 0 } };
+    if (index > 0 && page.length === 0 && document.chunkTaskCount > 0)
+      return { entries, next: { document: from.document + index, task: 0 } };
     listBudget -= jsonLength(page);
     const { chunkSize, overlap } = CHUNK_DEFAULTS;
     entries.push({
       document_id: document.id,
       title: document.title,
       content: contents.get(document.id) ?? null,
-      pagination: { current_chunk: chunk, total_chunks: document.layout.totalChunks, chunk_size: chunkSize, overlap, total_characters: document.layout.totalCharacters },
+      pagination: {
+        current_chunk: chunk,
+        total_chunks: document.layout.totalChunks,
+        chunk_size: chunkSize,
+        overlap,
+        total_characters: document.layout.totalCharacters,
+      },
       task_count: document.taskCount,
       chunk_task_count: document.chunkTaskCount,
       tasks_from: skip,
@@ -189,4 +211,3 @@ export async function readDocumentPage(
   const after = from.document + planned.length;
   return { entries, next: after < documents.length ? { document: after, task: 0 } : null };
 }
-

@@ -20,7 +20,7 @@ export const taskRecordShape = z.object({
     incoming: z.int().describe('Saved relationships whose target is this task.'),
   }),
   embedding_model: z.string().nullable().optional().describe('detailed only: the provider that embedded it.'),
-  content_offset: z.int().optional().describe("detailed only: where its line starts in the document, in characters."),
+  content_offset: z.int().optional().describe('detailed only: where its line starts in the document, in characters.'),
 });
 
 export type TaskRecord = z.output<typeof taskRecordShape>;
@@ -34,7 +34,8 @@ export async function readTaskRecord(db: Database, projectId: string, id: string
            (select count(*)::int from task_relationships r where r.project_id = t.project_id and r.target_task_id = t.id) as incoming
     from tasks t join documents d on d.id = t.document_id
     where t.project_id = ${projectId} and t.id = ${id}`);
-  const row = rows[0] as (Omit<TaskRecord, 'relationship_count' | 'chunk_number'> & { outgoing: number; incoming: number; content_offset: number }) | undefined;
+  const row = rows[0] as
+    (Omit<TaskRecord, 'relationship_count' | 'chunk_number'> & { outgoing: number; incoming: number; content_offset: number }) | undefined;
   if (!row) return undefined;
   const { outgoing, incoming, embedding_model, content_offset, ...task } = row;
   return {

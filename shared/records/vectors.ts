@@ -29,7 +29,12 @@ export interface StoredTaskVector {
 }
 
 /** The tasks `ids` of the project with their texts and, where usable, their vectors (absent ids are absent). */
-export async function readTaskVectors(db: Database, projectId: string, ids: readonly string[], model: string): Promise<Map<string, StoredTaskVector>> {
+export async function readTaskVectors(
+  db: Database,
+  projectId: string,
+  ids: readonly string[],
+  model: string,
+): Promise<Map<string, StoredTaskVector>> {
   const batches: string[][] = [];
   for (let start = 0; start < ids.length; start += VECTOR_BATCH_SIZE) batches.push(ids.slice(start, start + VECTOR_BATCH_SIZE));
   const answers = await Promise.all(

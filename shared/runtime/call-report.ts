@@ -30,7 +30,10 @@ export interface CallReportOptions {
 }
 
 /** What an execution adds to its row and span, besides the outcome. */
-export type ExecutionFacts = Pick<ExecutionRecord, 'input' | 'outcome' | 'durationMs' | 'attempts' | 'queuedMs' | 'performanceWarning' | 'warnings' | 'retryErrors'> & {
+export type ExecutionFacts = Pick<
+  ExecutionRecord,
+  'input' | 'outcome' | 'durationMs' | 'attempts' | 'queuedMs' | 'performanceWarning' | 'warnings' | 'retryErrors'
+> & {
   /** Unix milliseconds when the call got its slot: the span's queue-wait event. */
   admittedAtMs: number;
 };
@@ -52,8 +55,18 @@ export class CallReport {
   /** A call refused before it executed: its refusal row (counted in the metrics) and its span, after the answer. */
   refused(failure: Failure, durationMs: number): void {
     const { tool, traceId, arrivedAt, caller, scope, parentExecutionId } = this.#options;
-    const record = { traceId, projectId: caller.project.id, apiKeyId: caller.keyId, tool: tool.id, failure, startedAt: arrivedAt, parentExecutionId };
-    scope.waitUntil(afterResponse(() => Promise.all([recordRefusal(caller.db, record), this.#send({ outcome: failure, durationMs, refused: true })])));
+    const record = {
+      traceId,
+      projectId: caller.project.id,
+      apiKeyId: caller.keyId,
+      tool: tool.id,
+      failure,
+      startedAt: arrivedAt,
+      parentExecutionId,
+    };
+    scope.waitUntil(
+      afterResponse(() => Promise.all([recordRefusal(caller.db, record), this.#send({ outcome: failure, durationMs, refused: true })])),
+    );
   }
 
   /** A call that executed: its execution row and its span, after the answer. */
@@ -62,7 +75,16 @@ export class CallReport {
     scope.waitUntil(
       afterResponse(() =>
         Promise.all([
-          recordExecution(caller.db, { ...facts, traceId, tool: tool.id, projectId: caller.project.id, startedAt: arrivedAt, apiKeyId: caller.keyId, span: this.#span, parentExecutionId }),
+          recordExecution(caller.db, {
+            ...facts,
+            traceId,
+            tool: tool.id,
+            projectId: caller.project.id,
+            startedAt: arrivedAt,
+            apiKeyId: caller.keyId,
+            span: this.#span,
+            parentExecutionId,
+          }),
           this.#send({
             outcome: facts.outcome,
             durationMs: facts.durationMs,
@@ -96,7 +118,10 @@ export class CallReport {
       queuedMs: 0,
       performanceWarning: false,
       retries: [],
-      content: { arguments: this.received ?? null, result: outcome.ok ? outcome.data : { code: outcome.error.code, message: outcome.error.message, details: outcome.error.details } },
+      content: {
+        arguments: this.received ?? null,
+        result: outcome.ok ? outcome.data : { code: outcome.error.code, message: outcome.error.message, details: outcome.error.details },
+      },
       ...rest,
     });
   }
@@ -114,8 +139,17 @@ export function logUnsuccessful(event: 'call_refused' | 'call_failed', failure: 
   const { code, retryable, details } = failure.error;
   const fields = details?.fields?.map(({ field, code: problem }) => ({ field, code: problem }));
   // The record the failure is about (a DOCUMENT_DELETED's document, a NOT_FOUND's entity), by id only.
-  const about = Object.entries(details ?? {}).filter(([key, value]) => (key === 'entity_type' || key.endsWith('_id')) && (typeof value === 'string' || typeof value === 'number'));
-  log(status >= 500 ? 'error' : 'warn', event, { ...Object.fromEntries(about), ...context, code, status, retryable, ...(fields ? { fields } : {}) });
+  const about = Object.entries(details ?? {}).filter(
+    ([key, value]) => (key === 'entity_type' || key.endsWith('_id')) && (typeof value === 'string' || typeof value === 'number'),
+  );
+  log(status >= 500 ? 'error' : 'warn', event, {
+    ...Object.fromEntries(about),
+    ...context,
+    code,
+    status,
+    retryable,
+    ...(fields ? { fields } : {}),
+  });
 }
 
 /** Runs `work` in a later task, so that building and sending what it writes happens after the answer is out. */

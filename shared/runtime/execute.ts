@@ -21,9 +21,13 @@ export async function execute(tool: AnyTool, input: unknown, context: ToolContex
   if (!outcome.ok) return outcome;
   const checked = tool.output.safeParse(outcome.data);
   if (checked.success) return { ...outcome, data: checked.data };
-  return fail('UNKNOWN_ERROR', `The tool '${tool.id}' produced a result that does not match its declared output; this is a bug in the tool, recorded with trace id ${context.traceId}.`, {
-    cause: checked.error,
-  });
+  return fail(
+    'UNKNOWN_ERROR',
+    `The tool '${tool.id}' produced a result that does not match its declared output; this is a bug in the tool, recorded with trace id ${context.traceId}.`,
+    {
+      cause: checked.error,
+    },
+  );
 }
 
 /** What a thrown error means for the caller: a carried failure, a provider or database failure, or a bug. */
@@ -35,9 +39,13 @@ function failureOf(error: unknown, traceId: string): Failure {
 
 /** An error nobody anticipated: the caller learns the trace id, the trace keeps the stack. */
 export function unexpected(error: unknown, traceId: string): Failure {
-  return fail('UNKNOWN_ERROR', `The tool failed unexpectedly. The error was recorded with trace id ${traceId}; repeating the same call is unlikely to help.`, {
-    cause: error,
-  });
+  return fail(
+    'UNKNOWN_ERROR',
+    `The tool failed unexpectedly. The error was recorded with trace id ${traceId}; repeating the same call is unlikely to help.`,
+    {
+      cause: error,
+    },
+  );
 }
 
 /**
@@ -47,15 +55,22 @@ export function unexpected(error: unknown, traceId: string): Failure {
  * warning, the `lease_lost` log event and the trace of the call.
  */
 export function leaseWarning(lapse: LeaseLapse): Warning {
-  return { code: 'lease_lost', message: `The execution slot could not be vouched for while the tool ran (${lapse.detail}); the limit on concurrent executions may have been exceeded. The answer is the tool's own: its work is done.` };
+  return {
+    code: 'lease_lost',
+    message: `The execution slot could not be vouched for while the tool ran (${lapse.detail}); the limit on concurrent executions may have been exceeded. The answer is the tool's own: its work is done.`,
+  };
 }
 
 /** The slot's lease lapsed between the grant and the start: the tool did not run. */
 export function leaseLapsedBeforeStart(lapse: LeaseLapse): Failure {
-  return fail('BUSY', `The execution slot was lost before the tool started (${lapse.detail}), so the call did not run. Repeat it in a moment.`, {
-    retryable: true,
-    details: { reason: 'lease_lost', retry_after_ms: 1_000 },
-  });
+  return fail(
+    'BUSY',
+    `The execution slot was lost before the tool started (${lapse.detail}), so the call did not run. Repeat it in a moment.`,
+    {
+      retryable: true,
+      details: { reason: 'lease_lost', retry_after_ms: 1_000 },
+    },
+  );
 }
 
 /** How long an agent is told to wait before repeating a write the database left unconfirmed. */

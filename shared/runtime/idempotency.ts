@@ -116,7 +116,13 @@ function invalidKey(field: string, expected: string, received: string): Failure 
 /** What a call may do with its key. */
 export type Claim =
   /** The call runs; ids derive from the key; `settle` stores the answer (or drops the claim). */
-  | { ok: true; replay?: undefined; idFor(purpose: string): Promise<string>; settle(outcome: Outcome<unknown>): Promise<void>; release(): Promise<void> }
+  | {
+      ok: true;
+      replay?: undefined;
+      idFor(purpose: string): Promise<string>;
+      settle(outcome: Outcome<unknown>): Promise<void>;
+      release(): Promise<void>;
+    }
   /** The key's answer is stored: answer it, run nothing. `traceId` is the call that produced it. */
   | { ok: true; replay: { outcome: Outcome<unknown>; traceId: string } }
   /** IDEMPOTENCY_MISMATCH, CONFLICT (still running) or a database failure: answer it, run nothing. */
@@ -143,16 +149,16 @@ export interface ClaimRequest {
  * When no answer comes at all, the claim is dropped by its trace id after the call is answered, so
  * that the key is not held for the claim's lease by a call that never ran.
  */
-export async function claimIdempotencyKey(
-  db: Database,
-  request: ClaimRequest,
-): Promise<Claim> {
+export async function claimIdempotencyKey(db: Database, request: ClaimRequest): Promise<Claim> {
   const { projectId, toolId, key, traceId, defer } = request;
   const fingerprint = await fingerprintOf(request.input);
   const where = sql`project_id = ${projectId} and tool = ${toolId} and key = ${key} and trace_id = ${traceId}`;
   const logged = (event: string) => (error: unknown) => log('warn', event, { tool: toolId, trace_id: traceId, error: errorForLog(error) });
   // Unreleased, the claim ends with its lease: the same key then runs again.
-  const release = () => db.execute(sql`delete from idempotency_keys where ${where} and status = 'running'`).then(() => undefined, logged('idempotency_release_failed'));
+  const release = () =>
+    db
+      .execute(sql`delete from idempotency_keys where ${where} and status = 'running'`)
+      .then(() => undefined, logged('idempotency_release_failed'));
   const claimed = await withRetries(() => claimStatement(db, request, fingerprint), { delayMs: CLAIM_RETRY_DELAY_MS });
   if (!claimed.outcome.ok) {
     defer(release);
@@ -171,7 +177,9 @@ export async function claimIdempotencyKey(
         // The trace id fences the update: a claim taken over in the meantime belongs to its new call.
         // Unstored, the claim is taken over once its lease ends, and the call runs again, safely.
         await db
-          .execute(sql`update idempotency_keys set status = 'completed', locked_until = null, response = ${JSON.stringify(storable(outcome))}::json where ${where}`)
+          .execute(
+            sql`update idempotency_keys set status = 'completed', locked_until = null, response = ${JSON.stringify(storable(outcome))}::json where ${where}`,
+          )
           .catch(logged('idempotency_store_failed'));
         defer(() => purgeExpired(db));
       },
@@ -179,21 +187,29 @@ export async function claimIdempotencyKey(
   }
   const quoted = JSON.stringify(key.length > 60 ? `${key.slice(0, 60)}…` : key);
   if (row.fingerprint !== null && row.fingerprint !== fingerprint) {
-    return fail('IDEMPOTENCY_MISMATCH', `The idempotency key ${quoted} was already used with a different input for '${toolId}'. A key names one call: repeat that call's input exactly to get its answer, or use a new key for a new call.`, {
-      hint: 'Generate a fresh random key (e.g. a UUID) for every new call, and reuse it only to repeat that same call.',
-      details: { reason: 'idempotency_key_reused' },
-    });
+    return fail(
+      'IDEMPOTENCY_MISMATCH',
+      `The idempotency key ${quoted} was already used with a different input for '${toolId}'. A key names one call: repeat that call's input exactly to get its answer, or use a new key for a new call.`,
+      {
+        hint: 'Generate a fresh random key (e.g. a UUID) for every new call, and reuse it only to repeat that same call.',
+        details: { reason: 'idempotency_key_reused' },
+      },
+    );
   }
   if (row.status === 'completed' && row.response !== null) {
     return { ok: true, replay: { outcome: row.response, traceId: row.trace_id! } };
   }
   // Running (or claimed by a concurrent call a moment ago, not yet visible here).
   const retryAfterMs = Math.min(Math.max(row.lease_left_ms ?? 1_000, 1_000), 2_000);
-  return fail('CONFLICT', `A call with the idempotency key ${quoted} is still running for '${toolId}'. Repeat the same call in a moment: it will receive that call's answer.`, {
-    retryable: true,
-    hint: `Wait ${Math.ceil(retryAfterMs / 1000)} s, then send the same call with the same key.`,
-    details: { reason: 'idempotency_key_in_use', retry_after_ms: retryAfterMs },
-  });
+  return fail(
+    'CONFLICT',
+    `A call with the idempotency key ${quoted} is still running for '${toolId}'. Repeat the same call in a moment: it will receive that call's answer.`,
+    {
+      retryable: true,
+      hint: `Wait ${Math.ceil(retryAfterMs / 1000)} s, then send the same call with the same key.`,
+      details: { reason: 'idempotency_key_in_use', retry_after_ms: retryAfterMs },
+    },
+  );
 }
 
 /**
@@ -274,14 +290,16 @@ function storable(outcome: Outcome<unknown>): Outcome<unknown> {
  */
 export async function purgeExpired(db: Database): Promise<void> {
   await db
-    .execute(sql`
+    .execute(
+      sql`
       with expired_keys as (
         delete from idempotency_keys where (project_id, tool, key) in (
           select project_id, tool, key from idempotency_keys where expires_at <= now() limit ${PURGE_BATCH})),
       old_receipts as (
         delete from write_receipts where id in (
           select id from write_receipts where created_at <= now() - ${RECEIPT_TTL_MS}::bigint * interval '1 millisecond' limit ${PURGE_BATCH}))
-      select 1`)
+      select 1`,
+    )
     .then(
       () => undefined,
       (error: unknown) => log('warn', 'idempotency_purge_failed', { error: errorForLog(error) }),

@@ -50,7 +50,10 @@ export function linksFromEnv(env: LinksEnv, origin: string, projectId = ''): { o
   return {
     ok: true,
     links: {
-      document: (id, title) => ({ label: linkLabel('Document', id, title), url: expand(templates.document ?? `${origin}/documents/${PLACEHOLDER}`, id) }),
+      document: (id, title) => ({
+        label: linkLabel('Document', id, title),
+        url: expand(templates.document ?? `${origin}/documents/${PLACEHOLDER}`, id),
+      }),
       task: (id, text) => ({ label: linkLabel('Task', id, text), url: expand(templates.task ?? `${origin}/tasks/${PLACEHOLDER}`, id) }),
       row: (table, id, label) => {
         const template = Object.hasOwn(templates.tables, table) ? templates.tables[table] : undefined;
@@ -58,7 +61,9 @@ export function linksFromEnv(env: LinksEnv, origin: string, projectId = ''): { o
       },
       record: (kind, id, text) => {
         const template = Object.hasOwn(templates.records, kind) ? templates.records[kind] : undefined;
-        return template === undefined ? undefined : { label: linkLabel(RECORD_KINDS[kind], String(id), text), url: expand(template, String(id)) };
+        return template === undefined
+          ? undefined
+          : { label: linkLabel(RECORD_KINDS[kind], String(id), text), url: expand(template, String(id)) };
       },
     },
   };
@@ -77,7 +82,12 @@ function readTemplates(env: LinksEnv): Templates | Failure {
 }
 
 /** A JSON object from name to template; with `names`, a name outside them is CONFIG_ERROR. */
-function readTemplateMap(variable: string, raw: string | Record<string, string> | undefined, sample: string, names?: readonly string[]): Checked<Record<string, string>> {
+function readTemplateMap(
+  variable: string,
+  raw: string | Record<string, string> | undefined,
+  sample: string,
+  names?: readonly string[],
+): Checked<Record<string, string>> {
   if (raw === undefined || raw === '') return { ok: true, value: {} };
   let value: unknown = raw;
   if (typeof raw === 'string') {
@@ -88,7 +98,10 @@ function readTemplateMap(variable: string, raw: string | Record<string, string> 
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return invalid(variable, `must be a JSON object from name to URL template, e.g. {"${sample}": "https://app.example.com/${sample}/{id}"}`);
+    return invalid(
+      variable,
+      `must be a JSON object from name to URL template, e.g. {"${sample}": "https://app.example.com/${sample}/{id}"}`,
+    );
   }
   const templates: Record<string, string> = {};
   for (const [name, template] of Object.entries(value)) {
@@ -103,10 +116,15 @@ function readTemplateMap(variable: string, raw: string | Record<string, string> 
 /** The template, undefined when unset, or CONFIG_ERROR when it is not an absolute http(s) URL with `{id}`. */
 function checkTemplate(name: string, template: string | undefined): Checked<string | undefined> {
   if (template === undefined || template === '') return { ok: true, value: undefined };
-  const sample = template.replaceAll(PLACEHOLDER, '00000000-0000-0000-0000-000000000000').replaceAll(PROJECT_PLACEHOLDER, '00000000-0000-0000-0000-000000000000');
+  const sample = template
+    .replaceAll(PLACEHOLDER, '00000000-0000-0000-0000-000000000000')
+    .replaceAll(PROJECT_PLACEHOLDER, '00000000-0000-0000-0000-000000000000');
   const url = URL.canParse(sample) ? new URL(sample) : undefined;
   if (!template.includes(PLACEHOLDER) || (url?.protocol !== 'https:' && url?.protocol !== 'http:')) {
-    return invalid(name, `must be an absolute http(s) URL containing {id}, e.g. https://app.example.com/items/{id}, but it is '${template.slice(0, 200)}'`);
+    return invalid(
+      name,
+      `must be an absolute http(s) URL containing {id}, e.g. https://app.example.com/items/{id}, but it is '${template.slice(0, 200)}'`,
+    );
   }
   return { ok: true, value: template };
 }

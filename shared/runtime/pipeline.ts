@@ -106,7 +106,13 @@ export interface CallResult {
  *   const { outcome, meta } = await callTool(tool, call, caller, scope);
  * }
  */
-export async function callTool(tool: AnyTool, call: ToolCall, caller: Authorized, scope: RequestScope, options: PipelineOptions = {}): Promise<CallResult> {
+export async function callTool(
+  tool: AnyTool,
+  call: ToolCall,
+  caller: Authorized,
+  scope: RequestScope,
+  options: PipelineOptions = {},
+): Promise<CallResult> {
   const state = startCall(tool, call, caller, scope, options);
   const checked = await check(state);
   if ('outcome' in checked) return checked;
@@ -157,7 +163,16 @@ interface Execution {
 
 function startCall(tool: AnyTool, call: ToolCall, caller: Authorized, scope: RequestScope, options: PipelineOptions): CallState {
   const traceId = crypto.randomUUID();
-  const report = new CallReport({ tool, traceId, arrivedAt: new Date(), traceparent: call.traceparent, toolCallId: call.toolCallId, caller, scope, parentExecutionId: call.parentExecutionId });
+  const report = new CallReport({
+    tool,
+    traceId,
+    arrivedAt: new Date(),
+    traceparent: call.traceparent,
+    toolCallId: call.toolCallId,
+    caller,
+    scope,
+    parentExecutionId: call.parentExecutionId,
+  });
   const resolved: Required<PipelineOptions> = {
     slowCallMs: options.slowCallMs ?? DEFAULT_SLOW_CALL_MS,
     retries: options.retries ?? DEFAULT_RETRIES,
@@ -243,7 +258,8 @@ async function claim(state: CallState, { input, key }: Checked): Promise<Claimed
     defer: (work) => scope.waitUntil(afterResponse(work)),
   });
   if (!claimed.ok) return refuse(state, claimed, caller.project.id);
-  if (claimed.replay) return { outcome: claimed.replay.outcome, meta: { ...metaOf(state), trace_id: claimed.replay.traceId, replayed: true } };
+  if (claimed.replay)
+    return { outcome: claimed.replay.outcome, meta: { ...metaOf(state), trace_id: claimed.replay.traceId, replayed: true } };
   return claimed;
 }
 
@@ -308,7 +324,13 @@ async function run(
       settleMs: tool.acceptsIdempotencyKey ? options.settleWritesMs : 0,
       signal: call.signal,
       onRetry: (attempt, failure) => {
-        retryErrors.push({ attempt: attempt - 1, code: failure.error.code, message: failure.error.message, timeMs: Date.now(), cause: describeCause(failure.cause) });
+        retryErrors.push({
+          attempt: attempt - 1,
+          code: failure.error.code,
+          message: failure.error.message,
+          timeMs: Date.now(),
+          cause: describeCause(failure.cause),
+        });
         log('warn', 'retrying', { tool: tool.id, trace_id: traceId, attempt, code: failure.error.code, error: errorForLog(failure.cause) });
       },
     });
@@ -326,14 +348,18 @@ async function run(
 }
 
 /** What the tool sees of its call: the database, project, providers (built on first use), signal, ids, links and progress. */
-function toolContext({ tool, call, caller, scope, traceId }: CallState, { links, idFor }: Pick<ToolContext, 'links' | 'idFor'>): ToolContext {
+function toolContext(
+  { tool, call, caller, scope, traceId }: CallState,
+  { links, idFor }: Pick<ToolContext, 'links' | 'idFor'>,
+): ToolContext {
   let providers: Providers | undefined;
   let reported = -Infinity;
   return {
     db: caller.db,
     project: caller.project,
     get providers() {
-      if (!tool.providers) throw new Error(`The tool '${tool.id}' reads context.providers, but its definition names none (providers: providersFromEnv).`);
+      if (!tool.providers)
+        throw new Error(`The tool '${tool.id}' reads context.providers, but its definition names none (providers: providersFromEnv).`);
       return (providers ??= tool.providers(scope.env as Record<string, unknown>));
     },
     signal: call.signal,
@@ -360,7 +386,15 @@ async function finish(
 ): Promise<CallResult> {
   const { tool, caller, traceId, options } = state;
   const warnings = lapse ? [leaseWarning(lapse)] : undefined;
-  if (lapse) log('warn', 'lease_lost', { tool: tool.id, trace_id: traceId, project_id: caller.project.id, reason: lapse.reason, detail: lapse.detail, ok: outcome.ok });
+  if (lapse)
+    log('warn', 'lease_lost', {
+      tool: tool.id,
+      trace_id: traceId,
+      project_id: caller.project.id,
+      reason: lapse.reason,
+      detail: lapse.detail,
+      ok: outcome.ok,
+    });
   if (claimed) await claimed.settle(outcome);
   if (!outcome.ok) logUnsuccessful('call_failed', outcome, { tool: tool.id, trace_id: traceId, project_id: caller.project.id, attempts });
 

@@ -48,11 +48,18 @@ export function checkReadiness(env: Env, options: Partial<typeof READINESS_DEFAU
 
 async function probeAll(env: Env, timeoutMs: number): Promise<Outcome<Readiness>> {
   const [database, redis] = await Promise.all([probeDatabase(env, timeoutMs), probeRedis(env, timeoutMs)]);
-  const readiness: Readiness = { status: database.status !== 'down' && redis.status !== 'down' ? 'ready' : 'not_ready', checks: { database, redis } };
+  const readiness: Readiness = {
+    status: database.status !== 'down' && redis.status !== 'down' ? 'ready' : 'not_ready',
+    checks: { database, redis },
+  };
   if (readiness.status === 'ready') return ok(readiness, 'Ready: the database and the concurrency service answer.');
   const details = { ...readiness };
   if (database.status === 'down') {
-    return fail('DATABASE_ERROR', 'Not ready: the database does not answer, so tool calls would fail.', { retryable: true, status: 503, details });
+    return fail('DATABASE_ERROR', 'Not ready: the database does not answer, so tool calls would fail.', {
+      retryable: true,
+      status: 503,
+      details,
+    });
   }
   return fail('BUSY', 'Not ready: the concurrency service does not answer, so tool calls would be refused.', { retryable: true, details });
 }

@@ -64,7 +64,14 @@ export function leavesWriteUnknown(failure: Failure): boolean {
  */
 export async function withRetries<T>(
   attempt: (attemptNumber: number) => Promise<Outcome<T>>,
-  { retries = DEFAULT_RETRIES, delayMs = DEFAULT_RETRY_DELAY_MS, settleMs = 0, maxDelayMs = DEFAULT_MAX_DELAY_MS, signal, onRetry }: RetryOptions = {},
+  {
+    retries = DEFAULT_RETRIES,
+    delayMs = DEFAULT_RETRY_DELAY_MS,
+    settleMs = 0,
+    maxDelayMs = DEFAULT_MAX_DELAY_MS,
+    signal,
+    onRetry,
+  }: RetryOptions = {},
 ): Promise<{ outcome: Outcome<T>; attempts: number }> {
   let delay = delayMs;
   let settleUntil: number | undefined;

@@ -29,7 +29,9 @@ const ARTIFACTS = join(ROOT, 'test-artifacts');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) {
-  console.warn(`\n!!! Chromium not found at ${CHROMIUM}: the dashboard browser test is SKIPPED. Install it (apt-get install chromium) or set CHROMIUM_PATH.\n`);
+  console.warn(
+    `\n!!! Chromium not found at ${CHROMIUM}: the dashboard browser test is SKIPPED. Install it (apt-get install chromium) or set CHROMIUM_PATH.\n`,
+  );
 }
 
 /** A ceiling for the setup: a database stand-in, `wrangler dev` and Chromium on a machine that may be very busy. */
@@ -49,11 +51,18 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
   const calls = { conflict: '', notFound: '', tooEnergetic: '', later: '' };
 
   const api = async (path: string, init: RequestInit = {}, key = tenant.apiKey) => {
-    const response = await fetch(base + path, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers } });
+    const response = await fetch(base + path, {
+      ...init,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...init.headers },
+    });
     return { status: response.status, body: (await response.json()) as Record<string, any> };
   };
   const logMood = (timestamp: string, extra: Record<string, unknown> = {}, key?: string) =>
-    api('/tools/log-mood', { method: 'POST', body: JSON.stringify({ user_id: 'browser_user', mood: 'happy', energy_level: 6, timestamp, ...extra }) }, key);
+    api(
+      '/tools/log-mood',
+      { method: 'POST', body: JSON.stringify({ user_id: 'browser_user', mood: 'happy', energy_level: 6, timestamp, ...extra }) },
+      key,
+    );
   /** The call's row in the page's list. */
   const row = (traceId: string) => page.locator(`#calls button[data-trace-id="${traceId}"]`);
 
@@ -75,7 +84,10 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     expect(tooEnergetic.status).toBe(400);
     calls.tooEnergetic = tooEnergetic.body.meta.trace_id;
     expect((await logMood('2030-05-04T08:00:00Z', { mood: 'excited' })).status).toBe(400);
-    const notFound = await api('/tools/get-document-context', { method: 'POST', body: JSON.stringify({ task_ids: [crypto.randomUUID()] }) });
+    const notFound = await api('/tools/get-document-context', {
+      method: 'POST',
+      body: JSON.stringify({ task_ids: [crypto.randomUUID()] }),
+    });
     expect(notFound.body.error.code).toBe('NOT_FOUND');
     calls.notFound = notFound.body.meta.trace_id;
     // Another tenant's call, which this tenant's page must not show.
@@ -94,7 +106,15 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     context = await chromium.launchPersistentContext(join(temporary, 'profile'), {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
       viewport: { width: 1440, height: 900 },
     });
     page = context.pages()[0] ?? (await context.newPage());
@@ -109,7 +129,13 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
 
   /** A description list's terms and values, as shown. */
   const described = (selector: string) =>
-    page.locator(selector).evaluate((list) => Object.fromEntries(Array.from(list.querySelectorAll('dt'), (term) => term).map((term) => [term.textContent, term.nextElementSibling!.textContent])));
+    page
+      .locator(selector)
+      .evaluate((list) =>
+        Object.fromEntries(
+          Array.from(list.querySelectorAll('dt'), (term) => term).map((term) => [term.textContent, term.nextElementSibling!.textContent]),
+        ),
+      );
 
   it('shows the numbers of the calls made, for the key entered, and nothing of another tenant', async () => {
     await page.goto(`${base}/dashboard`);
@@ -129,9 +155,20 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
       'Queue p95 ms': logMoodMetrics.queued_ms.p95.toFixed(1),
       Refused: '2',
     });
-    expect(await described('#tools li[data-tool="get-document-context"] dl')).toMatchObject({ Calls: '1', 'Success rate': '0.0 %', Errors: '1 (NOT_FOUND 1)', Refused: '0' });
+    expect(await described('#tools li[data-tool="get-document-context"] dl')).toMatchObject({
+      Calls: '1',
+      'Success rate': '0.0 %',
+      Errors: '1 (NOT_FOUND 1)',
+      Refused: '0',
+    });
     expect((await page.locator('#tools h3').allInnerTexts()).sort()).toEqual(['get-document-context', 'log-mood']);
-    expect(await described('#totals')).toMatchObject({ Calls: '5', 'Success rate': '60.0 %', Failures: '2', 'Invalid input refused': '2', 'Rate limited': '0' });
+    expect(await described('#totals')).toMatchObject({
+      Calls: '5',
+      'Success rate': '60.0 %',
+      Failures: '2',
+      'Invalid input refused': '2',
+      'Rate limited': '0',
+    });
 
     // Every call of the window is listed: 5 executions and 2 refusals, this tenant's only.
     await expect.poll(() => page.locator('#calls button.call').count()).toBe(7);
@@ -140,12 +177,22 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     // Latency per tool on a log scale, with each value on hover; a sparkline per tool.
     const p95Marks = page.locator('#latency-chart circle.p95');
     expect(await p95Marks.count()).toBe(2);
-    expect(await page.locator('#latency-chart g[data-tool="log-mood"] circle.p95 title').textContent()).toBe(`log-mood p95: ${logMoodMetrics.duration_ms.p95.toFixed(1)} ms`);
+    expect(await page.locator('#latency-chart g[data-tool="log-mood"] circle.p95 title').textContent()).toBe(
+      `log-mood p95: ${logMoodMetrics.duration_ms.p95.toFixed(1)} ms`,
+    );
     expect(await page.locator('#latency-chart').getAttribute('aria-label')).toMatch(/log scale/);
-    expect(await page.locator('#tools li[data-tool="log-mood"] svg.sparkline').getAttribute('aria-label')).toMatch(/^log-mood: 4 calls, .* 1 failed$/);
+    expect(await page.locator('#tools li[data-tool="log-mood"] svg.sparkline').getAttribute('aria-label')).toMatch(
+      /^log-mood: 4 calls, .* 1 failed$/,
+    );
 
     // The key lives in this tab's sessionStorage only: no cookie, nothing in localStorage.
-    expect(await page.evaluate(() => ({ session: sessionStorage.getItem('edge-tools-api-key'), local: localStorage.length, cookie: document.cookie }))).toEqual({
+    expect(
+      await page.evaluate(() => ({
+        session: sessionStorage.getItem('edge-tools-api-key'),
+        local: localStorage.length,
+        cookie: document.cookie,
+      })),
+    ).toEqual({
       session: tenant.apiKey,
       local: 0,
       cookie: '',
@@ -186,8 +233,15 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     await dialog.waitFor({ state: 'hidden' });
   });
 
-  it("opens a call that was answered with a warning, and shows the warning the caller was told", async () => {
-    const form = { patient_name: 'Browser Patient', age: 40, weight_kg: 61.555, smoker: false, blood_type: 'A+', recorded_at: '2030-05-09T09:00:00Z' };
+  it('opens a call that was answered with a warning, and shows the warning the caller was told', async () => {
+    const form = {
+      patient_name: 'Browser Patient',
+      age: 40,
+      weight_kg: 61.555,
+      smoker: false,
+      blood_type: 'A+',
+      recorded_at: '2030-05-09T09:00:00Z',
+    };
     const rounded = await api('/tools/submit-health-form', { method: 'POST', body: JSON.stringify(form) });
     expect(rounded.status).toBe(200);
     const [warning] = rounded.body.meta.warnings;
@@ -222,12 +276,16 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
 
     await page.getByLabel('Outcome').selectOption('');
     await page.getByLabel('Code').selectOption('CONFLICT');
-    await expect.poll(() => page.locator('#calls button.call').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-trace-id'))), { timeout: LIVE_CEILING_MS }).toEqual([calls.conflict]);
+    await expect
+      .poll(() => page.locator('#calls button.call').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-trace-id'))), {
+        timeout: LIVE_CEILING_MS,
+      })
+      .toEqual([calls.conflict]);
     await page.getByLabel('Code').selectOption('');
     await row(calls.notFound).waitFor({ timeout: LIVE_CEILING_MS });
   });
 
-  it("revokes a connected client from the page, after which its token is refused", async () => {
+  it('revokes a connected client from the page, after which its token is refused', async () => {
     const client = await connectClient(base, tenant.apiKey, 'Dashboard test agent');
     expect(await mcpStatus(base, client.accessToken)).toBe(200);
     const listed = page.locator('#clients tbody tr', { has: page.getByRole('rowheader', { name: 'Dashboard test agent' }) });

@@ -18,7 +18,12 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { auth, discoverAuthorizationServerMetadata, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  auth,
+  discoverAuthorizationServerMetadata,
+  UnauthorizedError,
+  type OAuthClientProvider,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
@@ -37,7 +42,9 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) {
-  console.warn(`\n!!! Chromium not found at ${CHROMIUM}: the OAuth browser test is SKIPPED. Install it (apt-get install chromium) or set CHROMIUM_PATH.\n`);
+  console.warn(
+    `\n!!! Chromium not found at ${CHROMIUM}: the OAuth browser test is SKIPPED. Install it (apt-get install chromium) or set CHROMIUM_PATH.\n`,
+  );
 }
 
 const CLIENT_NAME = 'Edge Tools Test Agent';
@@ -150,7 +157,15 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     context = await chromium.launchPersistentContext(join(temporary, 'profile'), {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
     page = context.pages()[0] ?? (await context.newPage());
   }, 300_000);
@@ -179,7 +194,10 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
   }
 
   /** The person on the consent page at `url`: reads it, narrows it if told to, enters the key and presses a button. */
-  async function consent(url: URL, { toolsets, readOnly = false, decision = 'Approve' }: { toolsets?: string[]; readOnly?: boolean; decision?: 'Approve' | 'Deny' } = {}) {
+  async function consent(
+    url: URL,
+    { toolsets, readOnly = false, decision = 'Approve' }: { toolsets?: string[]; readOnly?: boolean; decision?: 'Approve' | 'Deny' } = {},
+  ) {
     await page.goto(url.toString());
     await page.getByLabel('API key').waitFor({ timeout: 30_000 });
     const shown = await page.locator('main').innerText();
@@ -201,7 +219,9 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     const requests: string[] = [];
     const recording = (async (input: RequestInfo | URL, init?: RequestInit) => {
       const response = await fetch(input, init);
-      requests.push(`${init?.method ?? 'GET'} ${new URL(String(input instanceof Request ? input.url : input)).pathname} ${response.status}`);
+      requests.push(
+        `${init?.method ?? 'GET'} ${new URL(String(input instanceof Request ? input.url : input)).pathname} ${response.status}`,
+      );
       return response;
     }) as typeof fetch;
     const serverUrl = new URL(base + path);
@@ -222,13 +242,22 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
   function mcpWith(token: string, path: string) {
     return fetch(base + path, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
     });
   }
 
   function tokenEndpoint(params: Record<string, string>) {
-    return fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
+    return fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(params),
+    });
   }
 
   it('discovers from a 401, registers, is approved in the browser, calls its toolset only, refreshes with rotation, and stops when revoked', async () => {
@@ -273,7 +302,10 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     const plans = await client.callTool({ name: 'list-plans', arguments: {} });
     expect((plans.structuredContent as Json).data.plans.length).toBeGreaterThan(0);
     const session = `oauth-${crypto.randomUUID()}`;
-    const saved = await client.callTool({ name: 'save-message', arguments: { session_id: session, role: 'user', content: 'Saved with an OAuth token.' } });
+    const saved = await client.callTool({
+      name: 'save-message',
+      arguments: { session_id: session, role: 'user', content: 'Saved with an OAuth token.' },
+    });
     expect(saved.isError, JSON.stringify(saved.structuredContent)).toBeFalsy();
     const readBack = await callOverHttp('get-messages', { session_id: session });
     expect(readBack.data.messages.map((message: Json) => message.content)).toEqual(['Saved with an OAuth token.']);
@@ -285,7 +317,9 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     const elsewhere = await mcpWith(provider.saved!.access_token, '/mcp/documents');
     expect(elsewhere.status).toBe(401);
     expect(elsewhere.headers.get('www-authenticate')).toContain('error="invalid_token"');
-    expect(elsewhere.headers.get('www-authenticate')).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp/documents"`);
+    expect(elsewhere.headers.get('www-authenticate')).toContain(
+      `resource_metadata="${base}/.well-known/oauth-protected-resource/mcp/documents"`,
+    );
     expect(await rows(documents)).toBe(documentsBefore);
 
     // Refresh as the SDK does it when a token expires: new tokens each time, rotating the refresh token.
@@ -303,7 +337,11 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     const revoked = await fetch(metadata.revocation_endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token: provider.saved!.refresh_token!, token_type_hint: 'refresh_token', client_id: provider.client!.client_id }),
+      body: new URLSearchParams({
+        token: provider.saved!.refresh_token!,
+        token_type_hint: 'refresh_token',
+        client_id: provider.client!.client_id,
+      }),
     });
     expect(revoked.status).toBe(200);
     const lastToken = provider.saved!.access_token;
@@ -315,7 +353,11 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
 
     // A refresh token already exchanged is refused with invalid_grant and issues nothing (its replay
     // on a live grant revokes the grant: test/integration/auth-attacks.test.ts).
-    const stale = await tokenEndpoint({ grant_type: 'refresh_token', refresh_token: original.refresh_token!, client_id: provider.client!.client_id });
+    const stale = await tokenEndpoint({
+      grant_type: 'refresh_token',
+      refresh_token: original.refresh_token!,
+      client_id: provider.client!.client_id,
+    });
     expect(stale.status).toBe(400);
     const staleBody = (await stale.json()) as Json;
     expect(staleBody.error).toBe('invalid_grant');
@@ -324,7 +366,10 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
   });
 
   it('a toolset URL pasted in another spelling (/mcp/Study/, /mcp/task_analysis): the SDK accepts its metadata, and the token works on that URL', async () => {
-    for (const [path, toolset] of [['/mcp/Study/', 'study'], ['/mcp/task_analysis', 'task-analysis']] as const) {
+    for (const [path, toolset] of [
+      ['/mcp/Study/', 'study'],
+      ['/mcp/task_analysis', 'task-analysis'],
+    ] as const) {
       const { provider, serverUrl, first, shown, answer } = await connect(path);
       expect(provider.authorizationUrls[0]!.searchParams.get('scope'), path).toBe(`${toolset}:read ${toolset}:write`);
       expect(shown, path).toContain(`${toolset}:`);
@@ -360,7 +405,14 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
 
     const grants = await listGrants(createDb(neon.connectionString), tenant.projectId);
     const grant = grants.find((row) => row.clientId === provider.client!.client_id)!;
-    expect(grant).toMatchObject({ client: CLIENT_NAME, redirectHost: new URL(callback.url).hostname, resource: `${base}/mcp`, toolsets: ['study'], readOnly: true, revokedAt: null });
+    expect(grant).toMatchObject({
+      client: CLIENT_NAME,
+      redirectHost: new URL(callback.url).hostname,
+      resource: `${base}/mcp`,
+      toolsets: ['study'],
+      readOnly: true,
+      revokedAt: null,
+    });
   });
 
   it('a person who denies: the client is told access_denied, gets no token, and nothing is recorded', async () => {
@@ -374,10 +426,14 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
 
   it("passes the MCP conformance suite's authorization-server scenarios, the person approving in the browser", async () => {
     const results = join(temporary, 'conformance');
-    const suite = spawn(process.execPath, ['local/mcp-conformance.ts', '--authorization', '--url', `${base}/mcp/study`, '--output-dir', results], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const suite = spawn(
+      process.execPath,
+      ['local/mcp-conformance.ts', '--authorization', '--url', `${base}/mcp/study`, '--output-dir', results],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let output = '';
     const authorizationUrl = new Promise<URL>((resolve) => {
       suite.stdout!.on('data', (chunk: Buffer) => {
@@ -389,7 +445,10 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     suite.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = once(suite, 'exit') as Promise<[number | null]>;
     // The suite's own callback server receives the browser's redirect.
-    const url = await Promise.race([authorizationUrl, exited.then(() => Promise.reject(new Error(`The suite ended without an authorization URL:\n${output}`)))]);
+    const url = await Promise.race([
+      authorizationUrl,
+      exited.then(() => Promise.reject(new Error(`The suite ended without an authorization URL:\n${output}`))),
+    ]);
     await page.goto(url.toString());
     await page.getByLabel('API key').fill(tenant.apiKey, { timeout: 30_000 });
     await page.getByRole('button', { name: 'Approve', exact: true }).click();
@@ -398,8 +457,15 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     const checks = readdirSync(results, { recursive: true, encoding: 'utf8' })
       .filter((file) => file.endsWith('checks.json'))
       .flatMap((file) => JSON.parse(readFileSync(join(results, file), 'utf8')) as { id: string; status: string }[]);
-    expect(checks.map((check) => check.id).sort()).toEqual(['authorization-code-grant', 'authorization-server-metadata', 'authorization-server-metadata-cimd']);
-    expect(checks.filter((check) => check.status !== 'SUCCESS'), output).toEqual([]);
+    expect(checks.map((check) => check.id).sort()).toEqual([
+      'authorization-code-grant',
+      'authorization-server-metadata',
+      'authorization-server-metadata-cimd',
+    ]);
+    expect(
+      checks.filter((check) => check.status !== 'SUCCESS'),
+      output,
+    ).toEqual([]);
     expect(code, output).toBe(0);
   }, 120_000);
 });

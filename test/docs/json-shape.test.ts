@@ -25,7 +25,9 @@ describe('shapeMismatches', () => {
     expect(shapeMismatches([1, '…'], [1, 2, 3])).toEqual([]);
     expect(shapeMismatches([1, '…'], [])).toHaveLength(1);
     expect(shapeMismatches([1, 2], [1])).toHaveLength(1);
-    expect(shapeMismatches([{ code: 'too_big' }], [{ code: 'too_small' }])).toEqual(['$[0].code: expected "too_big", received "too_small"']);
+    expect(shapeMismatches([{ code: 'too_big' }], [{ code: 'too_small' }])).toEqual([
+      '$[0].code: expected "too_big", received "too_small"',
+    ]);
   });
 
   test('numbers match any number; text, booleans and null only themselves', () => {

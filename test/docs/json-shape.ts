@@ -15,10 +15,12 @@ const ELLIPSIS = '…';
 export function shapeMismatches(example: unknown, actual: unknown, path = '$'): string[] {
   if (example === ELLIPSIS) return [];
   if (typeof example === 'string') {
-    if (typeof actual !== 'string') return [`${path}: expected a string like ${JSON.stringify(example)}, received ${JSON.stringify(actual)}`];
+    if (typeof actual !== 'string')
+      return [`${path}: expected a string like ${JSON.stringify(example)}, received ${JSON.stringify(actual)}`];
     return matchesPattern(example, actual) ? [] : [`${path}: expected ${JSON.stringify(example)}, received ${JSON.stringify(actual)}`];
   }
-  if (typeof example === 'number') return typeof actual === 'number' ? [] : [`${path}: expected a number, received ${JSON.stringify(actual)}`];
+  if (typeof example === 'number')
+    return typeof actual === 'number' ? [] : [`${path}: expected a number, received ${JSON.stringify(actual)}`];
   if (example === null || typeof example === 'boolean') {
     return actual === example ? [] : [`${path}: expected ${JSON.stringify(example)}, received ${JSON.stringify(actual)}`];
   }
@@ -31,17 +33,22 @@ export function shapeMismatches(example: unknown, actual: unknown, path = '$'): 
     }
     return shown.flatMap((item, index) => shapeMismatches(item, actual[index], `${path}[${index}]`));
   }
-  if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) return [`${path}: expected an object, received ${JSON.stringify(actual)}`];
+  if (typeof actual !== 'object' || actual === null || Array.isArray(actual))
+    return [`${path}: expected an object, received ${JSON.stringify(actual)}`];
   const shownKeys = Object.keys(example as object);
   const open = shownKeys.includes(ELLIPSIS);
   const problems: string[] = [];
   for (const key of shownKeys) {
     if (key === ELLIPSIS) continue;
     if (!(key in actual)) problems.push(`${path}.${key}: shown in the example, missing from the answer`);
-    else problems.push(...shapeMismatches((example as Record<string, unknown>)[key], (actual as Record<string, unknown>)[key], `${path}.${key}`));
+    else
+      problems.push(
+        ...shapeMismatches((example as Record<string, unknown>)[key], (actual as Record<string, unknown>)[key], `${path}.${key}`),
+      );
   }
   if (!open) {
-    for (const key of Object.keys(actual)) if (!shownKeys.includes(key)) problems.push(`${path}.${key}: in the answer, not shown in the example (add it, or "…": "…")`);
+    for (const key of Object.keys(actual))
+      if (!shownKeys.includes(key)) problems.push(`${path}.${key}: in the answer, not shown in the example (add it, or "…": "…")`);
   }
   return problems;
 }

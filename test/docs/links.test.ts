@@ -30,7 +30,9 @@ describe.each(docFiles())('%s', (file) => {
 describe.each(docFiles())('%s', (file) => {
   test('every file of the checkout it names in code exists', () => {
     // Paths written in inline code (`shared/core/contract.ts`), which refactors move; placeholders (`<tool-id>.ts`) are not paths.
-    const named = [...read(file).matchAll(/`((?:shared|functions|local|test|bench|examples|drizzle|docs)\/[\w./-]+\.(?:ts|md|wat|wasm|sql|json))`/g)].map((match) => match[1]!);
+    const named = [
+      ...read(file).matchAll(/`((?:shared|functions|local|test|bench|examples|drizzle|docs)\/[\w./-]+\.(?:ts|md|wat|wasm|sql|json))`/g),
+    ].map((match) => match[1]!);
     expect(named.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
   });
 });
@@ -38,7 +40,9 @@ describe.each(docFiles())('%s', (file) => {
 test('anchors are made as GitHub makes them', () => {
   expect(githubSlug('Deploy to production, step by step')).toBe('deploy-to-production-step-by-step');
   expect(githubSlug('Idempotency-Key: repeating a write call safely')).toBe('idempotency-key-repeating-a-write-call-safely');
-  expect(githubSlug('MCP clients (Claude Desktop, MCP Inspector, any MCP SDK)')).toBe('mcp-clients-claude-desktop-mcp-inspector-any-mcp-sdk');
+  expect(githubSlug('MCP clients (Claude Desktop, MCP Inspector, any MCP SDK)')).toBe(
+    'mcp-clients-claude-desktop-mcp-inspector-any-mcp-sdk',
+  );
   expect(githubSlug('401, 403 and 503: why a call is refused')).toBe('401-403-and-503-why-a-call-is-refused');
   expect([...headingAnchors('# A\n## Setup\n```sh\n# not a heading\n```\n## Setup\n')]).toEqual(['a', 'setup', 'setup-1']);
 });

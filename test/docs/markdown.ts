@@ -59,7 +59,14 @@ export function fencedBlocks(file: string, markdown: string): Block[] {
     }
     const [lang = '', ...flags] = info!.trim().split(/\s+/).filter(Boolean);
     const between = lines.slice(lastEnd + 1, i);
-    blocks.push({ file, line: i + 1, lang, flags, text: body.join('\n'), followsBlock: lastEnd >= 0 && between.every((l) => l.trim() === '') });
+    blocks.push({
+      file,
+      line: i + 1,
+      lang,
+      flags,
+      text: body.join('\n'),
+      followsBlock: lastEnd >= 0 && between.every((l) => l.trim() === ''),
+    });
     lastEnd = j;
     i = j;
   }
@@ -138,4 +145,3 @@ function withoutCode(markdown: string): string {
 export function read(file: string): string {
   return readFileSync(join(ROOT, file), 'utf8');
 }
-

@@ -18,7 +18,12 @@ function tableRows(markdown: string, firstHeader: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(start + 2)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.split(/(?<!\\)\|/).slice(1, -1).map((cell) => cell.trim()));
+    rows.push(
+      line
+        .split(/(?<!\\)\|/)
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
@@ -36,14 +41,24 @@ test('docs/tools.md lists every tool of every toolset, and no other', () => {
   const documented = Object.fromEntries(
     tableRows(read('docs/tools.md'), 'toolset').map(([toolset, tools]) => [
       toolset!.replace(/`/g, ''),
-      tools!.split(':')[0]!.split(',').map((id) => id.trim()).sort(),
+      tools!
+        .split(':')[0]!
+        .split(',')
+        .map((id) => id.trim())
+        .sort(),
     ]),
   );
   const functions = join(ROOT, 'functions');
   const actual = Object.fromEntries(
     readdirSync(functions, { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
-      .map((entry) => [entry.name, readdirSync(join(functions, entry.name)).filter((file) => file.endsWith('.ts')).map((file) => file.slice(0, -3)).sort()]),
+      .map((entry) => [
+        entry.name,
+        readdirSync(join(functions, entry.name))
+          .filter((file) => file.endsWith('.ts'))
+          .map((file) => file.slice(0, -3))
+          .sort(),
+      ]),
   );
   expect(documented).toEqual(actual);
 });
@@ -55,12 +70,15 @@ test('docs/operate.md configures every variable and binding a worker reads', () 
     for (const entry of readdirSync(folder, { withFileTypes: true })) {
       const path = join(folder, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.ts')) for (const match of read(relative(ROOT, path)).matchAll(/^\s+(?:readonly )?([A-Z][A-Z0-9_]{2,})\??:/gm)) declared.add(match[1]!);
+      else if (entry.name.endsWith('.ts'))
+        for (const match of read(relative(ROOT, path)).matchAll(/^\s+(?:readonly )?([A-Z][A-Z0-9_]{2,})\??:/gm)) declared.add(match[1]!);
     }
   };
   walk(join(ROOT, 'shared'));
   const variables = [...declared].filter((name) => !(name in ERROR_STATUS)).sort();
   expect(variables).toContain('DATABASE_URL');
-  const table = tableRows(read('docs/operate.md'), 'name').map(([names]) => names!).join(' ');
+  const table = tableRows(read('docs/operate.md'), 'name')
+    .map(([names]) => names!)
+    .join(' ');
   expect(variables.filter((name) => !table.includes(`\`${name}\``))).toEqual([]);
 });

@@ -35,11 +35,13 @@ export async function callOverHttp(tool: string, input: unknown): Promise<Envelo
 
 /** The ids of the toolset's tools, from the catalog (`GET /tools?toolset=`), which holds others too. */
 export async function catalogIds(): Promise<string[]> {
-  const [some, all] = await Promise.all([`?toolset=${TOOLSET}`, ''].map(async (query) => {
-    const response = await fetch(`${inject('gatewayUrl')}/tools${query}`);
-    const { data } = (await response.json()) as { data: { tools: { id: string }[] } };
-    return data.tools.map((tool) => tool.id);
-  }));
+  const [some, all] = await Promise.all(
+    [`?toolset=${TOOLSET}`, ''].map(async (query) => {
+      const response = await fetch(`${inject('gatewayUrl')}/tools${query}`);
+      const { data } = (await response.json()) as { data: { tools: { id: string }[] } };
+      return data.tools.map((tool) => tool.id);
+    }),
+  );
   expect(some).toContain('save-message');
   expect(all!.length).toBeGreaterThan(some!.length);
   return some!;

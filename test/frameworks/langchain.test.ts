@@ -43,7 +43,9 @@ describe('LangChain (@langchain/mcp-adapters)', () => {
 
   it('without checkedByServer, LangChain refuses the invalid call itself, in its own words', async () => {
     const calls = scenario('langchain-own-check');
-    const [answer] = await runToolCalls([{ type: 'tool_call', id: 'invalid', name: calls.tool, args: calls.invalid }], edgeTools(), { serverChecks: false });
+    const [answer] = await runToolCalls([{ type: 'tool_call', id: 'invalid', name: calls.tool, args: calls.invalid }], edgeTools(), {
+      serverChecks: false,
+    });
     expect(answer!.status).toBe('error');
     expect(textsOf(answer!.content)).toContain('did not match expected schema');
     expect(textsOf(answer!.content)).not.toContain('Hint:');

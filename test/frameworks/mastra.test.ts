@@ -19,7 +19,12 @@ const mastraName = (tool: string) => `edge-tools_${tool}`;
 function scriptedModel(calls: Record<string, { tool: string; input: unknown }>) {
   const steps: GenerateResult[] = [
     {
-      content: Object.entries(calls).map(([id, { tool, input }]) => ({ type: 'tool-call' as const, toolCallId: id, toolName: mastraName(tool), input: JSON.stringify(input) })),
+      content: Object.entries(calls).map(([id, { tool, input }]) => ({
+        type: 'tool-call' as const,
+        toolCallId: id,
+        toolName: mastraName(tool),
+        input: JSON.stringify(input),
+      })),
       finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
       usage,
       warnings: [],
@@ -56,7 +61,9 @@ describe('Mastra (@mastra/mcp)', () => {
     expect(result.text).toBe('Saved.');
     // The model is still shown the tool's schema, the allowed roles included.
     const offered = model.doGenerateCalls[0]!.tools?.find((tool) => tool.name === mastraName(calls.tool));
-    expect(offered && 'inputSchema' in offered ? offered.inputSchema : undefined).toMatchObject({ properties: { role: { enum: ['user', 'assistant', 'system', 'tool'] } } });
+    expect(offered && 'inputSchema' in offered ? offered.inputSchema : undefined).toMatchObject({
+      properties: { role: { enum: ['user', 'assistant', 'system', 'tool'] } },
+    });
     expect(resultRead(model, 'valid')).toContain(`in session "${calls.valid.session_id}"`);
     await expectServerAnswer(resultRead(model, 'invalid'), calls);
     await expectOnlyTheValidCallSaved(calls);

@@ -61,7 +61,8 @@ describe('OpenAI Agents SDK (MCPServerStreamableHttp)', () => {
     expect(result.finalOutput).toBe('Saved.');
     const input = model.requests[1]!.input;
     expect(Array.isArray(input)).toBe(true);
-    const output = (id: string) => textsOf((input as any[]).find((item) => item.type === 'function_call_result' && item.callId === id)?.output);
+    const output = (id: string) =>
+      textsOf((input as any[]).find((item) => item.type === 'function_call_result' && item.callId === id)?.output);
     expect(output('valid')).toContain(`in session "${calls.valid.session_id}"`);
     await expectServerAnswer(output('invalid'), calls);
     await expectOnlyTheValidCallSaved(calls);

@@ -42,7 +42,10 @@ const tool = defineTool({
 });
 
 it("aborts the tool's query when the caller goes away, and still records the call's trace", async () => {
-  const scripted = await fetch(env.TEST_SERVICES.faultControlUrl, { method: 'POST', body: JSON.stringify({ count: 1, fault: 'hang', match: 'pg_sleep', database: DATABASE }) });
+  const scripted = await fetch(env.TEST_SERVICES.faultControlUrl, {
+    method: 'POST',
+    body: JSON.stringify({ count: 1, fault: 'hang', match: 'pg_sleep', database: DATABASE }),
+  });
   expect(scripted.status).toBe(200);
   const caller = new AbortController();
   const ctx = createExecutionContext();

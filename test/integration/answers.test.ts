@@ -14,7 +14,10 @@ type Data = Record<string, any>;
 let document: Data;
 
 beforeAll(async () => {
-  const { body } = await callTool<Data>('add-document', { title: 'Tenant A only', content: '- [ ] First private task\n- [ ] Second private task' });
+  const { body } = await callTool<Data>('add-document', {
+    title: 'Tenant A only',
+    content: '- [ ] First private task\n- [ ] Second private task',
+  });
   if (!body.success) throw new Error(body.message);
   document = body.data;
 });

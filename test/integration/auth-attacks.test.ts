@@ -31,7 +31,10 @@ let projectId: string;
 /** A key of the attack project, limited to `toolsets` when given; with its id. */
 async function insertKey(toolsets: string[] | null): Promise<{ key: string; id: string }> {
   const key = generateApiKey();
-  const [row] = await db.insert(apiKeys).values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'attack', toolsets }).returning({ id: apiKeys.id });
+  const [row] = await db
+    .insert(apiKeys)
+    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'attack', toolsets })
+    .returning({ id: apiKeys.id });
   return { key, id: row!.id };
 }
 
@@ -39,7 +42,10 @@ async function insertKey(toolsets: string[] | null): Promise<{ key: string; id: 
 async function rows(): Promise<{ documents: number; moods: number; liveGrants: number }> {
   const [d] = await db.select({ n: count() }).from(documents).where(eq(documents.projectId, projectId));
   const [m] = await db.select({ n: count() }).from(moodEntries).where(eq(moodEntries.projectId, projectId));
-  const [g] = await db.select({ n: count() }).from(oauthGrants).where(and(eq(oauthGrants.projectId, projectId), isNull(oauthGrants.revokedAt)));
+  const [g] = await db
+    .select({ n: count() })
+    .from(oauthGrants)
+    .where(and(eq(oauthGrants.projectId, projectId), isNull(oauthGrants.revokedAt)));
   return { documents: d!.n, moods: m!.n, liveGrants: g!.n };
 }
 
@@ -64,9 +70,21 @@ async function connectWith(resource: string, apiKey: string, toolsets: string[],
   const answer = await postConsent(consent.cookie, { ...consent.fields, toolset: toolsets, access, api_key: apiKey, decision: 'approve' });
   expect(answer.status).toBe(302);
   const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
-  const tokens = await tokenRequest({ grant_type: 'authorization_code', code, client_id: clientId, code_verifier: verifier, redirect_uri: REDIRECT, resource });
+  const tokens = await tokenRequest({
+    grant_type: 'authorization_code',
+    code,
+    client_id: clientId,
+    code_verifier: verifier,
+    redirect_uri: REDIRECT,
+    resource,
+  });
   expect(tokens.status).toBe(200);
-  return { clientId, accessToken: tokens.body.access_token as string, refreshToken: tokens.body.refresh_token as string, scope: tokens.body.scope as string };
+  return {
+    clientId,
+    accessToken: tokens.body.access_token as string,
+    refreshToken: tokens.body.refresh_token as string,
+    scope: tokens.body.scope as string,
+  };
 }
 
 async function grantRowOf(clientId: string) {
@@ -75,7 +93,10 @@ async function grantRowOf(clientId: string) {
 }
 
 beforeAll(async () => {
-  const [project] = await db.insert(projects).values({ name: `Auth attacks ${crypto.randomUUID()}` }).returning();
+  const [project] = await db
+    .insert(projects)
+    .values({ name: `Auth attacks ${crypto.randomUUID()}` })
+    .returning();
   projectId = project!.id;
 }, 60_000);
 
@@ -89,7 +110,13 @@ describe('a grant never reaches further than the key that approved it', { timeou
     const consent = await openConsent({ clientId, resource: `${ORIGIN}/mcp`, challenge });
     // Every toolset is offered while the key is unknown.
     expect(consent.html).toContain('value="documents"');
-    const wider = await postConsent(consent.cookie, { ...consent.fields, toolset: ['documents', 'table-tools', 'study'], access: 'write', api_key: key, decision: 'approve' });
+    const wider = await postConsent(consent.cookie, {
+      ...consent.fields,
+      toolset: ['documents', 'table-tools', 'study'],
+      access: 'write',
+      api_key: key,
+      decision: 'approve',
+    });
     expect(wider.status).toBe(400);
     expect(wider.headers.get('location')).toBeNull();
     const page = await wider.text();
@@ -100,31 +127,56 @@ describe('a grant never reaches further than the key that approved it', { timeou
     expect(await rows()).toEqual(before);
 
     // Approved again within the key: a grant of study only.
-    const approved = await postConsent(consent.cookie, { ...consent.fields, toolset: 'study', access: 'write', api_key: key, decision: 'approve' });
+    const approved = await postConsent(consent.cookie, {
+      ...consent.fields,
+      toolset: 'study',
+      access: 'write',
+      api_key: key,
+      decision: 'approve',
+    });
     expect(approved.status).toBe(302);
     const code = new URL(approved.headers.get('location')!).searchParams.get('code')!;
-    const tokens = await tokenRequest({ grant_type: 'authorization_code', code, client_id: clientId, code_verifier: verifier, redirect_uri: REDIRECT, resource: `${ORIGIN}/mcp` });
+    const tokens = await tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      client_id: clientId,
+      code_verifier: verifier,
+      redirect_uri: REDIRECT,
+      resource: `${ORIGIN}/mcp`,
+    });
     expect(tokens.body.scope).toBe('study:read study:write');
     expect((await grantRowOf(clientId)).toolsets).toEqual(['study']);
     const { names } = await listed('/mcp', tokens.body.access_token);
     expect(names).toContain(STUDY_TOOL);
     expect(names).not.toContain('add-document');
     expect(names).not.toContain('log-mood');
-    for (const [name, args] of [['add-document', DOCUMENT], ['log-mood', MOOD]] as const) {
+    for (const [name, args] of [
+      ['add-document', DOCUMENT],
+      ['log-mood', MOOD],
+    ] as const) {
       const refused = await callOverMcp('/mcp', tokens.body.access_token, name, args);
       expect(refused.envelope, name).toMatchObject({ success: false, error: { code: 'PERMISSION_DENIED' } });
     }
 
     // A grant row wider than its key (as recorded before grants were bounded) still reaches only the
     // key's toolsets. The row is made read-only too, so that the listing shows when the grant was read again.
-    await db.update(oauthGrants).set({ toolsets: ['documents', 'task-analysis', 'table-tools', 'study'], readOnly: true }).where(eq(oauthGrants.clientId, clientId));
-    await vi.waitFor(async () => expect((await listed('/mcp', tokens.body.access_token)).names).not.toContain('create-flashcard'), { timeout: 5_000, interval: 100 });
+    await db
+      .update(oauthGrants)
+      .set({ toolsets: ['documents', 'task-analysis', 'table-tools', 'study'], readOnly: true })
+      .where(eq(oauthGrants.clientId, clientId));
+    await vi.waitFor(async () => expect((await listed('/mcp', tokens.body.access_token)).names).not.toContain('create-flashcard'), {
+      timeout: 5_000,
+      interval: 100,
+    });
     const widened = (await listed('/mcp', tokens.body.access_token)).names!;
     expect(widened).toContain(STUDY_TOOL);
     expect(widened).not.toContain('semantic-search');
     expect(widened).not.toContain('add-document');
     const outside = await callOverMcp('/mcp', tokens.body.access_token, 'semantic-search', { query: 'attack' });
-    expect(outside.envelope).toMatchObject({ success: false, error: { code: 'PERMISSION_DENIED', details: { reason: 'toolset_not_granted' } } });
+    expect(outside.envelope).toMatchObject({
+      success: false,
+      error: { code: 'PERMISSION_DENIED', details: { reason: 'toolset_not_granted' } },
+    });
     expect(await rows()).toEqual({ ...before, liveGrants: before.liveGrants + 1 });
   });
 
@@ -133,13 +185,27 @@ describe('a grant never reaches further than the key that approved it', { timeou
     const before = await rows();
     const grant = await connectWith(`${ORIGIN}/mcp`, key, ['documents', 'study']);
     expect((await listed('/mcp', grant.accessToken)).names).toContain('add-document');
-    await db.update(apiKeys).set({ toolsets: ['study'] }).where(eq(apiKeys.id, id));
-    await vi.waitFor(async () => expect((await listed('/mcp', grant.accessToken)).names).not.toContain('add-document'), { timeout: 5_000, interval: 100 });
+    await db
+      .update(apiKeys)
+      .set({ toolsets: ['study'] })
+      .where(eq(apiKeys.id, id));
+    await vi.waitFor(async () => expect((await listed('/mcp', grant.accessToken)).names).not.toContain('add-document'), {
+      timeout: 5_000,
+      interval: 100,
+    });
     expect((await listed('/mcp', grant.accessToken)).names).toContain(STUDY_TOOL);
-    expect((await callOverMcp('/mcp', grant.accessToken, 'add-document', DOCUMENT)).envelope).toMatchObject({ error: { code: 'PERMISSION_DENIED', details: { reason: 'toolset_not_granted' } } });
+    expect((await callOverMcp('/mcp', grant.accessToken, 'add-document', DOCUMENT)).envelope).toMatchObject({
+      error: { code: 'PERMISSION_DENIED', details: { reason: 'toolset_not_granted' } },
+    });
 
-    await db.update(apiKeys).set({ toolsets: ['table-tools'] }).where(eq(apiKeys.id, id));
-    await vi.waitFor(async () => expect((await mcp('/mcp', grant.accessToken, 'tools/list')).status).toBe(403), { timeout: 5_000, interval: 100 });
+    await db
+      .update(apiKeys)
+      .set({ toolsets: ['table-tools'] })
+      .where(eq(apiKeys.id, id));
+    await vi.waitFor(async () => expect((await mcp('/mcp', grant.accessToken, 'tools/list')).status).toBe(403), {
+      timeout: 5_000,
+      interval: 100,
+    });
     const refused = await mcp('/mcp', grant.accessToken, 'tools/list');
     expect(refused.body.error).toMatchObject({ code: 'PERMISSION_DENIED', details: { reason: 'approving_key_narrowed' } });
     expect((await callOverMcp('/mcp', grant.accessToken, 'log-mood', MOOD)).status).toBe(403);
@@ -152,7 +218,10 @@ describe('a grant never reaches further than the key that approved it', { timeou
     const grant = await connectWith(`${ORIGIN}/mcp/study`, key, ['study']);
     expect((await listed('/mcp/study', grant.accessToken)).status).toBe(200);
     await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, id));
-    await vi.waitFor(async () => expect((await listed('/mcp/study', grant.accessToken)).status).toBe(401), { timeout: 5_000, interval: 100 });
+    await vi.waitFor(async () => expect((await listed('/mcp/study', grant.accessToken)).status).toBe(401), {
+      timeout: 5_000,
+      interval: 100,
+    });
     const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: grant.refreshToken, client_id: grant.clientId });
     expect(refresh).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(refresh.body.access_token).toBeUndefined();
@@ -165,15 +234,22 @@ describe('a grant never reaches further than the key that approved it', { timeou
     const grant = await connectWith(`${ORIGIN}/mcp/documents`, key, ['documents']);
     const before = await rows();
     const { grant_id } = { grant_id: (await grantRowOf(grant.clientId)).id };
-    const calls = Array.from({ length: 4 }, (_, i) => callOverMcp('/mcp/documents', grant.accessToken, 'add-document', { ...DOCUMENT, title: `Racing ${i}` }));
+    const calls = Array.from({ length: 4 }, (_, i) =>
+      callOverMcp('/mcp/documents', grant.accessToken, 'add-document', { ...DOCUMENT, title: `Racing ${i}` }),
+    );
     const revoked = send(new Request(`${ORIGIN}/grants/${grant_id}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } }));
     const answers = await Promise.all(calls);
     expect((await revoked).status).toBe(200);
     const accepted = answers.filter((answer) => answer.envelope?.success === true).length;
     expect((await rows()).documents).toBe(before.documents + accepted);
-    await vi.waitFor(async () => expect((await listed('/mcp/documents', grant.accessToken)).status).toBe(401), { timeout: 5_000, interval: 100 });
+    await vi.waitFor(async () => expect((await listed('/mcp/documents', grant.accessToken)).status).toBe(401), {
+      timeout: 5_000,
+      interval: 100,
+    });
     expect((await callOverMcp('/mcp/documents', grant.accessToken, 'add-document', DOCUMENT)).status).toBe(401);
-    expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: grant.refreshToken, client_id: grant.clientId })).body.error).toBe('invalid_grant');
+    expect(
+      (await tokenRequest({ grant_type: 'refresh_token', refresh_token: grant.refreshToken, client_id: grant.clientId })).body.error,
+    ).toBe('invalid_grant');
     expect((await rows()).documents).toBe(before.documents + accepted);
   });
 });
@@ -188,8 +264,14 @@ describe('a token works on its resource only', { timeout: 90_000 }, () => {
     const attempts: [string, RequestInit][] = [
       ['/mcp', { method: 'POST', headers: mcpHeaders, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) }],
       ['/mcp/documents', { method: 'POST', headers: mcpHeaders, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) }],
-      ['/mcp/study,documents', { method: 'POST', headers: mcpHeaders, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) }],
-      ['/tools/add-document', { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify(DOCUMENT) }],
+      [
+        '/mcp/study,documents',
+        { method: 'POST', headers: mcpHeaders, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) },
+      ],
+      [
+        '/tools/add-document',
+        { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify(DOCUMENT) },
+      ],
       ['/tools/list-plans', { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: '{}' }],
       ['/tools', { headers: bearer }],
       ['/openapi.json', { headers: bearer }],
@@ -218,7 +300,10 @@ describe('a token works on its resource only', { timeout: 90_000 }, () => {
     const catalog = await fetchJson('/tools', { headers: bearer });
     expect(catalog.body.data.tools.map((tool: { id: string }) => tool.id)).toContain(STUDY_TOOL);
     expect(catalog.body.data.tools.map((tool: { id: string }) => tool.id)).not.toContain('add-document');
-    expect((await fetchJson('/tools/list-plans', { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: '{}' })).body.success).toBe(true);
+    expect(
+      (await fetchJson('/tools/list-plans', { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: '{}' }))
+        .body.success,
+    ).toBe(true);
     const grants = await fetchJson('/grants', { headers: bearer });
     expect(grants.status).toBe(403);
     expect(grants.body.error).toMatchObject({ details: { reason: 'api_key_required', credential: 'oauth' } });
@@ -226,7 +311,10 @@ describe('a token works on its resource only', { timeout: 90_000 }, () => {
 
   it('a key limited to toolsets is refused on /grants as a limited key, never called an OAuth token', async () => {
     const { key } = await insertKey(['study']);
-    for (const request of [new Request(`${ORIGIN}/grants`, { headers: { authorization: `Bearer ${key}` } }), new Request(`${ORIGIN}/grants/${crypto.randomUUID()}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } })]) {
+    for (const request of [
+      new Request(`${ORIGIN}/grants`, { headers: { authorization: `Bearer ${key}` } }),
+      new Request(`${ORIGIN}/grants/${crypto.randomUUID()}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } }),
+    ]) {
       const refused = await send(request);
       const body = (await refused.json()) as Json;
       expect(refused.status).toBe(403);
@@ -247,7 +335,9 @@ describe('every spelling of a toolset URL is one resource', { timeout: 180_000 }
     ] as const) {
       const before = await rows();
       // Discovery from the 401 on the pasted URL.
-      const challenge = (await send(new Request(ORIGIN + pasted, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }))).headers.get('www-authenticate')!;
+      const challenge = (
+        await send(new Request(ORIGIN + pasted, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }))
+      ).headers.get('www-authenticate')!;
       const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1]!;
       expect(challenge, pasted).toContain(`scope="${toolset}:read ${toolset}:write"`);
       const metadata = (await fetchJson(metadataUrl.slice(ORIGIN.length))).body;
@@ -259,11 +349,27 @@ describe('every spelling of a toolset URL is one resource', { timeout: 180_000 }
       const { verifier, challenge: pkceChallenge } = await pkce();
       const consent = await openConsent({ clientId, resource: metadata.resource, challenge: pkceChallenge });
       expect(consent.response.status, pasted).toBe(200);
-      expect([...consent.html.matchAll(/name="toolset" value="([^"]+)"/g)].map((match) => match[1]), pasted).toEqual([toolset]);
-      const approved = await postConsent(consent.cookie, { ...consent.fields, toolset, access: 'write', api_key: key, decision: 'approve' });
+      expect(
+        [...consent.html.matchAll(/name="toolset" value="([^"]+)"/g)].map((match) => match[1]),
+        pasted,
+      ).toEqual([toolset]);
+      const approved = await postConsent(consent.cookie, {
+        ...consent.fields,
+        toolset,
+        access: 'write',
+        api_key: key,
+        decision: 'approve',
+      });
       expect(approved.status, pasted).toBe(302);
       const code = new URL(approved.headers.get('location')!).searchParams.get('code')!;
-      const tokens = await tokenRequest({ grant_type: 'authorization_code', code, client_id: clientId, code_verifier: verifier, redirect_uri: REDIRECT, resource: metadata.resource });
+      const tokens = await tokenRequest({
+        grant_type: 'authorization_code',
+        code,
+        client_id: clientId,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT,
+        resource: metadata.resource,
+      });
       expect(tokens.status, pasted).toBe(200);
       expect((await grantRowOf(clientId)).resource).toBe(`${ORIGIN}/mcp/${toolset}`);
       // It works on the pasted URL and on every other spelling, and nowhere else.
@@ -272,7 +378,12 @@ describe('every spelling of a toolset URL is one resource', { timeout: 180_000 }
       expect((await listed('/mcp/documents', tokens.body.access_token)).status, pasted).toBe(401);
       expect((await listed('/mcp', tokens.body.access_token)).status, pasted).toBe(401);
       // A refresh names the pasted spelling too.
-      const refreshed = await tokenRequest({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: clientId, resource: metadata.resource });
+      const refreshed = await tokenRequest({
+        grant_type: 'refresh_token',
+        refresh_token: tokens.body.refresh_token,
+        client_id: clientId,
+        resource: metadata.resource,
+      });
       expect(refreshed.status, pasted).toBe(200);
       expect((await listed(pasted, refreshed.body.access_token)).status, pasted).toBe(200);
       expect(await rows(), pasted).toEqual({ ...before, liveGrants: before.liveGrants + 1 });
@@ -299,33 +410,73 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
     const before = await rows();
     await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, id));
     // The grant's row is what the delete would change: read it straight, not through the revoked key.
-    const deleted = await sendTo(new Request(`${ORIGIN}/grants/${grantId}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } }));
+    const deleted = await sendTo(
+      new Request(`${ORIGIN}/grants/${grantId}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } }),
+    );
     expect(deleted.status).toBe(401);
     expect((await grantRowOf(grant.clientId)).revokedAt).toBeNull();
     // A fresh key (the revoked one is now known to be revoked) for the write tools.
     const second = await insertKey(null);
-    expect((await sendTo(new Request(`${ORIGIN}/tools/list-plans`, { method: 'POST', headers: { authorization: `Bearer ${second.key}`, 'content-type': 'application/json' }, body: '{}' }))).status).toBe(200);
+    expect(
+      (
+        await sendTo(
+          new Request(`${ORIGIN}/tools/list-plans`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${second.key}`, 'content-type': 'application/json' },
+            body: '{}',
+          }),
+        )
+      ).status,
+    ).toBe(200);
     await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, second.id));
-    const http = await sendTo(new Request(`${ORIGIN}/tools/log-mood`, { method: 'POST', headers: { authorization: `Bearer ${second.key}`, 'content-type': 'application/json' }, body: JSON.stringify(MOOD) }));
+    const http = await sendTo(
+      new Request(`${ORIGIN}/tools/log-mood`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${second.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(MOOD),
+      }),
+    );
     expect(http.status).toBe(401);
     // Over MCP: a key verified by a first message, revoked, then a write.
     const third = await insertKey(null);
     const mcpRequest = (method: string, params: Json) =>
-      sendTo(new Request(`${ORIGIN}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${third.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) }));
+      sendTo(
+        new Request(`${ORIGIN}/mcp`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${third.key}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-06-18',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+        }),
+      );
     expect((await mcpRequest('tools/list', {})).status).toBe(200);
     await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, third.id));
     const overMcp = await mcpRequest('tools/call', { name: 'add-document', arguments: DOCUMENT });
-    const refusedOverMcp = overMcp.status === 401 || ((await overMcp.json()) as Json).result?.structuredContent?.error?.code === 'UNAUTHENTICATED';
+    const refusedOverMcp =
+      overMcp.status === 401 || ((await overMcp.json()) as Json).result?.structuredContent?.error?.code === 'UNAUTHENTICATED';
     expect(refusedOverMcp).toBe(true);
     expect(await rows()).toEqual(before);
   });
 
   it('a key narrowed a moment ago writes nothing outside its new toolsets, from the first call after it changed', async () => {
     const { key, id } = await insertKey(null);
-    const call = (tool: string, body: unknown) => sendTo(new Request(`${ORIGIN}/tools/${tool}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+    const call = (tool: string, body: unknown) =>
+      sendTo(
+        new Request(`${ORIGIN}/tools/${tool}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
+      );
     expect((await call('list-plans', {})).status).toBe(200);
     const before = await rows();
-    await db.update(apiKeys).set({ toolsets: ['study'] }).where(eq(apiKeys.id, id));
+    await db
+      .update(apiKeys)
+      .set({ toolsets: ['study'] })
+      .where(eq(apiKeys.id, id));
     const refused = await call('add-document', DOCUMENT);
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as Json).error.details.reason).toBe('toolset_not_granted');
@@ -349,7 +500,10 @@ describe('OAuth hygiene', { timeout: 90_000 }, () => {
     expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(replay.body.access_token).toBeUndefined();
     for (const token of [grant.accessToken, rotated.body.access_token]) expect((await listed('/mcp/study', token)).status).toBe(401);
-    expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token, client_id: grant.clientId })).body.error).toBe('invalid_grant');
+    expect(
+      (await tokenRequest({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token, client_id: grant.clientId })).body
+        .error,
+    ).toBe('invalid_grant');
     expect(await rows()).toEqual(before);
   });
 
@@ -357,11 +511,25 @@ describe('OAuth hygiene', { timeout: 90_000 }, () => {
     const { clientId } = await register();
     const { challenge } = await pkce();
     const consent = await openConsent({ clientId, challenge });
-    const wrongKey = await postConsent(consent.cookie, { ...consent.fields, toolset: 'study', access: 'write', api_key: generateApiKey(), decision: 'approve' });
+    const wrongKey = await postConsent(consent.cookie, {
+      ...consent.fields,
+      toolset: 'study',
+      access: 'write',
+      api_key: generateApiKey(),
+      decision: 'approve',
+    });
     expect(wrongKey.status).toBe(400);
-    const badRedirect = await send(new Request(`${ORIGIN}/authorize?response_type=code&client_id=${clientId}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}&code_challenge=${challenge}&code_challenge_method=S256`));
+    const badRedirect = await send(
+      new Request(
+        `${ORIGIN}/authorize?response_type=code&client_id=${clientId}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}&code_challenge=${challenge}&code_challenge_method=S256`,
+      ),
+    );
     expect(badRedirect.status).toBe(400);
-    for (const [name, response] of [['form', consent.response], ['form after a wrong key', wrongKey], ['error page', badRedirect]] as const) {
+    for (const [name, response] of [
+      ['form', consent.response],
+      ['form after a wrong key', wrongKey],
+      ['error page', badRedirect],
+    ] as const) {
       expect(response.headers.get('x-frame-options'), name).toBe('DENY');
       expect(response.headers.get('content-security-policy'), name).toContain("frame-ancestors 'none'");
     }
@@ -378,8 +546,16 @@ describe('OAuth hygiene', { timeout: 90_000 }, () => {
       });
     for (const [what, metadata, error] of [
       ['a 100 KB name', { client_name: 'x'.repeat(100_000) }, 'invalid_client_metadata'],
-      ['1,000 redirect URIs', { redirect_uris: Array.from({ length: 1_000 }, (_, i) => `https://agent.example/cb/${i}`) }, 'invalid_client_metadata'],
-      ['11 redirect URIs', { redirect_uris: Array.from({ length: 11 }, (_, i) => `https://agent.example/cb/${i}`) }, 'invalid_redirect_uri'],
+      [
+        '1,000 redirect URIs',
+        { redirect_uris: Array.from({ length: 1_000 }, (_, i) => `https://agent.example/cb/${i}`) },
+        'invalid_client_metadata',
+      ],
+      [
+        '11 redirect URIs',
+        { redirect_uris: Array.from({ length: 11 }, (_, i) => `https://agent.example/cb/${i}`) },
+        'invalid_redirect_uri',
+      ],
       ['a 5,000-character redirect URI', { redirect_uris: [`https://agent.example/${'a'.repeat(5_000)}`] }, 'invalid_redirect_uri'],
       ['a 5,000-character client_uri', { client_uri: `https://agent.example/${'a'.repeat(5_000)}` }, 'invalid_client_metadata'],
     ] as const) {
@@ -412,23 +588,50 @@ describe('OAuth hygiene', { timeout: 90_000 }, () => {
       };
       for (const request of [
         new Request(`${ORIGIN}/.well-known/oauth-authorization-server`),
-        new Request(`${ORIGIN}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&refresh_token=a:b:c&client_id=x' }),
+        new Request(`${ORIGIN}/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=refresh_token&refresh_token=a:b:c&client_id=x',
+        }),
         new Request(`${ORIGIN}/authorize?response_type=code&client_id=x`),
       ]) {
         const response = await sendWith(request);
         expect(response.status, `${ttl} ${request.url}`).toBe(503);
         expect(((await response.json()) as Json).error_description).toContain('CONFIG_ERROR');
       }
-      const bearer = await sendWith(new Request(`${ORIGIN}/mcp/study`, { method: 'POST', headers: { authorization: 'Bearer a:b:c', 'content-type': 'application/json' }, body: '{}' }));
+      const bearer = await sendWith(
+        new Request(`${ORIGIN}/mcp/study`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer a:b:c', 'content-type': 'application/json' },
+          body: '{}',
+        }),
+      );
       expect(bearer.status, ttl).toBe(401);
       expect(bearer.headers.get('www-authenticate'), ttl).toContain('resource_metadata=');
-      expect((await sendWith(new Request(`${ORIGIN}/tools/list-plans`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{}' }))).status, ttl).toBe(200);
+      expect(
+        (
+          await sendWith(
+            new Request(`${ORIGIN}/tools/list-plans`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+              body: '{}',
+            }),
+          )
+        ).status,
+        ttl,
+      ).toBe(200);
     }
   });
 
   it('bearer tokens that are no token of ours get 401 with a challenge on /mcp, never 500', async () => {
     for (const token of ['x', 'a:b:c', `${crypto.randomUUID()}:${crypto.randomUUID()}:secret`, 'y'.repeat(4_000), '::', 'et']) {
-      const refused = await send(new Request(`${ORIGIN}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{}' }));
+      const refused = await send(
+        new Request(`${ORIGIN}/mcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: '{}',
+        }),
+      );
       expect(refused.status, token.slice(0, 20)).toBe(401);
       expect(refused.headers.get('www-authenticate'), token.slice(0, 20)).toContain('error="invalid_token"');
     }

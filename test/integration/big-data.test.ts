@@ -52,7 +52,11 @@ describe("Neon's 10 MB answer limit", () => {
       () => undefined,
       (caught: unknown) => caught,
     );
-    expect(databaseFailure(error)?.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { reason: 'response_too_large' } });
+    expect(databaseFailure(error)?.error).toMatchObject({
+      code: 'DATABASE_ERROR',
+      retryable: false,
+      details: { reason: 'response_too_large' },
+    });
   });
 
   it('cluster-by-similarity clusters 1,000 dense vectors, reading them in compact batches', async () => {
@@ -66,11 +70,15 @@ describe("Neon's 10 MB answer limit", () => {
     let page = outcome.data;
     for (let pages = 1; ; pages++) {
       expect(JSON.stringify(page.clusters).length).toBeLessThan(24_000 + 500);
-      for (const cluster of page.clusters) members.set(cluster.cluster_id, [...(members.get(cluster.cluster_id) ?? []), ...cluster.task_ids!]);
+      for (const cluster of page.clusters)
+        members.set(cluster.cluster_id, [...(members.get(cluster.cluster_id) ?? []), ...cluster.task_ids!]);
       if ([...members.values()].flat().length === ids.length) break;
       expect(page.next_cursor).not.toBeNull();
       expect(pages).toBeLessThan(20);
-      const next = await clusterBySimilarity.execute(clusterBySimilarity.input.parse({ task_ids: ids, threshold: 0.5, response_format: 'detailed', cursor: page.next_cursor }), context());
+      const next = await clusterBySimilarity.execute(
+        clusterBySimilarity.input.parse({ task_ids: ids, threshold: 0.5, response_format: 'detailed', cursor: page.next_cursor }),
+        context(),
+      );
       if (!next.ok) throw new Error(next.error.message);
       page = next.data;
     }

@@ -16,21 +16,40 @@ describe('typed client', () => {
   });
 
   it('answers failures as envelopes rather than throwing', async () => {
-    const result = await client.callTool('log-mood', { user_id: 'user_123', mood: 'excited', energy_level: 7, timestamp: uniqueTimestamp() });
+    const result = await client.callTool('log-mood', {
+      user_id: 'user_123',
+      mood: 'excited',
+      energy_level: 7,
+      timestamp: uniqueTimestamp(),
+    });
     expect(result).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR' } });
   });
 
   it('sends an idempotency key: the repeated call is a replay of the first', async () => {
-    const input = { user_id: `client_${crypto.randomUUID().slice(0, 8)}`, mood: 'happy', energy_level: 7, timestamp: uniqueTimestamp() } as const;
+    const input = {
+      user_id: `client_${crypto.randomUUID().slice(0, 8)}`,
+      mood: 'happy',
+      energy_level: 7,
+      timestamp: uniqueTimestamp(),
+    } as const;
     const idempotencyKey = `a "quoted" \\ key ${crypto.randomUUID()}`;
     const first = await client.callTool('log-mood', input, { idempotencyKey });
     const again = await client.callTool('log-mood', input, { idempotencyKey });
     expect(first.success).toBe(true);
-    expect(again).toMatchObject({ success: true, data: first.success ? first.data : {}, meta: { replayed: true, trace_id: first.meta.trace_id } });
+    expect(again).toMatchObject({
+      success: true,
+      data: first.success ? first.data : {},
+      meta: { replayed: true, trace_id: first.meta.trace_id },
+    });
   });
 
   it('reads back executions and metrics, typed', async () => {
-    const call = await client.callTool('log-mood', { user_id: 'client-observability', mood: 'sad', energy_level: 3, timestamp: uniqueTimestamp() });
+    const call = await client.callTool('log-mood', {
+      user_id: 'client-observability',
+      mood: 'sad',
+      energy_level: 3,
+      timestamp: uniqueTimestamp(),
+    });
     const traceId = call.meta.trace_id;
     // The trace is written after the answer: wait until it is readable.
     const one = await vi.waitFor(async () => {
@@ -51,7 +70,10 @@ describe('typed client', () => {
     const added = await client.callTool('add-document', { title: 'Client record', content: '- [ ] Read me through the client' });
     if (!added.success) throw new Error(added.message);
     const document = await client.getDocument(added.data.document_id, { response_format: 'detailed' });
-    expect(document).toMatchObject({ success: true, data: { document: { title: 'Client record', tasks: [{ text: 'Read me through the client' }] } } });
+    expect(document).toMatchObject({
+      success: true,
+      data: { document: { title: 'Client record', tasks: [{ text: 'Read me through the client' }] } },
+    });
     const task = await client.getTask(added.data.tasks[0]!.task_id);
     expect(task).toMatchObject({ success: true, data: { task: { document_id: added.data.document_id } } });
     expect(await client.getTask(crypto.randomUUID())).toMatchObject({ success: false, error: { code: 'NOT_FOUND' } });

@@ -20,9 +20,7 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline, many callers'
         await sleep(2);
       }
     })();
-    const answers = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => call(tool, { hold_ms: 50 + ((i * 37) % 151) }, callEnv)),
-    );
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => call(tool, { hold_ms: 50 + ((i * 37) % 151) }, callEnv)));
     sampling = false;
     await sampler;
 
@@ -33,5 +31,4 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline, many callers'
     expect(Math.max(...samples)).toBeLessThanOrEqual(10);
     expect(await semaphoreKeys(callEnv.CONCURRENCY_NAMESPACE!)).toEqual([]);
   }, 60_000);
-
 });

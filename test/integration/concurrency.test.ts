@@ -59,10 +59,13 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
     const callEnv = redisEnv();
     const calls = Array.from({ length: 15 }, () => call(tool, { gated: true }, callEnv));
     // Nothing finishes before the gates open: 10 hold their slots, 5 wait.
-    await vi.waitFor(() => {
-      expect(state.running).toBe(10);
-      expect(queuedEvents(logs)).toHaveLength(5);
-    }, { timeout: 20_000, interval: 10 });
+    await vi.waitFor(
+      () => {
+        expect(state.running).toBe(10);
+        expect(queuedEvents(logs)).toHaveLength(5);
+      },
+      { timeout: 20_000, interval: 10 },
+    );
     openAll();
     await vi.waitFor(() => expect(state.started).toHaveLength(15), { timeout: 20_000, interval: 10 });
     openAll();
@@ -156,11 +159,16 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
     const { status, body } = await call(tool, {}, callEnv);
     expect(status).toBe(200);
     expect(body.data).toEqual({ one: 1 });
-    expect(body.meta.warnings).toEqual([{ code: 'lease_lost', message: expect.stringMatching(/taken back.*The answer is the tool's own/) }]);
+    expect(body.meta.warnings).toEqual([
+      { code: 'lease_lost', message: expect.stringMatching(/taken back.*The answer is the tool's own/) },
+    ]);
     expect(seen.aborted).toBe(false);
     const events = logs.map((line) => JSON.parse(line)).filter((entry) => entry.event === 'lease_lost');
     expect(events).toEqual([expect.objectContaining({ tool: 'lose-lease', trace_id: body.meta.trace_id, reason: 'taken_back', ok: true })]);
-    const traced = await db.select({ status: toolExecutions.status, warnings: toolExecutions.warnings }).from(toolExecutions).where(eq(toolExecutions.id, body.meta.trace_id));
+    const traced = await db
+      .select({ status: toolExecutions.status, warnings: toolExecutions.warnings })
+      .from(toolExecutions)
+      .where(eq(toolExecutions.id, body.meta.trace_id));
     expect(traced).toEqual([{ status: 'success', warnings: body.meta.warnings }]);
   }, 30_000);
 
@@ -185,7 +193,9 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
   it('rate-limits each key by its project limit, with retry_after_ms', async () => {
     const [project] = await db.insert(projects).values({ name: 'Limited', rateLimitPerMinute: 3 }).returning();
     const key = `et_limited_${crypto.randomUUID()}`;
-    await db.insert(apiKeys).values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'limited' });
+    await db
+      .insert(apiKeys)
+      .values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'limited' });
     const { tool, state } = holdingTool();
     const callEnv = redisEnv();
     const statuses = [];
@@ -222,7 +232,9 @@ const countMoods = defineTool({
 });
 
 async function moodRows(userId: string): Promise<number> {
-  const { rows } = await db.execute(sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = ${userId}`);
+  const { rows } = await db.execute(
+    sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = ${userId}`,
+  );
   return (rows[0] as { n: number }).n;
 }
 
@@ -241,7 +253,12 @@ describe('retries and warnings', () => {
 
   it('retries a transient database failure and succeeds on the third attempt', async () => {
     await fault(2, 'serialization_failure');
-    const { status, body } = await call(logMood, { user_id: 'user_retry', mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() }, faultyEnv(), fast);
+    const { status, body } = await call(
+      logMood,
+      { user_id: 'user_retry', mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() },
+      faultyEnv(),
+      fast,
+    );
     expect(status).toBe(200);
     expect(body.meta.attempts).toBe(3);
   });
@@ -257,7 +274,12 @@ describe('retries and warnings', () => {
   it('keeps running a write past its retries until the database answers, and writes it once', async () => {
     const userId = `user_${crypto.randomUUID().slice(0, 8)}`;
     await fault(5, 'unavailable');
-    const { status, body } = await call(logMood, { user_id: userId, mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() }, faultyEnv(), fast);
+    const { status, body } = await call(
+      logMood,
+      { user_id: userId, mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() },
+      faultyEnv(),
+      fast,
+    );
     expect(status).toBe(200);
     expect(body.meta.attempts).toBe(6);
     expect(await moodRows(userId)).toBe(1);
@@ -270,7 +292,11 @@ describe('retries and warnings', () => {
     const { status, body } = await call(logMood, input, faultyEnv(), { ...fast, settleWritesMs: 200 });
     await fault(0, 'unavailable');
     expect(status).toBe(500);
-    expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { reason: 'write_unconfirmed', idempotency_key: body.meta.trace_id } });
+    expect(body.error).toMatchObject({
+      code: 'DATABASE_ERROR',
+      retryable: false,
+      details: { reason: 'write_unconfirmed', idempotency_key: body.meta.trace_id },
+    });
     expect(body.meta.attempts).toBeGreaterThan(3);
     expect(body.message).not.toMatch(/may or may not/);
     expect(await moodRows(userId)).toBe(0);
@@ -282,7 +308,12 @@ describe('retries and warnings', () => {
 
   it('attempts a non-transient failure exactly once', async () => {
     await fault(1, 'permission_denied');
-    const { status, body } = await call(logMood, { user_id: 'user_denied', mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() }, faultyEnv(), fast);
+    const { status, body } = await call(
+      logMood,
+      { user_id: 'user_denied', mood: 'happy', energy_level: 5, timestamp: uniqueTimestamp() },
+      faultyEnv(),
+      fast,
+    );
     expect(status).toBe(500);
     expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { sqlstate: '42501' } });
     expect(body.meta.attempts).toBe(1);

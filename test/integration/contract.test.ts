@@ -54,7 +54,9 @@ describe('catalog', () => {
       for (const hint of Object.values(entry.annotations)) expect(typeof hint).toBe('boolean');
     }
     const readOnly = body.data.tools.filter((entry) => entry.annotations.readOnlyHint).map((entry) => entry.id);
-    expect(readOnly).toEqual(expect.arrayContaining(['semantic-search', 'get-document-context', 'query-task-graph', 'cluster-by-similarity']));
+    expect(readOnly).toEqual(
+      expect.arrayContaining(['semantic-search', 'get-document-context', 'query-task-graph', 'cluster-by-similarity']),
+    );
     expect(readOnly).not.toContain('add-document');
   });
 
@@ -68,8 +70,14 @@ describe('catalog', () => {
 describe("a tool's own worker", () => {
   const worker = createToolApp(logMood);
   const get = async (method: string, path: string) => {
-    const response = await send(new Request(`http://edge-tools.test${path}`, { method, headers: { authorization: `Bearer ${tenantA.apiKey}` } }), worker);
-    return { status: response.status, body: (await response.json()) as { success: boolean; data?: unknown; error?: { code: string; hint?: string } } };
+    const response = await send(
+      new Request(`http://edge-tools.test${path}`, { method, headers: { authorization: `Bearer ${tenantA.apiKey}` } }),
+      worker,
+    );
+    return {
+      status: response.status,
+      body: (await response.json()) as { success: boolean; data?: unknown; error?: { code: string; hint?: string } },
+    };
   };
 
   it('answers /health for its one tool', async () => {
@@ -78,13 +86,22 @@ describe("a tool's own worker", () => {
 
   it('serves the records its answers link to, so a link leads somewhere on the worker that gave it', async () => {
     const own = createToolApp(addDocument);
-    const added = await callTool<{ document_id: string }>('add-document', { title: 'Own worker links', content: '- [ ] Follow the link' }, { worker: own, path: '/' });
+    const added = await callTool<{ document_id: string }>(
+      'add-document',
+      { title: 'Own worker links', content: '- [ ] Follow the link' },
+      { worker: own, path: '/' },
+    );
     expect(added.status).toBe(200);
-    const link = added.body.success ? added.body.links?.find((entry) => entry.url.includes(added.body.success ? added.body.data.document_id : '')) : undefined;
+    const link = added.body.success
+      ? added.body.links?.find((entry) => entry.url.includes(added.body.success ? added.body.data.document_id : ''))
+      : undefined;
     expect(link?.url).toMatch(/^http:\/\/edge-tools\.test\/documents\//);
     const response = await send(new Request(link!.url, { headers: { authorization: `Bearer ${tenantA.apiKey}` } }), own);
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ success: true, data: { document: { document_id: added.body.success ? added.body.data.document_id : '' } } });
+    expect(await response.json()).toMatchObject({
+      success: true,
+      data: { document: { document_id: added.body.success ? added.body.data.document_id : '' } },
+    });
   });
 
   it.each([
@@ -111,10 +128,16 @@ describe("a tool's own worker", () => {
 
   it('chooses its providers by the variables, as the gateway does', async () => {
     const own = createToolApp(semanticSearch);
-    const withBadProvider = { fetch: (request: Request, env: Cloudflare.Env, ctx: ExecutionContext) => own.fetch(request, { ...env, EMBEDDINGS_PROVIDER: 'word2vec' }, ctx) };
+    const withBadProvider = {
+      fetch: (request: Request, env: Cloudflare.Env, ctx: ExecutionContext) =>
+        own.fetch(request, { ...env, EMBEDDINGS_PROVIDER: 'word2vec' }, ctx),
+    };
     const { status, body } = await callTool('semantic-search', semanticSearch.example, { worker: withBadProvider, path: '/' });
     expect(status).toBe(500);
-    expect(body).toMatchObject({ success: false, error: { code: 'CONFIG_ERROR', message: expect.stringContaining('EMBEDDINGS_PROVIDER must be one of: offline, openai, workers-ai') } });
+    expect(body).toMatchObject({
+      success: false,
+      error: { code: 'CONFIG_ERROR', message: expect.stringContaining('EMBEDDINGS_PROVIDER must be one of: offline, openai, workers-ai') },
+    });
   });
 });
 
@@ -209,12 +232,19 @@ describe('a known route with another method', () => {
     ['GET', '/', 'POST', toolWorker],
     ['PATCH', '/health', 'GET, HEAD', toolWorker],
   ] as const)('%s %s answers 405 with Allow: %s and the envelope', async (method, path, allow, worker) => {
-    const response = await send(new Request(`http://edge-tools.test${path}`, { method, headers: { authorization: `Bearer ${tenantA.apiKey}` } }), worker);
+    const response = await send(
+      new Request(`http://edge-tools.test${path}`, { method, headers: { authorization: `Bearer ${tenantA.apiKey}` } }),
+      worker,
+    );
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe(allow);
     if (method === 'HEAD') return;
     const body = (await response.json()) as ToolResult<unknown>;
-    expect(body).toMatchObject({ success: false, error: { code: 'METHOD_NOT_ALLOWED', retryable: false, details: { allowed_methods: allow.split(', ') } }, meta: { attempts: 0 } });
+    expect(body).toMatchObject({
+      success: false,
+      error: { code: 'METHOD_NOT_ALLOWED', retryable: false, details: { allowed_methods: allow.split(', ') } },
+      meta: { attempts: 0 },
+    });
     if (!body.success) expect(body.message).toContain(`${method} is not allowed on ${path}`);
   });
 

@@ -25,7 +25,11 @@ function expectSuggested(body: ToolResult<unknown>, code: string, suggestion: st
 
 describe('an unknown tool name suggests the nearest tool', () => {
   it('on the HTTP tool route', async () => {
-    for (const [sent, meant] of [['list_plans', 'list-plans'], ['getDueFlashcards', 'get-due-flashcards'], ['list-plan', 'list-plans']] as const) {
+    for (const [sent, meant] of [
+      ['list_plans', 'list-plans'],
+      ['getDueFlashcards', 'get-due-flashcards'],
+      ['list-plan', 'list-plans'],
+    ] as const) {
       const { status, body } = await callTool(sent, {});
       expect(status).toBe(404);
       expectSuggested(body, 'UNKNOWN_TOOL', meant);

@@ -11,18 +11,27 @@ import { extractTasks } from '../../functions/documents/lib/task-extraction.ts';
 import { offlineEmbeddings } from '../../shared/providers/offline.ts';
 import { db } from './helpers.ts';
 
-const CONTENT = '# Q3 hiring plan\n- [ ] Open the senior backend engineer role\n- [ ] Interview candidates after the senior backend engineer role is open\n';
+const CONTENT =
+  '# Q3 hiring plan\n- [ ] Open the senior backend engineer role\n- [ ] Interview candidates after the senior backend engineer role is open\n';
 
 export async function resetExampleRecords(projectId: string): Promise<void> {
   const tasks = extractTasks(CONTENT);
   const vectors = await offlineEmbeddings.embed(tasks.map((task) => task.text));
   const rows = JSON.stringify(
-    tasks.map((task, i) => ({ id: EXAMPLE_IDS.tasks[i], text: task.text, position: task.position, content_offset: task.offset, embedding: vectorLiteral(vectors[i]!) })),
+    tasks.map((task, i) => ({
+      id: EXAMPLE_IDS.tasks[i],
+      text: task.text,
+      position: task.position,
+      content_offset: task.offset,
+      embedding: vectorLiteral(vectors[i]!),
+    })),
   );
   await db.batch([
     db.execute(sql`delete from tasks where id = any(${sql.param([...EXAMPLE_IDS.tasks])}::uuid[])`),
     db.execute(sql`delete from documents where id = ${EXAMPLE_IDS.document}`),
-    db.execute(sql`insert into documents (id, project_id, title, content) values (${EXAMPLE_IDS.document}, ${projectId}, 'Q3 hiring plan', ${CONTENT})`),
+    db.execute(
+      sql`insert into documents (id, project_id, title, content) values (${EXAMPLE_IDS.document}, ${projectId}, 'Q3 hiring plan', ${CONTENT})`,
+    ),
     db.execute(sql`insert into tasks (id, project_id, document_id, text, position, content_offset, embedding, embedding_model, embedding_status)
       select r.id, ${projectId}::uuid, ${EXAMPLE_IDS.document}::uuid, r.text, r.position, r.content_offset, r.embedding::vector, ${offlineEmbeddings.id}, 'completed'
       from jsonb_to_recordset(${rows}::jsonb) as r(id uuid, text text, position int, content_offset int, embedding text)`),

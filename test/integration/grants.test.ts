@@ -15,7 +15,10 @@ type Project = typeof tenantA;
 
 /** Records a live grant of `project` to a client named `client`, as approving it does. */
 async function grantOf(project: Project, client: string, expiresInMs = 86_400_000): Promise<string> {
-  const [key] = await db.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.keyHash, await hashApiKey(project.apiKey)));
+  const [key] = await db
+    .select({ id: apiKeys.id })
+    .from(apiKeys)
+    .where(eq(apiKeys.keyHash, await hashApiKey(project.apiKey)));
   const id = crypto.randomUUID();
   await recordGrant(db, {
     id,
@@ -37,7 +40,13 @@ async function request(method: string, path: string, key: string) {
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
-const isLive = async (id: string) => (await db.select({ id: oauthGrants.id }).from(oauthGrants).where(and(eq(oauthGrants.id, id), isNull(oauthGrants.revokedAt)))).length === 1;
+const isLive = async (id: string) =>
+  (
+    await db
+      .select({ id: oauthGrants.id })
+      .from(oauthGrants)
+      .where(and(eq(oauthGrants.id, id), isNull(oauthGrants.revokedAt)))
+  ).length === 1;
 
 describe('connected clients', { timeout: 60_000 }, () => {
   it("lists the project's live grants only: not another project's, not an expired one", async () => {

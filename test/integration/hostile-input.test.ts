@@ -45,7 +45,10 @@ beforeAll(async () => {
   const [project] = await db.insert(projects).values({ name: 'Hostile input', rateLimitPerMinute: 1_000_000 }).returning();
   key = `et_hostile_${crypto.randomUUID()}`;
   await db.insert(apiKeys).values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'hostile' });
-  const added = await callHttp('add-document', { title: 'Targets', content: '- [ ] Hire a backend engineer\n- [ ] Interview candidates after the role is open\n- [ ] the' });
+  const added = await callHttp('add-document', {
+    title: 'Targets',
+    content: '- [ ] Hire a backend engineer\n- [ ] Interview candidates after the role is open\n- [ ] the',
+  });
   const data = (added.body as { data: { document_id: string; tasks: { task_id: string }[] } }).data;
   realIds = [data.document_id, ...data.tasks.map((task) => task.task_id)];
 });
@@ -76,18 +79,30 @@ async function callMcp(toolId: string, input: unknown) {
   const response = await send(
     new Request('http://edge-tools.test/mcp', {
       method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: toolId, arguments: input } }),
     }),
     gateway,
   );
-  const message = (await response.json()) as { result?: { structuredContent: ToolResult<unknown>; isError: boolean }; error?: { code: number } };
+  const message = (await response.json()) as {
+    result?: { structuredContent: ToolResult<unknown>; isError: boolean };
+    error?: { code: number };
+  };
   return { status: response.status, message };
 }
 
 /** Asserts the envelope of an answer is never a server error, and returns its trace id when it executed. */
 function checkEnvelope(context: string, status: number, body: ToolResult<unknown>): string | undefined {
-  expect(body, context).toMatchObject({ success: expect.any(Boolean), message: expect.any(String), meta: { trace_id: expect.any(String) } });
+  expect(body, context).toMatchObject({
+    success: expect.any(Boolean),
+    message: expect.any(String),
+    meta: { trace_id: expect.any(String) },
+  });
   if (!body.success) {
     expect(ERROR_STATUS[body.error.code], `${context}: ${body.error.code} ${body.error.message}`).toBeLessThan(500);
     expect(status, context).toBeLessThan(500);
@@ -104,11 +119,20 @@ async function expectTraced(traceIds: string[]) {
 describe('a body that gives a key twice', () => {
   it('is refused as ambiguous over HTTP, naming the key, at the top and nested, and nothing is written', async () => {
     const post = (body: string) =>
-      send(new Request('http://edge-tools.test/tools/log-mood', { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body }));
+      send(
+        new Request('http://edge-tools.test/tools/log-mood', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body,
+        }),
+      );
     const top = await post('{"user_id":"http-duplicate","mood":"happy","mood":"sad","energy_level":5,"timestamp":"2025-10-05T14:30:00Z"}');
     expect(top.status).toBe(400);
     const answer = (await top.json()) as ToolResult<unknown>;
-    expect(answer).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'mood', code: 'duplicate_key' }] } } });
+    expect(answer).toMatchObject({
+      success: false,
+      error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'mood', code: 'duplicate_key' }] } },
+    });
     expect(answer.success === false && answer.error.message).toContain("Field 'mood' is given twice");
     const nested = await send(
       new Request('http://edge-tools.test/tools/write-plan', {
@@ -171,7 +195,10 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s at the boundari
       const { status, body } = await callHttp(toolId, withRealIds(c.input, 1));
       expect(status, `${context}: ${JSON.stringify(body).slice(0, 300)}`).toBeLessThan(500);
       if (c.inRange || body.success) continue;
-      if (body.error.code !== 'VALIDATION_ERROR' || !body.error.details?.fields?.some((f) => f.field === c.field || f.field.startsWith(`${c.field}[`))) {
+      if (
+        body.error.code !== 'VALIDATION_ERROR' ||
+        !body.error.details?.fields?.some((f) => f.field === c.field || f.field.startsWith(`${c.field}[`))
+      ) {
         // Refused for another reason than this field (the example names the field's partner too): not at this boundary.
         continue;
       }
@@ -182,7 +209,9 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s at the boundari
 });
 
 describe('read routes at the boundaries of their numeric query parameters', () => {
-  const document = createOpenApiDocument(tools)('http://edge-tools.test') as { paths: Record<string, { get?: { parameters?: { name: string; in: string; schema: Record<string, unknown> }[] } }> };
+  const document = createOpenApiDocument(tools)('http://edge-tools.test') as {
+    paths: Record<string, { get?: { parameters?: { name: string; in: string; schema: Record<string, unknown> }[] } }>;
+  };
   const routes = Object.entries(document.paths).flatMap(([path, item]) => {
     const query = (item.get?.parameters ?? []).filter((p) => p.in === 'query');
     const schema = { properties: Object.fromEntries(query.map((p) => [p.name, p.schema])) };
@@ -204,7 +233,10 @@ describe('read routes at the boundaries of their numeric query parameters', () =
       expect(response.status, context).toBeLessThan(500);
       if (c.inRange) continue;
       expect(response.status, context).toBe(400);
-      expect(body, context).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: c.field }] } } });
+      expect(body, context).toMatchObject({
+        success: false,
+        error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: c.field }] } },
+      });
     }
   });
 });

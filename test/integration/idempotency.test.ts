@@ -48,7 +48,11 @@ interface CallOptions {
   env?: Partial<Env>;
 }
 
-async function call(toolId: string, input: unknown, { key = tenantC.apiKey, idempotencyKey, gateway = registryGateway, env: vars = {} }: CallOptions = {}): Promise<Answer> {
+async function call(
+  toolId: string,
+  input: unknown,
+  { key = tenantC.apiKey, idempotencyKey, gateway = registryGateway, env: vars = {} }: CallOptions = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
   const ctx = createExecutionContext();
@@ -68,7 +72,13 @@ async function count(query: ReturnType<typeof sql>): Promise<number> {
 const moodRows = (userId: string, projectId = tenantC.projectId) =>
   count(sql`select count(*)::int as n from mood_entries where project_id = ${projectId} and user_id = ${userId}`);
 const records = (key: string) => count(sql`select count(*)::int as n from idempotency_keys where key = ${key}`);
-const mood = (userId: string, overrides: Data = {}) => ({ user_id: userId, mood: 'happy', energy_level: 6, timestamp: uniqueTimestamp(), ...overrides });
+const mood = (userId: string, overrides: Data = {}) => ({
+  user_id: userId,
+  mood: 'happy',
+  energy_level: 6,
+  timestamp: uniqueTimestamp(),
+  ...overrides,
+});
 
 describe('Idempotency-Key over HTTP', () => {
   it('replays the stored answer for the same key and input: nothing runs, nothing is written', async () => {
@@ -86,7 +96,9 @@ describe('Idempotency-Key over HTTP', () => {
     expect(again.body.meta).toMatchObject({ replayed: true, trace_id: first.body.meta.trace_id, attempts: 0 });
     expect(await moodRows(userId)).toBe(1);
     // Only the first call is an execution in the trace.
-    expect(await count(sql`select count(*)::int as n from tool_executions where tool = 'log-mood' and input->>'user_id' = ${userId}`)).toBe(1);
+    expect(await count(sql`select count(*)::int as n from tool_executions where tool = 'log-mood' and input->>'user_id' = ${userId}`)).toBe(
+      1,
+    );
   });
 
   it('reads the key as an RFC 8941 string or bare, the same key either way', async () => {
@@ -105,7 +117,11 @@ describe('Idempotency-Key over HTTP', () => {
     expect((await call('log-mood', mood(userId), { idempotencyKey: key })).status).toBe(200);
     const other = await call('log-mood', mood(userId, { energy_level: 2 }), { idempotencyKey: key });
     expect(other.status).toBe(422);
-    expect(other.body.error).toMatchObject({ code: 'IDEMPOTENCY_MISMATCH', retryable: false, details: { reason: 'idempotency_key_reused' } });
+    expect(other.body.error).toMatchObject({
+      code: 'IDEMPOTENCY_MISMATCH',
+      retryable: false,
+      details: { reason: 'idempotency_key_reused' },
+    });
     expect(other.body.error.message).toContain('different input');
     expect(other.body.meta.attempts).toBe(0);
     expect(await moodRows(userId)).toBe(1);
@@ -189,7 +205,11 @@ describe('Idempotency-Key over HTTP', () => {
     expect(first.status).toBe(404);
     const again = await call('replace-document', input, { idempotencyKey: key });
     expect(again.status).toBe(404);
-    expect(again.body).toMatchObject({ success: false, error: first.body.error, meta: { replayed: true, trace_id: first.body.meta.trace_id } });
+    expect(again.body).toMatchObject({
+      success: false,
+      error: first.body.error,
+      meta: { replayed: true, trace_id: first.body.meta.trace_id },
+    });
   });
 
   it('does not store a validation failure: the key stays free for the corrected call', async () => {
@@ -213,7 +233,11 @@ describe('Idempotency-Key over HTTP', () => {
     const failed = await call('add-document', input, { idempotencyKey: key, env: { DATABASE_URL: faultyUrl }, gateway: settlingBriefly });
     await loseAnswers(0, 'insert into documents');
     expect(failed.status).toBe(503);
-    expect(failed.body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: true, details: { reason: 'write_unconfirmed', idempotency_key: key } });
+    expect(failed.body.error).toMatchObject({
+      code: 'DATABASE_ERROR',
+      retryable: true,
+      details: { reason: 'write_unconfirmed', idempotency_key: key },
+    });
     expect(failed.body.meta.attempts).toBeGreaterThan(3);
     expect(await records(key)).toBe(0);
 
@@ -274,7 +298,11 @@ describe('Idempotency-Key over HTTP', () => {
     expect(await moodRows(userId, tenantC.projectId)).toBe(1);
     expect(await moodRows(userId, tenantB.projectId)).toBe(1);
 
-    const otherTool = await call('log-telegram-checkin', { user_id: userId, status: 'ok', checked_in_at: uniqueTimestamp() }, { idempotencyKey: key });
+    const otherTool = await call(
+      'log-telegram-checkin',
+      { user_id: userId, status: 'ok', checked_in_at: uniqueTimestamp() },
+      { idempotencyKey: key },
+    );
     expect(otherTool.status).toBe(200);
     expect(otherTool.body.meta.replayed).toBeUndefined();
   });
@@ -290,12 +318,17 @@ describe('Idempotency-Key over HTTP', () => {
     const userId = `idem_${crypto.randomUUID().slice(0, 8)}`;
     const answer = await call('log-mood', mood(userId), { idempotencyKey: header });
     expect(answer.status).toBe(400);
-    expect(answer.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'Idempotency-Key', code: 'invalid_idempotency_key' }] } });
+    expect(answer.body.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { fields: [{ field: 'Idempotency-Key', code: 'invalid_idempotency_key' }] },
+    });
     expect(await moodRows(userId)).toBe(0);
   });
 
   it('accepts a key of exactly 255 characters', async () => {
-    const answer = await call('log-mood', mood(`idem_${crypto.randomUUID().slice(0, 8)}`), { idempotencyKey: crypto.randomUUID() + 'k'.repeat(219) });
+    const answer = await call('log-mood', mood(`idem_${crypto.randomUUID().slice(0, 8)}`), {
+      idempotencyKey: crypto.randomUUID() + 'k'.repeat(219),
+    });
     expect(answer.status).toBe(200);
   });
 
@@ -346,7 +379,9 @@ describe('Idempotency-Key in the catalog and the OpenAPI document', () => {
       expect(entry.description.includes(IDEMPOTENCY_NOTE)).toBe(entry.accepts_idempotency_key);
     }
     const writers = body.data.tools.filter((entry) => entry.accepts_idempotency_key).map((entry) => entry.id);
-    expect(writers).toEqual(expect.arrayContaining(['add-document', 'replace-document', 'delete-document', 'embed-tasks', 'detect-dependencies', 'log-mood']));
+    expect(writers).toEqual(
+      expect.arrayContaining(['add-document', 'replace-document', 'delete-document', 'embed-tasks', 'detect-dependencies', 'log-mood']),
+    );
     // Idempotent only with a key: the MCP hint of the tools that write new rows stays false.
     expect(body.data.tools.find((entry) => entry.id === 'add-document')!.annotations.idempotentHint).toBe(false);
   });

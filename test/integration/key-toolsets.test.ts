@@ -16,9 +16,23 @@ import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { callTool, closeMcpClients, connectMcp, db, getJson, send } from './helpers.ts';
 
 const STUDY = [
-  'list-plans', 'list-plan-items', 'write-plan', 'add-plan-item', 'update-item-status', 'update-plan-status',
-  'save-quiz-attempt', 'get-wrong-questions', 'delete-quiz-attempt', 'get-weak-topics', 'quiz-pre-fetch', 'quiz-post-save',
-  'create-flashcard', 'get-due-flashcards', 'update-flashcard-review', 'save-message', 'get-messages',
+  'list-plans',
+  'list-plan-items',
+  'write-plan',
+  'add-plan-item',
+  'update-item-status',
+  'update-plan-status',
+  'save-quiz-attempt',
+  'get-wrong-questions',
+  'delete-quiz-attempt',
+  'get-weak-topics',
+  'quiz-pre-fetch',
+  'quiz-post-save',
+  'create-flashcard',
+  'get-due-flashcards',
+  'update-flashcard-review',
+  'save-message',
+  'get-messages',
 ].sort();
 /** Every tool: 4 documents, 5 task-analysis, 3 table-tools and the study tools. */
 const ALL_TOOLS = 29;
@@ -34,12 +48,17 @@ let taskId: string;
 /** A key of the project, limited to `toolsets` when given (as `npm run keys -- create --toolsets` stores it). */
 async function insertKey(toolsets: string[] | null): Promise<string> {
   const key = generateApiKey();
-  await db.insert(apiKeys).values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'toolsets test', toolsets });
+  await db
+    .insert(apiKeys)
+    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'toolsets test', toolsets });
   return key;
 }
 
 beforeAll(async () => {
-  const [project] = await db.insert(projects).values({ name: `Key toolsets ${crypto.randomUUID()}` }).returning();
+  const [project] = await db
+    .insert(projects)
+    .values({ name: `Key toolsets ${crypto.randomUUID()}` })
+    .returning();
   projectId = project!.id;
   studyKey = await insertKey(['study']);
   fullKey = await insertKey(null);
@@ -56,7 +75,6 @@ async function documentRows(): Promise<number> {
 }
 
 afterEach(closeMcpClients);
-
 
 async function mcpListed(path: string, key: string): Promise<string[]> {
   const { tools } = await (await connectMcp(path, key)).listTools();
@@ -191,18 +209,34 @@ describe('a key limited to study reading the trace', () => {
   let fullReader: string;
 
   beforeAll(async () => {
-    const [project] = await db.insert(projects).values({ name: `Key toolsets trace ${crypto.randomUUID()}` }).returning();
+    const [project] = await db
+      .insert(projects)
+      .values({ name: `Key toolsets trace ${crypto.randomUUID()}` })
+      .returning();
     traceProject = project!.id;
     const keyOf = async (toolsets: string[] | null) => {
       const key = generateApiKey();
-      await db.insert(apiKeys).values({ projectId: traceProject, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'trace reader', toolsets });
+      await db
+        .insert(apiKeys)
+        .values({ projectId: traceProject, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'trace reader', toolsets });
       return key;
     };
     [studyReader, fullReader] = [await keyOf(['study']), await keyOf(null)];
-    const run = { status: 'success' as const, durationMs: 5, attempts: 1, queuedMs: 0, performanceWarning: false, input: { secret: 'only for its toolset' } };
+    const run = {
+      status: 'success' as const,
+      durationMs: 5,
+      attempts: 1,
+      queuedMs: 0,
+      performanceWarning: false,
+      input: { secret: 'only for its toolset' },
+    };
     await db.insert(toolExecutions).values(Object.entries(executed).map(([tool, id]) => ({ id, projectId: traceProject, tool, ...run })));
-    await db.insert(toolRefusals).values(Object.entries(refused).map(([tool, id]) => ({ id, projectId: traceProject, tool, code: 'VALIDATION_ERROR' })));
-    await db.insert(toolCounters).values(Object.keys(executed).map((tool) => ({ projectId: traceProject, tool, name: 'calls', outcome: 'success', value: 3 })));
+    await db
+      .insert(toolRefusals)
+      .values(Object.entries(refused).map(([tool, id]) => ({ id, projectId: traceProject, tool, code: 'VALIDATION_ERROR' })));
+    await db
+      .insert(toolCounters)
+      .values(Object.keys(executed).map((tool) => ({ projectId: traceProject, tool, name: 'calls', outcome: 'success', value: 3 })));
   });
 
   it('lists the executions and refusals of study tools only; the unlimited key lists both toolsets', async () => {
@@ -233,7 +267,12 @@ describe('a key limited to study reading the trace', () => {
   });
 
   it('is refused a filter naming a tool of another toolset, by name and toolset', async () => {
-    for (const path of ['/executions?tool=add-document', '/refusals?tool=add-document', '/metrics?tool=add-document', '/metrics?format=prometheus&tool=add-document']) {
+    for (const path of [
+      '/executions?tool=add-document',
+      '/refusals?tool=add-document',
+      '/metrics?tool=add-document',
+      '/metrics?format=prometheus&tool=add-document',
+    ]) {
       const answer = await getJson(path, studyReader);
       expect(answer.status).toBe(403);
       if (answer.body.success) throw new Error(`${path} answered success`);
@@ -242,7 +281,10 @@ describe('a key limited to study reading the trace', () => {
   });
 
   it('counts study tools only in the metrics, JSON and Prometheus', async () => {
-    const metrics = await getJson<{ totals: { calls: number; validation_refusals: number }; tools: { tool: string }[] }>('/metrics', studyReader);
+    const metrics = await getJson<{ totals: { calls: number; validation_refusals: number }; tools: { tool: string }[] }>(
+      '/metrics',
+      studyReader,
+    );
     if (!metrics.body.success) throw new Error(metrics.body.message);
     expect(metrics.body.data.tools.map((row) => row.tool).sort()).toEqual(['get-messages', 'list-plans']);
     expect(metrics.body.data.totals).toMatchObject({ calls: 1, validation_refusals: 1 });

@@ -44,15 +44,24 @@ function countingTool() {
 
 /** A project with a fresh key, so revoking it disturbs no other test. */
 async function freshKey(): Promise<{ key: string; keyId: string }> {
-  const [project] = await db.insert(projects).values({ name: `Keys ${crypto.randomUUID()}` }).returning();
+  const [project] = await db
+    .insert(projects)
+    .values({ name: `Keys ${crypto.randomUUID()}` })
+    .returning();
   const key = generateApiKey();
-  const [row] = await db.insert(apiKeys).values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'test' }).returning();
+  const [row] = await db
+    .insert(apiKeys)
+    .values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'test' })
+    .returning();
   return { key, keyId: row!.id };
 }
 
 type CallOptions = { key?: string | null; address?: string; env?: Partial<Env>; options?: ServeOptions; path?: string; body?: unknown };
 
-async function call(tool: ReturnType<typeof countingTool>['tool'], { key, address, env: overrides = {}, options = {}, path = '/tools/count', body = { n: 1 } }: CallOptions = {}) {
+async function call(
+  tool: ReturnType<typeof countingTool>['tool'],
+  { key, address, env: overrides = {}, options = {}, path = '/tools/count', body = { n: 1 } }: CallOptions = {},
+) {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (key) headers.authorization = `Bearer ${key}`;
   if (address) headers['cf-connecting-ip'] = address;
@@ -158,7 +167,10 @@ describe('configuration is not told to unverified callers', () => {
   it('without DATABASE_URL, every caller gets the same CONFIG_ERROR, naming nothing', async () => {
     const { tool } = countingTool();
     const { key } = await freshKey();
-    const answers = [await call(tool, { key, env: { DATABASE_URL: undefined } }), await call(tool, { key: null, env: { DATABASE_URL: undefined } })];
+    const answers = [
+      await call(tool, { key, env: { DATABASE_URL: undefined } }),
+      await call(tool, { key: null, env: { DATABASE_URL: undefined } }),
+    ];
     for (const { status, body } of answers) {
       expect(status).toBe(500);
       expect(body.error.code).toBe('CONFIG_ERROR');
@@ -185,7 +197,11 @@ describe('configuration is not told to unverified callers', () => {
     const warm = { auth: { recheckAfterMs: 60_000 } };
     expect((await call(tool, { key, options: warm })).status).toBe(200);
     // A database no local worker would have: the worker counts as deployed. The key is warm, so it needs no query.
-    const deployed = { DATABASE_URL: 'postgres://edge:edge@db.edge-tools.invalid/edge', UPSTASH_REDIS_REST_URL: undefined, UPSTASH_REDIS_REST_TOKEN: '' };
+    const deployed = {
+      DATABASE_URL: 'postgres://edge:edge@db.edge-tools.invalid/edge',
+      UPSTASH_REDIS_REST_URL: undefined,
+      UPSTASH_REDIS_REST_TOKEN: '',
+    };
     const refused = await call(tool, { key, options: warm, env: deployed });
     expect(refused.status).toBe(500);
     expect(refused.body.error).toMatchObject({

@@ -22,7 +22,11 @@ interface Progress {
 }
 
 interface ProgressClient {
-  call(tool: string, args: Record<string, unknown>, onprogress?: (progress: Progress) => void): Promise<{ structuredContent?: unknown; isError?: boolean }>;
+  call(
+    tool: string,
+    args: Record<string, unknown>,
+    onprogress?: (progress: Progress) => void,
+  ): Promise<{ structuredContent?: unknown; isError?: boolean }>;
   close(): Promise<void>;
 }
 
@@ -46,14 +50,18 @@ const SDKS = {
     await client.connect(new TransportV1(url, recording(bodies)));
     return {
       // v1 types its answer as a union with the 2024 result shape; this server answers the current one.
-      call: (tool, args, onprogress) => client.callTool({ name: tool, arguments: args }, undefined, onprogress && { onprogress }) as ReturnType<ProgressClient['call']>,
+      call: (tool, args, onprogress) =>
+        client.callTool({ name: tool, arguments: args }, undefined, onprogress && { onprogress }) as ReturnType<ProgressClient['call']>,
       close: () => client.close(),
     };
   },
   'SDK v2 client, 2026-07-28': async (bodies: Promise<string>[]): Promise<ProgressClient> => {
     const client = new ClientV2({ name: 'edge-tools-test', version: '2.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(new TransportV2(url, recording(bodies)));
-    return { call: (tool, args, onprogress) => client.callTool({ name: tool, arguments: args }, onprogress && { onprogress }), close: () => client.close() };
+    return {
+      call: (tool, args, onprogress) => client.callTool({ name: tool, arguments: args }, onprogress && { onprogress }),
+      close: () => client.close(),
+    };
   },
 };
 
@@ -68,7 +76,9 @@ function plan(count: number): string {
 }
 
 async function storedTasks(documentId: string): Promise<number> {
-  const { rows } = await db.execute(sql`select count(*)::int as n from tasks where document_id = ${documentId} and project_id = ${tenantC.projectId}`);
+  const { rows } = await db.execute(
+    sql`select count(*)::int as n from tasks where document_id = ${documentId} and project_id = ${tenantC.projectId}`,
+  );
   return (rows[0] as { n: number }).n;
 }
 
@@ -85,7 +95,9 @@ describe.each(Object.entries(SDKS))('%s', (_name, connect) => {
     const client = await connect(bodies);
     clients.push(client);
     const received: Progress[] = [];
-    const result = await client.call('add-document', { title: 'Long launch plan', content: plan(TASKS) }, (progress) => received.push(progress));
+    const result = await client.call('add-document', { title: 'Long launch plan', content: plan(TASKS) }, (progress) =>
+      received.push(progress),
+    );
 
     const answer = result.structuredContent as ToolResult<{ document_id: string; task_count: number }>;
     expect(result.isError, JSON.stringify(answer)).toBeFalsy();
@@ -94,7 +106,9 @@ describe.each(Object.entries(SDKS))('%s', (_name, connect) => {
 
     // One notification after each batch, in order (100, 200, 300, 350 of 350), each sent on the wire.
     const batches = Math.ceil(TASKS / EMBED_BATCH_SIZE);
-    expect(received.map(({ progress }) => progress)).toEqual(Array.from({ length: batches }, (_, i) => Math.min((i + 1) * EMBED_BATCH_SIZE, TASKS)));
+    expect(received.map(({ progress }) => progress)).toEqual(
+      Array.from({ length: batches }, (_, i) => Math.min((i + 1) * EMBED_BATCH_SIZE, TASKS)),
+    );
     expect(received.every(({ total }) => total === TASKS)).toBe(true);
     expect(received.at(-1)).toMatchObject({ message: `${TASKS} of ${TASKS} tasks embedded` });
     expect((await Promise.all(bodies)).join('').match(/"method":"notifications\/progress"/g)).toHaveLength(batches);
@@ -104,7 +118,9 @@ describe.each(Object.entries(SDKS))('%s', (_name, connect) => {
     const client = await connect([]);
     clients.push(client);
     const added = await client.call('add-document', { title: 'Small launch plan', content: plan(12) });
-    const taskIds = (added.structuredContent as ToolResult<{ tasks: { task_id: string }[] }> & { success: true }).data.tasks.map(({ task_id }) => task_id);
+    const taskIds = (added.structuredContent as ToolResult<{ tasks: { task_id: string }[] }> & { success: true }).data.tasks.map(
+      ({ task_id }) => task_id,
+    );
     expect(taskIds.length).toBeGreaterThanOrEqual(2);
     const received: Progress[] = [];
     const clustered = await client.call('cluster-by-similarity', { task_ids: taskIds }, (progress) => received.push(progress));

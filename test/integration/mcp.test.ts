@@ -50,7 +50,10 @@ afterEach(async () => {
 });
 
 /** A client of the `sdk` generation connected to the worker's /mcp (initialized, on v1). */
-async function connectWith(sdk: Sdk, { key = tenantA.apiKey, headers = {}, worker, url = 'http://edge-tools.test/mcp' }: ConnectOptions = {}): Promise<McpClient> {
+async function connectWith(
+  sdk: Sdk,
+  { key = tenantA.apiKey, headers = {}, worker, url = 'http://edge-tools.test/mcp' }: ConnectOptions = {},
+): Promise<McpClient> {
   const options = {
     fetch: (input: string | URL | Request, init?: RequestInit) => send(new Request(input, init), worker),
     requestInit: { headers: { ...(key === null ? {} : { authorization: `Bearer ${key}` }), ...headers } },
@@ -94,7 +97,10 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
    * envelope, naming `code`) in its error's message; v2's error carries the status alone.
    */
   const expectRefused = async (connecting: Promise<unknown>, status: number, code: string) => {
-    const error = await connecting.then(() => undefined, (reason: unknown) => reason);
+    const error = await connecting.then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
     if (sdk === 'v1') expect(error).toMatchObject({ code: status, message: expect.stringContaining(code) });
     else expect((error as { status?: number }).status).toBe(status);
   };
@@ -116,7 +122,11 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
       const { tools: listed } = await client.listTools();
       expect(listed.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.id));
       const before = await db.select({ n: sql<number>`count(*)::int` }).from(toolExecutions);
-      await expectRefused(client.callTool({ name: 'log-mood', arguments: { ...logMood.example, user_id: 'public-list' } }), 401, 'UNAUTHENTICATED');
+      await expectRefused(
+        client.callTool({ name: 'log-mood', arguments: { ...logMood.example, user_id: 'public-list' } }),
+        401,
+        'UNAUTHENTICATED',
+      );
       // Nothing ran: no execution was traced, no row written.
       expect(await db.select({ n: sql<number>`count(*)::int` }).from(toolExecutions)).toEqual(before);
       const rows = await db.execute(sql`select count(*)::int as n from mood_entries where user_id = 'public-list'`);
@@ -142,7 +152,9 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
     });
 
     it('answers GET /mcp with 405: there is no server-to-client stream', async () => {
-      const response = await send(new Request('http://edge-tools.test/mcp', { headers: { accept: 'text/event-stream', authorization: `Bearer ${tenantA.apiKey}` } }));
+      const response = await send(
+        new Request('http://edge-tools.test/mcp', { headers: { accept: 'text/event-stream', authorization: `Bearer ${tenantA.apiKey}` } }),
+      );
       expect(response.status).toBe(405);
       expect(response.headers.get('allow')).toBe('POST');
     });
@@ -158,13 +170,28 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
         const tool = tools.find((candidate) => candidate.id === entry.name)!;
         // The idempotency note is said once, in the server's instructions, not in every description.
         expect(entry.description).toBe(tool.purpose);
-        expect(unadmittedFields(entry.inputSchema, Object.fromEntries(Object.keys(tool.input.shape).map((field) => [field, null]))), entry.name).toEqual([]);
+        expect(
+          unadmittedFields(entry.inputSchema, Object.fromEntries(Object.keys(tool.input.shape).map((field) => [field, null]))),
+          entry.name,
+        ).toEqual([]);
         expect(judge(entry.inputSchema, tool.example), entry.name).toBe(true);
         expect(judge(entry.inputSchema, { ...tool.example, not_a_field: 1 }), entry.name).toBe(false);
         // outputSchema is a compact account of a success's data that admits the failure envelope (which
         // the server's instructions describe once), because SDK clients check structuredContent of failures too.
-        const meta = { tool: tool.id, trace_id: '0b6e4c2e-7f1a-4c3d-9e4f-a5b6c7d8e9f0', duration_ms: 1.5, attempts: 0, queued_ms: 0, performance_warning: false };
-        const failure = { success: false, message: 'Field x is wrong.', error: { code: 'VALIDATION_ERROR', message: 'Field x is wrong.', retryable: false }, meta };
+        const meta = {
+          tool: tool.id,
+          trace_id: '0b6e4c2e-7f1a-4c3d-9e4f-a5b6c7d8e9f0',
+          duration_ms: 1.5,
+          attempts: 0,
+          queued_ms: 0,
+          performance_warning: false,
+        };
+        const failure = {
+          success: false,
+          message: 'Field x is wrong.',
+          error: { code: 'VALIDATION_ERROR', message: 'Field x is wrong.', retryable: false },
+          meta,
+        };
         expect(judge(entry.outputSchema, failure), entry.name).toBe(true);
       }
       // One tool's schema against what its definition says in words, written out by hand.
@@ -184,7 +211,13 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
         // Every hint is stated, none left to the specification's defaults: some clients do not apply
         // them before deciding whether to ask the person.
         expect(Object.keys(entry.annotations ?? {}).sort()).toEqual(['destructiveHint', 'idempotentHint', 'openWorldHint', 'readOnlyHint']);
-        if (tool.annotations.readOnlyHint) expect(entry.annotations).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: tool.annotations.openWorldHint });
+        if (tool.annotations.readOnlyHint)
+          expect(entry.annotations).toEqual({
+            readOnlyHint: true,
+            destructiveHint: false,
+            idempotentHint: true,
+            openWorldHint: tool.annotations.openWorldHint,
+          });
         else expect(entry.annotations).toEqual(tool.annotations);
       }
       // Spot checks of the facts themselves, not of the code that copies them.
@@ -231,14 +264,21 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
     });
 
     it('answers invalid input with isError and one field error per problem, never a JSON-RPC error', async () => {
-      const result = await (await connect()).callTool({ name: 'log-mood', arguments: { ...logMood.example, energy_level: 15, mood: 'excited' } });
+      const result = await (
+        await connect()
+      ).callTool({ name: 'log-mood', arguments: { ...logMood.example, energy_level: 15, mood: 'excited' } });
       expect(result.isError).toBe(true);
       expect(envelopeOf(result)).toMatchObject({
         success: false,
         error: {
           code: 'VALIDATION_ERROR',
           retryable: false,
-          details: { fields: [{ field: 'mood', code: 'invalid_value' }, { field: 'energy_level', code: 'too_big' }] },
+          details: {
+            fields: [
+              { field: 'mood', code: 'invalid_value' },
+              { field: 'energy_level', code: 'too_big' },
+            ],
+          },
         },
         meta: { tool: 'log-mood', attempts: 0 },
       });
@@ -251,13 +291,22 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
     it('answers missing arguments with the missing fields', async () => {
       const result = await (await connect()).callTool({ name: 'log-mood' });
       expect(result.isError).toBe(true);
-      expect(envelopeOf(result)).toMatchObject({ error: { code: 'VALIDATION_ERROR', details: { fields: expect.arrayContaining([{ field: 'user_id', code: 'required', expected: 'a string', message: expect.any(String) }]) } } });
+      expect(envelopeOf(result)).toMatchObject({
+        error: {
+          code: 'VALIDATION_ERROR',
+          details: {
+            fields: expect.arrayContaining([{ field: 'user_id', code: 'required', expected: 'a string', message: expect.any(String) }]),
+          },
+        },
+      });
     });
 
     it('reads null for an optional field as absent: its default applies', async () => {
       // depth, limit, direction have defaults and are not nullable: null passes validation, and the
       // call reaches the database (which has no such task).
-      const result = await (await connect()).callTool({
+      const result = await (
+        await connect()
+      ).callTool({
         name: 'query-task-graph',
         arguments: { task_id: crypto.randomUUID(), depth: null, limit: null, direction: null, relationship_type: null },
       });
@@ -265,15 +314,22 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
     });
 
     it('refuses forbidden keys in the arguments as sent, as HTTP does', async () => {
-      const result = await (await connect()).callTool({ name: 'log-mood', arguments: JSON.parse('{"__proto__": {"user_id": "x"}}') as Record<string, unknown> });
+      const result = await (
+        await connect()
+      ).callTool({ name: 'log-mood', arguments: JSON.parse('{"__proto__": {"user_id": "x"}}') as Record<string, unknown> });
       expect(result.isError).toBe(true);
-      expect(envelopeOf(result)).toMatchObject({ error: { code: 'VALIDATION_ERROR', details: { fields: [{ code: 'forbidden_key', field: '__proto__' }] } } });
+      expect(envelopeOf(result)).toMatchObject({
+        error: { code: 'VALIDATION_ERROR', details: { fields: [{ code: 'forbidden_key', field: '__proto__' }] } },
+      });
     });
 
     it('answers an unknown tool with isError and the list of tools', async () => {
       const result = await (await connect()).callTool({ name: 'no-such-tool', arguments: {} });
       expect(result.isError).toBe(true);
-      expect(envelopeOf(result)).toMatchObject({ success: false, error: { code: 'UNKNOWN_TOOL', details: { available_tools: tools.map((tool) => tool.id) } } });
+      expect(envelopeOf(result)).toMatchObject({
+        success: false,
+        error: { code: 'UNKNOWN_TOOL', details: { available_tools: tools.map((tool) => tool.id) } },
+      });
       for (const tool of tools) expect(textOf(result)).toContain(tool.id);
     });
   });
@@ -287,10 +343,19 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
     });
 
     it('says how to authenticate in the 401', async () => {
-      const response = await send(new Request('http://edge-tools.test/mcp', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' }));
+      const response = await send(
+        new Request('http://edge-tools.test/mcp', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: '{}',
+        }),
+      );
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toMatch(/^Bearer /);
-      expect(await response.json()).toMatchObject({ success: false, error: { code: 'UNAUTHENTICATED', hint: expect.stringContaining('Authorization: Bearer') } });
+      expect(await response.json()).toMatchObject({
+        success: false,
+        error: { code: 'UNAUTHENTICATED', hint: expect.stringContaining('Authorization: Bearer') },
+      });
     });
 
     it('refuses a browser Origin that is not allowed with 403 (DNS-rebinding protection)', async () => {
@@ -302,7 +367,14 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
       const client = await connect({ worker, headers: { origin: 'https://app.example' } });
       expect((await client.listTools()).tools.length).toBe(tools.length);
       const preflight = await send(
-        new Request('http://edge-tools.test/mcp', { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version' } }),
+        new Request('http://edge-tools.test/mcp', {
+          method: 'OPTIONS',
+          headers: {
+            origin: 'https://app.example',
+            'access-control-request-method': 'POST',
+            'access-control-request-headers': 'authorization, content-type, mcp-protocol-version',
+          },
+        }),
         worker,
       );
       expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example');
@@ -316,7 +388,11 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
       expect((await client.listTools()).tools.length).toBe(tools.length);
       await expectRefused(connect({ url: 'http://edge-tools.test/mcp', headers }), 403, 'PERMISSION_DENIED');
       // A rebinding page is addressed by its own name, even when that name resolves to loopback.
-      await expectRefused(connect({ url: 'http://rebound.example:8787/mcp', headers: { origin: 'http://rebound.example:8787' } }), 403, 'PERMISSION_DENIED');
+      await expectRefused(
+        connect({ url: 'http://rebound.example:8787/mcp', headers: { origin: 'http://rebound.example:8787' } }),
+        403,
+        'PERMISSION_DENIED',
+      );
     });
   });
 
@@ -330,7 +406,8 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
     const timestamps = new Map<string, string>();
     const timestampOf = (userId: string) => timestamps.get(userId) ?? timestamps.set(userId, uniqueTimestamp()).get(userId)!;
     const rows = async (userId: string) =>
-      (await db.execute(sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = ${userId}`)).rows[0];
+      (await db.execute(sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = ${userId}`))
+        .rows[0];
 
     it('replays the first answer for the same key and arguments, marked replayed, writing nothing', async () => {
       const client = await connect();
@@ -339,7 +416,11 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
       const first = envelopeOf(await client.callTool(moodCall(userId, key)));
       const again = envelopeOf(await client.callTool(moodCall(userId, key)));
       expect(first.success).toBe(true);
-      expect(again).toMatchObject({ success: true, data: first.success ? first.data : {}, meta: { replayed: true, trace_id: first.meta.trace_id } });
+      expect(again).toMatchObject({
+        success: true,
+        data: first.success ? first.data : {},
+        meta: { replayed: true, trace_id: first.meta.trace_id },
+      });
       expect(await rows(userId)).toEqual({ n: 1 });
     });
 
@@ -379,7 +460,10 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
       const first = client.callTool(call);
       await started(1);
       const concurrent = await client.callTool(call);
-      expect(envelopeOf(concurrent)).toMatchObject({ success: false, error: { code: 'CONFLICT', retryable: true, details: { reason: 'idempotency_key_in_use' } } });
+      expect(envelopeOf(concurrent)).toMatchObject({
+        success: false,
+        error: { code: 'CONFLICT', retryable: true, details: { reason: 'idempotency_key_in_use' } },
+      });
       expect(textOf(concurrent)).toMatch(/Retryable: yes, after \d+ ms/);
       open();
       expect(envelopeOf(await first).success).toBe(true);
@@ -394,7 +478,9 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
       expect(a.success && b.success).toBe(true);
       expect(b.meta.replayed).toBeUndefined();
       expect(await rows(userId)).toEqual({ n: 1 });
-      const { rows: inB } = await db.execute(sql`select count(*)::int as n from mood_entries where project_id = ${tenantB.projectId} and user_id = ${userId}`);
+      const { rows: inB } = await db.execute(
+        sql`select count(*)::int as n from mood_entries where project_id = ${tenantB.projectId} and user_id = ${userId}`,
+      );
       expect(inB[0]).toEqual({ n: 1 });
     });
 
@@ -423,11 +509,20 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
     const response = await send(
       new Request('http://edge-tools.test/mcp', {
         method: 'POST',
-        headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        headers: {
+          authorization: `Bearer ${tenantA.apiKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...headers,
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, ...message }),
       }),
     );
-    return { status: response.status, headers: response.headers, body: (await response.json()) as { result?: any; error?: { code: number; message: string; data?: unknown } } };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: (await response.json()) as { result?: any; error?: { code: number; message: string; data?: unknown } },
+    };
   }
 
   /** A 2026-07-28 request: the envelope in `_meta`, and the standard headers. */
@@ -463,12 +558,17 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
     const { status, body } = await modern('tools/call', { name: 'log-mood', arguments: input }, 'log-mood');
     expect(status).toBe(200);
     expect(body.result).toMatchObject({ isError: false, structuredContent: { success: true, data: { row_count: 1 } } });
-    const rows = await db.execute(sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = 'mcp-wire-modern' and "timestamp" = ${input.timestamp}`);
+    const rows = await db.execute(
+      sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = 'mcp-wire-modern' and "timestamp" = ${input.timestamp}`,
+    );
     expect(rows.rows[0]).toEqual({ n: 1 });
   });
 
   it('2026-07-28: refuses a request whose header names another version than its _meta, and a version it does not serve', async () => {
-    const mismatch = await post({ method: 'tools/list', params: { _meta: envelopeMeta } }, { 'mcp-protocol-version': '2025-11-25', 'mcp-method': 'tools/list' });
+    const mismatch = await post(
+      { method: 'tools/list', params: { _meta: envelopeMeta } },
+      { 'mcp-protocol-version': '2025-11-25', 'mcp-method': 'tools/list' },
+    );
     expect(mismatch.status).toBe(400);
     expect(mismatch.body.error).toMatchObject({ code: -32020, message: expect.stringContaining('headers and body disagree') });
     const unknown = await post(
@@ -476,28 +576,47 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
       { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
     );
     expect(unknown.status).toBe(400);
-    expect(unknown.body.error).toMatchObject({ code: -32022, message: expect.stringContaining('2099-01-01'), data: { supported: [MODERN] } });
+    expect(unknown.body.error).toMatchObject({
+      code: -32022,
+      message: expect.stringContaining('2099-01-01'),
+      data: { supported: [MODERN] },
+    });
   });
 
-  it.each(['2025-11-25', '2025-06-18', '2025-03-26'])('%s: initializes with that version, then lists and calls statelessly, in JSON', async (version) => {
-    const init = await post({ method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'wire-test', version: '1' } } });
-    expect(init.status).toBe(200);
-    expect(init.headers.get('content-type')).toContain('application/json');
-    expect(init.headers.get('mcp-session-id')).toBeNull();
-    expect(init.body.result).toMatchObject({ protocolVersion: version, serverInfo: { name: 'edge-tools' }, capabilities: { tools: {} } });
+  it.each(['2025-11-25', '2025-06-18', '2025-03-26'])(
+    '%s: initializes with that version, then lists and calls statelessly, in JSON',
+    async (version) => {
+      const init = await post({
+        method: 'initialize',
+        params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'wire-test', version: '1' } },
+      });
+      expect(init.status).toBe(200);
+      expect(init.headers.get('content-type')).toContain('application/json');
+      expect(init.headers.get('mcp-session-id')).toBeNull();
+      expect(init.body.result).toMatchObject({ protocolVersion: version, serverInfo: { name: 'edge-tools' }, capabilities: { tools: {} } });
 
-    const headers = { 'mcp-protocol-version': version };
-    const listed = await post({ method: 'tools/list' }, headers);
-    expect(listed.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual(tools.map((tool) => tool.id));
-    // Cache hints are 2026-07-28 vocabulary: earlier versions do not get them.
-    expect(listed.body.result.ttlMs).toBeUndefined();
+      const headers = { 'mcp-protocol-version': version };
+      const listed = await post({ method: 'tools/list' }, headers);
+      expect(listed.body.result.tools.map((tool: { name: string }) => tool.name)).toEqual(tools.map((tool) => tool.id));
+      // Cache hints are 2026-07-28 vocabulary: earlier versions do not get them.
+      expect(listed.body.result.ttlMs).toBeUndefined();
 
-    const called = await post({ method: 'tools/call', params: { name: 'log-mood', arguments: { ...logMood.example, energy_level: 15 } } }, headers);
-    expect(called.body.result).toMatchObject({ isError: true, structuredContent: { success: false, error: { code: 'VALIDATION_ERROR' } } });
-  });
+      const called = await post(
+        { method: 'tools/call', params: { name: 'log-mood', arguments: { ...logMood.example, energy_level: 15 } } },
+        headers,
+      );
+      expect(called.body.result).toMatchObject({
+        isError: true,
+        structuredContent: { success: false, error: { code: 'VALIDATION_ERROR' } },
+      });
+    },
+  );
 
   it('answers an initialize asking for 2026-07-28 with the newest handshake version, 2025-11-25', async () => {
-    const init = await post({ method: 'initialize', params: { protocolVersion: MODERN, capabilities: {}, clientInfo: { name: 'wire-test', version: '1' } } });
+    const init = await post({
+      method: 'initialize',
+      params: { protocolVersion: MODERN, capabilities: {}, clientInfo: { name: 'wire-test', version: '1' } },
+    });
     expect(init.body.result.protocolVersion).toBe('2025-11-25');
   });
 
@@ -521,7 +640,12 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
         // https: where OAuth is on, as deployed (it is off on plain http but for loopback).
         new Request('https://edge-tools.test/mcp', {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': MODERN,
+            'mcp-method': method,
+          },
           body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, ...message }),
         }),
         worker,
@@ -533,14 +657,23 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
     const body = (await listed.json()) as { result: { tools: { name: string }[]; ttlMs: number } };
     expect(body.result.tools.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.id));
     expect(body.result.ttlMs).toBeLessThanOrEqual(300_000);
-    const called = await anonymous({ method: 'tools/call', params: { name: 'list-plans', arguments: {}, _meta: envelopeMeta } }, 'tools/call');
+    const called = await anonymous(
+      { method: 'tools/call', params: { name: 'list-plans', arguments: {}, _meta: envelopeMeta } },
+      'tools/call',
+    );
     expect(called.status).toBe(401);
-    expect(called.headers.get('www-authenticate')).toMatch(/^Bearer realm="edge-tools", resource_metadata="https:\/\/edge-tools\.test\/\.well-known\/oauth-protected-resource\/mcp"/);
+    expect(called.headers.get('www-authenticate')).toMatch(
+      /^Bearer realm="edge-tools", resource_metadata="https:\/\/edge-tools\.test\/\.well-known\/oauth-protected-resource\/mcp"/,
+    );
     // A listing batched with a call is no listing: refused whole.
     const batch = await send(
       new Request('http://edge-tools.test/mcp', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
         body: JSON.stringify([
           { jsonrpc: '2.0', id: nextId++, method: 'tools/list' },
           { jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'list-plans', arguments: {} } },
@@ -557,15 +690,24 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
     const response = await send(
       new Request('http://edge-tools.test/mcp', {
         method: 'POST',
-        headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        headers: {
+          authorization: `Bearer ${tenantA.apiKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
         body: raw,
       }),
     );
     const { result } = (await response.json()) as { result: { isError: boolean; structuredContent: ToolResult<unknown> } };
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'mood', code: 'duplicate_key' }] } } });
-    const rows = await db.execute(sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = 'mcp-duplicate'`);
+    expect(result.structuredContent).toMatchObject({
+      success: false,
+      error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'mood', code: 'duplicate_key' }] } },
+    });
+    const rows = await db.execute(
+      sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = 'mcp-duplicate'`,
+    );
     expect(rows.rows[0]).toEqual({ n: 0 });
   });
 });
-

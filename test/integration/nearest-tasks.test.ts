@@ -85,7 +85,12 @@ async function search(query: NearestTasksQuery, options: NearestTasksOptions, pr
   const [settings, scope, statement, known] = nearestTasksStatements(query, options);
   const before = prefix ? [db.execute(prefix)] : [];
   const results = await db.batch([db.execute(settings), ...before, db.execute(scope), db.execute(statement), db.execute(known)]);
-  const explained = await db.batch([db.execute(settings), ...before, db.execute(scope), db.execute(sql`explain (analyze, costs off) ${statement}`)]);
+  const explained = await db.batch([
+    db.execute(settings),
+    ...before,
+    db.execute(scope),
+    db.execute(sql`explain (analyze, costs off) ${statement}`),
+  ]);
   const scans = (explained.at(-1)!.rows as { 'QUERY PLAN': string }[])
     .map((row) => row['QUERY PLAN'].trim())
     .filter((line) => / Scan /.test(line) && !line.includes('never executed'));
@@ -189,7 +194,8 @@ describe('nearest tasks: which method', () => {
 
   it('sets its settings for its own transaction only', async () => {
     await findNearestTasks(db, query, INDEX);
-    const { rows } = await db.execute(sql`select current_setting('hnsw.iterative_scan') as iterative, current_setting('hnsw.ef_search') as ef,
+    const { rows } =
+      await db.execute(sql`select current_setting('hnsw.iterative_scan') as iterative, current_setting('hnsw.ef_search') as ef,
       current_setting('enable_seqscan') as seqscan, current_setting('enable_bitmapscan') as bitmapscan, current_setting('enable_sort') as sort,
       coalesce(current_setting('edge_tools.search_method', true), '') as method`);
     expect(rows[0]).toEqual({ iterative: 'off', ef: '40', seqscan: 'on', bitmapscan: 'on', sort: 'on', method: '' });

@@ -23,7 +23,13 @@ export async function register(metadata: Json = {}): Promise<{ clientId: string;
   const { status, body } = await fetchJson('/oauth/register', {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'Test agent', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], ...metadata }),
+    body: JSON.stringify({
+      client_name: 'Test agent',
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      ...metadata,
+    }),
   });
   expect(status).toBe(201);
   return { clientId: body.client_id, clientSecret: body.client_secret };
@@ -36,7 +42,10 @@ export async function pkce(): Promise<{ verifier: string; challenge: string }> {
 }
 
 export function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 export interface Authorization {
@@ -48,7 +57,14 @@ export interface Authorization {
   redirectUri?: string;
 }
 
-export function authorizeQuery({ clientId, resource = `${ORIGIN}/mcp/study`, scope, challenge, method = 'S256', redirectUri = REDIRECT }: Authorization): string {
+export function authorizeQuery({
+  clientId,
+  resource = `${ORIGIN}/mcp/study`,
+  scope,
+  challenge,
+  method = 'S256',
+  redirectUri = REDIRECT,
+}: Authorization): string {
   const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: redirectUri, state: 'state-1', resource });
   if (scope) query.set('scope', scope);
   if (challenge) query.set('code_challenge', challenge);
@@ -57,12 +73,15 @@ export function authorizeQuery({ clientId, resource = `${ORIGIN}/mcp/study`, sco
 }
 
 /** Opens the consent page as a browser does: the page, its form's fields and the cookie that binds them. */
-export async function openConsent(authorization: Authorization): Promise<{ response: Response; html: string; cookie: string; fields: Record<string, string> }> {
+export async function openConsent(
+  authorization: Authorization,
+): Promise<{ response: Response; html: string; cookie: string; fields: Record<string, string> }> {
   const response = await send(new Request(`${ORIGIN}/authorize?${authorizeQuery(authorization)}`));
   const html = await response.text();
   const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0]!;
   const fields: Record<string, string> = {};
-  for (const [, name, value] of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[name!] = value!.replace(/&#(\d+);/g, (_, code) => String.fromCharCode(Number(code)));
+  for (const [, name, value] of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+    fields[name!] = value!.replace(/&#(\d+);/g, (_, code) => String.fromCharCode(Number(code)));
   return { response, html, cookie, fields };
 }
 
@@ -70,11 +89,21 @@ export async function openConsent(authorization: Authorization): Promise<{ respo
 export async function postConsent(cookie: string, form: Record<string, string | string[]>): Promise<Response> {
   const body = new URLSearchParams();
   for (const [name, value] of Object.entries(form)) for (const one of [value].flat()) body.append(name, one);
-  return send(new Request(`${ORIGIN}/authorize`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body, redirect: 'manual' }));
+  return send(
+    new Request(`${ORIGIN}/authorize`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+      redirect: 'manual',
+    }),
+  );
 }
 
 /** Approves `authorization` with `apiKey` for `toolsets` and `access`; answers the code. */
-export async function approve(authorization: Authorization, { apiKey = tenantA.apiKey, toolsets = ['study'], access = 'write' } = {}): Promise<string> {
+export async function approve(
+  authorization: Authorization,
+  { apiKey = tenantA.apiKey, toolsets = ['study'], access = 'write' } = {},
+): Promise<string> {
   const consent = await openConsent(authorization);
   expect(consent.response.status).toBe(200);
   const answer = await postConsent(consent.cookie, { ...consent.fields, toolset: toolsets, access, api_key: apiKey, decision: 'approve' });
@@ -86,7 +115,11 @@ export async function approve(authorization: Authorization, { apiKey = tenantA.a
 }
 
 export function tokenRequest(params: Record<string, string>, headers: Record<string, string> = {}) {
-  return fetchJson('/oauth/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(params) });
+  return fetchJson('/oauth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(params),
+  });
 }
 
 /** A whole authorization for `resource`: registration, consent, code exchange. */
@@ -94,19 +127,40 @@ export async function connect(resource = `${ORIGIN}/mcp/study`, options: Paramet
   const { clientId } = await register();
   const { verifier, challenge } = await pkce();
   const code = await approve({ clientId, resource, challenge }, options);
-  const { status, body } = await tokenRequest({ grant_type: 'authorization_code', code, client_id: clientId, code_verifier: verifier, redirect_uri: REDIRECT, resource });
+  const { status, body } = await tokenRequest({
+    grant_type: 'authorization_code',
+    code,
+    client_id: clientId,
+    code_verifier: verifier,
+    redirect_uri: REDIRECT,
+    resource,
+  });
   expect(status).toBe(200);
-  return { clientId, code, verifier, accessToken: body.access_token as string, refreshToken: body.refresh_token as string, scope: body.scope as string };
+  return {
+    clientId,
+    code,
+    verifier,
+    accessToken: body.access_token as string,
+    refreshToken: body.refresh_token as string,
+    scope: body.scope as string,
+  };
 }
 
 /** One MCP request (2025-06-18) to `path` with `token`. */
 export async function mcp(path: string, token: string, method: string, params: Json = {}) {
   return fetchJson(path, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
 }
 
-export const grantRows = async (projectId: string) => (await db.select({ n: count() }).from(oauthGrants).where(eq(oauthGrants.projectId, projectId)))[0]!.n;
-export const cardCount = async () => (await db.select({ n: count() }).from(flashcards).where(eq(flashcards.projectId, tenantA.projectId)))[0]!.n;
+export const grantRows = async (projectId: string) =>
+  (await db.select({ n: count() }).from(oauthGrants).where(eq(oauthGrants.projectId, projectId)))[0]!.n;
+export const cardCount = async () =>
+  (await db.select({ n: count() }).from(flashcards).where(eq(flashcards.projectId, tenantA.projectId)))[0]!.n;

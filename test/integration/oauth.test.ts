@@ -11,8 +11,23 @@ import { describe, expect, it, vi } from 'vitest';
 import { apiKeys, oauthGrants } from '../../drizzle/schema.ts';
 import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { db, send, tenantA } from './helpers.ts';
-import { approve, authorizeQuery, cardCount, connect, grantRows, mcp, openConsent, ORIGIN, pkce, postConsent, REDIRECT, register, tokenRequest, fetchJson, type Json } from './oauth-flow.ts';
-
+import {
+  approve,
+  authorizeQuery,
+  cardCount,
+  connect,
+  grantRows,
+  mcp,
+  openConsent,
+  ORIGIN,
+  pkce,
+  postConsent,
+  REDIRECT,
+  register,
+  tokenRequest,
+  fetchJson,
+  type Json,
+} from './oauth-flow.ts';
 
 // Each test runs whole authorizations (several requests each) on a shared, busy machine.
 describe('discovery', { timeout: 60_000 }, () => {
@@ -23,7 +38,13 @@ describe('discovery', { timeout: 60_000 }, () => {
       ['/tools/list-plans', ORIGIN],
       ['/executions', ORIGIN],
     ] as const) {
-      const response = await send(new Request(ORIGIN + path, { method: path.startsWith('/executions') ? 'GET' : 'POST', headers: { 'content-type': 'application/json' }, body: path.startsWith('/executions') ? undefined : '{}' }));
+      const response = await send(
+        new Request(ORIGIN + path, {
+          method: path.startsWith('/executions') ? 'GET' : 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: path.startsWith('/executions') ? undefined : '{}',
+        }),
+      );
       expect(response.status, path).toBe(401);
       const challenge = response.headers.get('www-authenticate')!;
       const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)![1]!;
@@ -54,7 +75,9 @@ describe('discovery', { timeout: 60_000 }, () => {
     });
     expect(body.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
     // One resource per choice of toolsets, named canonically (every other spelling of its URL is the same resource).
-    expect(body.protected_resources).toEqual(expect.arrayContaining([`${ORIGIN}/mcp`, `${ORIGIN}/mcp/study`, `${ORIGIN}/mcp/documents,study`]));
+    expect(body.protected_resources).toEqual(
+      expect.arrayContaining([`${ORIGIN}/mcp`, `${ORIGIN}/mcp/study`, `${ORIGIN}/mcp/documents,study`]),
+    );
     expect(body.protected_resources).not.toContain(`${ORIGIN}/mcp/study,documents`);
   });
 });
@@ -87,7 +110,10 @@ describe('a grant', { timeout: 60_000 }, () => {
     // The same call with a read and write grant writes, for tenant A.
     const readWrite = await connect(`${ORIGIN}/mcp/study`);
     expect(readWrite.scope).toBe('study:read study:write');
-    const created = await mcp('/mcp/study', readWrite.accessToken, 'tools/call', { name: 'create-flashcard', arguments: { front: 'el gato', back: 'the cat' } });
+    const created = await mcp('/mcp/study', readWrite.accessToken, 'tools/call', {
+      name: 'create-flashcard',
+      arguments: { front: 'el gato', back: 'the cat' },
+    });
     expect(created.body.result.structuredContent.success).toBe(true);
     expect(await cardCount()).toBe(before + 1);
 
@@ -109,34 +135,67 @@ describe('a grant', { timeout: 60_000 }, () => {
     expect(stale.body.access_token).toBeUndefined();
     // Whoever replayed it, the grant is gone: the latest tokens stop too, and its row is revoked.
     expect((await mcp('/mcp/study', second.body.access_token, 'tools/list')).status).toBe(401);
-    expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: second.body.refresh_token, client_id: clientId })).body.error).toBe('invalid_grant');
-    const [row] = await db.select().from(oauthGrants).where(and(eq(oauthGrants.projectId, tenantA.projectId), eq(oauthGrants.clientId, clientId)));
+    expect(
+      (await tokenRequest({ grant_type: 'refresh_token', refresh_token: second.body.refresh_token, client_id: clientId })).body.error,
+    ).toBe('invalid_grant');
+    const [row] = await db
+      .select()
+      .from(oauthGrants)
+      .where(and(eq(oauthGrants.projectId, tenantA.projectId), eq(oauthGrants.clientId, clientId)));
     expect(row!.revokedAt).not.toBeNull();
   });
 
   it('stops within seconds when revoked: by the client (RFC 7009), in the database, or with the API key that approved it', async () => {
     const revokedByClient = await connect();
-    const revocation = await tokenRequest({ token: revokedByClient.refreshToken, token_type_hint: 'refresh_token', client_id: revokedByClient.clientId });
+    const revocation = await tokenRequest({
+      token: revokedByClient.refreshToken,
+      token_type_hint: 'refresh_token',
+      client_id: revokedByClient.clientId,
+    });
     expect(revocation.status).toBe(200);
     expect((await mcp('/mcp/study', revokedByClient.accessToken, 'tools/list')).status).toBe(401);
-    expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: revokedByClient.refreshToken, client_id: revokedByClient.clientId })).body.error).toBe('invalid_grant');
+    expect(
+      (
+        await tokenRequest({
+          grant_type: 'refresh_token',
+          refresh_token: revokedByClient.refreshToken,
+          client_id: revokedByClient.clientId,
+        })
+      ).body.error,
+    ).toBe('invalid_grant');
 
     const revokedHere = await connect();
     expect((await mcp('/mcp/study', revokedHere.accessToken, 'tools/list')).status).toBe(200);
     const { revokeGrant } = await import('../../shared/auth/grants.ts');
-    const [row] = await db.select().from(oauthGrants).where(and(eq(oauthGrants.projectId, tenantA.projectId), eq(oauthGrants.clientId, revokedHere.clientId)));
+    const [row] = await db
+      .select()
+      .from(oauthGrants)
+      .where(and(eq(oauthGrants.projectId, tenantA.projectId), eq(oauthGrants.clientId, revokedHere.clientId)));
     expect(await revokeGrant(db, row!.id)).toBe(true);
-    await vi.waitFor(async () => expect((await mcp('/mcp/study', revokedHere.accessToken, 'tools/list')).status).toBe(401), { timeout: 10_000, interval: 200 });
-    const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: revokedHere.refreshToken, client_id: revokedHere.clientId });
+    await vi.waitFor(async () => expect((await mcp('/mcp/study', revokedHere.accessToken, 'tools/list')).status).toBe(401), {
+      timeout: 10_000,
+      interval: 200,
+    });
+    const refresh = await tokenRequest({
+      grant_type: 'refresh_token',
+      refresh_token: revokedHere.refreshToken,
+      client_id: revokedHere.clientId,
+    });
     expect(refresh).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
 
     // A key of its own, so that revoking it leaves the suite's keys alone.
     const key = generateApiKey();
-    const [approver] = await db.insert(apiKeys).values({ projectId: tenantA.projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'oauth approver' }).returning();
+    const [approver] = await db
+      .insert(apiKeys)
+      .values({ projectId: tenantA.projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'oauth approver' })
+      .returning();
     const viaKey = await connect(`${ORIGIN}/mcp/study`, { apiKey: key });
     expect((await mcp('/mcp/study', viaKey.accessToken, 'tools/list')).status).toBe(200);
     await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, approver!.id));
-    await vi.waitFor(async () => expect((await mcp('/mcp/study', viaKey.accessToken, 'tools/list')).status).toBe(401), { timeout: 10_000, interval: 200 });
+    await vi.waitFor(async () => expect((await mcp('/mcp/study', viaKey.accessToken, 'tools/list')).status).toBe(401), {
+      timeout: 10_000,
+      interval: 200,
+    });
   });
 });
 
@@ -162,7 +221,11 @@ describe('refused, with the OAuth error and nothing issued', { timeout: 60_000 }
   it('a redirect URI that differs by one character: shown an error, never redirected to', async () => {
     const { clientId } = await register();
     const { challenge } = await pkce();
-    const response = await send(new Request(`${ORIGIN}/authorize?${authorizeQuery({ clientId, challenge, redirectUri: 'http://127.0.0.1:7777/callbacK' })}`, { redirect: 'manual' }));
+    const response = await send(
+      new Request(`${ORIGIN}/authorize?${authorizeQuery({ clientId, challenge, redirectUri: 'http://127.0.0.1:7777/callbacK' })}`, {
+        redirect: 'manual',
+      }),
+    );
     expect(response.status).toBe(400);
     expect(response.headers.get('location')).toBeNull();
     expect(await response.text()).toContain('OAuth error: invalid_request');
@@ -172,8 +235,19 @@ describe('refused, with the OAuth error and nothing issued', { timeout: 60_000 }
     const { clientId } = await register();
     const { verifier, challenge } = await pkce();
     const code = await approve({ clientId, challenge });
-    const exchange = (params: Record<string, string>) => tokenRequest({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier, ...params });
-    for (const params of [{ code_verifier: (await pkce()).verifier }, { redirect_uri: 'http://127.0.0.1:7777/callbacK' }] as Record<string, string>[]) {
+    const exchange = (params: Record<string, string>) =>
+      tokenRequest({
+        grant_type: 'authorization_code',
+        code,
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+        ...params,
+      });
+    for (const params of [{ code_verifier: (await pkce()).verifier }, { redirect_uri: 'http://127.0.0.1:7777/callbacK' }] as Record<
+      string,
+      string
+    >[]) {
       const refused = await exchange(params);
       expect(refused).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
       expect(refused.body.access_token).toBeUndefined();
@@ -185,13 +259,25 @@ describe('refused, with the OAuth error and nothing issued', { timeout: 60_000 }
     expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
     expect(replay.body.access_token).toBeUndefined();
     expect((await mcp('/mcp/study', first.body.access_token, 'tools/list')).status).toBe(401);
-    expect((await tokenRequest({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: clientId })).body.error).toBe('invalid_grant');
+    expect(
+      (await tokenRequest({ grant_type: 'refresh_token', refresh_token: first.body.refresh_token, client_id: clientId })).body.error,
+    ).toBe('invalid_grant');
   });
 
   it("a token on another toolset's URL, or on the HTTP routes, and a token past its expiry", async () => {
     const { accessToken } = await connect(`${ORIGIN}/mcp/study`);
     for (const path of ['/mcp/documents', '/mcp', '/mcp/study,documents', '/tools/list-plans']) {
-      const refused = await send(new Request(ORIGIN + path, { method: 'POST', headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' }));
+      const refused = await send(
+        new Request(ORIGIN + path, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${accessToken}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body: '{}',
+        }),
+      );
       expect(refused.status, path).toBe(401);
       expect(refused.headers.get('www-authenticate'), path).toContain('error="invalid_token"');
     }
@@ -234,6 +320,13 @@ describe('refused, with the OAuth error and nothing issued', { timeout: 60_000 }
     const location = new URL(denied.headers.get('location')!);
     expect(location.searchParams.get('error')).toBe('access_denied');
     expect(location.searchParams.get('code')).toBeNull();
-    expect((await db.select({ n: count() }).from(oauthGrants).where(and(eq(oauthGrants.clientId, clientId), isNull(oauthGrants.revokedAt))))[0]!.n).toBe(0);
+    expect(
+      (
+        await db
+          .select({ n: count() })
+          .from(oauthGrants)
+          .where(and(eq(oauthGrants.clientId, clientId), isNull(oauthGrants.revokedAt)))
+      )[0]!.n,
+    ).toBe(0);
   });
 });

@@ -90,7 +90,11 @@ const flaky = defineTool({
     const attempt = (attemptsByCall.get(traceId) ?? 0) + 1;
     attemptsByCall.set(traceId, attempt);
     if (attempt === 1) {
-      return fail('DATABASE_ERROR', 'The database is temporarily unavailable.', { retryable: true, status: 503, cause: new Error('connection reset\u0000 by peer') });
+      return fail('DATABASE_ERROR', 'The database is temporarily unavailable.', {
+        retryable: true,
+        status: 503,
+        cause: new Error('connection reset\u0000 by peer'),
+      });
     }
     return ok({ attempt }, `Succeeded on attempt ${attempt}.`);
   },
@@ -151,7 +155,12 @@ async function send(request: Request, callEnv: Env = env) {
   return response;
 }
 
-async function call(tenant: Tenant, tool: string, body: unknown, { headers = {}, callEnv }: { headers?: Record<string, string>; callEnv?: Env } = {}) {
+async function call(
+  tenant: Tenant,
+  tool: string,
+  body: unknown,
+  { headers = {}, callEnv }: { headers?: Record<string, string>; callEnv?: Env } = {},
+) {
   const response = await send(
     new Request(`http://edge-tools.test/tools/${tool}`, {
       method: 'POST',
@@ -164,8 +173,14 @@ async function call(tenant: Tenant, tool: string, body: unknown, { headers = {},
 }
 
 async function get<T = any>(tenant: Tenant | null, path: string) {
-  const response = await send(new Request(`http://edge-tools.test${path}`, { headers: tenant ? { authorization: `Bearer ${tenant.apiKey}` } : {} }));
-  return { status: response.status, headers: response.headers, body: (await response.json()) as { success: boolean; data: T; message: string; error: any; meta: any } };
+  const response = await send(
+    new Request(`http://edge-tools.test${path}`, { headers: tenant ? { authorization: `Bearer ${tenant.apiKey}` } : {} }),
+  );
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: (await response.json()) as { success: boolean; data: T; message: string; error: any; meta: any },
+  };
 }
 
 /** Linear interpolation between closest ranks: what Postgres' percentile_cont computes, written independently. */
@@ -203,7 +218,7 @@ describe('executions and metrics of known calls', () => {
 
   const executed = () => ['echo', 'missing', 'flaky', 'slow', 'throws'].flatMap((name) => ids[name]!);
 
-  it('GET /executions lists exactly the executions of the key\'s project, newest first, refusals excluded', async () => {
+  it("GET /executions lists exactly the executions of the key's project, newest first, refusals excluded", async () => {
     const { status, body } = await get<ExecutionsPage>(tenant, '/executions?limit=100');
     expect(status).toBe(200);
     expect(body.success).toBe(true);
@@ -217,17 +232,25 @@ describe('executions and metrics of known calls', () => {
     expect(flakyRow).toMatchObject({ tool: 'flaky', status: 'success', error_code: null, attempts: 2, performance_warning: false });
     expect(flakyRow).not.toHaveProperty('input');
     expect(listed.find((e) => e.trace_id === ids.slow![0])).toMatchObject({ performance_warning: true });
-    expect(listed.find((e) => e.trace_id === ids.throws![0])).toMatchObject({ status: 'failure', error_code: 'UNKNOWN_ERROR', attempts: 1 });
+    expect(listed.find((e) => e.trace_id === ids.throws![0])).toMatchObject({
+      status: 'failure',
+      error_code: 'UNKNOWN_ERROR',
+      attempts: 1,
+    });
   });
 
   it('filters by tool, status, error code, duration and time range', async () => {
-    const idsOf = async (query: string) => (await get<ExecutionsPage>(tenant, `/executions?${query}`)).body.data.executions.map((e) => e.trace_id).sort();
+    const idsOf = async (query: string) =>
+      (await get<ExecutionsPage>(tenant, `/executions?${query}`)).body.data.executions.map((e) => e.trace_id).sort();
     expect(await idsOf('tool=echo')).toEqual([...ids.echo!].sort());
     expect(await idsOf('status=failure')).toEqual([...ids.missing!, ...ids.throws!].sort());
     expect(await idsOf('status=success&tool=find-nothing')).toEqual([]);
     expect(await idsOf('error_code=NOT_FOUND')).toEqual([...ids.missing!].sort());
     // Durations are measured, so the judge is the trace itself: exactly the executions that took that long.
-    const slowRows = await db.select({ id: toolExecutions.id }).from(toolExecutions).where(and(eq(toolExecutions.projectId, tenant.projectId), gte(toolExecutions.durationMs, 290)));
+    const slowRows = await db
+      .select({ id: toolExecutions.id })
+      .from(toolExecutions)
+      .where(and(eq(toolExecutions.projectId, tenant.projectId), gte(toolExecutions.durationMs, 290)));
     expect(slowRows.map((row) => row.id)).toContain(ids.slow![0]);
     expect(await idsOf('min_duration_ms=290')).toEqual(slowRows.map((row) => row.id).sort());
     expect(await idsOf('since=2000-01-01T00:00:00Z&until=2001-01-01T00:00:00Z')).toEqual([]);
@@ -240,7 +263,10 @@ describe('executions and metrics of known calls', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const { body }: { body: { success: boolean; data: ExecutionsPage; meta: { truncated?: boolean } } } = await get<ExecutionsPage>(tenant, `/executions?limit=4${cursor ? `&cursor=${cursor}` : ''}`);
+      const { body }: { body: { success: boolean; data: ExecutionsPage; meta: { truncated?: boolean } } } = await get<ExecutionsPage>(
+        tenant,
+        `/executions?limit=4${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       expect(body.success).toBe(true);
       seen.push(...body.data.executions.map((e) => e.trace_id));
       cursor = body.data.next_cursor;
@@ -287,7 +313,10 @@ describe('executions and metrics of known calls', () => {
       const { status, body } = await get(tenant, `/executions?${query}`);
       expect(status, query).toBe(400);
       expect(body.error.code).toBe('VALIDATION_ERROR');
-      expect(body.error.details.fields.map((f: { field: string }) => f.field), query).toContain(field);
+      expect(
+        body.error.details.fields.map((f: { field: string }) => f.field),
+        query,
+      ).toContain(field);
       expect(body.error.hint).toContain('GET /executions');
     }
   });
@@ -306,27 +335,47 @@ describe('executions and metrics of known calls', () => {
       retry_errors: [],
       actor: { api_key_id: tenant.keyId, api_key_name: 'Observed key' },
     });
-    expect(thrown.body.data.error).toMatchObject({ code: 'UNKNOWN_ERROR', cause: { message: 'kaboom in the tool', stack: expect.stringContaining('kaboom in the tool') } });
+    expect(thrown.body.data.error).toMatchObject({
+      code: 'UNKNOWN_ERROR',
+      cause: { message: 'kaboom in the tool', stack: expect.stringContaining('kaboom in the tool') },
+    });
 
     const retried = await get<ExecutionDetail>(tenant, `/executions/${ids.flaky![0]}`);
     expect(retried.body.data).toMatchObject({ status: 'success', attempts: 2, output: { attempt: 2 }, error: null });
     expect(retried.body.data.retry_errors).toEqual([
-      { attempt: 1, code: 'DATABASE_ERROR', message: 'The database is temporarily unavailable.', time_ms: expect.any(Number), cause: expect.objectContaining({ message: 'connection reset\u0000 by peer' }) },
+      {
+        attempt: 1,
+        code: 'DATABASE_ERROR',
+        message: 'The database is temporarily unavailable.',
+        time_ms: expect.any(Number),
+        cause: expect.objectContaining({ message: 'connection reset\u0000 by peer' }),
+      },
     ]);
 
     // Without a traceparent the execution starts its own trace, named after its trace id.
     const own = await get<ExecutionDetail>(tenant, `/executions/${ids.echo![1]}`);
-    expect(own.body.data.otel).toEqual({ trace_id: ids.echo![1]!.replace(/-/g, ''), span_id: expect.stringMatching(/^[0-9a-f]{16}$/), parent_span_id: null });
+    expect(own.body.data.otel).toEqual({
+      trace_id: ids.echo![1]!.replace(/-/g, ''),
+      span_id: expect.stringMatching(/^[0-9a-f]{16}$/),
+      parent_span_id: null,
+    });
     // With one, it is a child of the caller's span; both spellings of the id find it.
     const child = await get<ExecutionDetail>(tenant, `/executions/${ids.echo![0]!.toUpperCase()}`);
-    expect(child.body.data.otel).toEqual({ trace_id: CALLER_TRACE, span_id: expect.stringMatching(/^[0-9a-f]{16}$/), parent_span_id: CALLER_SPAN });
+    expect(child.body.data.otel).toEqual({
+      trace_id: CALLER_TRACE,
+      span_id: expect.stringMatching(/^[0-9a-f]{16}$/),
+      parent_span_id: CALLER_SPAN,
+    });
     expect((await get(tenant, `/executions/${ids.echo![0]!.replace(/-/g, '')}`)).body.data.trace_id).toBe(ids.echo![0]);
   });
 
   it('answers NOT_FOUND for unknown ids, refused calls and other tenants, and VALIDATION_ERROR for malformed ids', async () => {
     const refused = await get(tenant, `/executions/${ids.refused![0]}`);
     expect(refused.status).toBe(404);
-    expect(refused.body.error).toMatchObject({ code: 'NOT_FOUND', details: { entity_type: 'execution', refused_with: 'VALIDATION_ERROR' } });
+    expect(refused.body.error).toMatchObject({
+      code: 'NOT_FOUND',
+      details: { entity_type: 'execution', refused_with: 'VALIDATION_ERROR' },
+    });
     expect(refused.body.error.message).toContain('refused with VALIDATION_ERROR before executing');
 
     const unknown = await get(tenant, `/executions/${crypto.randomUUID()}`);
@@ -350,7 +399,10 @@ describe('executions and metrics of known calls', () => {
     expect(metrics.body.data.totals).toMatchObject({ calls: 1, successes: 1, validation_refusals: 0 });
     expect(metrics.body.data.tools.map((t) => t.tool)).toEqual(['echo']);
     // And this project's rows are still all there.
-    const [{ count }] = (await db.select({ count: sql<number>`count(*)::int` }).from(toolExecutions).where(eq(toolExecutions.projectId, tenant.projectId))) as [{ count: number }];
+    const [{ count }] = (await db
+      .select({ count: sql<number>`count(*)::int` })
+      .from(toolExecutions)
+      .where(eq(toolExecutions.projectId, tenant.projectId))) as [{ count: number }];
     expect(count).toBe(9);
   });
 
@@ -383,22 +435,41 @@ describe('executions and metrics of known calls', () => {
     expect(Object.keys(byTool).sort()).toEqual(['echo', 'find-nothing', 'flaky', 'slow', 'throws']);
     expect(tools[0]!.tool).toBe('echo');
     expect(byTool.echo).toMatchObject({ calls: 4, successes: 4, failures: 0, success_rate: 1, validation_refusals: 2 });
-    expect(byTool['find-nothing']).toMatchObject({ calls: 2, successes: 0, success_rate: 0, failures_by_code: { NOT_FOUND: 2 }, validation_refusals: 1 });
+    expect(byTool['find-nothing']).toMatchObject({
+      calls: 2,
+      successes: 0,
+      success_rate: 0,
+      failures_by_code: { NOT_FOUND: 2 },
+      validation_refusals: 1,
+    });
     expect(byTool.flaky).toMatchObject({ calls: 1, retried_calls: 1 });
     expect(byTool.slow).toMatchObject({ performance_warnings: 1 });
     expect(byTool.slow!.duration_ms.p50).toBeGreaterThanOrEqual(300);
 
     // The percentiles agree with an independent computation over the durations the trace holds.
-    const rows = await db.select({ tool: toolExecutions.tool, duration: toolExecutions.durationMs, queued: toolExecutions.queuedMs }).from(toolExecutions).where(eq(toolExecutions.projectId, tenant.projectId));
+    const rows = await db
+      .select({ tool: toolExecutions.tool, duration: toolExecutions.durationMs, queued: toolExecutions.queuedMs })
+      .from(toolExecutions)
+      .where(eq(toolExecutions.projectId, tenant.projectId));
     const durations = rows.map((row) => row.duration);
-    for (const [key, fraction] of [['p50', 0.5], ['p95', 0.95], ['p99', 0.99]] as const) {
+    for (const [key, fraction] of [
+      ['p50', 0.5],
+      ['p95', 0.95],
+      ['p99', 0.99],
+    ] as const) {
       expect(totals.duration_ms[key]).toBeCloseTo(percentile(durations, fraction), 1);
     }
     expect(totals.duration_ms.max).toBeCloseTo(Math.max(...durations), 1);
     expect(totals.duration_ms.avg).toBeCloseTo(durations.reduce((a, b) => a + b, 0) / durations.length, 1);
     const echoDurations = rows.filter((row) => row.tool === 'echo').map((row) => row.duration);
     expect(byTool.echo!.duration_ms.p95).toBeCloseTo(percentile(echoDurations, 0.95), 1);
-    expect(totals.queued_ms.p95).toBeCloseTo(percentile(rows.map((row) => row.queued), 0.95), 1);
+    expect(totals.queued_ms.p95).toBeCloseTo(
+      percentile(
+        rows.map((row) => row.queued),
+        0.95,
+      ),
+      1,
+    );
   });
 
   it('GET /metrics has a series covering the window, and honours tool and window', async () => {
@@ -439,15 +510,19 @@ describe('executions and metrics of known calls', () => {
     }
   });
 
-  it('GET /refusals lists the refused calls with each field and its problem, and only this project\'s', async () => {
-    const { status, body } = await get<{ refusals: { trace_id: string; tool: string; code: string; message: string; fields: { field: string; code: string }[] }[] }>(tenant, '/refusals');
+  it("GET /refusals lists the refused calls with each field and its problem, and only this project's", async () => {
+    const { status, body } = await get<{
+      refusals: { trace_id: string; tool: string; code: string; message: string; fields: { field: string; code: string }[] }[];
+    }>(tenant, '/refusals');
     expect(status).toBe(200);
     const refusals = body.data.refusals;
     expect(refusals.map((r) => r.trace_id).sort()).toEqual([...ids.refused!].sort());
     const unknownField = refusals.find((r) => r.trace_id === ids.refused![0])!;
     expect(unknownField).toMatchObject({ tool: 'echo', code: 'VALIDATION_ERROR', message: expect.stringContaining('surprise') });
     expect(unknownField.fields).toEqual([expect.objectContaining({ field: 'surprise', code: 'unknown_field' })]);
-    expect(refusals.find((r) => r.trace_id === ids.refused![1])!.fields).toEqual([expect.objectContaining({ field: 'text', code: 'invalid_type' })]);
+    expect(refusals.find((r) => r.trace_id === ids.refused![1])!.fields).toEqual([
+      expect.objectContaining({ field: 'text', code: 'invalid_type' }),
+    ]);
     expect((await get(tenant, '/refusals?tool=find-nothing')).body.data.refusals).toHaveLength(1);
     expect((await get(other, '/refusals')).body.data.refusals).toEqual([]);
   });
@@ -461,12 +536,17 @@ describe('executions and metrics of known calls', () => {
     expect(future.body.data.totals.calls).toBe(0);
     expect(future.body.data.series).toEqual([]);
     const unreadable = await get(tenant, '/metrics?window=15x');
-    expect(unreadable.body.error.details.fields[0]).toMatchObject({ field: 'window', expected: expect.stringContaining('followed by s, m, h or d') });
+    expect(unreadable.body.error.details.fields[0]).toMatchObject({
+      field: 'window',
+      expected: expect.stringContaining('followed by s, m, h or d'),
+    });
     expect(unreadable.body.error.message).not.toContain('regex');
   });
 
   it('GET /metrics?format=prometheus counts every call since the first, as the trace has them', async () => {
-    const response = await send(new Request('http://edge-tools.test/metrics?format=prometheus', { headers: { authorization: `Bearer ${tenant.apiKey}` } }));
+    const response = await send(
+      new Request('http://edge-tools.test/metrics?format=prometheus', { headers: { authorization: `Bearer ${tenant.apiKey}` } }),
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const exposition = await response.text();
@@ -482,11 +562,17 @@ describe('executions and metrics of known calls', () => {
     expect(series('edge_tools_tool_retries_total', 'tool="flaky"')).toBe(1);
     expect(series('edge_tools_tool_slow_calls_total', 'tool="slow"')).toBe(1);
     // The histograms hold the durations the trace holds.
-    const rows = await db.select({ tool: toolExecutions.tool, durationMs: toolExecutions.durationMs }).from(toolExecutions).where(eq(toolExecutions.projectId, tenant.projectId));
+    const rows = await db
+      .select({ tool: toolExecutions.tool, durationMs: toolExecutions.durationMs })
+      .from(toolExecutions)
+      .where(eq(toolExecutions.projectId, tenant.projectId));
     for (const tool of ['echo', 'find-nothing', 'slow']) {
       const durations = rows.filter((row) => row.tool === tool).map((row) => row.durationMs / 1000);
       expect(series('edge_tools_tool_duration_seconds_count', `tool="${tool}"`)).toBe(durations.length);
-      expect(series('edge_tools_tool_duration_seconds_sum', `tool="${tool}"`)).toBeCloseTo(durations.reduce((a, b) => a + b, 0), 3);
+      expect(series('edge_tools_tool_duration_seconds_sum', `tool="${tool}"`)).toBeCloseTo(
+        durations.reduce((a, b) => a + b, 0),
+        3,
+      );
       expect(series('edge_tools_tool_duration_seconds_bucket', `tool="${tool}",le="0.2"`)).toBe(durations.filter((d) => d <= 0.2).length);
     }
     // Another project's calls are not in this project's scrape.
@@ -521,12 +607,18 @@ describe('counters outlive the trace', () => {
     for (let i = 0; i < 3; i++) expect((await call(tenant, 'echo', { text: `${i}` })).status).toBe(200);
     expect((await call(tenant, 'echo', { text: 1 })).status).toBe(400);
     const scrape = async () => {
-      const response = await send(new Request('http://edge-tools.test/metrics?format=prometheus&tool=echo', { headers: { authorization: `Bearer ${tenant.apiKey}` } }));
+      const response = await send(
+        new Request('http://edge-tools.test/metrics?format=prometheus&tool=echo', {
+          headers: { authorization: `Bearer ${tenant.apiKey}` },
+        }),
+      );
       return (await response.text()).split('\n').filter((line) => !line.startsWith('#') && !line.endsWith(' 0'));
     };
     const before = await scrape();
     expect(before).toContain(`edge_tools_tool_calls_total{project="${tenant.projectId}",tool="echo",outcome="success"} 3`);
-    expect(before).toContain(`edge_tools_tool_calls_total{project="${tenant.projectId}",tool="echo",outcome="refused",code="VALIDATION_ERROR"} 1`);
+    expect(before).toContain(
+      `edge_tools_tool_calls_total{project="${tenant.projectId}",tool="echo",outcome="refused",code="VALIDATION_ERROR"} 1`,
+    );
     // Made 400 days old, the rows are the only ones retention deletes 300 days ago.
     const longAgo = new Date(Date.now() - 400 * 86_400_000);
     await db.update(toolExecutions).set({ createdAt: longAgo }).where(eq(toolExecutions.projectId, tenant.projectId));
@@ -567,7 +659,8 @@ describe('OpenTelemetry export', () => {
         for (const scopeSpans of resourceSpans.scopeSpans) {
           for (const span of scopeSpans.spans) {
             const attributes = attributesOf(span);
-            if (attributes[ATTR_EDGE_TOOLS_TRACE_ID] === traceId) found.push({ span: { ...span, attributes }, resource: resourceSpans.resource, exported });
+            if (attributes[ATTR_EDGE_TOOLS_TRACE_ID] === traceId)
+              found.push({ span: { ...span, attributes }, resource: resourceSpans.resource, exported });
           }
         }
       }
@@ -597,16 +690,31 @@ describe('OpenTelemetry export', () => {
   });
   afterEach(() => vi.restoreAllMocks());
 
-  it('exports a successful execution as execute_tool {tool}, a child of the caller\'s traceparent', async () => {
-    const { body } = await call(tenant, 'flaky', { text: 'x' }, { callEnv: exportingEnv(), headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`, 'tool-call-id': 'call_flaky_1' } });
+  it("exports a successful execution as execute_tool {tool}, a child of the caller's traceparent", async () => {
+    const { body } = await call(
+      tenant,
+      'flaky',
+      { text: 'x' },
+      { callEnv: exportingEnv(), headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`, 'tool-call-id': 'call_flaky_1' } },
+    );
     const [found, ...more] = await spansOf(body.meta.trace_id);
     expect(more).toEqual([]);
     expect(found!.exported.path).toBe('/v1/traces');
     // Binary protobuf unless told otherwise: what every OTLP/HTTP receiver accepts.
-    expect(found!.exported.headers).toMatchObject({ 'x-receiver-token': 's3cret value', 'x-team': 'tools', 'content-type': 'application/x-protobuf' });
+    expect(found!.exported.headers).toMatchObject({
+      'x-receiver-token': 's3cret value',
+      'x-team': 'tools',
+      'content-type': 'application/x-protobuf',
+    });
     expect(attributesOf(found!.resource)).toMatchObject({ [ATTR_SERVICE_NAME]: 'edge-tools-test' });
     const { span } = found!;
-    expect(span).toMatchObject({ name: 'execute_tool flaky', kind: SPAN_KIND_INTERNAL, traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN, spanId: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(span).toMatchObject({
+      name: 'execute_tool flaky',
+      kind: SPAN_KIND_INTERNAL,
+      traceId: CALLER_TRACE,
+      parentSpanId: CALLER_SPAN,
+      spanId: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
     // Sampled, and its parent is the caller's, across the network.
     expect(span.flags).toBe(TRACE_FLAG_SAMPLED | SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE | SPAN_FLAGS_CONTEXT_IS_REMOTE);
     expect(span.attributes).toMatchObject({
@@ -626,7 +734,10 @@ describe('OpenTelemetry export', () => {
     expect(span.events.map((event: { name: string }) => event.name)).toEqual(['edge_tools.queue_wait', 'edge_tools.retry']);
     const [queueWait, retry] = span.events;
     expect(numeric(queueWait.attributes[0].value)).toBe(body.meta.queued_ms);
-    expect(retry.attributes).toEqual([{ key: 'edge_tools.attempt', value: { intValue: '1' } }, { key: ATTR_ERROR_TYPE, value: { stringValue: 'DATABASE_ERROR' } }]);
+    expect(retry.attributes).toEqual([
+      { key: 'edge_tools.attempt', value: { intValue: '1' } },
+      { key: ATTR_ERROR_TYPE, value: { stringValue: 'DATABASE_ERROR' } },
+    ]);
     for (const event of span.events) {
       expect(BigInt(event.timeUnixNano)).toBeGreaterThanOrEqual(BigInt(span.startTimeUnixNano));
       expect(BigInt(event.timeUnixNano)).toBeLessThanOrEqual(BigInt(span.endTimeUnixNano));
@@ -636,11 +747,14 @@ describe('OpenTelemetry export', () => {
     expect(span.attributes).not.toHaveProperty(ATTR_GEN_AI_TOOL_CALL_RESULT);
     expect(BigInt(span.endTimeUnixNano) - BigInt(span.startTimeUnixNano)).toBeGreaterThanOrEqual(0n);
     // The span id is the one stored with the execution.
-    const [row] = await db.select({ spanId: toolExecutions.otelSpanId }).from(toolExecutions).where(eq(toolExecutions.id, body.meta.trace_id));
+    const [row] = await db
+      .select({ spanId: toolExecutions.otelSpanId })
+      .from(toolExecutions)
+      .where(eq(toolExecutions.id, body.meta.trace_id));
     expect(row!.spanId).toBe(span.spanId);
   });
 
-  it('exports a failure with error.type and an error status; without traceparent the trace is the execution\'s own', async () => {
+  it("exports a failure with error.type and an error status; without traceparent the trace is the execution's own", async () => {
     const { body } = await call(tenant, 'find-nothing', { text: 'gone' }, { callEnv: exportingEnv() });
     const { span } = await onlySpanOf(body.meta.trace_id);
     expect(span.traceId).toBe(body.meta.trace_id.replace(/-/g, ''));
@@ -652,14 +766,31 @@ describe('OpenTelemetry export', () => {
 
   it('exports a refused call too, with error.type and the arguments it was refused for, when content capture is on', async () => {
     const capturing = exportingEnv({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' });
-    const refused = await call(tenant, 'echo', { text: 42 }, { callEnv: capturing, headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } });
+    const refused = await call(
+      tenant,
+      'echo',
+      { text: 42 },
+      { callEnv: capturing, headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } },
+    );
     expect(refused.status).toBe(400);
     const { span } = await onlySpanOf(refused.body.meta.trace_id);
-    expect(span).toMatchObject({ name: 'execute_tool echo', traceId: CALLER_TRACE, parentSpanId: CALLER_SPAN, status: { code: STATUS_CODE_ERROR } });
-    expect(span.attributes).toMatchObject({ [ATTR_ERROR_TYPE]: 'VALIDATION_ERROR', 'edge_tools.refused': true, 'edge_tools.attempts': '0' });
+    expect(span).toMatchObject({
+      name: 'execute_tool echo',
+      traceId: CALLER_TRACE,
+      parentSpanId: CALLER_SPAN,
+      status: { code: STATUS_CODE_ERROR },
+    });
+    expect(span.attributes).toMatchObject({
+      [ATTR_ERROR_TYPE]: 'VALIDATION_ERROR',
+      'edge_tools.refused': true,
+      'edge_tools.attempts': '0',
+    });
     expect(span.events ?? []).toEqual([]);
     expect(JSON.parse(span.attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS])).toEqual({ text: 42 });
-    expect(JSON.parse(span.attributes[ATTR_GEN_AI_TOOL_CALL_RESULT])).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [expect.objectContaining({ field: 'text' })] } });
+    expect(JSON.parse(span.attributes[ATTR_GEN_AI_TOOL_CALL_RESULT])).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { fields: [expect.objectContaining({ field: 'text' })] },
+    });
 
     const succeeded = await call(tenant, 'echo', { text: 'shown' }, { callEnv: capturing });
     const { span: shown } = await onlySpanOf(succeeded.body.meta.trace_id);
@@ -672,12 +803,20 @@ describe('OpenTelemetry export', () => {
     const response = await send(
       new Request('http://edge-tools.test/mcp', {
         method: 'POST',
-        headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          authorization: `Bearer ${tenant.apiKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body: JSON.stringify({
           jsonrpc: '2.0',
           id: 1,
           method: 'tools/call',
-          params: { name: 'echo', arguments: { text: 'over mcp' }, _meta: { traceparent: `00-${CALLER_TRACE}-${parentSpan}-01`, 'edge-tools/tool-call-id': 'toolu_01Mcp' } },
+          params: {
+            name: 'echo',
+            arguments: { text: 'over mcp' },
+            _meta: { traceparent: `00-${CALLER_TRACE}-${parentSpan}-01`, 'edge-tools/tool-call-id': 'toolu_01Mcp' },
+          },
         }),
       }),
       exportingEnv(),
@@ -690,41 +829,81 @@ describe('OpenTelemetry export', () => {
   });
 
   it('sends the OTLP JSON encoding instead when OTEL_EXPORTER_OTLP_PROTOCOL is http/json', async () => {
-    const { body } = await call(tenant, 'echo', { text: 'as json' }, { callEnv: exportingEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), headers: { 'tool-call-id': 'call_json_1' } });
+    const { body } = await call(
+      tenant,
+      'echo',
+      { text: 'as json' },
+      { callEnv: exportingEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), headers: { 'tool-call-id': 'call_json_1' } },
+    );
     const { span, exported } = await onlySpanOf(body.meta.trace_id);
     expect(exported.headers['content-type']).toBe('application/json');
-    expect(span).toMatchObject({ name: 'execute_tool echo', kind: SPAN_KIND_INTERNAL, traceId: body.meta.trace_id.replace(/-/g, ''), status: { code: STATUS_CODE_UNSET } });
-    expect(span.attributes).toMatchObject({ [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL, [ATTR_GEN_AI_TOOL_NAME]: 'echo', [ATTR_GEN_AI_TOOL_CALL_ID]: 'call_json_1' });
+    expect(span).toMatchObject({
+      name: 'execute_tool echo',
+      kind: SPAN_KIND_INTERNAL,
+      traceId: body.meta.trace_id.replace(/-/g, ''),
+      status: { code: STATUS_CODE_UNSET },
+    });
+    expect(span.attributes).toMatchObject({
+      [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+      [ATTR_GEN_AI_TOOL_NAME]: 'echo',
+      [ATTR_GEN_AI_TOOL_CALL_ID]: 'call_json_1',
+    });
   });
 
   it('ignores a malformed traceparent and does not export spans the caller does not sample', async () => {
-    const malformed = await call(tenant, 'echo', { text: 'x' }, { callEnv: exportingEnv(), headers: { traceparent: `00-${'0'.repeat(32)}-${CALLER_SPAN}-01` } });
+    const malformed = await call(
+      tenant,
+      'echo',
+      { text: 'x' },
+      { callEnv: exportingEnv(), headers: { traceparent: `00-${'0'.repeat(32)}-${CALLER_SPAN}-01` } },
+    );
     const { span } = await onlySpanOf(malformed.body.meta.trace_id);
     expect(span.traceId).toBe(malformed.body.meta.trace_id.replace(/-/g, ''));
 
-    const unsampled = await call(tenant, 'echo', { text: 'x' }, { callEnv: exportingEnv(), headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` } });
+    const unsampled = await call(
+      tenant,
+      'echo',
+      { text: 'x' },
+      { callEnv: exportingEnv(), headers: { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` } },
+    );
     expect(unsampled.status).toBe(200);
     expect(await spansOf(unsampled.body.meta.trace_id)).toEqual([]);
     // Still traced in the database, as a child of the caller.
-    const [row] = await db.select({ parent: toolExecutions.otelParentSpanId }).from(toolExecutions).where(eq(toolExecutions.id, unsampled.body.meta.trace_id));
+    const [row] = await db
+      .select({ parent: toolExecutions.otelParentSpanId })
+      .from(toolExecutions)
+      .where(eq(toolExecutions.id, unsampled.body.meta.trace_id));
     expect(row!.parent).toBe(CALLER_SPAN);
   });
 
   it('never lets an exporter failure touch the call: an error answer or an unreachable receiver', async () => {
     const warnings: string[] = [];
     vi.spyOn(console, 'warn').mockImplementation((line: string) => void warnings.push(line));
-    const failing = await call(tenant, 'echo', { text: 'x' }, { callEnv: exportingEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: `${services.otlpUrl}/failing` }) });
+    const failing = await call(
+      tenant,
+      'echo',
+      { text: 'x' },
+      { callEnv: exportingEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: `${services.otlpUrl}/failing` }) },
+    );
     expect(failing).toMatchObject({ status: 200, body: { success: true } });
     expect((await spansOf(failing.body.meta.trace_id))[0]!.exported.path).toBe('/failing/v1/traces');
 
-    const unreachable = await call(tenant, 'echo', { text: 'y' }, { callEnv: exportingEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }) });
+    const unreachable = await call(
+      tenant,
+      'echo',
+      { text: 'y' },
+      { callEnv: exportingEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' }) },
+    );
     expect(unreachable).toMatchObject({ status: 200, body: { success: true } });
 
     const events = warnings.map((line) => JSON.parse(line)).filter((entry) => entry.event === 'otlp_export_failed');
     expect(events.map((entry) => entry.trace_id)).toEqual([failing.body.meta.trace_id, unreachable.body.meta.trace_id]);
     expect(events[0]).toMatchObject({ status: 503 });
     // Both executions are traced all the same.
-    const rows = await db.select({ id: toolExecutions.id }).from(toolExecutions).where(inArray(toolExecutions.id, [failing.body.meta.trace_id, unreachable.body.meta.trace_id]));
+    const rows = await db
+      .select({ id: toolExecutions.id })
+      .from(toolExecutions)
+      .where(inArray(toolExecutions.id, [failing.body.meta.trace_id, unreachable.body.meta.trace_id]));
     expect(rows).toHaveLength(2);
   });
 });
@@ -745,11 +924,20 @@ describe('retention (Cron Trigger)', () => {
       createdAt,
     }));
     await db.insert(toolExecutions).values(rows);
-    await db.insert(toolRefusals).values(rows.map(() => ({ id: crypto.randomUUID(), projectId: tenant.projectId, tool: 'echo', code: 'VALIDATION_ERROR', createdAt })));
+    await db
+      .insert(toolRefusals)
+      .values(
+        rows.map(() => ({ id: crypto.randomUUID(), projectId: tenant.projectId, tool: 'echo', code: 'VALIDATION_ERROR', createdAt })),
+      );
     return rows.map((row) => row.id);
   }
   const remaining = async (table: typeof toolExecutions | typeof toolRefusals, projectId: string) =>
-    ((await db.select({ count: sql<number>`count(*)::int` }).from(table).where(eq(table.projectId, projectId))) as [{ count: number }])[0].count;
+    (
+      (await db
+        .select({ count: sql<number>`count(*)::int` })
+        .from(table)
+        .where(eq(table.projectId, projectId))) as [{ count: number }]
+    )[0].count;
 
   it('the scheduled handler deletes executions and refusals older than TRACE_RETENTION_DAYS, and nothing newer', async () => {
     const tenant = await newTenant('Retained');
@@ -773,7 +961,13 @@ describe('retention (Cron Trigger)', () => {
   it('the same run purges expired idempotency records, and keeps live ones', async () => {
     const tenant = await newTenant('Keyed');
     const record = (key: string, expiresAt: Date) => ({
-      projectId: tenant.projectId, tool: 'log-mood', key, fingerprint: 'f', status: 'completed' as const, traceId: crypto.randomUUID(), expiresAt,
+      projectId: tenant.projectId,
+      tool: 'log-mood',
+      key,
+      fingerprint: 'f',
+      status: 'completed' as const,
+      traceId: crypto.randomUUID(),
+      expiresAt,
     });
     await db.insert(idempotencyKeys).values([record('expired', new Date(Date.now() - 60_000)), record('live', new Date(Date.now() + DAY))]);
     const ctx = createExecutionContext();
@@ -805,7 +999,9 @@ describe('retention (Cron Trigger)', () => {
     await waitOnExecutionContext(ctx);
     vi.restoreAllMocks();
     expect(await remaining(toolExecutions, tenant.projectId)).toBe(1);
-    expect(errors.map((line) => JSON.parse(line))).toContainEqual(expect.objectContaining({ event: 'retention_skipped', reason: expect.stringContaining('TRACE_RETENTION_DAYS') }));
+    expect(errors.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({ event: 'retention_skipped', reason: expect.stringContaining('TRACE_RETENTION_DAYS') }),
+    );
   });
 });
 

@@ -162,7 +162,10 @@ describe('pipeline', () => {
       }),
     );
     const received: { progress: number; total?: number; message?: string }[] = [];
-    const result = await client.callTool({ name: 'progress-after-retry', arguments: { text: crypto.randomUUID() } }, { onprogress: (progress) => received.push(progress) });
+    const result = await client.callTool(
+      { name: 'progress-after-retry', arguments: { text: crypto.randomUUID() } },
+      { onprogress: (progress) => received.push(progress) },
+    );
     await client.close();
     await Promise.all(contexts.map((ctx) => waitOnExecutionContext(ctx)));
     expect(result.structuredContent).toMatchObject({ success: true, meta: { attempts: 2 } });
@@ -266,12 +269,19 @@ describe('unsuccessful calls are logged, once each, in one place', () => {
     expect(await traceOf(body.meta.trace_id)).toBeUndefined();
   });
 
-  it('logs a failure after the retries with its attempts, as an error when it is the service\'s', async () => {
+  it("logs a failure after the retries with its attempts, as an error when it is the service's", async () => {
     const { status, body } = await call('always-unavailable', { text: 'x' });
     expect(status).toBe(502);
     expect(body.meta.attempts).toBe(3);
     expect(lines(error, 'call_failed')).toEqual([
-      expect.objectContaining({ tool: 'always-unavailable', trace_id: body.meta.trace_id, code: 'UPSTREAM_ERROR', status: 502, retryable: true, attempts: 3 }),
+      expect.objectContaining({
+        tool: 'always-unavailable',
+        trace_id: body.meta.trace_id,
+        code: 'UPSTREAM_ERROR',
+        status: 502,
+        retryable: true,
+        attempts: 3,
+      }),
     ]);
     expect(lines(warn, 'call_refused')).toEqual([]);
   });
@@ -284,7 +294,15 @@ describe('unsuccessful calls are logged, once each, in one place', () => {
     for (let i = 0; i < 3; i++) answers.push(await call('echo-project', { text: 'x' }, key));
     expect(answers.map((answer) => answer.status)).toEqual([200, 429, 429]);
     expect(lines(warn, 'call_refused')).toEqual(
-      answers.slice(1).map((answer) => expect.objectContaining({ tool: 'echo-project', trace_id: answer.body.meta.trace_id, project_id: project!.id, code: 'RATE_LIMITED', status: 429 })),
+      answers.slice(1).map((answer) =>
+        expect.objectContaining({
+          tool: 'echo-project',
+          trace_id: answer.body.meta.trace_id,
+          project_id: project!.id,
+          code: 'RATE_LIMITED',
+          status: 429,
+        }),
+      ),
     );
   });
 });

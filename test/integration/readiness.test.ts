@@ -24,7 +24,10 @@ describe('GET /health/ready', () => {
     const { status, text } = await get('/health/ready');
     expect(status).toBe(200);
     const body = JSON.parse(text);
-    expect(body.data).toMatchObject({ status: 'ready', checks: { database: { status: 'up' }, redis: { status: hasRedis ? 'up' : 'in_process' } } });
+    expect(body.data).toMatchObject({
+      status: 'ready',
+      checks: { database: { status: 'up' }, redis: { status: hasRedis ? 'up' : 'in_process' } },
+    });
     expect(body.data.checks.database.latency_ms).toBeGreaterThanOrEqual(0);
   });
 
@@ -33,7 +36,11 @@ describe('GET /health/ready', () => {
     const { status, text } = await get('/health/ready', down);
     expect(status).toBe(503);
     const body = JSON.parse(text);
-    expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: true, details: { status: 'not_ready', checks: { database: { status: 'down', latency_ms: null } } } });
+    expect(body.error).toMatchObject({
+      code: 'DATABASE_ERROR',
+      retryable: true,
+      details: { status: 'not_ready', checks: { database: { status: 'down', latency_ms: null } } },
+    });
     expect(text).not.toMatch(/127\.0\.0\.1|secret|postgres:|edge@/);
     expect((await get('/health', down)).status).toBe(200);
   });
@@ -48,7 +55,11 @@ describe('GET /health/ready', () => {
 
   it('is not ready when a deployed worker has no Redis (and says no more)', async () => {
     // A warm key is not needed: readiness asks no key. The database is down too, as a deployed one would be here.
-    const { status, text } = await get('/health/ready', { DATABASE_URL: 'postgres://edge:edge@db.edge-tools.invalid/edge', UPSTASH_REDIS_REST_URL: '', UPSTASH_REDIS_REST_TOKEN: '' });
+    const { status, text } = await get('/health/ready', {
+      DATABASE_URL: 'postgres://edge:edge@db.edge-tools.invalid/edge',
+      UPSTASH_REDIS_REST_URL: '',
+      UPSTASH_REDIS_REST_TOKEN: '',
+    });
     expect(status).toBe(503);
     const body = JSON.parse(text);
     expect(body.error.details.checks.redis).toEqual({ status: 'down', latency_ms: null });

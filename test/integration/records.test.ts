@@ -14,7 +14,9 @@ import { callTool, db, send, tenantA, tenantB, tenantC } from './helpers.ts';
 type Data = Record<string, any>;
 
 async function get(url: string, key: string | null = tenantA.apiKey) {
-  const response = await send(new Request(url.startsWith('http') ? url : `http://edge-tools.test${url}`, { headers: key ? { authorization: `Bearer ${key}` } : {} }));
+  const response = await send(
+    new Request(url.startsWith('http') ? url : `http://edge-tools.test${url}`, { headers: key ? { authorization: `Bearer ${key}` } : {} }),
+  );
   return { status: response.status, headers: response.headers, body: (await response.json()) as ToolResult<Data> };
 }
 
@@ -59,8 +61,12 @@ describe('GET /documents/:id', () => {
     const anonymous = await get(`/documents/${doc.document_id}`, null);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toContain('Bearer');
-    expect((await get('/documents/not-a-uuid')).body).toMatchObject({ error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'id' }] } } });
-    expect((await get(`/documents/${doc.document_id}?colour=blue`)).body).toMatchObject({ error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'colour', code: 'unknown_field' }] } } });
+    expect((await get('/documents/not-a-uuid')).body).toMatchObject({
+      error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'id' }] } },
+    });
+    expect((await get(`/documents/${doc.document_id}?colour=blue`)).body).toMatchObject({
+      error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'colour', code: 'unknown_field' }] } },
+    });
     const beyond = await get(`/documents/${doc.document_id}?chunk=2`);
     expect(beyond.status).toBe(400);
     expect(beyond.body.message).toContain('between 1 and 1 for this document (it has 1 chunk)');
@@ -106,14 +112,22 @@ describe('GET /tasks/:id', () => {
       relationship_count: { outgoing: 0, incoming: 1 },
       embedding_model: 'offline-hashing-v2',
     });
-    expect(body.links?.map((link) => link.url)).toEqual([`http://edge-tools.test/tasks/${id}`, `http://edge-tools.test/documents/${doc.document_id}`]);
-    expect((await get(`/tasks/${id}`, tenantB.apiKey)).body).toMatchObject({ error: { code: 'NOT_FOUND', details: { entity_type: 'task', query: { task_id: id } } } });
+    expect(body.links?.map((link) => link.url)).toEqual([
+      `http://edge-tools.test/tasks/${id}`,
+      `http://edge-tools.test/documents/${doc.document_id}`,
+    ]);
+    expect((await get(`/tasks/${id}`, tenantB.apiKey)).body).toMatchObject({
+      error: { code: 'NOT_FOUND', details: { entity_type: 'task', query: { task_id: id } } },
+    });
   });
 });
 
 describe('links', () => {
   it('lead to a record for every link any tool answer carries', async () => {
-    const doc = await added('Linked plan', '# Linked plan\n- [ ] Hire two backend engineers\n- [ ] Onboard the backend engineers after we hire two backend engineers\n');
+    const doc = await added(
+      'Linked plan',
+      '# Linked plan\n- [ ] Hire two backend engineers\n- [ ] Onboard the backend engineers after we hire two backend engineers\n',
+    );
     const ids = doc.tasks.map((task: Data) => task.task_id);
     const calls: [string, unknown][] = [
       ['semantic-search', { query: 'hire backend engineers', threshold: 0.2 }],
@@ -162,7 +176,14 @@ describe('links', () => {
       { label: 'Document: Templated plan', url: `https://app.example.com/docs/${doc.document_id}` },
       { label: 'Task: Use the template', url: `https://app.example.com/tasks/${doc.tasks[0].task_id}` },
     ]);
-    const broken = await gatewayWith({ DOCUMENT_URL_TEMPLATE: 'app.example.com/docs' }, 'add-document', { title: 'Never stored', content: '- [ ] x' });
-    expect(broken).toMatchObject({ success: false, error: { code: 'CONFIG_ERROR', details: { variable: 'DOCUMENT_URL_TEMPLATE' } }, meta: { attempts: 0 } });
+    const broken = await gatewayWith({ DOCUMENT_URL_TEMPLATE: 'app.example.com/docs' }, 'add-document', {
+      title: 'Never stored',
+      content: '- [ ] x',
+    });
+    expect(broken).toMatchObject({
+      success: false,
+      error: { code: 'CONFIG_ERROR', details: { variable: 'DOCUMENT_URL_TEMPLATE' } },
+      meta: { attempts: 0 },
+    });
   });
 });

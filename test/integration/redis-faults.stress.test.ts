@@ -28,7 +28,12 @@ async function redisFault(action: 'freeze' | 'thaw' | 'kill' | 'restart'): Promi
 
 let namespaces = 0;
 function faultyEnv(): Env & { CONCURRENCY_NAMESPACE: string } {
-  return { ...env, UPSTASH_REDIS_REST_URL: services.faultyRedisUrl, UPSTASH_REDIS_REST_TOKEN: services.faultyRedisToken, CONCURRENCY_NAMESPACE: `faults-${Date.now()}-${namespaces++}` };
+  return {
+    ...env,
+    UPSTASH_REDIS_REST_URL: services.faultyRedisUrl,
+    UPSTASH_REDIS_REST_TOKEN: services.faultyRedisToken,
+    CONCURRENCY_NAMESPACE: `faults-${Date.now()}-${namespaces++}`,
+  };
 }
 
 type Sent = { answer: Promise<{ status: number; body: Record<string, any> }>; settled: Promise<void> };
@@ -171,11 +176,14 @@ describe.skipIf(!hasRedis)('Redis faults through the pipeline', () => {
     expect((await ready()).status).toBe(200);
     await redisFault('freeze');
     // (An answer is reused for a second, so the first probe after the freeze may still be the old one.)
-    await vi.waitFor(async () => {
-      const frozen = await ready();
-      expect(frozen.status).toBe(503);
-      expect(frozen.body.error).toMatchObject({ code: 'BUSY', details: { checks: { redis: { status: 'down' } } } });
-    }, { timeout: 15_000, interval: 200 });
+    await vi.waitFor(
+      async () => {
+        const frozen = await ready();
+        expect(frozen.status).toBe(503);
+        expect(frozen.body.error).toMatchObject({ code: 'BUSY', details: { checks: { redis: { status: 'down' } } } });
+      },
+      { timeout: 15_000, interval: 200 },
+    );
     await redisFault('thaw');
     await vi.waitFor(async () => expect((await ready()).status).toBe(200), { timeout: 10_000, interval: 200 });
     await redisFault('kill');

@@ -35,7 +35,8 @@ async function fault(script: FaultScript): Promise<void> {
 }
 
 /** Loses the answer of the next query matching `match`, after the database ran it. */
-const loseAnswerOf = (match: string, how: FaultScript['fault'] = 'connection_reset') => fault({ count: 1, fault: how, when: 'after', match });
+const loseAnswerOf = (match: string, how: FaultScript['fault'] = 'connection_reset') =>
+  fault({ count: 1, fault: how, when: 'after', match });
 
 /** Calls a tool through the gateway, its database behind the fault proxy. */
 async function call(toolId: string, input: unknown, key = tenantC.apiKey): Promise<{ status: number; body: Data }> {
@@ -72,7 +73,11 @@ async function tenantBRows(): Promise<unknown[]> {
 let tenantBBefore: unknown[];
 
 beforeAll(async () => {
-  const document = await callTool<Data>('add-document', { title: 'Tenant B plan', content: '- [ ] Keep tenant B apart' }, { key: tenantB.apiKey });
+  const document = await callTool<Data>(
+    'add-document',
+    { title: 'Tenant B plan', content: '- [ ] Keep tenant B apart' },
+    { key: tenantB.apiKey },
+  );
   tenantBDocumentId = document.body.success ? document.body.data.document_id : '';
   // The same unique values as tenant A's retried mood entry: a per-tenant constraint must not conflict.
   await callTool('log-mood', { user_id: 'retry_user', mood: 'sad', energy_level: 2, timestamp: tenantBTimestamp }, { key: tenantB.apiKey });
@@ -88,13 +93,20 @@ describe('a write retried after its answer was lost writes once', () => {
   it('add-document: one document, its tasks once, the answer of the first attempt', async () => {
     const title = `Lost answer ${crypto.randomUUID()}`;
     await loseAnswerOf('insert into documents');
-    const { status, body } = await call('add-document', { title, content: '- [ ] Draft the plan\n- [ ] Review the plan after draft the plan' });
+    const { status, body } = await call('add-document', {
+      title,
+      content: '- [ ] Draft the plan\n- [ ] Review the plan after draft the plan',
+    });
 
     expect(status).toBe(200);
     expect(body.meta.attempts).toBe(2);
     expect(await count(sql`select count(*)::int as n from documents where title = ${title}`)).toBe(1);
-    expect(await count(sql`select count(*)::int as n from documents where id = ${body.data.document_id} and project_id = ${tenantC.projectId}`)).toBe(1);
-    const { rows } = await db.execute(sql`select id, embedding_status from tasks where document_id = ${body.data.document_id} order by position`);
+    expect(
+      await count(sql`select count(*)::int as n from documents where id = ${body.data.document_id} and project_id = ${tenantC.projectId}`),
+    ).toBe(1);
+    const { rows } = await db.execute(
+      sql`select id, embedding_status from tasks where document_id = ${body.data.document_id} order by position`,
+    );
     expect(rows.map((row) => (row as Data).id)).toEqual(body.data.tasks.map((task: Data) => task.task_id));
     expect(rows.every((row) => (row as Data).embedding_status === 'completed')).toBe(true);
     await ensureTenantBUnchanged();
@@ -109,14 +121,22 @@ describe('a write retried after its answer was lost writes once', () => {
     expect(body.meta.attempts).toBe(2);
     expect(body.data).toMatchObject({ task_count: 3, embedded_count: 3, failed_count: 0 });
     expect(await count(sql`select count(*)::int as n from documents where title = ${title}`)).toBe(1);
-    expect(await count(sql`select count(*)::int as n from tasks where document_id = ${body.data.document_id} and embedding_status = 'completed'`)).toBe(3);
+    expect(
+      await count(
+        sql`select count(*)::int as n from tasks where document_id = ${body.data.document_id} and embedding_status = 'completed'`,
+      ),
+    ).toBe(3);
   });
 
   it('replace-document: the new tasks once, the old ones gone, no NOT_FOUND', async () => {
     const added = await call('add-document', { title: 'Before', content: '- [ ] Old one\n- [ ] Old two' });
     const documentId = added.body.data.document_id;
     await loseAnswerOf('update documents set title');
-    const { status, body } = await call('replace-document', { document_id: documentId, title: 'After', content: '- [ ] New one\n- [ ] New two\n- [ ] New three' });
+    const { status, body } = await call('replace-document', {
+      document_id: documentId,
+      title: 'After',
+      content: '- [ ] New one\n- [ ] New two\n- [ ] New three',
+    });
 
     expect(status).toBe(200);
     expect(body.meta.attempts).toBe(2);
@@ -151,7 +171,9 @@ describe('a write retried after its answer was lost writes once', () => {
     expect(status).toBe(200);
     expect(body.meta.attempts).toBe(2);
     expect(body.data.remaining_count).toBe(0);
-    expect(await count(sql`select count(*)::int as n from tasks where document_id = ${documentId} and embedding_status = 'completed'`)).toBe(2);
+    expect(
+      await count(sql`select count(*)::int as n from tasks where document_id = ${documentId} and embedding_status = 'completed'`),
+    ).toBe(2);
     expect(await count(sql`select count(*)::int as n from tasks where document_id = ${documentId}`)).toBe(2);
   });
 
@@ -164,9 +186,9 @@ describe('a write retried after its answer was lost writes once', () => {
     expect(status).toBe(200);
     expect(body.meta.attempts).toBe(2);
     expect(body.data.relationships.length).toBeGreaterThan(0);
-    expect(await count(sql`select count(*)::int as n from task_relationships where source_task_id = any(${sql.param(taskIds)}::uuid[])`)).toBe(
-      body.data.relationships.length,
-    );
+    expect(
+      await count(sql`select count(*)::int as n from task_relationships where source_task_id = any(${sql.param(taskIds)}::uuid[])`),
+    ).toBe(body.data.relationships.length);
   });
 
   it('log-mood: one row, the same id, no CONFLICT from its own unique constraint', async () => {
@@ -175,7 +197,9 @@ describe('a write retried after its answer was lost writes once', () => {
 
     expect(status).toBe(200);
     expect(body.meta.attempts).toBe(2);
-    const { rows } = await db.execute(sql`select id from mood_entries where project_id = ${tenantC.projectId} and user_id = 'retry_user' and timestamp = ${tenantBTimestamp}`);
+    const { rows } = await db.execute(
+      sql`select id from mood_entries where project_id = ${tenantC.projectId} and user_id = 'retry_user' and timestamp = ${tenantBTimestamp}`,
+    );
     expect(rows).toEqual([{ id: body.data.id }]);
     await ensureTenantBUnchanged();
   });
@@ -183,10 +207,19 @@ describe('a write retried after its answer was lost writes once', () => {
   it('submit-health-form and log-telegram-checkin: one row each', async () => {
     const patient = `Patient ${crypto.randomUUID()}`;
     await loseAnswerOf('insert into "health_forms"', 'unavailable');
-    const form = await call('submit-health-form', { patient_name: patient, age: 40, weight_kg: 70.555, smoker: false, blood_type: 'A+', recorded_at: uniqueTimestamp() });
+    const form = await call('submit-health-form', {
+      patient_name: patient,
+      age: 40,
+      weight_kg: 70.555,
+      smoker: false,
+      blood_type: 'A+',
+      recorded_at: uniqueTimestamp(),
+    });
     expect(form.status).toBe(200);
     expect(form.body.meta.attempts).toBe(2);
-    expect((await db.execute(sql`select id, weight_kg::text from health_forms where patient_name = ${patient}`)).rows).toEqual([{ id: form.body.data.id, weight_kg: '70.56' }]);
+    expect((await db.execute(sql`select id, weight_kg::text from health_forms where patient_name = ${patient}`)).rows).toEqual([
+      { id: form.body.data.id, weight_kg: '70.56' },
+    ]);
     // The retry found the row the first attempt wrote, and says how its number was stored.
     expect(form.body.meta.warnings).toMatchObject([{ code: 'rounded', field: 'weight_kg', received: 70.555, stored: 70.56 }]);
 
@@ -195,7 +228,9 @@ describe('a write retried after its answer was lost writes once', () => {
     const checkin = await call('log-telegram-checkin', { user_id: user, status: 'ok', checked_in_at: uniqueTimestamp() });
     expect(checkin.status).toBe(200);
     expect(checkin.body.meta.attempts).toBe(2);
-    expect((await db.execute(sql`select id from telegram_checkins where telegram_user_id = ${user}`)).rows).toEqual([{ id: checkin.body.data.id }]);
+    expect((await db.execute(sql`select id from telegram_checkins where telegram_user_id = ${user}`)).rows).toEqual([
+      { id: checkin.body.data.id },
+    ]);
   });
 
   it('still answers CONFLICT when another call wrote the same unique values', async () => {

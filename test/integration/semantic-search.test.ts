@@ -19,7 +19,9 @@ type Data = Record<string, any>;
 async function freshProject(name: string) {
   const [project] = await db.insert(projects).values({ name }).returning({ id: projects.id });
   const key = generateApiKey();
-  await db.insert(apiKeys).values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: `${name} key` });
+  await db
+    .insert(apiKeys)
+    .values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: `${name} key` });
   const call = (toolId: string, input: unknown) => callTool<Data>(toolId, input, { key });
   const data = async (toolId: string, input: unknown): Promise<Data> => {
     const { status, body } = await call(toolId, input);
@@ -80,7 +82,12 @@ describe('semantic-search: thresholds', () => {
     // Shown to 4 decimals, rounded down: an independent computation from the stored vectors agrees.
     const q = embedText(query);
     const { rows } = await db.execute(sql`select id, embedding::text as embedding from tasks where project_id = ${project.id}`);
-    const exact = new Map((rows as { id: string; embedding: string }[]).map((row) => [row.id, parseVector(row.embedding).reduce((s, v, i) => s + v * q[i]!, 0)]));
+    const exact = new Map(
+      (rows as { id: string; embedding: string }[]).map((row) => [
+        row.id,
+        parseVector(row.embedding).reduce((s, v, i) => s + v * q[i]!, 0),
+      ]),
+    );
     for (const result of data.results) {
       expect(Number.isInteger(Math.round(result.similarity * 10_000 * 1e6) / 1e6)).toBe(true);
       expect(result.similarity).toBeLessThanOrEqual(exact.get(result.task_id)! + 1e-6);
@@ -141,9 +148,15 @@ describe('semantic-search: document_ids', () => {
     if (!other.body.success) throw new Error(other.body.message);
     const theirs = other.body.data.document_id as string;
 
-    const { status, body } = await project.call('semantic-search', { query: 'hire engineers', document_ids: [plan.document_id, unknown, theirs] });
+    const { status, body } = await project.call('semantic-search', {
+      query: 'hire engineers',
+      document_ids: [plan.document_id, unknown, theirs],
+    });
     expect(status).toBe(404);
-    expect(body).toMatchObject({ success: false, error: { code: 'NOT_FOUND', details: { entity_type: 'document', query: { document_ids: [unknown, theirs] } } } });
+    expect(body).toMatchObject({
+      success: false,
+      error: { code: 'NOT_FOUND', details: { entity_type: 'document', query: { document_ids: [unknown, theirs] } } },
+    });
     expect(body.message).toContain(unknown);
     expect(body.message).toContain(theirs);
     expect(body.message).not.toContain(plan.document_id);
@@ -153,7 +166,11 @@ describe('semantic-search: document_ids', () => {
     const project = await freshProject('Search document case');
     const plan = await project.data('add-document', { title: 'Platform plan', content: PLAN });
     await project.data('add-document', { title: 'Other plan', content: '- [ ] Hire a backend engineer for the data team' });
-    const { data, message } = await project.search({ query: 'hire backend engineers', document_ids: [plan.document_id.toUpperCase()], threshold: 0 });
+    const { data, message } = await project.search({
+      query: 'hire backend engineers',
+      document_ids: [plan.document_id.toUpperCase()],
+      threshold: 0,
+    });
     expect(data.results.length).toBeGreaterThan(0);
     expect(new Set(data.results.map((r: Data) => r.document_id))).toEqual(new Set([plan.document_id]));
     expect(message).toContain('in the 1 document asked for');
@@ -209,7 +226,10 @@ describe('semantic-search: tasks embedded by another model', () => {
 
     const embedded = await project.data('embed-tasks', {});
     expect(embedded).toMatchObject({ embedded_count: 2, failed_count: 0, remaining_count: 0, embedding_model: HASHING_EMBEDDER_ID });
-    const rows = await db.select().from(tasksTable).where(and(eq(tasksTable.projectId, project.id), eq(tasksTable.embeddingModel, HASHING_EMBEDDER_ID)));
+    const rows = await db
+      .select()
+      .from(tasksTable)
+      .where(and(eq(tasksTable.projectId, project.id), eq(tasksTable.embeddingModel, HASHING_EMBEDDER_ID)));
     expect(rows).toHaveLength(5);
 
     const after = await project.search({ query: 'hire engineers' });

@@ -28,7 +28,14 @@ export function redisEnv(overrides: Partial<Env> = {}): Env {
 }
 
 /** One call of `tool` through a gateway serving it alone: the answer's status and body, once its background work is done. */
-export async function call(tool: AnyTool, body: unknown, callEnv: Env, options: ServeOptions = {}, key = tenantA.apiKey, idempotencyKey?: string) {
+export async function call(
+  tool: AnyTool,
+  body: unknown,
+  callEnv: Env,
+  options: ServeOptions = {},
+  key = tenantA.apiKey,
+  idempotencyKey?: string,
+) {
   const ctx = createExecutionContext();
   const response = await createGateway([tool], options).fetch(
     new Request(`http://edge-tools.test/tools/${tool.id}`, {

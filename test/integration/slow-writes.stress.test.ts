@@ -40,7 +40,10 @@ interface FaultScript {
 }
 
 async function faults(scripts: FaultScript[]): Promise<void> {
-  const response = await fetch(services.faultControlUrl, { method: 'POST', body: JSON.stringify(scripts.map((script) => ({ ...script, database: DATABASE }))) });
+  const response = await fetch(services.faultControlUrl, {
+    method: 'POST',
+    body: JSON.stringify(scripts.map((script) => ({ ...script, database: DATABASE }))),
+  });
   if (!response.ok) throw new Error(`fault script: ${await response.text()}`);
 }
 
@@ -92,7 +95,9 @@ function documentWrite(tasks: number): Write {
     // The document and its tasks, each counted once.
     written: async () =>
       (await count(sql`select count(*)::int as n from documents where title = ${title} and project_id = ${tenantC.projectId}`)) +
-      (await count(sql`select count(*)::int as n from tasks t join documents d on d.id = t.document_id where d.title = ${title} and t.project_id = ${tenantC.projectId}`)),
+      (await count(
+        sql`select count(*)::int as n from tasks t join documents d on d.id = t.document_id where d.title = ${title} and t.project_id = ${tenantC.projectId}`,
+      )),
   };
 }
 
@@ -152,47 +157,55 @@ describe('long writes answer what they did', () => {
     expect(answers.map((answer) => answer.status)).toEqual(writes.map(() => 200));
   }, 360_000);
 
-  it.skipIf(!hasRedis)('with Redis frozen for longer than a lease in the middle of long writes: they finish and say so; writes sent meanwhile do not run', async () => {
-    const frozenEnv = {
-      ...env,
-      UPSTASH_REDIS_REST_URL: services.faultyRedisUrl,
-      UPSTASH_REDIS_REST_TOKEN: services.faultyRedisToken,
-      CONCURRENCY_NAMESPACE: `slow-writes-${crypto.randomUUID()}`,
-    };
-    const long = [documentWrite(500), documentWrite(1_400)];
-    const longCalls = long.map((write) => send(write.toolId, write.input, frozenEnv));
-    // An answer that comes before the rows do (a refusal) is shown by the wait below.
-    const early: Answer[] = [];
-    for (const sent of longCalls) void sent.answer.then((answer) => early.push(answer));
-    // Both are running once their documents are in the database (their tasks' embeddings follow).
-    // A ceiling for a hung call: storing 1,400 tasks beside a CPU hog takes tens of seconds.
-    await vi.waitFor(
-      async () =>
-        expect(await Promise.all(long.map((write) => write.written())), `answered before: ${JSON.stringify(early.map((answer) => answer.body.error ?? answer.body.meta))}`).toEqual(
-          long.map((write) => write.expected),
-        ),
-      { timeout: 150_000, interval: 50 },
-    );
-    await control(services.redisControlUrl, 'freeze');
-    const during = tableWrites();
-    const duringCalls = during.map((write) => send(write.toolId, write.input, frozenEnv));
-    const duringAnswers = await Promise.all(duringCalls.map((sent) => sent.answer));
-    // Frozen for longer than a whole lease: no renewal can be confirmed meanwhile.
-    await new Promise((resolve) => setTimeout(resolve, SEMAPHORE_DEFAULTS.leaseMs + 1_000));
-    await control(services.redisControlUrl, 'thaw');
-    const answers = await Promise.all(longCalls.map((sent) => sent.answer));
-    await Promise.all([...longCalls, ...duringCalls].map((sent) => sent.settled));
+  it.skipIf(!hasRedis)(
+    'with Redis frozen for longer than a lease in the middle of long writes: they finish and say so; writes sent meanwhile do not run',
+    async () => {
+      const frozenEnv = {
+        ...env,
+        UPSTASH_REDIS_REST_URL: services.faultyRedisUrl,
+        UPSTASH_REDIS_REST_TOKEN: services.faultyRedisToken,
+        CONCURRENCY_NAMESPACE: `slow-writes-${crypto.randomUUID()}`,
+      };
+      const long = [documentWrite(500), documentWrite(1_400)];
+      const longCalls = long.map((write) => send(write.toolId, write.input, frozenEnv));
+      // An answer that comes before the rows do (a refusal) is shown by the wait below.
+      const early: Answer[] = [];
+      for (const sent of longCalls) void sent.answer.then((answer) => early.push(answer));
+      // Both are running once their documents are in the database (their tasks' embeddings follow).
+      // A ceiling for a hung call: storing 1,400 tasks beside a CPU hog takes tens of seconds.
+      await vi.waitFor(
+        async () =>
+          expect(
+            await Promise.all(long.map((write) => write.written())),
+            `answered before: ${JSON.stringify(early.map((answer) => answer.body.error ?? answer.body.meta))}`,
+          ).toEqual(long.map((write) => write.expected)),
+        { timeout: 150_000, interval: 50 },
+      );
+      await control(services.redisControlUrl, 'freeze');
+      const during = tableWrites();
+      const duringCalls = during.map((write) => send(write.toolId, write.input, frozenEnv));
+      const duringAnswers = await Promise.all(duringCalls.map((sent) => sent.answer));
+      // Frozen for longer than a whole lease: no renewal can be confirmed meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, SEMAPHORE_DEFAULTS.leaseMs + 1_000));
+      await control(services.redisControlUrl, 'thaw');
+      const answers = await Promise.all(longCalls.map((sent) => sent.answer));
+      await Promise.all([...longCalls, ...duringCalls].map((sent) => sent.settled));
 
-    for (const [i, write] of long.entries()) await expectTruthful(write, answers[i]!);
-    expect(answers.map((answer) => answer.status), JSON.stringify(answers.map((answer) => answer.body.error ?? answer.body.meta))).toEqual([200, 200]);
-    for (const [i, write] of during.entries()) await expectTruthful(write, duringAnswers[i]!);
-    for (const { status, body } of duringAnswers) {
-      // Refused before running (BUSY while Redis is frozen, or a transient DATABASE_ERROR when a busy
-      // machine stalls the database first): either way retryable, and nothing written (checked above).
-      expect(status, JSON.stringify(body.error ?? body.meta)).toBe(503);
-      expect(body.error.retryable).toBe(true);
-    }
-  }, 360_000);
+      for (const [i, write] of long.entries()) await expectTruthful(write, answers[i]!);
+      expect(
+        answers.map((answer) => answer.status),
+        JSON.stringify(answers.map((answer) => answer.body.error ?? answer.body.meta)),
+      ).toEqual([200, 200]);
+      for (const [i, write] of during.entries()) await expectTruthful(write, duringAnswers[i]!);
+      for (const { status, body } of duringAnswers) {
+        // Refused before running (BUSY while Redis is frozen, or a transient DATABASE_ERROR when a busy
+        // machine stalls the database first): either way retryable, and nothing written (checked above).
+        expect(status, JSON.stringify(body.error ?? body.meta)).toBe(503);
+        expect(body.error.retryable).toBe(true);
+      }
+    },
+    360_000,
+  );
 });
 
 describe('a write whose answer the database lost, then stopped answering', () => {
@@ -225,7 +238,11 @@ describe('a write whose answer the database lost, then stopped answering', () =>
 
   it('past the settling, says the write is unconfirmed and names the key; repeated with it, the call writes once', async () => {
     // The key, verified by the first call, is trusted for the test: the refused connections hit the tool's own queries.
-    const settlingBriefly = createGateway(tools, { retryDelayMs: 50, settleWritesMs: 500, auth: { recheckAfterMs: 600_000, maxStaleMs: 600_000 } });
+    const settlingBriefly = createGateway(tools, {
+      retryDelayMs: 50,
+      settleWritesMs: 500,
+      auth: { recheckAfterMs: 600_000, maxStaleMs: 600_000 },
+    });
     // Committed, then the answer lost, then no answer at all: the rows are there, unconfirmed.
     const committed = documentWrite(500);
     await faults([commitThenLoseTheAnswer, { count: 1_000_000, fault: 'connection_reset' }]);
@@ -252,8 +269,12 @@ describe('a write whose answer the database lost, then stopped answering', () =>
     expect(await unsent.written()).toBe(0);
 
     // The database answers again: each call repeated with the key it named is written exactly once.
-    for (const [write, answer] of [[committed, unconfirmed], [unsent, refused]] as const) {
-      const repeated = await send(write.toolId, write.input, faultyEnv, { idempotencyKey: answer.body.error.details.idempotency_key }).answer;
+    for (const [write, answer] of [
+      [committed, unconfirmed],
+      [unsent, refused],
+    ] as const) {
+      const repeated = await send(write.toolId, write.input, faultyEnv, { idempotencyKey: answer.body.error.details.idempotency_key })
+        .answer;
       await expectTruthful(write, repeated);
       expect(repeated.status).toBe(200);
       expect(repeated.body.data.task_count).toBe(500);

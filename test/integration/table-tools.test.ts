@@ -108,7 +108,13 @@ describe('log-mood: valid calls', () => {
     await waitOnExecutionContext(ctx);
     const body = (await response.json()) as { meta: { trace_id: string } };
     const [trace] = await db.select().from(toolExecutions).where(eq(toolExecutions.id, body.meta.trace_id));
-    expect(trace).toMatchObject({ tool: 'log-mood', status: 'success', projectId: tenantA.projectId, attempts: 1, performanceWarning: false });
+    expect(trace).toMatchObject({
+      tool: 'log-mood',
+      status: 'success',
+      projectId: tenantA.projectId,
+      attempts: 1,
+      performanceWarning: false,
+    });
     expect(trace!.input).toMatchObject({ user_id: 'user_traced' });
   });
 });
@@ -127,7 +133,10 @@ describe('links to the row inserted', () => {
         headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json' },
         body: JSON.stringify(mood({ user_id: 'user_linked' })),
       }),
-      { ...env, TABLE_URL_TEMPLATES: '{"mood_entries": "https://app.example.com/moods/{id}", "health_forms": "https://app.example.com/forms/{id}"}' },
+      {
+        ...env,
+        TABLE_URL_TEMPLATES: '{"mood_entries": "https://app.example.com/moods/{id}", "health_forms": "https://app.example.com/forms/{id}"}',
+      },
       ctx,
     );
     await waitOnExecutionContext(ctx);
@@ -140,18 +149,90 @@ describe('links to the row inserted', () => {
 
 describe('log-mood: invalid input, in the words of the seed', () => {
   it.each([
-    ['energy above the range', { energy_level: 15 }, 'energy_level', 'too_big', "Field 'energy_level' must be between 1 and 10, but received 15."],
-    ['energy below the range', { energy_level: 0 }, 'energy_level', 'too_small', "Field 'energy_level' must be between 1 and 10, but received 0."],
-    ['a fractional energy', { energy_level: 7.5 }, 'energy_level', 'invalid_type', "Field 'energy_level' must be an integer, but received a number (7.5)."],
-    ['energy as a string', { energy_level: '7' }, 'energy_level', 'invalid_type', "Field 'energy_level' must be an integer, but received a string ('7')."],
-    ['a mood outside the enum', { mood: 'excited' }, 'mood', 'invalid_value', "Field 'mood' must be one of: happy, sad, neutral, anxious, but received 'excited'."],
-    ['a timestamp without a time zone', { timestamp: '2025-10-05T14:30:00' }, 'timestamp', 'invalid_format', "Field 'timestamp' must be an RFC 3339 date-time with seconds and a UTC offset between -15:59 and +15:59, e.g. 2025-10-05T14:30:00Z or 2025-10-05T16:30:00+02:00, but received '2025-10-05T14:30:00' (the time zone is missing: end with Z (UTC) or an offset such as +02:00)."],
-    ['a timestamp that is not a date', { timestamp: 'yesterday' }, 'timestamp', 'invalid_format', "but received 'yesterday' (not in the form YYYY-MM-DDTHH:MM:SS followed by Z or ±HH:MM)."],
-    ['an offset Postgres cannot store', { timestamp: '2025-10-05T14:30:00-23:59' }, 'timestamp', 'invalid_format', '(the UTC offset -23:59 is outside -15:59 to +15:59, which Postgres cannot store).'],
-    ['an empty user id', { user_id: '' }, 'user_id', 'blank', "Field 'user_id' must be text with at least one character other than whitespace, but received an empty string."],
-    ['a blank user id', { user_id: ' \n ' }, 'user_id', 'blank', "Field 'user_id' must be text with at least one character other than whitespace, but received only whitespace (3 characters)."],
-    ['a NUL in the user id', { user_id: 'a\u0000b' }, 'user_id', 'unsafe_text', "Field 'user_id' must be text without NUL characters (U+0000) or unpaired UTF-16 surrogates, but received 'a\\u0000b', with the NUL character (U+0000) at character 2; remove that character."],
-    ['an unpaired surrogate in the notes', { notes: 'ok \uD83D' }, 'notes', 'unsafe_text', 'an unpaired UTF-16 surrogate (U+D83D) at character 4'],
+    [
+      'energy above the range',
+      { energy_level: 15 },
+      'energy_level',
+      'too_big',
+      "Field 'energy_level' must be between 1 and 10, but received 15.",
+    ],
+    [
+      'energy below the range',
+      { energy_level: 0 },
+      'energy_level',
+      'too_small',
+      "Field 'energy_level' must be between 1 and 10, but received 0.",
+    ],
+    [
+      'a fractional energy',
+      { energy_level: 7.5 },
+      'energy_level',
+      'invalid_type',
+      "Field 'energy_level' must be an integer, but received a number (7.5).",
+    ],
+    [
+      'energy as a string',
+      { energy_level: '7' },
+      'energy_level',
+      'invalid_type',
+      "Field 'energy_level' must be an integer, but received a string ('7').",
+    ],
+    [
+      'a mood outside the enum',
+      { mood: 'excited' },
+      'mood',
+      'invalid_value',
+      "Field 'mood' must be one of: happy, sad, neutral, anxious, but received 'excited'.",
+    ],
+    [
+      'a timestamp without a time zone',
+      { timestamp: '2025-10-05T14:30:00' },
+      'timestamp',
+      'invalid_format',
+      "Field 'timestamp' must be an RFC 3339 date-time with seconds and a UTC offset between -15:59 and +15:59, e.g. 2025-10-05T14:30:00Z or 2025-10-05T16:30:00+02:00, but received '2025-10-05T14:30:00' (the time zone is missing: end with Z (UTC) or an offset such as +02:00).",
+    ],
+    [
+      'a timestamp that is not a date',
+      { timestamp: 'yesterday' },
+      'timestamp',
+      'invalid_format',
+      "but received 'yesterday' (not in the form YYYY-MM-DDTHH:MM:SS followed by Z or ±HH:MM).",
+    ],
+    [
+      'an offset Postgres cannot store',
+      { timestamp: '2025-10-05T14:30:00-23:59' },
+      'timestamp',
+      'invalid_format',
+      '(the UTC offset -23:59 is outside -15:59 to +15:59, which Postgres cannot store).',
+    ],
+    [
+      'an empty user id',
+      { user_id: '' },
+      'user_id',
+      'blank',
+      "Field 'user_id' must be text with at least one character other than whitespace, but received an empty string.",
+    ],
+    [
+      'a blank user id',
+      { user_id: ' \n ' },
+      'user_id',
+      'blank',
+      "Field 'user_id' must be text with at least one character other than whitespace, but received only whitespace (3 characters).",
+    ],
+    [
+      'a NUL in the user id',
+      { user_id: 'a\u0000b' },
+      'user_id',
+      'unsafe_text',
+      "Field 'user_id' must be text without NUL characters (U+0000) or unpaired UTF-16 surrogates, but received 'a\\u0000b', with the NUL character (U+0000) at character 2; remove that character.",
+    ],
+    [
+      'an unpaired surrogate in the notes',
+      { notes: 'ok \uD83D' },
+      'notes',
+      'unsafe_text',
+      'an unpaired UTF-16 surrogate (U+D83D) at character 4',
+    ],
     ['a null required field', { user_id: null }, 'user_id', 'invalid_type', "Field 'user_id' must be a string, but received null."],
     ['a boolean for text', { notes: true }, 'notes', 'invalid_type', "Field 'notes' must be a string, but received a boolean (true)."],
   ])('refuses %s', async (_case, overrides, field, code, message) => {
@@ -176,7 +257,11 @@ describe('log-mood: invalid input, in the words of the seed', () => {
 
   it('lists every problem at once, one entry per field', async () => {
     const { body } = await callTool('log-mood', { user_id: 'user_many', mood: 'ecstatic', energy_level: 99, colour: 'blue' });
-    expect(fieldsOf(body).map((f) => f.field).sort()).toEqual(['colour', 'energy_level', 'mood', 'timestamp']);
+    expect(
+      fieldsOf(body)
+        .map((f) => f.field)
+        .sort(),
+    ).toEqual(['colour', 'energy_level', 'mood', 'timestamp']);
     expect(body.message).toMatch(/^The input has 4 problems: /);
   });
 
@@ -189,10 +274,21 @@ describe('log-mood: invalid input, in the words of the seed', () => {
 describe('submit-health-form: every data type', () => {
   it('inserts every type, keeping decimals exact and nested JSON intact', async () => {
     const symptoms = { headache: { severity: 3, since: '2025-10-01' }, tags: ['dizzy', 'tired'], fever: null, score: 1.25 };
-    const { status, body } = await callTool<{ id: string }>('submit-health-form', healthForm({ patient_name: 'Grace Hopper', weight_kg: 72.55, symptoms }));
+    const { status, body } = await callTool<{ id: string }>(
+      'submit-health-form',
+      healthForm({ patient_name: 'Grace Hopper', weight_kg: 72.55, symptoms }),
+    );
     expect(status).toBe(200);
     const [row] = await db.select().from(healthForms).where(eq(healthForms.patientName, 'Grace Hopper'));
-    expect(row).toMatchObject({ age: 36, weightKg: '72.55', smoker: false, bloodType: 'O+', symptoms, notes: '', projectId: tenantA.projectId });
+    expect(row).toMatchObject({
+      age: 36,
+      weightKg: '72.55',
+      smoker: false,
+      bloodType: 'O+',
+      symptoms,
+      notes: '',
+      projectId: tenantA.projectId,
+    });
     if (body.success) expect(body.data.id).toBe(row!.id);
   });
 
@@ -203,18 +299,26 @@ describe('submit-health-form: every data type', () => {
     expect(row!.weightKg).toBe('61.56');
     if (!body.success) throw new Error(body.message);
     // The answer names the field, what was received and what the row holds, in meta and in words.
-    expect(body.meta.warnings).toEqual([{ code: 'rounded', field: 'weight_kg', received: 61.555, stored: Number(row!.weightKg), message: expect.any(String) }]);
+    expect(body.meta.warnings).toEqual([
+      { code: 'rounded', field: 'weight_kg', received: 61.555, stored: Number(row!.weightKg), message: expect.any(String) },
+    ]);
     // The note is a sentence of its own after the configured message, which ends without a full stop.
-    expect(body.message).toMatch(/^Saved health form for Rounded Weight recorded at \S+Z\. weight_kg 61\.555 was stored as 61\.56 \(2 decimal places kept\)\.$/);
+    expect(body.message).toMatch(
+      /^Saved health form for Rounded Weight recorded at \S+Z\. weight_kg 61\.555 was stored as 61\.56 \(2 decimal places kept\)\.$/,
+    );
     expect(body.data.message).toBe(body.message);
   });
 
   it('keeps the warning with the stored execution, as GET /executions/:trace_id reads it back', async () => {
     // Through the worker itself, so that the trace (written after the answer) is in before the read.
-    const rounded = await callTool('submit-health-form', healthForm({ patient_name: 'Traced Rounding', weight_kg: 70.125 }), { worker: gateway });
+    const rounded = await callTool('submit-health-form', healthForm({ patient_name: 'Traced Rounding', weight_kg: 70.125 }), {
+      worker: gateway,
+    });
     const exact = await callTool('submit-health-form', healthForm({ patient_name: 'Traced Exact', weight_kg: 70.5 }), { worker: gateway });
     const [row] = await db.select().from(healthForms).where(eq(healthForms.patientName, 'Traced Rounding'));
-    const said = [{ code: 'rounded', field: 'weight_kg', received: 70.125, stored: Number(row!.weightKg), message: expect.stringContaining('70.125') }];
+    const said = [
+      { code: 'rounded', field: 'weight_kg', received: 70.125, stored: Number(row!.weightKg), message: expect.stringContaining('70.125') },
+    ];
     expect(rounded.body.meta.warnings).toEqual(said);
 
     const trace = await getJson<ExecutionDetail>(`/executions/${rounded.body.meta.trace_id}`, tenantA.apiKey);
@@ -242,25 +346,54 @@ describe('submit-health-form: every data type', () => {
     ['an age above the maximum', { age: 131 }, 'age', 'between 0 and 130, but received 131'],
     ['a string for a boolean', { smoker: 'no' }, 'smoker', 'must be true or false'],
     ['a blood type outside the list', { blood_type: 'C' }, 'blood_type', 'must be one of: A+, A-, B+, B-, AB+, AB-, O+, O-, unknown'],
-    ['a date before the minimum', { recorded_at: '1899-12-31T23:59:59Z' }, 'recorded_at', 'must be a date-time on or after 1900-01-01 (its date as written)'],
-    ['symptoms nested too deep', { symptoms: { a: [[[[[[[[1]]]]]]]] } }, 'symptoms', 'must be a JSON object nested at most 8 levels deep (the object itself is one), but received one that nests 9'],
+    [
+      'a date before the minimum',
+      { recorded_at: '1899-12-31T23:59:59Z' },
+      'recorded_at',
+      'must be a date-time on or after 1900-01-01 (its date as written)',
+    ],
+    [
+      'symptoms nested too deep',
+      { symptoms: { a: [[[[[[[[1]]]]]]]] } },
+      'symptoms',
+      'must be a JSON object nested at most 8 levels deep (the object itself is one), but received one that nests 9',
+    ],
     ['a NUL in a symptom name', { symptoms: { 'head\u0000ache': 1 } }, 'symptoms.head\\u0000ache', 'must not contain NUL characters'],
     ['a one-letter name', { patient_name: 'A' }, 'patient_name', 'between 2 and 200 characters'],
-    ['a JSON array for the JSON field', { symptoms: ['dizzy', 'tired'] }, 'symptoms', "Field 'symptoms' must be a valid JSON object, but received an array"],
-    ['a string for the JSON field', { symptoms: 'dizzy' }, 'symptoms', "Field 'symptoms' must be a valid JSON object, but received a string"],
+    [
+      'a JSON array for the JSON field',
+      { symptoms: ['dizzy', 'tired'] },
+      'symptoms',
+      "Field 'symptoms' must be a valid JSON object, but received an array",
+    ],
+    [
+      'a string for the JSON field',
+      { symptoms: 'dizzy' },
+      'symptoms',
+      "Field 'symptoms' must be a valid JSON object, but received a string",
+    ],
     ['a number for the JSON field', { symptoms: 3 }, 'symptoms', 'must be a valid JSON object'],
   ])('refuses %s', async (_case, overrides, field, message) => {
     const { status, body } = await callTool('submit-health-form', healthForm({ patient_name: `Refused ${_case}`, ...overrides }));
     expect(status).toBe(400);
     expect(fieldsOf(body)[0]).toMatchObject({ field });
     expect(fieldsOf(body)[0]!.message).toContain(message);
-    expect(await db.select().from(healthForms).where(eq(healthForms.patientName, `Refused ${_case}`))).toHaveLength(0);
+    expect(
+      await db
+        .select()
+        .from(healthForms)
+        .where(eq(healthForms.patientName, `Refused ${_case}`)),
+    ).toHaveLength(0);
   });
 });
 
 describe('log-telegram-checkin: column mappings', () => {
   it('writes user_id into telegram_user_id', async () => {
-    const { status, body } = await callTool('log-telegram-checkin', { user_id: '42424242', status: 'ok', checked_in_at: '2025-10-05T08:00:00Z' });
+    const { status, body } = await callTool('log-telegram-checkin', {
+      user_id: '42424242',
+      status: 'ok',
+      checked_in_at: '2025-10-05T08:00:00Z',
+    });
     expect(status).toBe(200);
     expect(body.message).toBe('Checked in Telegram user 42424242 (ok) at 2025-10-05T08:00:00Z');
     const rows = await db.select().from(telegramCheckins).where(eq(telegramCheckins.telegramUserId, '42424242'));
@@ -274,7 +407,10 @@ describe('constraint violations', () => {
     expect((await callTool('log-mood', input)).status).toBe(200);
     const { status, body } = await callTool('log-mood', { ...input, mood: 'sad' });
     expect(status).toBe(409);
-    expect(body).toMatchObject({ success: false, error: { code: 'CONFLICT', retryable: false, details: { sqlstate: '23505', constraint: 'mood_entries_user_timestamp_unique' } } });
+    expect(body).toMatchObject({
+      success: false,
+      error: { code: 'CONFLICT', retryable: false, details: { sqlstate: '23505', constraint: 'mood_entries_user_timestamp_unique' } },
+    });
     expect(body.message).toContain('same user_id and timestamp already exists');
     expect(await moodRowsFor('user_conflict')).toHaveLength(1);
   });
@@ -317,20 +453,39 @@ describe('deployment problems', () => {
   const field = { name: 'note', label: 'Note', dataType: 'text', required: true } as const;
 
   it('answers CONFIG_ERROR table_not_found when the table does not exist', async () => {
-    const tool = tableTool({ toolId: 'log-nowhere', displayName: 'x', recordName: 'record', description: 'x', tableName: 'no_such_table', fields: [field] });
+    const tool = tableTool({
+      toolId: 'log-nowhere',
+      displayName: 'x',
+      recordName: 'record',
+      description: 'x',
+      tableName: 'no_such_table',
+      fields: [field],
+    });
     const { status, body } = await callWith(tool, { note: 'hi' });
     expect(status).toBe(500);
-    expect(body.error).toMatchObject({ code: 'CONFIG_ERROR', retryable: false, details: { reason: 'table_not_found', table: 'no_such_table' } });
+    expect(body.error).toMatchObject({
+      code: 'CONFIG_ERROR',
+      retryable: false,
+      details: { reason: 'table_not_found', table: 'no_such_table' },
+    });
   });
 
   it('answers CONFIG_ERROR column_not_found when a mapped column does not exist', async () => {
     const tool = tableTool({
-      toolId: 'log-bad-column', displayName: 'x', recordName: 'record', description: 'x', tableName: 'mood_entries',
-      fields: [field], columnMappings: { note: 'no_such_column' },
+      toolId: 'log-bad-column',
+      displayName: 'x',
+      recordName: 'record',
+      description: 'x',
+      tableName: 'mood_entries',
+      fields: [field],
+      columnMappings: { note: 'no_such_column' },
     });
     const { status, body } = await callWith(tool, { note: 'hi' });
     expect(status).toBe(500);
-    expect(body.error).toMatchObject({ code: 'CONFIG_ERROR', details: { reason: 'column_not_found', missing_columns: ['no_such_column'] } });
+    expect(body.error).toMatchObject({
+      code: 'CONFIG_ERROR',
+      details: { reason: 'column_not_found', missing_columns: ['no_such_column'] },
+    });
   });
 
   it('answers CONFIG_ERROR when the table has no id uuid column, or no unique constraint on it, and writes nothing', async () => {
@@ -345,13 +500,19 @@ describe('deployment problems', () => {
     const noKey = await callWith(toolFor('notes_without_key'), { note: 'hi' });
     expect(noKey.status).toBe(500);
     expect(noKey.body.error).toMatchObject({ code: 'CONFIG_ERROR', details: { reason: 'unique_constraint_missing' } });
-    const { rows } = await db.execute(sql`select (select count(*) from notes_without_id)::int + (select count(*) from notes_without_key)::int as n`);
+    const { rows } = await db.execute(
+      sql`select (select count(*) from notes_without_id)::int + (select count(*) from notes_without_key)::int as n`,
+    );
     expect(rows[0]).toEqual({ n: 0 });
   });
 
   it('answers CONFIG_ERROR naming the mistake when the configuration itself is broken', async () => {
     const tool = tableTool({
-      toolId: 'log-broken', displayName: 'x', recordName: 'record', description: 'x', tableName: 'mood_entries',
+      toolId: 'log-broken',
+      displayName: 'x',
+      recordName: 'record',
+      description: 'x',
+      tableName: 'mood_entries',
       fields: [{ name: 'level', label: 'Level', dataType: 'integer', min: 10, max: 1 }],
     });
     const { status, body } = await callWith(tool, { level: 5 });
@@ -361,18 +522,33 @@ describe('deployment problems', () => {
   });
 
   it('answers DATABASE_ERROR, unconfirmed with the key to repeat it with, when the database cannot be reached past the settling', async () => {
-    const tool = tableTool({ toolId: 'log-unreachable', displayName: 'x', recordName: 'record', description: 'x', tableName: 'unreachable_table', fields: [field] });
+    const tool = tableTool({
+      toolId: 'log-unreachable',
+      displayName: 'x',
+      recordName: 'record',
+      description: 'x',
+      tableName: 'unreachable_table',
+      fields: [field],
+    });
     await callWith(tool, { note: 'warms the API key cache, so the key is not looked up again' });
     const { status, body } = await callWith(tool, { note: 'hi' }, 'postgres://edge:edge@127.0.0.1:9/edge');
     expect(status).toBe(500);
-    expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { reason: 'write_unconfirmed', idempotency_key: body.meta.trace_id } });
+    expect(body.error).toMatchObject({
+      code: 'DATABASE_ERROR',
+      retryable: false,
+      details: { reason: 'write_unconfirmed', idempotency_key: body.meta.trace_id },
+    });
     expect(body.meta.attempts).toBeGreaterThan(3);
     expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|stack/);
   });
 
   it('answers DATABASE_ERROR with sqlstate and constraint for other constraint violations', async () => {
     const tool = tableTool({
-      toolId: 'log-unchecked-energy', displayName: 'x', recordName: 'record', description: 'x', tableName: 'mood_entries',
+      toolId: 'log-unchecked-energy',
+      displayName: 'x',
+      recordName: 'record',
+      description: 'x',
+      tableName: 'mood_entries',
       fields: [
         { name: 'user_id', label: 'User', dataType: 'text', required: true },
         { name: 'mood', label: 'Mood', dataType: 'text', required: true },
@@ -382,7 +558,11 @@ describe('deployment problems', () => {
     });
     const { status, body } = await callWith(tool, { user_id: 'user_check', mood: 'happy', energy_level: 99, timestamp: uniqueTimestamp() });
     expect(status).toBe(500);
-    expect(body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { sqlstate: '23514', constraint: 'mood_entries_energy_level_check' } });
+    expect(body.error).toMatchObject({
+      code: 'DATABASE_ERROR',
+      retryable: false,
+      details: { sqlstate: '23514', constraint: 'mood_entries_energy_level_check' },
+    });
     expect(JSON.stringify(body)).not.toMatch(/insert into|stack/i);
   });
 });

@@ -72,21 +72,30 @@ describe('documents in', () => {
     const content = '# Offsites\n- [ ] Book the offsite venue\n  - [ ] Plan the offsite agenda\n\n- [ ] Send the offsite invitations\n';
     const detailed = await data('add-document', { title: 'Offsites', content, response_format: 'detailed' }, heavy.apiKey);
     expect(detailed.tasks.map((t: Data) => t.position)).toEqual([0, 1, 2]);
-    expect(detailed.tasks.map((t: Data) => content.slice(t.content_offset).split('\n')[0]!.trim())).toEqual(detailed.tasks.map((t: Data) => `- [ ] ${t.text}`));
+    expect(detailed.tasks.map((t: Data) => content.slice(t.content_offset).split('\n')[0]!.trim())).toEqual(
+      detailed.tasks.map((t: Data) => `- [ ] ${t.text}`),
+    );
   });
 
-  it('lists the first tasks of a long document within the budget, and links the document for the rest', async () => {
-    const content = Array.from({ length: 150 }, (_, i) => `- [ ] Label the archive box number ${i + 1} in the basement storage room`).join('\n');
-    const { body } = await call('add-document', { title: 'Archive boxes', content }, heavy.apiKey);
-    if (!body.success) throw new Error(body.message);
-    expect(body.data.task_count).toBe(150);
-    expect(body.data.tasks.length).toBeGreaterThan(10);
-    expect(body.data.tasks.length).toBeLessThan(150);
-    expect(JSON.stringify(body.data.tasks).length).toBeLessThanOrEqual(6_000);
-    expect(body.meta.truncated).toBe(true);
-    expect(body.message).toContain(`The first ${body.data.tasks.length} are listed`);
-    expect(body.links).toEqual([{ label: 'Document: Archive boxes', url: `http://edge-tools.test/documents/${body.data.document_id}` }]);
-  }, HNSW_LOAD_TIMEOUT_MS);
+  it(
+    'lists the first tasks of a long document within the budget, and links the document for the rest',
+    async () => {
+      const content = Array.from(
+        { length: 150 },
+        (_, i) => `- [ ] Label the archive box number ${i + 1} in the basement storage room`,
+      ).join('\n');
+      const { body } = await call('add-document', { title: 'Archive boxes', content }, heavy.apiKey);
+      if (!body.success) throw new Error(body.message);
+      expect(body.data.task_count).toBe(150);
+      expect(body.data.tasks.length).toBeGreaterThan(10);
+      expect(body.data.tasks.length).toBeLessThan(150);
+      expect(JSON.stringify(body.data.tasks).length).toBeLessThanOrEqual(6_000);
+      expect(body.meta.truncated).toBe(true);
+      expect(body.message).toContain(`The first ${body.data.tasks.length} are listed`);
+      expect(body.links).toEqual([{ label: 'Document: Archive boxes', url: `http://edge-tools.test/documents/${body.data.document_id}` }]);
+    },
+    HNSW_LOAD_TIMEOUT_MS,
+  );
 
   it('records failed embeddings, keeps the document, and embeds them later with embed-tasks', async () => {
     const { createGateway } = await import('../../shared/http/app.ts');
@@ -135,10 +144,18 @@ describe('documents in', () => {
   });
 
   it('deletes a document with its tasks and relationships', async () => {
-    const doc = await data('add-document', { title: 'To delete', content: '- [ ] Draft the memo\n- [ ] Send the memo after draft the memo' });
+    const doc = await data('add-document', {
+      title: 'To delete',
+      content: '- [ ] Draft the memo\n- [ ] Send the memo after draft the memo',
+    });
     await data('detect-dependencies', { task_ids: doc.tasks.map((t: Data) => t.task_id) });
-    expect(await data('delete-document', { document_id: doc.document_id })).toEqual({ document_id: doc.document_id, deleted_task_count: 2 });
-    const { rows } = await db.execute(sql`select count(*)::int as n from task_relationships where source_task_id = ${doc.tasks[1].task_id} or target_task_id = ${doc.tasks[1].task_id}`);
+    expect(await data('delete-document', { document_id: doc.document_id })).toEqual({
+      document_id: doc.document_id,
+      deleted_task_count: 2,
+    });
+    const { rows } = await db.execute(
+      sql`select count(*)::int as n from task_relationships where source_task_id = ${doc.tasks[1].task_id} or target_task_id = ${doc.tasks[1].task_id}`,
+    );
     expect(rows[0]).toEqual({ n: 0 });
     expect((await call('delete-document', { document_id: doc.document_id })).status).toBe(404);
   });
@@ -181,7 +198,9 @@ describe('semantic-search', () => {
     const found = await data('semantic-search', { query, threshold: 0, limit: 50 });
     // Independently: every embedded task's vector, scored in JS against the query's vector.
     const q = embedText(query);
-    const { rows } = await db.execute(sql`select id, embedding::text as embedding from tasks where project_id = ${tenantA.projectId} and embedding_status = 'completed'`);
+    const { rows } = await db.execute(
+      sql`select id, embedding::text as embedding from tasks where project_id = ${tenantA.projectId} and embedding_status = 'completed'`,
+    );
     const expected = (rows as { id: string; embedding: string }[])
       .map((row) => ({ id: row.id, similarity: parseVector(row.embedding).reduce((sum, v, i) => sum + v * q[i]!, 0) }))
       .filter((row) => row.similarity >= 0)
@@ -212,7 +231,10 @@ describe('get-document-context', () => {
     expect(body.links).toEqual(
       expect.arrayContaining([
         { label: 'Document: Hiring plan', url: `http://edge-tools.test/documents/${hiring.document_id}` },
-        { label: expect.stringMatching(/^Task: Interview backend engineer candidates/), url: `http://edge-tools.test/tasks/${taskId(hiring, 1)}` },
+        {
+          label: expect.stringMatching(/^Task: Interview backend engineer candidates/),
+          url: `http://edge-tools.test/tasks/${taskId(hiring, 1)}`,
+        },
         { label: 'Document: Infrastructure', url: `http://edge-tools.test/documents/${infrastructure.document_id}` },
       ]),
     );
@@ -227,7 +249,13 @@ describe('get-document-context', () => {
     for (let chunk = 1; chunk <= 3; chunk++) {
       const context = await data('get-document-context', { task_ids: [taskId(doc, 0)], chunk_number: chunk }, heavy.apiKey);
       const page = context.documents[0];
-      expect(page.pagination).toEqual({ current_chunk: chunk, total_chunks: 3, chunk_size: 50_000, overlap: 200, total_characters: [...content].length });
+      expect(page.pagination).toEqual({
+        current_chunk: chunk,
+        total_chunks: 3,
+        chunk_size: 50_000,
+        overlap: 200,
+        total_characters: [...content].length,
+      });
       expect(page.task_count).toBe(2);
       chunks.push(page.content);
       tasksByChunk.push(page.tasks.map((t: Data) => t.text));
@@ -250,39 +278,56 @@ describe('get-document-context', () => {
   it('answers chunk_number past the end as VALIDATION_ERROR saying how many chunks there are', async () => {
     const { status, body } = await call('get-document-context', { task_ids: [taskId(hiring, 0)], chunk_number: 2 });
     expect(status).toBe(400);
-    expect(body).toMatchObject({ error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'chunk_number', expected: 'between 1 and 1' }] } } });
-    expect(body.message).toBe("Field 'chunk_number' must be between 1 and 1 for these tasks' documents, but received 2: 'Hiring plan' has 1 chunk.");
+    expect(body).toMatchObject({
+      error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'chunk_number', expected: 'between 1 and 1' }] } },
+    });
+    expect(body.message).toBe(
+      "Field 'chunk_number' must be between 1 and 1 for these tasks' documents, but received 2: 'Hiring plan' has 1 chunk.",
+    );
   });
 
-  it('pages a chunk with more tasks than the budget holds, every task reachable once through the cursor', async () => {
-    const lines = Array.from({ length: 200 }, (_, i) => `- [ ] Review the quarterly budget line number ${i + 1} with the finance team`);
-    const doc = await data('add-document', { title: 'Budget review', content: `# Budget\n${lines.join('\n')}\n` }, heavy.apiKey);
-    const all = await taskIdsOf(doc.document_id);
-    const seen: string[] = [];
-    let cursor: string | null = null;
-    let pages = 0;
-    do {
-      const { body } = await call('get-document-context', { task_ids: [all[5]!], ...(cursor ? { cursor } : {}) }, heavy.apiKey);
-      if (!body.success) throw new Error(body.message);
-      const [page] = body.data.documents;
-      // The content comes once, on the first page; later pages continue the tasks.
-      expect(page.content === null).toBe(pages > 0);
-      expect(page.tasks_from).toBe(seen.length);
-      expect(JSON.stringify(page.tasks).length).toBeLessThanOrEqual(6_000);
-      seen.push(...page.tasks.map((t: Data) => t.task_id));
-      cursor = body.data.next_cursor;
-      expect(body.meta.truncated).toBe(cursor !== null);
-      if (cursor) expect(body.message).toContain('cursor');
-      pages++;
-    } while (cursor && pages < 50);
-    expect(pages).toBeGreaterThan(2);
-    expect(seen).toEqual(all);
-  }, HNSW_LOAD_TIMEOUT_MS);
+  it(
+    'pages a chunk with more tasks than the budget holds, every task reachable once through the cursor',
+    async () => {
+      const lines = Array.from({ length: 200 }, (_, i) => `- [ ] Review the quarterly budget line number ${i + 1} with the finance team`);
+      const doc = await data('add-document', { title: 'Budget review', content: `# Budget\n${lines.join('\n')}\n` }, heavy.apiKey);
+      const all = await taskIdsOf(doc.document_id);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const { body } = await call('get-document-context', { task_ids: [all[5]!], ...(cursor ? { cursor } : {}) }, heavy.apiKey);
+        if (!body.success) throw new Error(body.message);
+        const [page] = body.data.documents;
+        // The content comes once, on the first page; later pages continue the tasks.
+        expect(page.content === null).toBe(pages > 0);
+        expect(page.tasks_from).toBe(seen.length);
+        expect(JSON.stringify(page.tasks).length).toBeLessThanOrEqual(6_000);
+        seen.push(...page.tasks.map((t: Data) => t.task_id));
+        cursor = body.data.next_cursor;
+        expect(body.meta.truncated).toBe(cursor !== null);
+        if (cursor) expect(body.message).toContain('cursor');
+        pages++;
+      } while (cursor && pages < 50);
+      expect(pages).toBeGreaterThan(2);
+      expect(seen).toEqual(all);
+    },
+    HNSW_LOAD_TIMEOUT_MS,
+  );
 
   it('pages many documents across answers, and refuses a cursor sent with other task ids', async () => {
     const docs = [];
     for (let i = 0; i < 8; i++) {
-      docs.push(await data('add-document', { title: `Plan ${i}`, content: `# Plan ${i}\n${'Context sentence for the plan. '.repeat(100)}\n- [ ] Task A of plan ${i}\n- [ ] Task B of plan ${i}\n` }, heavy.apiKey));
+      docs.push(
+        await data(
+          'add-document',
+          {
+            title: `Plan ${i}`,
+            content: `# Plan ${i}\n${'Context sentence for the plan. '.repeat(100)}\n- [ ] Task A of plan ${i}\n- [ ] Task B of plan ${i}\n`,
+          },
+          heavy.apiKey,
+        ),
+      );
     }
     const taskIds = docs.map((doc) => taskId(doc, 1));
     const seenDocuments: string[] = [];
@@ -314,7 +359,7 @@ describe('get-document-context', () => {
     expect(repeated.status).toBe(400);
   });
 
-  it('answers NOT_FOUND naming unknown task ids, and treats another tenant\'s ids the same way', async () => {
+  it("answers NOT_FOUND naming unknown task ids, and treats another tenant's ids the same way", async () => {
     const unknown = crypto.randomUUID();
     const { status, body } = await call('get-document-context', { task_ids: [taskId(hiring, 0), unknown] });
     expect(status).toBe(404);
@@ -355,7 +400,10 @@ describe('get-document-context', () => {
     };
     const outcome = await getDocumentContext.execute(getDocumentContext.input.parse({ task_ids: [taskId(doc, 0)] }), context);
     expect(deleted).toBe(true);
-    expect(outcome).toMatchObject({ ok: false, error: { code: 'DOCUMENT_DELETED', retryable: false, message: `Document ${doc.document_id} was deleted during execution.` } });
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: 'DOCUMENT_DELETED', retryable: false, message: `Document ${doc.document_id} was deleted during execution.` },
+    });
     const { isTransient } = await import('../../shared/runtime/retry.ts');
     if (!outcome.ok) expect(isTransient(outcome)).toBe(false);
   });
@@ -366,11 +414,19 @@ describe('detect-dependencies and query-task-graph', () => {
     const ids = hiring.tasks.map((t: Data) => t.task_id);
     const first = await data('detect-dependencies', { task_ids: ids, response_format: 'detailed' });
     expect(first.detection_method).toBe('offline-heuristic-v1');
-    const edge = first.relationships.find((r: Data) => r.type === 'prerequisite' && r.source_task_id === ids[0] && r.target_task_id === ids[1]);
+    const edge = first.relationships.find(
+      (r: Data) => r.type === 'prerequisite' && r.source_task_id === ids[0] && r.target_task_id === ids[1],
+    );
     expect(edge).toBeTruthy();
     expect(edge.rationale).toMatch(/after/i);
     const count = async () =>
-      ((await db.execute(sql`select count(*)::int as n from task_relationships where project_id = ${tenantA.projectId} and source_task_id = any(${sql.param(ids)}::uuid[])`)).rows[0] as { n: number }).n;
+      (
+        (
+          await db.execute(
+            sql`select count(*)::int as n from task_relationships where project_id = ${tenantA.projectId} and source_task_id = any(${sql.param(ids)}::uuid[])`,
+          )
+        ).rows[0] as { n: number }
+      ).n;
     const saved = await count();
     expect(saved).toBe(first.relationships.length);
     await data('detect-dependencies', { task_ids: ids });
@@ -380,7 +436,8 @@ describe('detect-dependencies and query-task-graph', () => {
   it('returns circular dependencies as found', async () => {
     const doc = await data('add-document', {
       title: 'Circular',
-      content: '- [ ] Ship the mobile app after the payment flow is approved\n- [ ] Approve the payment flow after the mobile app is shipped\n',
+      content:
+        '- [ ] Ship the mobile app after the payment flow is approved\n- [ ] Approve the payment flow after the mobile app is shipped\n',
     });
     const found = await data('detect-dependencies', { task_ids: doc.tasks.map((t: Data) => t.task_id) });
     const ids = doc.tasks.map((t: Data) => t.task_id);
@@ -404,17 +461,27 @@ describe('detect-dependencies and query-task-graph', () => {
     const one = await data('query-task-graph', { task_id: ids[0], relationship_type: 'prerequisite', direction: 'outgoing', depth: 1 });
     expect(one.tasks.map((t: Data) => t.task_id)).toEqual([ids[1]]);
     const three = await data('query-task-graph', { task_id: ids[0], relationship_type: 'prerequisite', direction: 'outgoing', depth: 3 });
-    expect(three.tasks.map((t: Data) => [t.task_id, t.depth])).toEqual([[ids[1], 1], [ids[2], 2], [ids[3], 3]]);
+    expect(three.tasks.map((t: Data) => [t.task_id, t.depth])).toEqual([
+      [ids[1], 1],
+      [ids[2], 2],
+      [ids[3], 3],
+    ]);
     const back = await data('query-task-graph', { task_id: ids[3], relationship_type: 'prerequisite', direction: 'incoming', depth: 10 });
     expect(new Set(back.tasks.map((t: Data) => t.task_id))).toEqual(new Set(ids.slice(0, 3)));
     const none = await call('query-task-graph', { task_id: ids[0], relationship_type: 'prerequisite', direction: 'incoming', depth: 2 });
     if (!none.body.success) throw new Error(none.body.message);
     expect(none.body.data.relationships).toEqual([]);
     // The task has relationships, only not of that direction: the answer says so, and how to see them.
-    expect(none.body.message).toMatch(/^No saved relationships of type prerequisite, incoming reach this task, but it has others \(.*prerequisite: 1 outgoing, 0 incoming.*\)\. Call again with relationship_type 'all' and direction 'both'/);
+    expect(none.body.message).toMatch(
+      /^No saved relationships of type prerequisite, incoming reach this task, but it has others \(.*prerequisite: 1 outgoing, 0 incoming.*\)\. Call again with relationship_type 'all' and direction 'both'/,
+    );
     expect(none.body.message).not.toContain('Run detect-dependencies');
 
-    const cycle = await data('add-document', { title: 'Loop', content: '- [ ] Ship the mobile app after the payment flow is approved\n- [ ] Approve the payment flow after the mobile app is shipped\n' });
+    const cycle = await data('add-document', {
+      title: 'Loop',
+      content:
+        '- [ ] Ship the mobile app after the payment flow is approved\n- [ ] Approve the payment flow after the mobile app is shipped\n',
+    });
     const loopIds = cycle.tasks.map((t: Data) => t.task_id);
     await data('detect-dependencies', { task_ids: loopIds });
     const loop = await data('query-task-graph', { task_id: loopIds[0], depth: 10 });
@@ -460,7 +527,10 @@ describe('detect-dependencies pages', () => {
 
 describe('query-task-graph pages', () => {
   it('pages many relationships within the budget, each exactly once, with the tasks each page names', async () => {
-    const lines = ['- [ ] Kick off the migration project', ...Array.from({ length: 120 }, (_, i) => `- [ ] Migrate service number ${i + 1} of the platform`)];
+    const lines = [
+      '- [ ] Kick off the migration project',
+      ...Array.from({ length: 120 }, (_, i) => `- [ ] Migrate service number ${i + 1} of the platform`),
+    ];
     const doc = await data('add-document', { title: 'Star', content: lines.join('\n') }, heavy.apiKey);
     const [hub, ...spokes] = await taskIdsOf(doc.document_id);
     const rows = JSON.stringify(spokes.map((spoke, i) => ({ source: hub, target: spoke, confidence: 0.5 + (i % 10) / 100 })));
@@ -492,7 +562,14 @@ describe('query-task-graph pages', () => {
 
     // incoming from a spoke: what it depends on, the hub; detailed adds the rationale.
     const back = await data('query-task-graph', { task_id: spokes[7], direction: 'incoming', response_format: 'detailed' }, heavy.apiKey);
-    expect(back.relationships).toEqual([expect.objectContaining({ source_task_id: hub, target_task_id: spokes[7], rationale: 'the hub comes first', detection_method: 'test' })]);
+    expect(back.relationships).toEqual([
+      expect.objectContaining({
+        source_task_id: hub,
+        target_task_id: spokes[7],
+        rationale: 'the hub comes first',
+        detection_method: 'test',
+      }),
+    ]);
     expect(back.tasks).toEqual([expect.objectContaining({ task_id: hub, depth: 1, document_id: doc.document_id })]);
   });
 });
@@ -548,7 +625,12 @@ describe('cluster-by-similarity', () => {
     const merges: Data[] = [];
     let cursor: string | null = null;
     do {
-      const page: Data = await data('cluster-by-similarity', { task_ids: allIds(), threshold: 0.5, response_format: 'detailed', ...(cursor ? { cursor } : {}) });
+      const page: Data = await data('cluster-by-similarity', {
+        task_ids: allIds(),
+        threshold: 0.5,
+        response_format: 'detailed',
+        ...(cursor ? { cursor } : {}),
+      });
       for (const cluster of page.clusters) members.push(...cluster.task_ids);
       merges.push(...(page.merges ?? []));
       cursor = page.next_cursor;
@@ -573,7 +655,12 @@ describe('cluster-by-similarity', () => {
       .update(tasksTable)
       .set({ embedding: Array.from({ length: 1536 }, () => 0) })
       .where(inArray(tasksTable.id, noiseIds));
-    const { status, body } = await call('cluster-by-similarity', { task_ids: [...noiseIds, ...allIds()], threshold: 0, linkage: 'single', response_format: 'detailed' });
+    const { status, body } = await call('cluster-by-similarity', {
+      task_ids: [...noiseIds, ...allIds()],
+      threshold: 0,
+      linkage: 'single',
+      response_format: 'detailed',
+    });
     expect(status).toBe(200);
     if (!body.success) throw new Error(body.message);
     expect(body.data.unembedded_task_ids).toEqual(noiseIds);

@@ -8,16 +8,29 @@ import type { ToolResult } from '../../shared/core/contract.ts';
 import { closeMcpClients, connectMcp, getJson, send, tenantA } from './helpers.ts';
 
 const STUDY = [
-  'list-plans', 'list-plan-items', 'write-plan', 'add-plan-item', 'update-item-status', 'update-plan-status',
-  'save-quiz-attempt', 'get-wrong-questions', 'delete-quiz-attempt', 'get-weak-topics', 'quiz-pre-fetch', 'quiz-post-save',
-  'create-flashcard', 'get-due-flashcards', 'update-flashcard-review', 'save-message', 'get-messages',
+  'list-plans',
+  'list-plan-items',
+  'write-plan',
+  'add-plan-item',
+  'update-item-status',
+  'update-plan-status',
+  'save-quiz-attempt',
+  'get-wrong-questions',
+  'delete-quiz-attempt',
+  'get-weak-topics',
+  'quiz-pre-fetch',
+  'quiz-post-save',
+  'create-flashcard',
+  'get-due-flashcards',
+  'update-flashcard-review',
+  'save-message',
+  'get-messages',
 ];
 const DOCUMENTS = ['add-document', 'replace-document', 'delete-document', 'embed-tasks'];
 const TASK_ANALYSIS = ['semantic-search', 'get-document-context', 'detect-dependencies', 'query-task-graph', 'cluster-by-similarity'];
 const TABLE_TOOLS = ['log-mood', 'submit-health-form', 'log-telegram-checkin'];
 
 afterEach(closeMcpClients);
-
 
 describe('POST /mcp/<toolsets>', () => {
   it('serves only the tools of one toolset', async () => {
@@ -53,7 +66,11 @@ describe('POST /mcp/<toolsets>', () => {
     const response = await send(
       new Request('http://edge-tools.test/mcp/studies,documents', {
         method: 'POST',
-        headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        headers: {
+          authorization: `Bearer ${tenantA.apiKey}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
       }),
     );

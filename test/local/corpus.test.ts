@@ -62,7 +62,12 @@ describe('generateCorpus', () => {
     let named = 0;
     let unexpected = 0;
     corpus.forEach((document, d) => {
-      const tasks = extractTasks(document.content).map((task) => ({ id: String(task.position), text: task.text, position: task.position, documentId: String(d) }));
+      const tasks = extractTasks(document.content).map((task) => ({
+        id: String(task.position),
+        text: task.text,
+        position: task.position,
+        documentId: String(d),
+      }));
       tasks.forEach((task, i) => {
         if (!DEPENDENCY_CUE.test(task.text)) return;
         cued++;

@@ -82,7 +82,10 @@ describe('accepted date-times, judged by Postgres timestamptz', () => {
 
 describe('accepted dates, judged by Postgres date', () => {
   it('stores every accepted date as the same day', async () => {
-    const dates = fc.sample(dateTimeLike.map((value) => value.slice(0, 10)), { seed: 16, numRuns: 2_000 });
+    const dates = fc.sample(
+      dateTimeLike.map((value) => value.slice(0, 10)),
+      { seed: 16, numRuns: 2_000 },
+    );
     const accepted = [...new Set(dates.filter((value) => DATE_PATTERN.test(value)))];
     expect(accepted.length).toBeGreaterThan(500);
     for (const value of accepted) expect(await cast(value, 'date'), value).toEqual({ stored: value });

@@ -91,14 +91,18 @@ describe('fault proxy', () => {
 
   it('holds a hanging query unanswered until its client gives up, and counts it abandoned', async () => {
     await script({ count: 1, fault: 'hang', match: 'pg_sleep', database: 'held' });
-    const seen = async () => (await (await fetch(`${proxy.url}/__seen?match=pg_sleep&database=held`)).json()) as { seen: number; abandoned: number };
+    const seen = async () =>
+      (await (await fetch(`${proxy.url}/__seen?match=pg_sleep&database=held`)).json()) as { seen: number; abandoned: number };
     const controller = new AbortController();
     const held = fetch(`${proxy.url}/sql`, {
       method: 'POST',
       headers: { 'neon-connection-string': 'postgres://edge:edge@127.0.0.1:5432/held' },
       body: JSON.stringify({ query: 'select pg_sleep(3600)', params: [] }),
       signal: controller.signal,
-    }).then(() => 'answered', () => 'aborted');
+    }).then(
+      () => 'answered',
+      () => 'aborted',
+    );
     await vi.waitFor(async () => expect(await seen()).toEqual({ seen: 1, abandoned: 0 }), { timeout: 20_000, interval: 20 });
     expect(received).toEqual([]);
     controller.abort();
@@ -135,7 +139,10 @@ describe('fault proxy', () => {
   it('refuses a list whose scripts name different databases', async () => {
     const response = await fetch(`${proxy.url}/__faults`, {
       method: 'POST',
-      body: JSON.stringify([{ count: 1, fault: 'unavailable', database: 'a' }, { count: 1, fault: 'unavailable', database: 'b' }]),
+      body: JSON.stringify([
+        { count: 1, fault: 'unavailable', database: 'a' },
+        { count: 1, fault: 'unavailable', database: 'b' },
+      ]),
     });
     expect(response.status).toBe(400);
   });

@@ -88,7 +88,19 @@ describe('the first start of npm run dev', () => {
         (select count(*)::int from flashcards where project_id = ${demo.projectId}) as flashcards,
         (select count(*)::int from chat_messages where project_id = ${demo.projectId}) as messages`);
       // The study demo (local/study-seed.ts): plans 1-2 with items 1-7, attempts 1-7, cards 1-5, 4 messages.
-      expect(rows).toEqual([{ projects: 1, documents: DOCUMENTS, tasks: TASKS, embedded: TASKS, plans: 2, plan_items: 7, attempts: 7, flashcards: 5, messages: 4 }]);
+      expect(rows).toEqual([
+        {
+          projects: 1,
+          documents: DOCUMENTS,
+          tasks: TASKS,
+          embedded: TASKS,
+          plans: 2,
+          plan_items: 7,
+          attempts: 7,
+          flashcards: 5,
+          messages: 4,
+        },
+      ]);
     } finally {
       await neon.close();
     }

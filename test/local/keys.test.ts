@@ -44,7 +44,8 @@ async function statusWith(key: string): Promise<number> {
 }
 
 /** `npm run keys -- <args>` on the stand-in. */
-const run = (...args: string[]) => promisify(execFile)(process.execPath, ['local/keys.ts', ...args], { env: { ...process.env, DATABASE_URL: neon.connectionString } });
+const run = (...args: string[]) =>
+  promisify(execFile)(process.execPath, ['local/keys.ts', ...args], { env: { ...process.env, DATABASE_URL: neon.connectionString } });
 
 describe('npm run keys', () => {
   it('creates a key that works, lists it, and revokes it by prefix: the worker refuses it at once', async () => {
@@ -54,7 +55,12 @@ describe('npm run keys', () => {
     expect(await statusWith(created.key)).toBe(200);
 
     const listed = await listKeys(db, projectId);
-    expect(listed.find((k) => k.id === created.id)).toMatchObject({ prefix: created.key.slice(0, 8), name: 'ci', project: 'Keys project', revokedAt: null });
+    expect(listed.find((k) => k.id === created.id)).toMatchObject({
+      prefix: created.key.slice(0, 8),
+      name: 'ci',
+      project: 'Keys project',
+      revokedAt: null,
+    });
     expect(JSON.stringify(listed)).not.toContain(created.key);
 
     await revokeKey(db, created.key.slice(0, 8));
@@ -104,7 +110,9 @@ describe('npm run keys', () => {
   it('refuses an unknown toolset, naming it and listing the toolsets, and creates nothing', async () => {
     const db = createDb(neon.connectionString);
     const before = (await listKeys(db, projectId)).length;
-    await expect(createKey(db, 'Keys project', { toolsets: 'study,flashcards' })).rejects.toThrow(/'flashcards'.*documents.*task-analysis.*table-tools.*study/);
+    await expect(createKey(db, 'Keys project', { toolsets: 'study,flashcards' })).rejects.toThrow(
+      /'flashcards'.*documents.*task-analysis.*table-tools.*study/,
+    );
     await expect(createKey(db, 'Keys project', { toolsets: ' , ' })).rejects.toThrow(/names no toolset/);
     expect((await listKeys(db, projectId)).length).toBe(before);
   });
@@ -128,6 +136,9 @@ describe('npm run keys', () => {
     expect(listed.find((line) => line.includes('study only'))).toMatch(/│ 'study'\s+│/);
     expect(listed.find((line) => line.includes('from the command'))).toMatch(/│ 'all'\s+│/);
     const mistyped = run('create', '--project', 'Keys project', '--toolsets', 'study,documnets');
-    await expect(mistyped).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/--toolsets names a toolset that does not exist: 'documnets'\. Toolsets: documents/) });
+    await expect(mistyped).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/--toolsets names a toolset that does not exist: 'documnets'\. Toolsets: documents/),
+    });
   });
 });

@@ -88,7 +88,10 @@ describe('createDb() against the Neon stand-in', () => {
     const texts = ['a', 'b c', 'with "quote"', 'back\\slash', 'comma,', 'NULL', '', null];
     const ids = ['3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f', '9a1c2e3f-4b5d-4e6f-8a7b-0c1d2e3f4a5b'];
     const { rows } = await db.execute(sql`select ${sql.param([1, 2, 3])}::int[] as ints, ${sql.param(texts)}::text[] as texts,
-      ${sql.param([[1, 2], [3, 4]])}::int[][] as grid, ${sql.param(ids)}::uuid[] as ids, array[true, false, null] as bools,
+      ${sql.param([
+        [1, 2],
+        [3, 4],
+      ])}::int[][] as grid, ${sql.param(ids)}::uuid[] as ids, array[true, false, null] as bools,
       array[1.5, 2.25]::float8[] as floats, array['{"a":1}'::jsonb, 'null'::jsonb] as docs, array[1.5, 2]::numeric[] as nums,
       array[1, 2]::int8[] as bigs, '{}'::int[] as empty,
       (select count(*)::int from unnest(${sql.param(ids)}::uuid[])) as counted`);
@@ -96,7 +99,10 @@ describe('createDb() against the Neon stand-in', () => {
       {
         ints: [1, 2, 3],
         texts,
-        grid: [[1, 2], [3, 4]],
+        grid: [
+          [1, 2],
+          [3, 4],
+        ],
         ids,
         bools: [true, false, null],
         floats: [1.5, 2.25],
@@ -111,8 +117,15 @@ describe('createDb() against the Neon stand-in', () => {
 
   it('runs a batch as one transaction in one request, each result in its own shape', async () => {
     const [inserted, selected, counted] = await db.batch([
-      db.insert(kinds).values({ id: 1, doc: { k: 'v' }, tags: ['x', 'y z'] }).onConflictDoUpdate({ target: kinds.id, set: { doc: { k: 'v' } } }).returning({ id: kinds.id }),
-      db.select({ doc: kinds.doc, tags: kinds.tags }).from(kinds).where(sql`${kinds.id} = 1`),
+      db
+        .insert(kinds)
+        .values({ id: 1, doc: { k: 'v' }, tags: ['x', 'y z'] })
+        .onConflictDoUpdate({ target: kinds.id, set: { doc: { k: 'v' } } })
+        .returning({ id: kinds.id }),
+      db
+        .select({ doc: kinds.doc, tags: kinds.tags })
+        .from(kinds)
+        .where(sql`${kinds.id} = 1`),
       db.execute(sql`select count(*)::int as n from kinds`),
     ]);
     expect(requests).toBe(1);
@@ -126,8 +139,19 @@ describe('createDb() against the Neon stand-in', () => {
     expect(error).toBeInstanceOf(DrizzleQueryError);
     const cause = (error as DrizzleQueryError).cause;
     expect(cause).toBeInstanceOf(NeonDbError);
-    expect(cause).toMatchObject({ name: 'NeonDbError', code: '23505', constraint: 'kinds_pkey', table: 'kinds', schema: 'public', severity: 'ERROR', detail: 'Key (id)=(1) already exists.' });
-    expect(databaseFailure(error)?.error).toMatchObject({ code: 'CONFLICT', details: { sqlstate: '23505', constraint: 'kinds_pkey', columns: ['id'] } });
+    expect(cause).toMatchObject({
+      name: 'NeonDbError',
+      code: '23505',
+      constraint: 'kinds_pkey',
+      table: 'kinds',
+      schema: 'public',
+      severity: 'ERROR',
+      detail: 'Key (id)=(1) already exists.',
+    });
+    expect(databaseFailure(error)?.error).toMatchObject({
+      code: 'CONFLICT',
+      details: { sqlstate: '23505', constraint: 'kinds_pkey', columns: ['id'] },
+    });
   });
 
   it('rolls a batch back on its first error, which arrives bare', async () => {

@@ -82,7 +82,10 @@ describe('neon() client', () => {
     expect(result.command).toBe('SELECT');
     expect(result.rowCount).toBe(1);
     expect(result.rows).toEqual([{ a: 'x', b: '2' }]);
-    expect(result.fields.map((f) => [f.name, f.dataTypeID])).toEqual([['a', 25], ['b', 20]]);
+    expect(result.fields.map((f) => [f.name, f.dataTypeID])).toEqual([
+      ['a', 25],
+      ['b', 20],
+    ]);
   });
 
   it('commits a transaction', async () => {
@@ -96,21 +99,23 @@ describe('neon() client', () => {
   });
 
   it('rolls a transaction back on the first error and reports its code', async () => {
-    const error = await errorOf(sql.transaction([
-      sql`insert into accounts values (3, 10)`,
-      sql`insert into accounts values (1, 0)`,
-      sql`insert into accounts values (4, 10)`,
-    ]));
+    const error = await errorOf(
+      sql.transaction([
+        sql`insert into accounts values (3, 10)`,
+        sql`insert into accounts values (1, 0)`,
+        sql`insert into accounts values (4, 10)`,
+      ]),
+    );
     expect(error.code).toBe('23505');
     expect(error.constraint).toBe('accounts_pkey');
     expect(await sql`select id from accounts order by id`).toEqual([{ id: 1 }, { id: 2 }]);
   });
 
   it('honours the isolation level and read-only batch options', async () => {
-    const [level, readOnly] = await sql.transaction(
-      [sql`show transaction_isolation`, sql`show transaction_read_only`],
-      { isolationLevel: 'Serializable', readOnly: true },
-    );
+    const [level, readOnly] = await sql.transaction([sql`show transaction_isolation`, sql`show transaction_read_only`], {
+      isolationLevel: 'Serializable',
+      readOnly: true,
+    });
     expect(level).toEqual([{ transaction_isolation: 'serializable' }]);
     expect(readOnly).toEqual([{ transaction_read_only: 'on' }]);
     const error = await errorOf(sql.transaction([sql`insert into accounts values (5, 1)`], { readOnly: true }));
@@ -136,8 +141,7 @@ describe('neon() client', () => {
   it('keeps 100 concurrent transactions correct', async () => {
     await sql`create table counter (n int not null)`;
     await sql`insert into counter values (0)`;
-    await Promise.all(Array.from({ length: 100 }, () =>
-      sql.transaction([sql`update counter set n = n + 1`, sql`select n from counter`])));
+    await Promise.all(Array.from({ length: 100 }, () => sql.transaction([sql`update counter set n = n + 1`, sql`select n from counter`])));
     expect(await sql`select n from counter`).toEqual([{ n: 100 }]);
   });
 });
@@ -149,12 +153,19 @@ describe('drizzle-orm/neon-http', () => {
   });
 
   it('inserts vectors with returning and orders by cosineDistance', async () => {
-    const inserted = await db.insert(items).values([
-      { name: 'x', embedding: [1, 0, 0] },
-      { name: 'y', embedding: [0, 1, 0] },
-      { name: 'xy', embedding: [0.5, 0.5, 0] },
-    ]).returning();
-    expect(inserted.map((r) => [r.name, r.embedding])).toEqual([['x', [1, 0, 0]], ['y', [0, 1, 0]], ['xy', [0.5, 0.5, 0]]]);
+    const inserted = await db
+      .insert(items)
+      .values([
+        { name: 'x', embedding: [1, 0, 0] },
+        { name: 'y', embedding: [0, 1, 0] },
+        { name: 'xy', embedding: [0.5, 0.5, 0] },
+      ])
+      .returning();
+    expect(inserted.map((r) => [r.name, r.embedding])).toEqual([
+      ['x', [1, 0, 0]],
+      ['y', [0, 1, 0]],
+      ['xy', [0.5, 0.5, 0]],
+    ]);
 
     const query = [0.9, 0.1, 0];
     const ranked = await db
@@ -167,16 +178,18 @@ describe('drizzle-orm/neon-http', () => {
 
   it('runs db.batch as one transaction', async () => {
     const [added, found] = await db.batch([
-      db.insert(items).values({ name: 'z', embedding: [0, 0, 1] }).returning({ id: items.id }),
+      db
+        .insert(items)
+        .values({ name: 'z', embedding: [0, 0, 1] })
+        .returning({ id: items.id }),
       db.select({ name: items.name }).from(items).where(eq(items.name, 'z')),
     ]);
     expect(added).toHaveLength(1);
     expect(found).toEqual([{ name: 'z' }]);
 
-    const error = await errorOf(db.batch([
-      db.insert(items).values({ name: 'lost', embedding: [1, 1, 1] }),
-      db.execute(dsql`select * from missing_table`),
-    ]));
+    const error = await errorOf(
+      db.batch([db.insert(items).values({ name: 'lost', embedding: [1, 1, 1] }), db.execute(dsql`select * from missing_table`)]),
+    );
     expect(error.code).toBe('42P01');
     expect(await db.select().from(items).where(eq(items.name, 'lost'))).toEqual([]);
   });
@@ -200,7 +213,7 @@ describe('raw HTTP', () => {
     expect(await missing.json()).toHaveProperty('message');
   });
 
-  it('answers in Neon\'s shape and converts non-string JSON params like Neon', async () => {
+  it("answers in Neon's shape and converts non-string JSON params like Neon", async () => {
     const response = await post(JSON.stringify({ query: 'select $1::int + 1 as n, $2::text[] as a', params: [41, ['x', null, 'y z']] }));
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
@@ -216,25 +229,47 @@ describe('raw HTTP', () => {
   });
 
   it('derives command and rowCount from the command tag', async () => {
-    const tags = await post(JSON.stringify({
-      queries: [
-        { query: 'create table tags (v int)' },
-        { query: 'insert into tags values (1), (2)' },
-        { query: 'update tags set v = v + 1' },
-        { query: '' },
-      ],
-    }));
-    const { results } = await tags.json() as { results: { command: string; rowCount: number | null }[] };
-    expect(results.map((r) => [r.command, r.rowCount])).toEqual([['CREATE', null], ['INSERT', 2], ['UPDATE', 2], ['', null]]);
+    const tags = await post(
+      JSON.stringify({
+        queries: [
+          { query: 'create table tags (v int)' },
+          { query: 'insert into tags values (1), (2)' },
+          { query: 'update tags set v = v + 1' },
+          { query: '' },
+        ],
+      }),
+    );
+    const { results } = (await tags.json()) as { results: { command: string; rowCount: number | null }[] };
+    expect(results.map((r) => [r.command, r.rowCount])).toEqual([
+      ['CREATE', null],
+      ['INSERT', 2],
+      ['UPDATE', 2],
+      ['', null],
+    ]);
   });
 
   it('sends every error field, null where Postgres gave none', async () => {
     const response = await post(JSON.stringify({ query: 'select 1/0' }));
     expect(response.status).toBe(400);
-    const body = await response.json() as Record<string, unknown>;
+    const body = (await response.json()) as Record<string, unknown>;
     expect(Object.keys(body).sort()).toEqual([
-      'code', 'column', 'constraint', 'dataType', 'detail', 'file', 'hint', 'internalPosition', 'internalQuery',
-      'line', 'message', 'position', 'routine', 'schema', 'severity', 'table', 'where',
+      'code',
+      'column',
+      'constraint',
+      'dataType',
+      'detail',
+      'file',
+      'hint',
+      'internalPosition',
+      'internalQuery',
+      'line',
+      'message',
+      'position',
+      'routine',
+      'schema',
+      'severity',
+      'table',
+      'where',
     ]);
     expect(body).toMatchObject({ message: 'division by zero', code: '22012', detail: null, hint: null });
   });
@@ -243,7 +278,7 @@ describe('raw HTTP', () => {
     for (const body of ['not json', '[]', '{"queries":[1]}', '{"query":1}', '{"query":"select 1","params":{}}', '']) {
       const response = await post(body);
       expect(response.status, body).toBe(400);
-      expect((await response.json() as { message: string }).message).toMatch(/could not parse the HTTP request body/);
+      expect(((await response.json()) as { message: string }).message).toMatch(/could not parse the HTTP request body/);
     }
     const badLevel = await post('{"queries":[]}', { 'Neon-Batch-Isolation-Level': 'Chaos' });
     expect(badLevel.status).toBe(400);
@@ -253,7 +288,7 @@ describe('raw HTTP', () => {
     expect(await sql`select 1 as one`).toEqual([{ one: 1 }]);
   });
 
-  it('answers 507 past Neon\'s 10 MiB response limit and rolls the batch back', async () => {
+  it("answers 507 past Neon's 10 MiB response limit and rolls the batch back", async () => {
     const single = await post(JSON.stringify({ query: "select repeat('x', 11 * 1024 * 1024)" }));
     expect(single.status).toBe(507);
     // Neon's own words and shape (proxy sql_over_http.rs: ResponseTooLarge -> 507 INSUFFICIENT_STORAGE).
@@ -262,14 +297,16 @@ describe('raw HTTP', () => {
     const limit = 10 * 1024 * 1024;
     expect((await post(JSON.stringify({ query: `select repeat('x', ${limit - 4})` }))).status).toBe(200);
     expect((await post(JSON.stringify({ query: `select repeat('x', ${limit - 3})` }))).status).toBe(507);
-    const batch = await post(JSON.stringify({
-      queries: [
-        { query: 'create table wide (t text)' },
-        { query: "insert into wide select repeat('x', 6 * 1024 * 1024)" },
-        { query: 'select t from wide' },
-        { query: 'select t from wide' },
-      ],
-    }));
+    const batch = await post(
+      JSON.stringify({
+        queries: [
+          { query: 'create table wide (t text)' },
+          { query: "insert into wide select repeat('x', 6 * 1024 * 1024)" },
+          { query: 'select t from wide' },
+          { query: 'select t from wide' },
+        ],
+      }),
+    );
     expect(batch.status).toBe(507);
     expect(await sql`select to_regclass('wide') as wide`).toEqual([{ wide: null }]);
   });

@@ -14,8 +14,20 @@ import { isTransient, withRetries } from '../../shared/runtime/retry.ts';
 
 const TASKS: DependencyTask[] = [
   { id: 'task-migrate', text: 'Run the database migration', documentId: 'doc-launch', documentTitle: 'Launch plan', position: 0 },
-  { id: 'task-deploy', text: 'Deploy the API after the database migration', documentId: 'doc-launch', documentTitle: 'Launch plan', position: 1 },
-  { id: 'task-announce', text: 'Announce the launch once the API is deployed', documentId: 'doc-launch', documentTitle: 'Launch plan', position: 2 },
+  {
+    id: 'task-deploy',
+    text: 'Deploy the API after the database migration',
+    documentId: 'doc-launch',
+    documentTitle: 'Launch plan',
+    position: 1,
+  },
+  {
+    id: 'task-announce',
+    text: 'Announce the launch once the API is deployed',
+    documentId: 'doc-launch',
+    documentTitle: 'Launch plan',
+    position: 2,
+  },
 ];
 
 /** A valid answer in the aliases the adapters show the model (T1.. in input order). */
@@ -100,7 +112,10 @@ describe('OpenAI adapters against the local stand-in', () => {
     expect(found.toSorted(byEdge)).toEqual(detectDependencies(TASKS).toSorted(byEdge));
 
     const [request] = chatRequests();
-    const body = request!.body as { response_format: { type: string; json_schema: { name: string; strict: boolean; schema: Record<string, any> } }; messages: { role: string; content: string }[] };
+    const body = request!.body as {
+      response_format: { type: string; json_schema: { name: string; strict: boolean; schema: Record<string, any> } };
+      messages: { role: string; content: string }[];
+    };
     expect(body.response_format).toMatchObject({ type: 'json_schema', json_schema: { name: 'task_dependencies', strict: true } });
     const schema = body.response_format.json_schema.schema;
     expect(schema).not.toHaveProperty('$schema');
@@ -175,19 +190,30 @@ describe('OpenAI adapters against the local stand-in', () => {
   });
 
   it('turns HTTP 429 into a retryable error carrying retry-after, which the pipeline retries', async () => {
-    standIn.failNext(1, { status: 429, headers: { 'retry-after': '2' }, body: { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } } });
+    standIn.failNext(1, {
+      status: 429,
+      headers: { 'retry-after': '2' },
+      body: { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } },
+    });
     const error = await providerError(createOpenAiEmbeddings(connection()).embed(['a']));
     expect(error).toMatchObject({ retryable: true, status: 429, retryAfterMs: 2000, provider: 'openai:text-embedding-3-small' });
     expect(error.message).toMatch(/rate limiting.*wait 2 s.*Rate limit reached/);
 
     const failure = providerFailure(error);
-    expect(failure.error).toMatchObject({ code: 'UPSTREAM_ERROR', retryable: true, details: { provider: 'openai:text-embedding-3-small', status: 429, retry_after_ms: 2000 } });
+    expect(failure.error).toMatchObject({
+      code: 'UPSTREAM_ERROR',
+      retryable: true,
+      details: { provider: 'openai:text-embedding-3-small', status: 429, retry_after_ms: 2000 },
+    });
     expect(statusOf(failure)).toBe(502);
     expect(isTransient(failure)).toBe(true);
   });
 
   it('does not retry an exhausted quota (a 429 that waiting does not cure)', async () => {
-    standIn.failNext(1, { status: 429, body: { error: { message: 'You exceeded your current quota.', type: 'insufficient_quota', code: 'insufficient_quota' } } });
+    standIn.failNext(1, {
+      status: 429,
+      body: { error: { message: 'You exceeded your current quota.', type: 'insufficient_quota', code: 'insufficient_quota' } },
+    });
     const error = await providerError(createOpenAiEmbeddings(connection()).embed(['a']));
     expect(error).toMatchObject({ retryable: false, status: 429 });
     expect(error.message).toMatch(/no quota left/);
@@ -212,7 +238,10 @@ describe('OpenAI adapters against the local stand-in', () => {
   });
 
   it('turns HTTP 400 into a non-retryable error quoting the provider', async () => {
-    standIn.failNext(1, { status: 400, body: { error: { message: "This model does not support specifying dimensions.", type: 'invalid_request_error', code: null } } });
+    standIn.failNext(1, {
+      status: 400,
+      body: { error: { message: 'This model does not support specifying dimensions.', type: 'invalid_request_error', code: null } },
+    });
     const error = await providerError(createOpenAiEmbeddings(connection()).embed(['a']));
     expect(error).toMatchObject({ retryable: false, status: 400 });
     expect(error.message).toContain('does not support specifying dimensions');
@@ -241,7 +270,10 @@ describe('OpenAI adapters against the local stand-in', () => {
   });
 
   it('redacts the key from any upstream message it quotes', async () => {
-    standIn.failNext(1, { status: 400, body: { error: { message: `Key ${standIn.apiKey} cannot use this model`, type: 'invalid_request_error', code: null } } });
+    standIn.failNext(1, {
+      status: 400,
+      body: { error: { message: `Key ${standIn.apiKey} cannot use this model`, type: 'invalid_request_error', code: null } },
+    });
     const error = await providerError(createOpenAiEmbeddings(connection()).embed(['a']));
     expect(error.message).not.toContain(standIn.apiKey);
     expect(error.message).toContain('[redacted]');
@@ -279,7 +311,10 @@ describe('Workers AI adapters against a fake AI binding', () => {
     expect(provider).toMatchObject({ id: 'workers-ai:@cf/baai/bge-base-en-v1.5', dimensions: 768 });
 
     const vectors = await provider.embed(['one task', 'another task', 'a third']);
-    expect(calls.map((c) => [c.model, c.inputs.text.length])).toEqual([['@cf/baai/bge-base-en-v1.5', 2], ['@cf/baai/bge-base-en-v1.5', 1]]);
+    expect(calls.map((c) => [c.model, c.inputs.text.length])).toEqual([
+      ['@cf/baai/bge-base-en-v1.5', 2],
+      ['@cf/baai/bge-base-en-v1.5', 1],
+    ]);
     for (const vector of vectors) {
       expect(vector).toHaveLength(1536);
       expect(norm(vector)).toBeCloseTo(1, 5);
@@ -304,7 +339,11 @@ describe('Workers AI adapters against a fake AI binding', () => {
 
     expect(await detector.detect(TASKS, {})).toEqual([EXPECTED_EDGE]);
     expect(calls).toHaveLength(2);
-    expect(calls[0]!.inputs).toMatchObject({ max_tokens: 2048, temperature: 0, response_format: { type: 'json_schema', json_schema: { type: 'object' } } });
+    expect(calls[0]!.inputs).toMatchObject({
+      max_tokens: 2048,
+      temperature: 0,
+      response_format: { type: 'json_schema', json_schema: { type: 'object' } },
+    });
     expect(calls[0]!.inputs.response_format.json_schema.properties.relationships.items.properties.target.enum).toEqual(['T1', 'T2', 'T3']);
     const repair = calls[1]!.inputs.messages as { role: string; content: string }[];
     expect(repair.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
@@ -322,7 +361,10 @@ describe('Workers AI adapters against a fake AI binding', () => {
   it('classifies binding errors by their internal code', async () => {
     const failing = (message: string) => createWorkersAiEmbeddings({ ai: { run: () => Promise.reject(new Error(message)) } }).embed(['x']);
 
-    expect(await providerError(failing('AiError: 3040: Capacity temporarily exceeded, please try again.'))).toMatchObject({ retryable: true, status: 429 });
+    expect(await providerError(failing('AiError: 3040: Capacity temporarily exceeded, please try again.'))).toMatchObject({
+      retryable: true,
+      status: 429,
+    });
     expect(await providerError(failing('Network connection lost.'))).toMatchObject({ retryable: true });
     const quota = await providerError(failing('3036: You have used up your daily free allocation of 10,000 neurons.'));
     expect(quota).toMatchObject({ retryable: false, status: 429 });
@@ -371,18 +413,41 @@ describe('provider configuration', () => {
   });
 
   it('builds the configured remote providers', () => {
-    const openAi = createProviders(config({ EMBEDDINGS_PROVIDER: 'OpenAI', LLM_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x', LLM_MODEL: 'gpt-4.1-mini', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1/' }));
+    const openAi = createProviders(
+      config({
+        EMBEDDINGS_PROVIDER: 'OpenAI',
+        LLM_PROVIDER: 'openai',
+        OPENAI_API_KEY: 'sk-x',
+        LLM_MODEL: 'gpt-4.1-mini',
+        OPENAI_BASE_URL: 'http://127.0.0.1:9/v1/',
+      }),
+    );
     expect(openAi.embeddings).toMatchObject({ id: 'openai:text-embedding-3-small', dimensions: 1536 });
     expect(openAi.dependencies.id).toBe('llm:openai:gpt-4.1-mini');
 
-    const large = createProviders(config({ EMBEDDINGS_PROVIDER: 'openai', OPENAI_API_KEY: 'sk-x', EMBEDDINGS_MODEL: 'text-embedding-3-large', EMBEDDINGS_DIMENSIONS: '1536' }));
+    const large = createProviders(
+      config({
+        EMBEDDINGS_PROVIDER: 'openai',
+        OPENAI_API_KEY: 'sk-x',
+        EMBEDDINGS_MODEL: 'text-embedding-3-large',
+        EMBEDDINGS_DIMENSIONS: '1536',
+      }),
+    );
     expect(large.embeddings).toMatchObject({ id: 'openai:text-embedding-3-large@1536', dimensions: 1536 });
 
-    const workersAi = createProviders(config({ EMBEDDINGS_PROVIDER: 'workers-ai', LLM_PROVIDER: 'workers-ai', AI: ai, EMBEDDINGS_MODEL: '@cf/baai/bge-small-en-v1.5' }), ai);
+    const workersAi = createProviders(
+      config({ EMBEDDINGS_PROVIDER: 'workers-ai', LLM_PROVIDER: 'workers-ai', AI: ai, EMBEDDINGS_MODEL: '@cf/baai/bge-small-en-v1.5' }),
+      ai,
+    );
     expect(workersAi.embeddings).toMatchObject({ id: 'workers-ai:@cf/baai/bge-small-en-v1.5', dimensions: 384 });
     expect(workersAi.dependencies.id).toBe('llm:workers-ai:@cf/meta/llama-3.1-8b-instruct');
 
-    const custom = config({ EMBEDDINGS_PROVIDER: 'workers-ai', AI: ai, EMBEDDINGS_MODEL: '@cf/some/new-embedder', EMBEDDINGS_DIMENSIONS: 896 });
+    const custom = config({
+      EMBEDDINGS_PROVIDER: 'workers-ai',
+      AI: ai,
+      EMBEDDINGS_MODEL: '@cf/some/new-embedder',
+      EMBEDDINGS_DIMENSIONS: 896,
+    });
     expect(createProviders(custom, ai).embeddings.dimensions).toBe(896);
   });
 
@@ -402,7 +467,8 @@ describe('provider configuration', () => {
     // The override keeps the provider itself: its id and its vectors.
     const overridden = createProviders(config({ EMBEDDINGS_THRESHOLD: '0.25' })).embeddings;
     expect(overridden).toMatchObject({ id: HASHING_EMBEDDER_ID, dimensions: 1536 });
-    for (const bad of ['high', '1.5', '-0.1']) expect(configError({ EMBEDDINGS_THRESHOLD: bad }).message).toMatch(/EMBEDDINGS_THRESHOLD must be a number from 0 to 1/);
+    for (const bad of ['high', '1.5', '-0.1'])
+      expect(configError({ EMBEDDINGS_THRESHOLD: bad }).message).toMatch(/EMBEDDINGS_THRESHOLD must be a number from 0 to 1/);
   });
 
   it('names OPENAI_API_KEY when openai is chosen without it', () => {
@@ -412,7 +478,9 @@ describe('provider configuration', () => {
   });
 
   it('rejects unknown providers, bad URLs and bad dimensions with the variable named', () => {
-    expect(configError({ LLM_PROVIDER: 'anthropic' }).message).toMatch(/LLM_PROVIDER must be one of: offline, openai, workers-ai, but it is "anthropic"/);
+    expect(configError({ LLM_PROVIDER: 'anthropic' }).message).toMatch(
+      /LLM_PROVIDER must be one of: offline, openai, workers-ai, but it is "anthropic"/,
+    );
     expect(configError({ OPENAI_BASE_URL: 'ftp://example.com/v1' }).message).toMatch(/OPENAI_BASE_URL must be an http\(s\) URL/);
     expect(configError({ OPENAI_BASE_URL: 'not a url' }).message).toMatch(/OPENAI_BASE_URL/);
     expect(configError({ EMBEDDINGS_DIMENSIONS: 'many' }).message).toMatch(/EMBEDDINGS_DIMENSIONS must be a whole number from 1 to 1536/);
@@ -429,7 +497,9 @@ describe('provider configuration', () => {
     expect(configError({ EMBEDDINGS_PROVIDER: 'openai', OPENAI_API_KEY: 'k', EMBEDDINGS_MODEL: 'nomic-embed-text' }).message).toMatch(
       /'nomic-embed-text' has no known vector size; set EMBEDDINGS_DIMENSIONS/,
     );
-    expect(configError({ EMBEDDINGS_PROVIDER: 'workers-ai', AI: ai, EMBEDDINGS_DIMENSIONS: '512' }).message).toMatch(/Workers AI cannot shorten vectors/);
+    expect(configError({ EMBEDDINGS_PROVIDER: 'workers-ai', AI: ai, EMBEDDINGS_DIMENSIONS: '512' }).message).toMatch(
+      /Workers AI cannot shorten vectors/,
+    );
   });
 
   it('requires the AI binding for workers-ai', () => {

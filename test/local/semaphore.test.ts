@@ -31,7 +31,15 @@ if (!redisServer) {
  * polls (a hand-over wakes it at once): 90 waiters polling five times a second kept the stand-in,
  * which runs in the test's own process, too busy to answer on a loaded machine.
  */
-const FAST = { leaseMs: 60_000, firstLeaseMs: 60_000, blockMs: 1_000, livenessGraceMs: 60_000, pollMaxMs: 200, requestTimeoutMs: 20_000, leaveWaitMs: 20_000 };
+const FAST = {
+  leaseMs: 60_000,
+  firstLeaseMs: 60_000,
+  blockMs: 1_000,
+  livenessGraceMs: 60_000,
+  pollMaxMs: 200,
+  requestTimeoutMs: 20_000,
+  leaveWaitMs: 20_000,
+};
 /** A ceiling for what a test waits for, not a measure. */
 const WAIT = { timeout: 20_000, interval: 5 };
 
@@ -310,7 +318,10 @@ describe.skipIf(!redisServer)('RedisSemaphore hand-over and failure handling', (
     const prefix = nextPrefix();
     const permit = (await acquireOk(semaphore({ prefix, leaseMs: 300 }), 'victim')).permit;
     await direct.zrem(holdersKey(prefix), 'victim'); // as if the lease had expired and been reaped
-    await vi.waitFor(() => expect(permit.lapse()).toMatchObject({ reason: 'taken_back', detail: expect.stringMatching(/taken back/) }), WAIT);
+    await vi.waitFor(
+      () => expect(permit.lapse()).toMatchObject({ reason: 'taken_back', detail: expect.stringMatching(/taken back/) }),
+      WAIT,
+    );
     await permit.release();
     // It held nothing when it left: only its tombstone remains, until it expires.
     expect(await keysOf(prefix)).toEqual([goneKey(prefix)]);
@@ -446,7 +457,10 @@ describe.skipIf(!redisServer)('RedisSemaphore under Redis faults: an answered ca
       createScript: ((source: string) => {
         const script = redis.createScript(source);
         if (isAcquire(source)) {
-          return { exec: (keys: string[], args: string[]) => new Promise((resolve, reject) => heldBack.push(() => script.exec(keys, args).then(resolve, reject))) };
+          return {
+            exec: (keys: string[], args: string[]) =>
+              new Promise((resolve, reject) => heldBack.push(() => script.exec(keys, args).then(resolve, reject))),
+          };
         }
         if (isRelease(source) && failReleases) return { exec: () => Promise.reject(new Error('fetch failed')) };
         return script;
@@ -516,7 +530,14 @@ describe.skipIf(!redisServer)('RedisSemaphore under Redis faults: an answered ca
     const frozenView = new DirectRedis({ host: '127.0.0.1', port: server.port, lazyConnect: true });
     try {
       const prefix = nextPrefix();
-      const sem = new RedisSemaphore({ redis: upstashClient(endpoint.url), prefix, limit: 2, ...FAST, requestTimeoutMs: 300, leaveWaitMs: 20_000 });
+      const sem = new RedisSemaphore({
+        redis: upstashClient(endpoint.url),
+        prefix,
+        limit: 2,
+        ...FAST,
+        requestTimeoutMs: 300,
+        leaveWaitMs: 20_000,
+      });
       process.kill(server.pid, 'SIGSTOP');
       const calls = await Promise.all([0, 1, 2].map((i) => acquireCollecting(sem, `frozen-${i}`)));
       expect(calls.map((c) => c.result)).toMatchObject(calls.map(() => ({ ok: false, reason: 'unavailable' })));
@@ -531,7 +552,10 @@ describe.skipIf(!redisServer)('RedisSemaphore under Redis faults: an answered ca
       expect(await frozenView.zcard(holdersKey(prefix))).toBe(0);
       expect(await frozenView.zcard(`{${prefix}}:queue`)).toBe(0);
       const fresh = await Promise.all(['a', 'b'].map((id) => sem.acquire(id)));
-      expect(fresh).toMatchObject([{ ok: true, queueDepth: 0 }, { ok: true, queueDepth: 0 }]);
+      expect(fresh).toMatchObject([
+        { ok: true, queueDepth: 0 },
+        { ok: true, queueDepth: 0 },
+      ]);
       await Promise.all(fresh.map((r) => (r as Acquired).permit.release()));
     } finally {
       process.kill(server.pid, 'SIGCONT');
@@ -549,7 +573,14 @@ describe.skipIf(!redisServer)('RedisSemaphore under Redis faults: an answered ca
       const sem = new RedisSemaphore({ redis: upstashClient(endpoint.url), prefix, ...FAST, leaseMs: 900, firstLeaseMs: 300 });
       const { permit } = await acquireOk(sem, 'holder');
       process.kill(server.pid, 'SIGSTOP');
-      await vi.waitFor(() => expect(permit.lapse()).toMatchObject({ reason: 'unconfirmed', detail: expect.stringMatching(/no renewal was confirmed before the lease ran out/) }), WAIT);
+      await vi.waitFor(
+        () =>
+          expect(permit.lapse()).toMatchObject({
+            reason: 'unconfirmed',
+            detail: expect.stringMatching(/no renewal was confirmed before the lease ran out/),
+          }),
+        WAIT,
+      );
       process.kill(server.pid, 'SIGCONT');
       // Nobody reaped the slot meanwhile: the renewals sent during the freeze extend it when they land.
       await vi.waitFor(() => expect(permit.lapse()).toBeUndefined(), WAIT);

@@ -55,44 +55,58 @@ describe.skipIf(!hasPrometheus)('Prometheus scraping the gateway', () => {
     const response = await fetch(`${worker!.url}/tools/log-mood`, {
       method: 'POST',
       headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ user_id: 'scraped_user', mood: 'happy', energy_level: 5, timestamp: new Date(Date.UTC(2030, 0, 1, 0, made)).toISOString() }),
+      body: JSON.stringify({
+        user_id: 'scraped_user',
+        mood: 'happy',
+        energy_level: 5,
+        timestamp: new Date(Date.UTC(2030, 0, 1, 0, made)).toISOString(),
+      }),
     });
     const body = (await response.json()) as { success: boolean; meta: { duration_ms: number } };
     expect(body.success).toBe(true);
     return body.meta.duration_ms / 1000;
   }
 
-  it.each([1, 2])('counts every call, and estimates p95 in the right bucket, scraped every %i s', async (intervalSeconds) => {
-    const prometheus = await startPrometheus(worker!.url, tenant.apiKey, intervalSeconds, join(temporary, `tsdb-${intervalSeconds}`));
-    try {
-      const series = `edge_tools_tool_calls_total{tool="log-mood",outcome="success"}`;
-      // A scrape before the calls: the series is there (at 0 the first time) before the first call.
-      const before = Number((await prometheus.waitFor(series, () => true)).value![1]);
-      const durations: number[] = [];
-      for (let i = 0; i < CALLS; i++) durations.push(await logMood());
-      // Counts are written after each answer: wait for a scrape that has them all.
-      await prometheus.waitFor(series, (value) => value === before + CALLS);
+  it.each([1, 2])(
+    'counts every call, and estimates p95 in the right bucket, scraped every %i s',
+    async (intervalSeconds) => {
+      const prometheus = await startPrometheus(worker!.url, tenant.apiKey, intervalSeconds, join(temporary, `tsdb-${intervalSeconds}`));
+      try {
+        const series = `edge_tools_tool_calls_total{tool="log-mood",outcome="success"}`;
+        // A scrape before the calls: the series is there (at 0 the first time) before the first call.
+        const before = Number((await prometheus.waitFor(series, () => true)).value![1]);
+        const durations: number[] = [];
+        for (let i = 0; i < CALLS; i++) durations.push(await logMood());
+        // Counts are written after each answer: wait for a scrape that has them all.
+        await prometheus.waitFor(series, (value) => value === before + CALLS);
 
-      const samples = (await prometheus.query(`${series}[10m]`))[0]!.values!;
-      const first = samples.find(([, value]) => Number(value) === before)!;
-      const last = samples.find(([, value]) => Number(value) === before + CALLS)!;
-      const rangeMs = Math.round((last[0] - first[0]) * 1000);
-      const at = String(last[0]);
-      const increase = await prometheus.query(`sum(increase(edge_tools_tool_calls_total{tool="log-mood"}[${rangeMs}ms]))`, at);
-      expect(Number(increase[0]!.value![1])).toBe(CALLS);
+        const samples = (await prometheus.query(`${series}[10m]`))[0]!.values!;
+        const first = samples.find(([, value]) => Number(value) === before)!;
+        const last = samples.find(([, value]) => Number(value) === before + CALLS)!;
+        const rangeMs = Math.round((last[0] - first[0]) * 1000);
+        const at = String(last[0]);
+        const increase = await prometheus.query(`sum(increase(edge_tools_tool_calls_total{tool="log-mood"}[${rangeMs}ms]))`, at);
+        expect(Number(increase[0]!.value![1])).toBe(CALLS);
 
-      const estimate = Number(
-        (await prometheus.query(`histogram_quantile(0.95, sum by (le) (increase(edge_tools_tool_duration_seconds_bucket{tool="log-mood"}[${rangeMs}ms])))`, at))[0]!.value![1],
-      );
-      const p95 = [...durations].sort((a, b) => a - b)[Math.ceil(0.95 * CALLS) - 1]!;
-      const upper = DURATION_BUCKETS.find((bound) => p95 <= bound) ?? Infinity;
-      const lower = [0, ...DURATION_BUCKETS].filter((bound) => bound < p95).at(-1)!;
-      expect(estimate).toBeGreaterThanOrEqual(lower);
-      expect(estimate).toBeLessThanOrEqual(upper === Infinity ? DURATION_BUCKETS.at(-1)! : upper);
-    } finally {
-      prometheus.stop();
-    }
-  }, 60_000);
+        const estimate = Number(
+          (
+            await prometheus.query(
+              `histogram_quantile(0.95, sum by (le) (increase(edge_tools_tool_duration_seconds_bucket{tool="log-mood"}[${rangeMs}ms])))`,
+              at,
+            )
+          )[0]!.value![1],
+        );
+        const p95 = [...durations].sort((a, b) => a - b)[Math.ceil(0.95 * CALLS) - 1]!;
+        const upper = DURATION_BUCKETS.find((bound) => p95 <= bound) ?? Infinity;
+        const lower = [0, ...DURATION_BUCKETS].filter((bound) => bound < p95).at(-1)!;
+        expect(estimate).toBeGreaterThanOrEqual(lower);
+        expect(estimate).toBeLessThanOrEqual(upper === Infinity ? DURATION_BUCKETS.at(-1)! : upper);
+      } finally {
+        prometheus.stop();
+      }
+    },
+    60_000,
+  );
 });
 
 interface RunningPrometheus {

@@ -67,7 +67,9 @@ export default async function setup(project: TestProject) {
   const faultyRedis = redis ? await startFaultyRedis('faulty-test-token') : null;
   const cpuHog = await startCpuHogControl();
   if (!redis) {
-    console.warn('\n!!! redis-server is not installed: the Redis semaphore and rate-limit suites are SKIPPED. Install it (apt-get install redis-server).\n');
+    console.warn(
+      '\n!!! redis-server is not installed: the Redis semaphore and rate-limit suites are SKIPPED. Install it (apt-get install redis-server).\n',
+    );
   }
 
   project.provide('databaseUrl', neon.connectionString);

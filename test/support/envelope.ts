@@ -36,7 +36,14 @@ const meta: Schema = {
     performance_warning: { type: 'boolean' },
     truncated: { type: 'boolean' },
     replayed: { const: true },
-    warnings: { type: 'array', items: { type: 'object', required: ['code', 'message'], properties: { code: { enum: ['lease_lost', 'rounded'] }, message: { type: 'string' } } } },
+    warnings: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: { code: { enum: ['lease_lost', 'rounded'] }, message: { type: 'string' } },
+      },
+    },
   },
 };
 
@@ -51,7 +58,14 @@ export const ENVELOPE: Schema = {
         success: { const: true },
         message: { type: 'string', minLength: 1 },
         data: {},
-        links: { type: 'array', items: { type: 'object', required: ['label', 'url'], properties: { label: { type: 'string' }, url: { type: 'string', format: 'uri' } } } },
+        links: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['label', 'url'],
+            properties: { label: { type: 'string' }, url: { type: 'string', format: 'uri' } },
+          },
+        },
         meta,
       },
     },

@@ -9,7 +9,13 @@
 export const INTEGER_EDGES = [-1, 0, 1, 2 ** 31 - 1, 2 ** 31, 2 ** 53 - 1] as const;
 
 /** Date-times at and past the edges of what `timestamptz` stores as written. */
-export const DATE_TIME_EDGES = ['0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59Z', '10000-01-01T00:00:00Z', '2026-02-30T00:00:00Z'] as const;
+export const DATE_TIME_EDGES = [
+  '0000-01-01T00:00:00Z',
+  '0001-01-01T00:00:00Z',
+  '9999-12-31T23:59:59Z',
+  '10000-01-01T00:00:00Z',
+  '2026-02-30T00:00:00Z',
+] as const;
 
 /** Strings no column stores, or that are not what an id column takes. */
 const TEXT_EDGES = ['', 'not-a-uuid', 'nul \u0000 inside', 'x'.repeat(300)] as const;
@@ -34,7 +40,10 @@ export function readPosition(cursor: string): Record<string, unknown> {
 /** A cursor holding `position`, as the tools encode one. */
 export function writePosition(position: Record<string, unknown>): string {
   const bytes = new TextEncoder().encode(JSON.stringify(position));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 /**
@@ -47,13 +56,23 @@ export function forgeries(cursor: string): Forgery[] {
   const visit = (value: unknown, path: (string | number)[]) => {
     if (Array.isArray(value)) return value.forEach((item, i) => visit(item, [...path, i]));
     if (typeof value === 'object' && value !== null) return Object.entries(value).forEach(([key, item]) => visit(item, [...path, key]));
-    const edges: readonly unknown[] = typeof value === 'number' ? INTEGER_EDGES : typeof value === 'string' && DATE_TIME.test(value) ? DATE_TIME_EDGES : typeof value === 'string' ? TEXT_EDGES : [];
+    const edges: readonly unknown[] =
+      typeof value === 'number'
+        ? INTEGER_EDGES
+        : typeof value === 'string' && DATE_TIME.test(value)
+          ? DATE_TIME_EDGES
+          : typeof value === 'string'
+            ? TEXT_EDGES
+            : [];
     for (const edge of edges) {
       const forged = structuredClone(position) as Record<string | number, unknown>;
       let holder = forged;
       for (const key of path.slice(0, -1)) holder = holder[key] as Record<string | number, unknown>;
       holder[path.at(-1)!] = edge;
-      const outOfRange = typeof edge === 'number' ? edge < -(2 ** 31) || edge > 2 ** 31 - 1 : DATE_TIME_EDGES.includes(edge as never) && !/^(0001|9999)-/.test(String(edge));
+      const outOfRange =
+        typeof edge === 'number'
+          ? edge < -(2 ** 31) || edge > 2 ** 31 - 1
+          : DATE_TIME_EDGES.includes(edge as never) && !/^(0001|9999)-/.test(String(edge));
       found.push({ field: path.join('.'), value: edge, cursor: writePosition(forged), outOfRange });
     }
   };

@@ -21,7 +21,9 @@ interface ProtoType {
 }
 
 const require = createRequire(import.meta.url);
-const root = require('otlp-proto-definitions/build/src/generated/root.js') as { opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ProtoType } } } } } };
+const root = require('otlp-proto-definitions/build/src/generated/root.js') as {
+  opentelemetry: { proto: { collector: { trace: { v1: { ExportTraceServiceRequest: ProtoType } } } } };
+};
 const ExportTraceServiceRequest = root.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
 /** The byte fields of a trace request: hex in OTLP's JSON, raw bytes on the wire. */
@@ -43,7 +45,9 @@ export function decodeTraceRequest(contentType: string, body: Uint8Array): Trace
     message = ExportTraceServiceRequest.decode(body);
     const again = ExportTraceServiceRequest.encode(message).finish();
     if (Buffer.compare(Buffer.from(again), Buffer.from(body)) !== 0) {
-      throw new Error(`The protobuf body holds fields the OTLP definitions do not know (${body.length} bytes sent, ${again.length} understood).`);
+      throw new Error(
+        `The protobuf body holds fields the OTLP definitions do not know (${body.length} bytes sent, ${again.length} understood).`,
+      );
     }
   } else if (type === 'application/json') {
     const json = JSON.parse(new TextDecoder().decode(body)) as unknown;
@@ -62,7 +66,9 @@ export function decodeTraceRequest(contentType: string, body: Uint8Array): Trace
 function mapIds(value: unknown, map: (id: string) => string): unknown {
   if (Array.isArray(value)) return value.map((item) => mapIds(item, map));
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, ID_FIELDS.has(key) && typeof item === 'string' ? map(item) : mapIds(item, map)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, ID_FIELDS.has(key) && typeof item === 'string' ? map(item) : mapIds(item, map)]),
+  );
 }
 
 function hexToBase64(hex: string): string {

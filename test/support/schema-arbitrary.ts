@@ -29,18 +29,46 @@ export function inputArbitrary(root: Schema, mix: InputMix = { valid: 2, wild: 2
   const valid = new Generator(root, 'valid').valueOf(root);
   const wild = new Generator(root, 'wild').valueOf(root);
   return fc
-    .oneof({ weight: mix.valid, arbitrary: valid }, { weight: mix.wild, arbitrary: wild }, { weight: mix.mutated, arbitrary: mutated(valid) })
+    .oneof(
+      { weight: mix.valid, arbitrary: valid },
+      { weight: mix.wild, arbitrary: wild },
+      { weight: mix.mutated, arbitrary: mutated(valid) },
+    )
     .map((value) => JSON.parse(JSON.stringify(value ?? null)) as unknown);
 }
 
 /** Text Postgres cannot store: NUL, an unpaired high or low surrogate. */
 export const UNSAFE_CHARACTERS = ['\u0000', '\uD83D', '\uDE00'];
-const SAFE_CHARACTERS = ['a', 'Z', '7', '-', ' ', '\n', '\t', '\u00A0', '\u2028', '\uFEFF', 'é', 'e\u0301', '😀', '𝄞', '\u0001', '"', '\\', '{'];
+const SAFE_CHARACTERS = [
+  'a',
+  'Z',
+  '7',
+  '-',
+  ' ',
+  '\n',
+  '\t',
+  '\u00A0',
+  '\u2028',
+  '\uFEFF',
+  'é',
+  'e\u0301',
+  '😀',
+  '𝄞',
+  '\u0001',
+  '"',
+  '\\',
+  '{',
+];
 const WHITESPACE = [' ', '\n', '\t', '\r', '\u00A0', '\u2028', '\u3000', '\uFEFF'];
 
-const character = fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...SAFE_CHARACTERS) }, { weight: 1, arbitrary: fc.constantFrom(...UNSAFE_CHARACTERS) });
+const character = fc.oneof(
+  { weight: 12, arbitrary: fc.constantFrom(...SAFE_CHARACTERS) },
+  { weight: 1, arbitrary: fc.constantFrom(...UNSAFE_CHARACTERS) },
+);
 const shortText = fc.array(character, { maxLength: 8 }).map((characters) => characters.join(''));
-const safeText = fc.array(fc.constantFrom(...SAFE_CHARACTERS), { minLength: 1, maxLength: 8 }).map((characters) => `w${characters.join('')}`);
+const safeText = fc
+  .array(fc.constantFrom(...SAFE_CHARACTERS), { minLength: 1, maxLength: 8 })
+  .map((characters) => `w${characters.join('')}`);
 const blankText = fc.array(fc.constantFrom(...WHITESPACE), { maxLength: 4 }).map((characters) => characters.join(''));
 
 /** `prefix`, then `filler` repeated, to exactly `length` characters (code points); a filler emoji is one character but two UTF-16 units. */
@@ -78,7 +106,9 @@ class Generator {
       case 'number':
         return this.number(schema);
       case 'boolean':
-        return this.mode === 'valid' ? fc.boolean() : fc.oneof({ weight: 5, arbitrary: fc.boolean() }, { weight: 1, arbitrary: fc.constantFrom('true', 0, 1) });
+        return this.mode === 'valid'
+          ? fc.boolean()
+          : fc.oneof({ weight: 5, arbitrary: fc.boolean() }, { weight: 1, arbitrary: fc.constantFrom('true', 0, 1) });
       case 'null':
         return fc.constant(null);
       case 'array':
@@ -93,7 +123,10 @@ class Generator {
   private reference(ref: string): fc.Arbitrary<unknown> {
     let arbitrary = this.references.get(ref);
     if (!arbitrary) {
-      const target = ref.replace(/^#\//, '').split('/').reduce((node: Schema, key) => node[key], this.root);
+      const target = ref
+        .replace(/^#\//, '')
+        .split('/')
+        .reduce((node: Schema, key) => node[key], this.root);
       arbitrary = this.valueOf(target);
       this.references.set(ref, arbitrary);
     }
@@ -104,7 +137,11 @@ class Generator {
     if (this.mode === 'valid') return fc.constantFrom(...values);
     const strings = values.filter((value): value is string => typeof value === 'string');
     const nearMisses = strings.flatMap((value) => [value.toUpperCase(), ` ${value}`, `${value}\u0000`, value.slice(1)]);
-    return fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...values) }, { weight: 2, arbitrary: fc.constantFrom(...nearMisses, '') }, { weight: 1, arbitrary: shortText });
+    return fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom(...values) },
+      { weight: 2, arbitrary: fc.constantFrom(...nearMisses, '') },
+      { weight: 1, arbitrary: shortText },
+    );
   }
 
   private text(schema: Schema): fc.Arbitrary<string> {
@@ -120,7 +157,11 @@ class Generator {
       .tuple(fc.constantFrom(...lengths), shortText, fc.constantFrom('x', '😀', ' ', 'é'))
       .map(([length, prefix, filler]) => textOfLength(prefix, filler, length));
     // Texts of a million characters are slow to judge: fewer of them.
-    return fc.oneof({ weight: 8, arbitrary: shortText }, { weight: max > 100_000 ? 1 : 4, arbitrary: nearBounds }, { weight: 2, arbitrary: blankText });
+    return fc.oneof(
+      { weight: 8, arbitrary: shortText },
+      { weight: max > 100_000 ? 1 : 4, arbitrary: nearBounds },
+      { weight: 2, arbitrary: blankText },
+    );
   }
 
   private number(schema: Schema): fc.Arbitrary<unknown> {
@@ -130,9 +171,28 @@ class Generator {
     const span = (n: number) => Math.max(-1e15, Math.min(1e15, n));
     if (this.mode === 'valid') {
       const [from, to] = [span(low), span(high)];
-      return integer ? fc.integer({ min: Math.ceil(from), max: Math.floor(to) }) : fc.double({ min: from, max: to, noNaN: true, noDefaultInfinity: true });
+      return integer
+        ? fc.integer({ min: Math.ceil(from), max: Math.floor(to) })
+        : fc.double({ min: from, max: to, noNaN: true, noDefaultInfinity: true });
     }
-    const edges = [low, high, low - 1, high + 1, low - 0.5, high + 0.5, low + 1e-9, high - 1e-9, 0, 1.15, 61.555, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, 1e300, -1e300];
+    const edges = [
+      low,
+      high,
+      low - 1,
+      high + 1,
+      low - 0.5,
+      high + 0.5,
+      low + 1e-9,
+      high - 1e-9,
+      0,
+      1.15,
+      61.555,
+      2 ** 31,
+      -(2 ** 31) - 1,
+      2 ** 53,
+      1e300,
+      -1e300,
+    ];
     return fc.oneof(
       { weight: 3, arbitrary: fc.constantFrom(...edges) },
       { weight: 3, arbitrary: fc.integer({ min: Math.ceil(span(low)) - 2, max: Math.floor(span(high)) + 2 }) },
@@ -146,7 +206,9 @@ class Generator {
     if (this.mode === 'valid') {
       const minLength: number = schema.minItems ?? 0;
       const maxLength: number = Math.min(schema.maxItems ?? 6, minLength + 6);
-      return schema.uniqueItems ? fc.uniqueArray(item, { minLength, maxLength, selector: (value) => JSON.stringify(value) }) : fc.array(item, { minLength, maxLength });
+      return schema.uniqueItems
+        ? fc.uniqueArray(item, { minLength, maxLength, selector: (value) => JSON.stringify(value) })
+        : fc.array(item, { minLength, maxLength });
     }
     const lengths = [...new Set(around(schema.minItems ?? 0, schema.maxItems, 1))];
     const sized = fc.constantFrom(...lengths).chain((length) => fc.array(item, { minLength: length, maxLength: length }));
@@ -174,9 +236,18 @@ class Generator {
       }
       fields[name] = required.has(name)
         ? fc.oneof({ weight: 20, arbitrary: this.valueOf(property) }, { weight: 1, arbitrary: fc.constantFrom(absent, null) })
-        : fc.oneof({ weight: 3, arbitrary: this.valueOf(property) }, { weight: 2, arbitrary: fc.constant(absent) }, { weight: 1, arbitrary: fc.constant(null) });
+        : fc.oneof(
+            { weight: 3, arbitrary: this.valueOf(property) },
+            { weight: 2, arbitrary: fc.constant(absent) },
+            { weight: 1, arbitrary: fc.constant(null) },
+          );
     }
-    const unknown = this.mode === 'valid' ? fc.constant(null) : fc.option(fc.tuple(fc.constantFrom('extra', 'Title', '__proto__', 'constructor', 'a\u0000'), fc.jsonValue({ maxDepth: 1 })), { freq: 12 });
+    const unknown =
+      this.mode === 'valid'
+        ? fc.constant(null)
+        : fc.option(fc.tuple(fc.constantFrom('extra', 'Title', '__proto__', 'constructor', 'a\u0000'), fc.jsonValue({ maxDepth: 1 })), {
+            freq: 12,
+          });
     return fc.tuple(fc.record(fields), unknown).map(([values, extra]) => {
       const object: Record<string, unknown> = {};
       for (const [name, value] of Object.entries(values)) if (value !== absent) object[name] = value;
@@ -188,10 +259,17 @@ class Generator {
   /** A free-form object: keys of any text (unsafe and prototype-reaching ones included), values of its schema. */
   private record(schema: Schema): fc.Arbitrary<unknown> {
     const value = this.valueOf(typeof schema.additionalProperties === 'object' ? schema.additionalProperties : {});
-    const key = this.mode === 'valid' ? safeText : fc.oneof({ weight: 10, arbitrary: shortText }, { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype') });
+    const key =
+      this.mode === 'valid'
+        ? safeText
+        : fc.oneof(
+            { weight: 10, arbitrary: shortText },
+            { weight: 1, arbitrary: fc.constantFrom('__proto__', 'constructor', 'prototype') },
+          );
     return fc.array(fc.tuple(key, value), { maxLength: 4 }).map((entries) => {
       const object: Record<string, unknown> = {};
-      for (const [name, item] of entries) Object.defineProperty(object, name, { value: item, enumerable: true, writable: true, configurable: true });
+      for (const [name, item] of entries)
+        Object.defineProperty(object, name, { value: item, enumerable: true, writable: true, configurable: true });
       return object;
     });
   }
@@ -207,9 +285,17 @@ const validDateTime: fc.Arbitrary<string> = fc
     day: fc.integer({ min: 1, max: 28 }),
     time: fc.tuple(fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: 0, max: 59 })),
     fraction: fc.oneof(fc.constant(''), fc.stringMatching(/^\.\d{1,9}$/)),
-    zone: fc.oneof(fc.constant('Z'), fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 15 }), fc.integer({ min: 0, max: 59 })).map(([sign, h, m]) => `${sign}${two(h)}:${two(m)}`)),
+    zone: fc.oneof(
+      fc.constant('Z'),
+      fc
+        .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 15 }), fc.integer({ min: 0, max: 59 }))
+        .map(([sign, h, m]) => `${sign}${two(h)}:${two(m)}`),
+    ),
   })
-  .map(({ year, month, day, time: [h, m, s], fraction, zone }) => `${year}-${two(month)}-${two(day)}T${two(h)}:${two(m)}:${two(s)}${fraction}${zone}`);
+  .map(
+    ({ year, month, day, time: [h, m, s], fraction, zone }) =>
+      `${year}-${two(month)}-${two(day)}T${two(h)}:${two(m)}:${two(s)}${fraction}${zone}`,
+  );
 
 /** Date-times of every form, mostly valid, each part sometimes out of range or written differently, the edges of years 0001 to 9999 included. */
 export const dateTimeLike: fc.Arbitrary<string> = fc.oneof(
@@ -217,31 +303,54 @@ export const dateTimeLike: fc.Arbitrary<string> = fc.oneof(
     weight: 12,
     arbitrary: fc
       .record({
-        year: fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 1, max: 9999 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 1899, 1900, 2000, 2024, 10_000) }),
+        year: fc.oneof(
+          { weight: 8, arbitrary: fc.integer({ min: 1, max: 9999 }) },
+          { weight: 1, arbitrary: fc.constantFrom(0, 1899, 1900, 2000, 2024, 10_000) },
+        ),
         month: fc.oneof({ weight: 10, arbitrary: fc.integer({ min: 1, max: 12 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 13) }),
-        day: fc.oneof({ weight: 10, arbitrary: fc.integer({ min: 1, max: 28 }) }, { weight: 2, arbitrary: fc.constantFrom(0, 29, 30, 31, 32) }),
+        day: fc.oneof(
+          { weight: 10, arbitrary: fc.integer({ min: 1, max: 28 }) },
+          { weight: 2, arbitrary: fc.constantFrom(0, 29, 30, 31, 32) },
+        ),
         time: fc.oneof(
-          { weight: 10, arbitrary: fc.tuple(fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: 0, max: 59 })) },
+          {
+            weight: 10,
+            arbitrary: fc.tuple(fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: 0, max: 59 })),
+          },
           { weight: 1, arbitrary: fc.tuple(fc.constantFrom(23, 24), fc.constantFrom(59, 60), fc.constantFrom(59, 60)) },
         ),
         seconds: fc.oneof({ weight: 10, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
-        fraction: fc.oneof({ weight: 4, arbitrary: fc.constant('') }, { weight: 2, arbitrary: fc.stringMatching(/^\.\d{1,9}$/) }, { weight: 1, arbitrary: fc.constantFrom('.', '.1234567890') }),
+        fraction: fc.oneof(
+          { weight: 4, arbitrary: fc.constant('') },
+          { weight: 2, arbitrary: fc.stringMatching(/^\.\d{1,9}$/) },
+          { weight: 1, arbitrary: fc.constantFrom('.', '.1234567890') },
+        ),
         separator: fc.oneof({ weight: 12, arbitrary: fc.constant('T') }, { weight: 1, arbitrary: fc.constantFrom('t', ' ') }),
         zone: fc.oneof(
           { weight: 4, arbitrary: fc.constant('Z') },
-          { weight: 6, arbitrary: fc.tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 24 }), fc.constantFrom(0, 30, 45, 59, 60)).map(([sign, h, m]) => `${sign}${two(h)}:${two(m)}`) },
+          {
+            weight: 6,
+            arbitrary: fc
+              .tuple(fc.constantFrom('+', '-'), fc.integer({ min: 0, max: 24 }), fc.constantFrom(0, 30, 45, 59, 60))
+              .map(([sign, h, m]) => `${sign}${two(h)}:${two(m)}`),
+          },
           { weight: 1, arbitrary: fc.constantFrom('', 'z', '+0200', '+02', '-1559', 'UTC', '+02:00:00') },
         ),
       })
-      .map(({ year, month, day, time: [h, m, s], seconds, fraction, separator, zone }) =>
-        `${String(year).padStart(4, '0')}-${two(month)}-${two(day)}${separator}${two(h)}:${two(m)}${seconds ? `:${two(s)}${fraction}` : ''}${zone}`,
+      .map(
+        ({ year, month, day, time: [h, m, s], seconds, fraction, separator, zone }) =>
+          `${String(year).padStart(4, '0')}-${two(month)}-${two(day)}${separator}${two(h)}:${two(m)}${seconds ? `:${two(s)}${fraction}` : ''}${zone}`,
       ),
   },
   {
     // The first and last days Postgres and JavaScript share, with offsets on either side of UTC.
     weight: 2,
     arbitrary: fc
-      .tuple(fc.constantFrom('0001-01-01', '9999-12-31'), fc.integer({ min: 0, max: 23 }), fc.constantFrom('Z', '+00:00', '-00:00', '+00:01', '-00:01', '+05:30', '-05:30', '+15:59', '-15:59'))
+      .tuple(
+        fc.constantFrom('0001-01-01', '9999-12-31'),
+        fc.integer({ min: 0, max: 23 }),
+        fc.constantFrom('Z', '+00:00', '-00:00', '+00:01', '-00:01', '+05:30', '-05:30', '+15:59', '-15:59'),
+      )
       .map(([day, hour, zone]) => `${day}T${two(hour)}:30:00${zone}`),
   },
   { weight: 1, arbitrary: fc.constantFrom('2025-10-05', 'yesterday', '2025-10-05T14:30:00Z\u0000', '') },
@@ -253,7 +362,9 @@ const uuidLike: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.uuid().map((id) => id.toUpperCase()) },
   {
     weight: 2,
-    arbitrary: fc.tuple(fc.uuid(), fc.constantFrom(14, 19), fc.constantFrom(...'0123456789abcdef')).map(([id, at, digit]) => id.slice(0, at) + digit + id.slice(at + 1)),
+    arbitrary: fc
+      .tuple(fc.uuid(), fc.constantFrom(14, 19), fc.constantFrom(...'0123456789abcdef'))
+      .map(([id, at, digit]) => id.slice(0, at) + digit + id.slice(at + 1)),
   },
   {
     weight: 1,
@@ -290,7 +401,8 @@ export function mutated(base: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> {
     if (containers.length === 0) return next;
     const target = containers[pick % containers.length]!;
     const keys = Object.keys(target);
-    const key = add || keys.length === 0 ? (Array.isArray(target) ? String(target.length) : `added_${pick % 7}`) : keys[pick % keys.length]!;
+    const key =
+      add || keys.length === 0 ? (Array.isArray(target) ? String(target.length) : `added_${pick % 7}`) : keys[pick % keys.length]!;
     Object.defineProperty(target, key, { value: next, enumerable: true, writable: true, configurable: true });
     return copy;
   });

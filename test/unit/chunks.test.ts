@@ -80,15 +80,20 @@ describe('chunkLayout', () => {
 
   it('finds the first chunk holding a character (property, against every span)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 2, max: 300 }), fc.integer({ min: 0, max: 99 }), (offset, chunkSize, share) => {
-        const options = { chunkSize, overlap: Math.floor((chunkSize - 1) * (share / 100)) };
-        const layout = chunkLayout(offset + 1, options);
-        const holding = Array.from({ length: layout.totalChunks }, (_, i) => i + 1).filter((n) => {
-          const { start, end } = layout.span(n);
-          return start <= offset && offset < end;
-        });
-        expect(chunkOf(offset, options)).toBe(holding[0]);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 3_000 }),
+        fc.integer({ min: 2, max: 300 }),
+        fc.integer({ min: 0, max: 99 }),
+        (offset, chunkSize, share) => {
+          const options = { chunkSize, overlap: Math.floor((chunkSize - 1) * (share / 100)) };
+          const layout = chunkLayout(offset + 1, options);
+          const holding = Array.from({ length: layout.totalChunks }, (_, i) => i + 1).filter((n) => {
+            const { start, end } = layout.span(n);
+            return start <= offset && offset < end;
+          });
+          expect(chunkOf(offset, options)).toBe(holding[0]);
+        },
+      ),
       { numRuns: 1_000, seed: 3 },
     );
   });
@@ -106,8 +111,14 @@ describe('chunkLayout', () => {
   });
 
   it('satisfies every promise for arbitrary text, sizes and overlaps (property)', () => {
-    const text = fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'grapheme', maxLength: 80 }), fc.string({ unit: 'binary', maxLength: 120 }));
-    const settings = fc.integer({ min: 1, max: 40 }).chain((chunkSize) => fc.tuple(fc.constant(chunkSize), fc.integer({ min: 0, max: chunkSize - 1 })));
+    const text = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.string({ unit: 'grapheme', maxLength: 80 }),
+      fc.string({ unit: 'binary', maxLength: 120 }),
+    );
+    const settings = fc
+      .integer({ min: 1, max: 40 })
+      .chain((chunkSize) => fc.tuple(fc.constant(chunkSize), fc.integer({ min: 0, max: chunkSize - 1 })));
     fc.assert(
       fc.property(text, settings, (content, [chunkSize, overlap]) => expectChunked(content, chunkSize, overlap)),
       { numRuns: 2_000, seed: 42 },
@@ -116,10 +127,15 @@ describe('chunkLayout', () => {
 
   it('covers every character and ends each chunk but the last at chunkSize (property, larger documents)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 2, max: 700 }), fc.integer({ min: 0, max: 1 }), (length, chunkSize, emoji) => {
-        const content = emoji ? '🙂x'.repeat(length >> 1) : 'y'.repeat(length);
-        expectChunked(content, chunkSize, chunkSize >> 2);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 5_000 }),
+        fc.integer({ min: 2, max: 700 }),
+        fc.integer({ min: 0, max: 1 }),
+        (length, chunkSize, emoji) => {
+          const content = emoji ? '🙂x'.repeat(length >> 1) : 'y'.repeat(length);
+          expectChunked(content, chunkSize, chunkSize >> 2);
+        },
+      ),
       { numRuns: 200, seed: 1 },
     );
   });

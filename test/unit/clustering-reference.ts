@@ -3,7 +3,15 @@
  * reproduce exactly, and the seeded synthetic data both are tested and benchmarked on. Used by the unit
  * tests and bench/clustering.ts.
  */
-import { quantize, resolveOptions, type Cluster, type ClusteringOptions, type ClusteringResult, type Linkage, type Merge } from '../../functions/task-analysis/lib/clustering.ts';
+import {
+  quantize,
+  resolveOptions,
+  type Cluster,
+  type ClusteringOptions,
+  type ClusteringResult,
+  type Linkage,
+  type Merge,
+} from '../../functions/task-analysis/lib/clustering.ts';
 import { seededRandom } from '../../local/random.ts';
 
 interface Group {

@@ -89,7 +89,9 @@ describe('dotProducts (the WebAssembly SIMD kernel)', () => {
     for (let i = 0; i < n; i++) {
       for (let j = i; j < n; j++) {
         expect(matrix[i * n + j]).toBe(pairwiseLaneDot(vectors[i]!, vectors[j]!));
-        expect(Math.abs(matrix[i * n + j]! - exactDot(vectors[i]!, vectors[j]!))).toBeLessThanOrEqual(summationErrorBound(vectors[i]!, vectors[j]!));
+        expect(Math.abs(matrix[i * n + j]! - exactDot(vectors[i]!, vectors[j]!))).toBeLessThanOrEqual(
+          summationErrorBound(vectors[i]!, vectors[j]!),
+        );
       }
     }
   });
@@ -131,19 +133,22 @@ describe('cosineSimilarities', () => {
     [1, 1],
     [4, 17],
     [10, 1536],
-  ])('is the symmetric matrix of quantised kernel dot products for n=%i, d=%i, within half a quantum (plus float64 rounding) of the exact ones', (n, d) => {
-    const vectors = clusteredVectors({ seed: n * 17 + d, n, dimensions: d });
-    const matrix = cosineSimilarities(vectors);
-    const naive = naiveSimilarities(vectors);
-    for (let i = 0; i < n; i++) {
-      for (let j = 0; j < n; j++) {
-        expect(matrix[i * n + j]).toBe(naive[i]![j]);
-        expect(matrix[i * n + j]).toBe(matrix[j * n + i]);
-        const error = Math.abs(matrix[i * n + j]! - exactDot(vectors[i]!, vectors[j]!));
-        expect(error).toBeLessThanOrEqual(SIMILARITY_QUANTUM / 2 + summationErrorBound(vectors[i]!, vectors[j]!));
+  ])(
+    'is the symmetric matrix of quantised kernel dot products for n=%i, d=%i, within half a quantum (plus float64 rounding) of the exact ones',
+    (n, d) => {
+      const vectors = clusteredVectors({ seed: n * 17 + d, n, dimensions: d });
+      const matrix = cosineSimilarities(vectors);
+      const naive = naiveSimilarities(vectors);
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j < n; j++) {
+          expect(matrix[i * n + j]).toBe(naive[i]![j]);
+          expect(matrix[i * n + j]).toBe(matrix[j * n + i]);
+          const error = Math.abs(matrix[i * n + j]! - exactDot(vectors[i]!, vectors[j]!));
+          expect(error).toBeLessThanOrEqual(SIMILARITY_QUANTUM / 2 + summationErrorBound(vectors[i]!, vectors[j]!));
+        }
       }
-    }
-  });
+    },
+  );
 
   it('quantises to multiples of 2^-30', () => {
     expect(quantize(0.1) / SIMILARITY_QUANTUM).toBe(Math.round(0.1 * 2 ** 30));
@@ -217,7 +222,8 @@ describe('agglomerativeClustering: edge cases', () => {
     const centroid = clusters[0]!.centroid!;
     expect(centroid[0]).toBeCloseTo(0, 6);
     expect(centroid[1]).toBeCloseTo(1, 6);
-    const opposite = agglomerativeClustering([Float32Array.of(1, 0), Float32Array.of(-1, 0)], { threshold: -1, centroids: true }).clusters[0]!;
+    const opposite = agglomerativeClustering([Float32Array.of(1, 0), Float32Array.of(-1, 0)], { threshold: -1, centroids: true })
+      .clusters[0]!;
     expect([...opposite.centroid!]).toEqual([0, 0]);
     expect(agglomerativeClustering(angles(0, 90)).clusters[0]!.centroid).toBeUndefined();
   });
@@ -258,19 +264,23 @@ describe('agglomerativeClustering: edge cases', () => {
 
 describe('agglomerativeClustering equals the O(n³) reference', () => {
   const cases = [1, 2, 3].flatMap((seed) => [2, 3, 10, 60, 200].map((n) => ({ seed, n, dimensions: seed === 3 ? 12 : 1536 })));
-  it.each(cases)('seed $seed, n=$n, d=$dimensions: every linkage and threshold', ({ seed, n, dimensions }) => {
-    const vectors = clusteredVectors({ seed, n, dimensions });
-    for (const linkage of LINKAGES) {
-      for (const threshold of [-1, 0, 0.3, 0.5, 0.75, 0.9, 1]) {
-        const result = agglomerativeClustering(vectors, { linkage, threshold, centroids: n <= 10 });
-        expect(result).toEqual(referenceClustering(vectors, { linkage, threshold, centroids: n <= 10 }));
-        expectWellFormed(result, vectors, threshold);
-        if (threshold === -1) expect(result.clusters).toHaveLength(1);
-        if (threshold === 1) expect(result.clusters).toHaveLength(n);
+  it.each(cases)(
+    'seed $seed, n=$n, d=$dimensions: every linkage and threshold',
+    ({ seed, n, dimensions }) => {
+      const vectors = clusteredVectors({ seed, n, dimensions });
+      for (const linkage of LINKAGES) {
+        for (const threshold of [-1, 0, 0.3, 0.5, 0.75, 0.9, 1]) {
+          const result = agglomerativeClustering(vectors, { linkage, threshold, centroids: n <= 10 });
+          expect(result).toEqual(referenceClustering(vectors, { linkage, threshold, centroids: n <= 10 }));
+          expectWellFormed(result, vectors, threshold);
+          if (threshold === -1) expect(result.clusters).toHaveLength(1);
+          if (threshold === 1) expect(result.clusters).toHaveLength(n);
+        }
       }
-    }
-    // The O(n³) reference takes seconds at n = 200 on a busy 2-core machine.
-  }, 60_000);
+      // The O(n³) reference takes seconds at n = 200 on a busy 2-core machine.
+    },
+    60_000,
+  );
 
   it('has non-trivial clusters at the default threshold (the data is clustered)', () => {
     const { clusters } = agglomerativeClustering(clusteredVectors({ seed: 1, n: 200 }));
@@ -281,7 +291,9 @@ describe('agglomerativeClustering equals the O(n³) reference', () => {
 
   it('breaks exact ties the same way (property: small vectors from {-1, 0, 1}, duplicates included)', () => {
     const component = fc.integer({ min: -1, max: 1 });
-    const data = fc.integer({ min: 1, max: 4 }).chain((d) => fc.array(fc.array(component, { minLength: d, maxLength: d }), { minLength: 1, maxLength: 18 }));
+    const data = fc
+      .integer({ min: 1, max: 4 })
+      .chain((d) => fc.array(fc.array(component, { minLength: d, maxLength: d }), { minLength: 1, maxLength: 18 }));
     const threshold = fc.constantFrom(-1, -0.5, 0, 0.5, 0.7, 1);
     fc.assert(
       fc.property(data, threshold, fc.constantFrom(...LINKAGES), (rows, t, linkage) => {
@@ -320,11 +332,15 @@ describe('agglomerativeClustering equals the O(n³) reference', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 1000 }), fc.constantFrom(...LINKAGES), (seed, linkage) => {
         const vectors = clusteredVectors({ seed, n: 24, dimensions: 8 });
-        const permutation = shuffle(vectors.map((_, i) => i), seededRandom(seed));
-        const direct = agglomerativeClustering(vectors, { linkage, threshold: 0.5 }).clusters.map((c) => c.members.sort((a, b) => a - b));
-        const permuted = agglomerativeClustering(permutation.map((i) => vectors[i]!), { linkage, threshold: 0.5 }).clusters.map((c) =>
-          c.members.map((i) => permutation[i]!).sort((a, b) => a - b),
+        const permutation = shuffle(
+          vectors.map((_, i) => i),
+          seededRandom(seed),
         );
+        const direct = agglomerativeClustering(vectors, { linkage, threshold: 0.5 }).clusters.map((c) => c.members.sort((a, b) => a - b));
+        const permuted = agglomerativeClustering(
+          permutation.map((i) => vectors[i]!),
+          { linkage, threshold: 0.5 },
+        ).clusters.map((c) => c.members.map((i) => permutation[i]!).sort((a, b) => a - b));
         expect(sortPartition(permuted)).toEqual(sortPartition(direct));
       }),
       { numRuns: 60, seed: 7 },

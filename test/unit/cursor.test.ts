@@ -19,13 +19,19 @@ describe('cursors', () => {
     ['a position of another shape', encodeCursor({ after: -1, key: 'x' })],
   ])('refuses %s with VALIDATION_ERROR on the cursor field', (_case, cursor) => {
     const decoded = decodeCursor(position, cursor);
-    expect(decoded).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor', code: 'invalid_cursor' }] } } });
+    expect(decoded).toMatchObject({
+      ok: false,
+      error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor', code: 'invalid_cursor' }] } },
+    });
   });
 
   it('binds a cursor to the inputs it continues', () => {
     const scope = { task_ids: ['a', 'b'], threshold: 0.5 };
     const cursor = encodeCursor({ after: 3, key: 'k' }, scope);
-    expect(decodeCursor(position, cursor, { scope: { task_ids: ['a', 'b'], threshold: 0.5 } })).toEqual({ ok: true, value: { after: 3, key: 'k' } });
+    expect(decodeCursor(position, cursor, { scope: { task_ids: ['a', 'b'], threshold: 0.5 } })).toEqual({
+      ok: true,
+      value: { after: 3, key: 'k' },
+    });
     const other = decodeCursor(position, cursor, { scope: { task_ids: ['a', 'c'], threshold: 0.5 } });
     expect(other).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor' }] } } });
     if (!other.ok) expect(other.error.message).toContain('continues a call with other inputs');
@@ -46,12 +52,18 @@ describe('cursors', () => {
       ['empty', ''],
     ])('refuses a cursor with %s before the tool runs, as its advertised schema says', (_case, cursor) => {
       const result = validateInput(input, { cursor }, '');
-      expect(result).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor', code: 'invalid_cursor' }] } } });
+      expect(result).toMatchObject({
+        ok: false,
+        error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor', code: 'invalid_cursor' }] } },
+      });
       expect(advertised({ cursor })).toBe(false);
     });
 
     it('takes every cursor encodeCursor makes, as its advertised schema does', () => {
-      for (const cursor of [encodeCursor({ after: 120, key: 'é✓' }), encodeCursor({ before: ['2026-11-22T19:15:45.171000Z', crypto.randomUUID()] })]) {
+      for (const cursor of [
+        encodeCursor({ after: 120, key: 'é✓' }),
+        encodeCursor({ before: ['2026-11-22T19:15:45.171000Z', crypto.randomUUID()] }),
+      ]) {
         expect(validateInput(input, { cursor }, '').ok).toBe(true);
         expect(advertised({ cursor })).toBe(true);
       }

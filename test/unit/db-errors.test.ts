@@ -33,7 +33,9 @@ describe('databaseFailure', () => {
   });
 
   it("never retries Neon's 507 (a response over its size limit fails the same way every time)", () => {
-    const failure = databaseFailure(neonError('Server error (HTTP status 507): {"message":"response is too large (max is 10485760 bytes)","code":""}'));
+    const failure = databaseFailure(
+      neonError('Server error (HTTP status 507): {"message":"response is too large (max is 10485760 bytes)","code":""}'),
+    );
     expect(failure?.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: false, details: { reason: 'response_too_large' } });
     expect(failure?.status).toBeUndefined();
     expect(failure?.error.message).toMatch(/size limit .* ask for less in one call/);
@@ -41,9 +43,18 @@ describe('databaseFailure', () => {
 
   it('answers CONFLICT with the columns of a unique violation', () => {
     const failure = databaseFailure(
-      viaDrizzle(neonError('duplicate key', { code: '23505', constraint: 'mood_unique', detail: 'Key (user_id, "timestamp")=(u, 2025) already exists.' })),
+      viaDrizzle(
+        neonError('duplicate key', {
+          code: '23505',
+          constraint: 'mood_unique',
+          detail: 'Key (user_id, "timestamp")=(u, 2025) already exists.',
+        }),
+      ),
     );
-    expect(failure?.error).toMatchObject({ code: 'CONFLICT', details: { columns: ['user_id', 'timestamp'], constraint: 'mood_unique', sqlstate: '23505' } });
+    expect(failure?.error).toMatchObject({
+      code: 'CONFLICT',
+      details: { columns: ['user_id', 'timestamp'], constraint: 'mood_unique', sqlstate: '23505' },
+    });
   });
 
   it('maps missing tables and columns to CONFIG_ERROR', () => {

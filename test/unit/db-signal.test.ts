@@ -23,7 +23,9 @@ const server = createServer((request, response) => {
   request.on('end', () => {
     if (!body.includes('select 1')) return hanging.resolve();
     response.writeHead(200, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ fields: [{ name: 'one', dataTypeID: 23 }], rows: [['1']], command: 'SELECT', rowCount: 1, rowAsArray: true }));
+    response.end(
+      JSON.stringify({ fields: [{ name: 'one', dataTypeID: 23 }], rows: [['1']], command: 'SELECT', rowCount: 1, rowAsArray: true }),
+    );
   });
 });
 
@@ -48,7 +50,10 @@ describe('createDb({ signal })', () => {
     hanging = Promise.withResolvers<void>();
     const controller = new AbortController();
     const query = createDb(url, { signal: controller.signal }).execute(sql`select pg_sleep(3600)`);
-    const settled = query.then(() => 'answered', (error: Error) => String(error.cause ?? error));
+    const settled = query.then(
+      () => 'answered',
+      (error: Error) => String(error.cause ?? error),
+    );
     await hanging.promise; // the request is in flight
     controller.abort(new Error('slot lost'));
     expect(await settled).toMatch(/slot lost/);
@@ -64,7 +69,10 @@ describe('withQuerySignal', () => {
       await db.execute(sql`select 1`); // answered: the signal is not aborted yet
       return db.execute(sql`select pg_sleep(3600)`);
     });
-    const settled = query.then(() => 'answered', (error: Error) => String(error.cause ?? error));
+    const settled = query.then(
+      () => 'answered',
+      (error: Error) => String(error.cause ?? error),
+    );
     await hanging.promise;
     controller.abort(new Error('caller went away'));
     expect(await settled).toMatch(/caller went away/);
@@ -76,7 +84,10 @@ describe('withQuerySignal', () => {
     hanging = Promise.withResolvers<void>();
     const db = createDb(url);
     const [first, second] = [new AbortController(), new AbortController()];
-    const aborted = withQuerySignal(first.signal, () => db.execute(sql`select pg_sleep(3600)`)).then(() => 'answered', (error: Error) => String(error.cause ?? error));
+    const aborted = withQuerySignal(first.signal, () => db.execute(sql`select pg_sleep(3600)`)).then(
+      () => 'answered',
+      (error: Error) => String(error.cause ?? error),
+    );
     await hanging.promise;
     const other = withQuerySignal(second.signal, () => db.execute(sql`select 1`));
     first.abort(new Error('first caller went away'));

@@ -67,7 +67,12 @@ describe('detectDependencies (offline-heuristic-v1)', () => {
   });
 
   it('prefers the task that the phrase describes most specifically, then the nearest', () => {
-    const list = tasks(['Migrate the billing database', 'Migrate the database', 'Backfill after the database migration', 'Migrate the search database']);
+    const list = tasks([
+      'Migrate the billing database',
+      'Migrate the database',
+      'Backfill after the database migration',
+      'Migrate the search database',
+    ]);
     expect(edges(list).filter(([, , type]) => type !== 'related')).toEqual([['t1', 't2', 'prerequisite']]);
   });
 
@@ -100,14 +105,19 @@ describe('detectDependencies (offline-heuristic-v1)', () => {
   });
 
   it('relates same-document tasks sharing most of their words, and similar texts anywhere', () => {
-    const list = [...tasks(['Design the login page', 'Implement the login page', 'Renew the SOC 2 audit']), ...tasks(['Implement login page tests'], 'd2', 'u')];
+    const list = [
+      ...tasks(['Design the login page', 'Implement the login page', 'Renew the SOC 2 audit']),
+      ...tasks(['Implement login page tests'], 'd2', 'u'),
+    ];
     const found = detectDependencies(list);
     expect(found.map((r) => [r.sourceTaskId, r.targetTaskId, r.type])).toEqual([
       ['t0', 't1', 'related'],
       ['t0', 'u0', 'related'],
       ['t1', 'u0', 'related'],
     ]);
-    expect(found[0]!.rationale).toMatch(/^"Design the login page" and "Implement the login page": items 1 and 2 of the same document share the words "login", "page"; their texts are similar \(offline hashing embedding, cosine 0\.\d\d\)\.$/);
+    expect(found[0]!.rationale).toMatch(
+      /^"Design the login page" and "Implement the login page": items 1 and 2 of the same document share the words "login", "page"; their texts are similar \(offline hashing embedding, cosine 0\.\d\d\)\.$/,
+    );
     expect(found[1]!.rationale).not.toContain('same document');
     for (const r of found) {
       expect(r.confidence).toBeGreaterThanOrEqual(0.3);
@@ -116,14 +126,18 @@ describe('detectDependencies (offline-heuristic-v1)', () => {
   });
 
   it('does not add a related relationship next to an ordered one', () => {
-    expect(edges(tasks(['Design the login page', 'Implement the login page after the login page design']))).toEqual([['t0', 't1', 'prerequisite']]);
+    expect(edges(tasks(['Design the login page', 'Implement the login page after the login page design']))).toEqual([
+      ['t0', 't1', 'prerequisite'],
+    ]);
   });
 
   it('honours the thresholds', () => {
     const list = tasks(['Design the login page', 'Implement the login page']);
     expect(edges(list, { overlapThreshold: 1, similarityThreshold: 1 })).toEqual([]);
     expect(edges(tasks(['Run a security review', 'Launch after the security audit']), { minimumMatch: 1 })).toEqual([]);
-    expect(edges(tasks(['Run a security review', 'Launch after the security audit']), { minimumMatch: 0.5 })).toEqual([['t0', 't1', 'prerequisite']]);
+    expect(edges(tasks(['Run a security review', 'Launch after the security audit']), { minimumMatch: 0.5 })).toEqual([
+      ['t0', 't1', 'prerequisite'],
+    ]);
   });
 
   it('is deterministic and independent of the input order', () => {

@@ -5,7 +5,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { date, DATE_TIME_PATTERN, dateTime, distinctList, EDGE_OFFSET_PATTERN, jsonValue, text, uuidList } from '../../shared/core/fields.ts';
+import {
+  date,
+  DATE_TIME_PATTERN,
+  dateTime,
+  distinctList,
+  EDGE_OFFSET_PATTERN,
+  jsonValue,
+  text,
+  uuidList,
+} from '../../shared/core/fields.ts';
 import { validateInput } from '../../shared/core/validation.ts';
 import type { FieldError } from '../../shared/core/contract.ts';
 
@@ -155,7 +164,13 @@ describe('dateTime', () => {
   });
 
   it('accepts only instants that JavaScript writes back in a form Postgres reads (years 0001 to 9999)', () => {
-    const edges = ['0001-01-01T00:00:00-15:59', '0001-01-01T00:00:00+00:00', '0001-01-01T00:00:00-00:00', '9999-12-31T23:59:59.999999999+15:59', '9999-12-31T23:59:59-00:00'];
+    const edges = [
+      '0001-01-01T00:00:00-15:59',
+      '0001-01-01T00:00:00+00:00',
+      '0001-01-01T00:00:00-00:00',
+      '9999-12-31T23:59:59.999999999+15:59',
+      '9999-12-31T23:59:59-00:00',
+    ];
     for (const value of edges) {
       expect(problemOf(at, value), value).toBeUndefined();
       expect(new Date(value).toISOString(), value).toMatch(/^\d{4}-/);
@@ -170,11 +185,16 @@ describe('dateTime', () => {
       code: 'out_of_range',
       message: "Field 'value' must be a date-time on or after 1900-01-01 (its date as written), but received '1899-12-31T23:59:59-15:00'.",
     });
-    expect(problemOf(bounded, '2030-06-16T00:00:00Z')).toMatchObject({ code: 'out_of_range', expected: expect.stringContaining('on or before 2030-06-15') });
+    expect(problemOf(bounded, '2030-06-16T00:00:00Z')).toMatchObject({
+      code: 'out_of_range',
+      expected: expect.stringContaining('on or before 2030-06-15'),
+    });
   });
 
   it('bounds exactly as comparing the date text would, on generated dates and bounds', () => {
-    const day = fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+    const day = fc
+      .date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T00:00:00Z'), noInvalidDate: true })
+      .map((d) => d.toISOString().slice(0, 10));
     fc.assert(
       fc.property(day, day, day, (value, low, high) => {
         const bounded = dateTime({ minDate: low, maxDate: high });
@@ -213,7 +233,9 @@ describe('jsonValue', () => {
   });
 
   it('advertises its depth in words, with no definitions or references (which model APIs refuse)', () => {
-    const schema = z.toJSONSchema(z.strictObject({ value }), { io: 'input' }) as unknown as { properties: { value: { description: string } } };
+    const schema = z.toJSONSchema(z.strictObject({ value }), { io: 'input' }) as unknown as {
+      properties: { value: { description: string } };
+    };
     expect(JSON.stringify(schema)).not.toMatch(/"\$(ref|defs)"/);
     expect(schema.properties.value.description).toContain('nested at most 2 levels deep');
   });

@@ -29,10 +29,14 @@ const everyRule = tableTool({
 describe.each([...tools, everyRule].map((tool) => [tool.id, tool] as const))('%s as a Gemini function declaration', (id, tool) => {
   const declaration = exported(tool);
 
-  it('passes Gemini\'s rules: name, parameter names, the Schema subset, no references', () => {
+  it("passes Gemini's rules: name, parameter names, the Schema subset, no references", () => {
     expect(declaration.name).toBe(id);
     expect(declaration.description).toBe(tool.purpose);
-    expect([...geminiDeclaration(declaration.name, declaration.parameters), ...geminiSchemaSubset(declaration.parameters), ...portable(declaration.parameters)]).toEqual([]);
+    expect([
+      ...geminiDeclaration(declaration.name, declaration.parameters),
+      ...geminiSchemaSubset(declaration.parameters),
+      ...portable(declaration.parameters),
+    ]).toEqual([]);
   });
 
   it('keeps the fields and which are required, and its example is accepted by the tool', () => {
@@ -45,7 +49,9 @@ describe.each([...tools, everyRule].map((tool) => [tool.id, tool] as const))('%s
 
 describe('what Gemini cannot carry', () => {
   it('is said in the description: ids are UUIDs, lists have no repeats, bounds that exclude, JSON depth', () => {
-    const clustering = exported(tools.find((tool) => tool.id === 'cluster-by-similarity')!).parameters as { properties: Record<string, { description?: string; items?: { description?: string } }> };
+    const clustering = exported(tools.find((tool) => tool.id === 'cluster-by-similarity')!).parameters as {
+      properties: Record<string, { description?: string; items?: { description?: string } }>;
+    };
     expect(clustering.properties.task_ids!.description).toContain('No repeats.');
     expect(clustering.properties.task_ids!.items!.description).toContain('A UUID');
     const row = exported(everyRule).parameters as { properties: Record<string, { description?: string; nullable?: boolean }> };

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { embedText, HASHING_EMBEDDER_DIMENSIONS, HASHING_EMBEDDER_ID, HASHING_EMBEDDER_THRESHOLD } from '../../shared/providers/hashing-embedder.ts';
+import {
+  embedText,
+  HASHING_EMBEDDER_DIMENSIONS,
+  HASHING_EMBEDDER_ID,
+  HASHING_EMBEDDER_THRESHOLD,
+} from '../../shared/providers/hashing-embedder.ts';
 
 function cosine(a: string, b: string): number {
   const x = embedText(a);
@@ -38,11 +43,14 @@ describe('embedText (offline hashing embedder)', () => {
 
   it('gives a non-zero vector, never NaN, for any text with a non-space character', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }).filter((text) => /\S/u.test(text)), (text) => {
-        const vector = embedText(text);
-        expect(vector.every(Number.isFinite)).toBe(true);
-        expect(norm(vector)).toBeCloseTo(1, 5);
-      }),
+      fc.property(
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }).filter((text) => /\S/u.test(text)),
+        (text) => {
+          const vector = embedText(text);
+          expect(vector.every(Number.isFinite)).toBe(true);
+          expect(norm(vector)).toBeCloseTo(1, 5);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -69,7 +77,9 @@ describe('embedText (offline hashing embedder)', () => {
 
   it('scores one shared content word above the default threshold, unrelated texts below it', () => {
     // A short query and a typical task sharing one word ("revenue"), as bench/retrieval.ts calibrates.
-    expect(cosine('increase monthly revenue', 'Revise the pricing page copy with the revenue operations lead')).toBeGreaterThanOrEqual(HASHING_EMBEDDER_THRESHOLD);
+    expect(cosine('increase monthly revenue', 'Revise the pricing page copy with the revenue operations lead')).toBeGreaterThanOrEqual(
+      HASHING_EMBEDDER_THRESHOLD,
+    );
     expect(cosine('hire backend engineers', 'Interview two backend candidates')).toBeGreaterThanOrEqual(HASHING_EMBEDDER_THRESHOLD);
     for (const [a, b] of [
       ['quantum chromodynamics lattice', 'Hire two backend engineers'],

@@ -6,7 +6,11 @@ import { canonicalJson, keyFromHeader, keyFromMeta } from '../../shared/runtime/
 function reversedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reversedKeys);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([key, item]) => [key, reversedKeys(item)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([key, item]) => [key, reversedKeys(item)]),
+  );
 }
 
 describe('canonicalJson (the input fingerprint)', () => {
@@ -25,7 +29,9 @@ describe('canonicalJson (the input fingerprint)', () => {
     const keys = ['\u20ac', '\r', '\ufb33', '1', '\ud83d\ude00', '\u0080', '\u00f6'];
     const expected = ['\r', '1', '\u0080', '\u00f6', '\u20ac', '\ud83d\ude00', '\ufb33'];
     // Read off the text: JavaScript objects list integer-like keys ('1') first whatever the order.
-    expect(canonicalJson(Object.fromEntries(keys.map((key) => [key, 0])))).toBe(`{${expected.map((key) => `${JSON.stringify(key)}:0`).join(',')}}`);
+    expect(canonicalJson(Object.fromEntries(keys.map((key) => [key, 0])))).toBe(
+      `{${expected.map((key) => `${JSON.stringify(key)}:0`).join(',')}}`,
+    );
   });
 });
 
@@ -40,9 +46,12 @@ describe('keyFromHeader', () => {
     expect(keyFromHeader(header)).toEqual({ ok: true, value: key });
   });
 
-  it.each(['"a\\b"', '"x";param=1', '"one", "two"', 'one, two', '"', '""', `"${'k'.repeat(256)}"`, '"\u00e9"', 'tab\there'])('refuses %s', (header) => {
-    expect(keyFromHeader(header)).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR' } });
-  });
+  it.each(['"a\\b"', '"x";param=1', '"one", "two"', 'one, two', '"', '""', `"${'k'.repeat(256)}"`, '"\u00e9"', 'tab\there'])(
+    'refuses %s',
+    (header) => {
+      expect(keyFromHeader(header)).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR' } });
+    },
+  );
 
   it('is undefined without the header', () => {
     expect(keyFromHeader(null)).toBeUndefined();

@@ -14,7 +14,10 @@ function made(env: LinksEnv, origin = 'https://tools.example.com') {
 describe('linksFromEnv', () => {
   it("points at this API's own read routes by default, absolute with the request's origin", () => {
     const links = made({});
-    expect(links.document(ID, 'Q3 hiring plan')).toEqual({ label: 'Document: Q3 hiring plan', url: `https://tools.example.com/documents/${ID}` });
+    expect(links.document(ID, 'Q3 hiring plan')).toEqual({
+      label: 'Document: Q3 hiring plan',
+      url: `https://tools.example.com/documents/${ID}`,
+    });
     expect(links.task(ID)).toEqual({ label: `Task ${ID}`, url: `https://tools.example.com/tasks/${ID}` });
     expect(made({}, 'http://127.0.0.1:8787').task(ID).url).toBe(`http://127.0.0.1:8787/tasks/${ID}`);
   });
@@ -32,21 +35,37 @@ describe('linksFromEnv', () => {
 
   it('links no row of a table without a template: no fake URLs', () => {
     expect(made({}).row('mood_entries', ID, 'Mood entry')).toBeUndefined();
-    expect(made({ TABLE_URL_TEMPLATES: { health_forms: 'https://app.example.com/forms/{id}' } }).row('mood_entries', ID, 'x')).toBeUndefined();
+    expect(
+      made({ TABLE_URL_TEMPLATES: { health_forms: 'https://app.example.com/forms/{id}' } }).row('mood_entries', ID, 'x'),
+    ).toBeUndefined();
     expect(made({ TABLE_URL_TEMPLATES: '{"toString": "https://app.example.com/{id}"}' }).row('constructor', ID, 'x')).toBeUndefined();
   });
 
   it('links study records only of the kinds the deployment configured, with the project in the URL when asked', () => {
-    const links = linksFromEnv({ RECORD_URL_TEMPLATES: '{"plan": "https://app.example.com/p/{project_id}/plans/{id}", "flashcard": "https://app.example.com/cards/{id}"}' }, 'https://tools.example.com', ID);
+    const links = linksFromEnv(
+      {
+        RECORD_URL_TEMPLATES:
+          '{"plan": "https://app.example.com/p/{project_id}/plans/{id}", "flashcard": "https://app.example.com/cards/{id}"}',
+      },
+      'https://tools.example.com',
+      ID,
+    );
     if (!links.ok) throw new Error(links.error.message);
-    expect(links.links.record('plan', 7, 'Spanish B1')).toEqual({ label: 'Plan: Spanish B1', url: `https://app.example.com/p/${ID}/plans/7` });
+    expect(links.links.record('plan', 7, 'Spanish B1')).toEqual({
+      label: 'Plan: Spanish B1',
+      url: `https://app.example.com/p/${ID}/plans/7`,
+    });
     expect(links.links.record('flashcard', 3)).toEqual({ label: 'Flashcard 3', url: 'https://app.example.com/cards/3' });
     expect(links.links.record('topic', 1, 'Grammar')).toBeUndefined();
     expect(made({}).record('plan', 1)).toBeUndefined();
   });
 
   it.each<[string, LinksEnv, string]>([
-    ['a record kind that does not exist', { RECORD_URL_TEMPLATES: '{"plans": "https://app.example.com/plans/{id}"}' }, 'RECORD_URL_TEMPLATES'],
+    [
+      'a record kind that does not exist',
+      { RECORD_URL_TEMPLATES: '{"plans": "https://app.example.com/plans/{id}"}' },
+      'RECORD_URL_TEMPLATES',
+    ],
     ['a record template without {id}', { RECORD_URL_TEMPLATES: { topic: 'https://app.example.com/topics' } }, 'RECORD_URL_TEMPLATES'],
     ['a template without {id}', { DOCUMENT_URL_TEMPLATE: 'https://app.example.com/docs' }, 'DOCUMENT_URL_TEMPLATE'],
     ['a relative template', { TASK_URL_TEMPLATE: '/tasks/{id}' }, 'TASK_URL_TEMPLATE'],
@@ -63,7 +82,12 @@ describe('linksFromEnv', () => {
 describe('linkList and linkLabel', () => {
   it('drops repeated URLs and keeps at most MAX_LINKS links', () => {
     const links = made({});
-    const list = linkList([links.document(ID), links.document(ID), undefined, ...Array.from({ length: 30 }, (_, i) => links.task(`t${i}`))]);
+    const list = linkList([
+      links.document(ID),
+      links.document(ID),
+      undefined,
+      ...Array.from({ length: 30 }, (_, i) => links.task(`t${i}`)),
+    ]);
     expect(list).toHaveLength(MAX_LINKS);
     expect(new Set(list.map((link) => link.url)).size).toBe(MAX_LINKS);
   });

@@ -6,7 +6,10 @@ import { logUnsuccessful } from '../../shared/runtime/call-report.ts';
 
 describe('errorForLog', () => {
   it("gives a failed query's database message and code, never its SQL or parameters", () => {
-    const database = Object.assign(new Error('duplicate key value violates unique constraint "mood_entries_user_timestamp_unique"'), { name: 'NeonDbError', code: '23505' });
+    const database = Object.assign(new Error('duplicate key value violates unique constraint "mood_entries_user_timestamp_unique"'), {
+      name: 'NeonDbError',
+      code: '23505',
+    });
     const error = new DrizzleQueryError('insert into "mood_entries" ("user_id") values ($1)', ['secret-user-id'], database);
     const logged = errorForLog(error);
     expect(logged).toEqual({ name: error.name, message: database.message, code: '23505' });

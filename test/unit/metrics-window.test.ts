@@ -25,8 +25,14 @@ describe('resolveWindow', () => {
   });
 
   it('ends a window at until, and takes since and until as given', () => {
-    expect(resolveWindow({ window: '1h', until: '2026-01-01T10:00:00Z' }, now)).toMatchObject({ since: new Date('2026-01-01T09:00:00Z'), until: new Date('2026-01-01T10:00:00Z') });
-    expect(resolveWindow({ since: '2026-01-01T00:00:00+02:00', until: '2026-01-01T06:00:00Z' }, now)).toMatchObject({ since: new Date('2025-12-31T22:00:00Z'), bucketSeconds: 900 });
+    expect(resolveWindow({ window: '1h', until: '2026-01-01T10:00:00Z' }, now)).toMatchObject({
+      since: new Date('2026-01-01T09:00:00Z'),
+      until: new Date('2026-01-01T10:00:00Z'),
+    });
+    expect(resolveWindow({ since: '2026-01-01T00:00:00+02:00', until: '2026-01-01T06:00:00Z' }, now)).toMatchObject({
+      since: new Date('2025-12-31T22:00:00Z'),
+      bucketSeconds: 900,
+    });
   });
 
   it('answers a window starting in the future, without an end, as an empty window', () => {

@@ -13,8 +13,26 @@ type Schema = Record<string, any>;
 // OpenAI's structured outputs, "Supported schemas" (function calling with strict: true).
 const SUPPORTED_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
 const SUPPORTED_KEYWORDS = new Set([
-  'type', 'description', 'properties', 'required', 'additionalProperties', 'items', 'anyOf', 'enum', 'const', '$ref', '$defs',
-  'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems',
+  'type',
+  'description',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'anyOf',
+  'enum',
+  'const',
+  '$ref',
+  '$defs',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
 ]);
 const SUPPORTED_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 const MAX_NESTING = 10;
@@ -41,7 +59,8 @@ function strictModeViolations(root: Schema): string[] {
       if (node.additionalProperties !== false) violations.push(`${path}: additionalProperties must be false`);
       const keys = Object.keys(node.properties ?? {});
       properties += keys.length;
-      if (JSON.stringify([...(node.required ?? [])].sort()) !== JSON.stringify([...keys].sort())) violations.push(`${path}: required must list every property`);
+      if (JSON.stringify([...(node.required ?? [])].sort()) !== JSON.stringify([...keys].sort()))
+        violations.push(`${path}: required must list every property`);
       for (const key of keys) visit(node.properties[key], `${path}.${key}`, depth + 1);
     }
     if (node.items) visit(node.items, `${path}[]`, depth);
@@ -116,7 +135,12 @@ describe('toStrictSchema', () => {
       when: { type: 'string', format: 'date-time', pattern: '^\\d{4}-.*$' },
       site: { type: 'string', format: 'uri' },
       limit: { type: 'integer', minimum: 1, maximum: 9007199254740991, default: 20, description: 'How many.' },
-      tags: { type: 'array', maxItems: 3, uniqueItems: true, items: { type: 'object', properties: { key: { type: 'string' }, note: { type: 'string' } }, required: ['key'] } },
+      tags: {
+        type: 'array',
+        maxItems: 3,
+        uniqueItems: true,
+        items: { type: 'object', properties: { key: { type: 'string' }, note: { type: 'string' } }, required: ['key'] },
+      },
       extra: { type: 'object', additionalProperties: { type: 'string' } },
     },
     required: ['name', 'when', 'site', 'tags'],
@@ -170,7 +194,10 @@ describe('toStrictSchema', () => {
     const converted = toStrictSchema({
       type: 'object',
       properties: {
-        feedback: { anyOf: [{ type: 'string', description: 'Feedback: what was right or wrong.' }, { type: 'null' }], description: 'Feedback.' },
+        feedback: {
+          anyOf: [{ type: 'string', description: 'Feedback: what was right or wrong.' }, { type: 'null' }],
+          description: 'Feedback.',
+        },
         cursor: { type: 'string', minLength: 1, maxLength: 1000, pattern: '^[A-Za-z0-9_-]+$', description: 'next_cursor.' },
       },
       required: ['cursor'],

@@ -48,10 +48,13 @@ describe('the OpenAPI document', () => {
     expect(result.specification).toBe('OpenAPI');
   });
 
-  it.each(tools.map((tool) => [tool.id, tool] as const))('takes the example of %s as its request body, and no unknown field', (id, tool) => {
-    expect(judge(requestBody(id), tool.example)).toBe(true);
-    expect(judge(requestBody(id), { ...tool.example, not_a_field: 1 })).toBe(false);
-  });
+  it.each(tools.map((tool) => [tool.id, tool] as const))(
+    'takes the example of %s as its request body, and no unknown field',
+    (id, tool) => {
+      expect(judge(requestBody(id), tool.example)).toBe(true);
+      expect(judge(requestBody(id), { ...tool.example, not_a_field: 1 })).toBe(false);
+    },
+  );
 });
 
 describe('a few tools, against their definitions written out by hand', () => {
@@ -90,7 +93,14 @@ describe('a few tools, against their definitions written out by hand', () => {
   });
 
   it('semantic-search: the success envelope, as the contract describes it', () => {
-    const meta = { tool: 'semantic-search', trace_id: '0b6e4c2e-7f1a-4c3d-9e4f-a5b6c7d8e9f0', duration_ms: 12.5, attempts: 1, queued_ms: 0, performance_warning: false };
+    const meta = {
+      tool: 'semantic-search',
+      trace_id: '0b6e4c2e-7f1a-4c3d-9e4f-a5b6c7d8e9f0',
+      duration_ms: 12.5,
+      attempts: 1,
+      queued_ms: 0,
+      performance_warning: false,
+    };
     const data = {
       results: [{ task_id: 't1', text: 'Hire two backend engineers', document_id: 'd1', document_title: 'Hiring plan', similarity: 0.81 }],
       embedding_model: 'hashing-embedder',
@@ -106,7 +116,14 @@ describe('a few tools, against their definitions written out by hand', () => {
   });
 
   it('log-mood: the failure envelope of a 400, as the contract describes it', () => {
-    const meta = { tool: 'log-mood', trace_id: '0b6e4c2e-7f1a-4c3d-9e4f-a5b6c7d8e9f0', duration_ms: 1.5, attempts: 0, queued_ms: 0, performance_warning: false };
+    const meta = {
+      tool: 'log-mood',
+      trace_id: '0b6e4c2e-7f1a-4c3d-9e4f-a5b6c7d8e9f0',
+      duration_ms: 1.5,
+      attempts: 0,
+      queued_ms: 0,
+      performance_warning: false,
+    };
     const error = {
       code: 'VALIDATION_ERROR',
       message: 'energy_level must be at most 10.',

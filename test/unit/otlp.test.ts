@@ -17,7 +17,14 @@ import {
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
 } from '@opentelemetry/semantic-conventions/incubating';
 import { describe, expect, it } from 'vitest';
-import { OTLP_DEFAULTS, otlpConfigFromEnv, otlpTraceRequest, parseOtlpHeaders, type ExecutionSpan, type OtlpProtocol } from '../../shared/observability/otlp.ts';
+import {
+  OTLP_DEFAULTS,
+  otlpConfigFromEnv,
+  otlpTraceRequest,
+  parseOtlpHeaders,
+  type ExecutionSpan,
+  type OtlpProtocol,
+} from '../../shared/observability/otlp.ts';
 import { decodeTraceRequest } from '../support/otlp-decode.ts';
 
 const span: ExecutionSpan = {
@@ -40,7 +47,10 @@ const span: ExecutionSpan = {
     { attempt: 1, code: 'DATABASE_ERROR', timeMs: 1_764_000_000_200 },
     { attempt: 2, code: 'DATABASE_ERROR', timeMs: 1_764_000_002_200 },
   ],
-  content: { arguments: { query: 'héllo "world"', limit: 5 }, result: { code: 'DATABASE_ERROR', message: 'The database is temporarily unavailable.' } },
+  content: {
+    arguments: { query: 'héllo "world"', limit: 5 },
+    result: { code: 'DATABASE_ERROR', message: 'The database is temporarily unavailable.' },
+  },
 };
 
 const PROTOCOLS: { protocol: OtlpProtocol; contentType: string }[] = [
@@ -61,7 +71,8 @@ function decoded(sent: ExecutionSpan, protocol: OtlpProtocol = 'http/protobuf') 
   return { resource: resourceSpans!.resource, scope: scopeSpans.scope, span: decodedSpan, attributes: valuesOf(decodedSpan.attributes) };
 }
 
-const valuesOf = (attributes: { key: string; value: Record<string, unknown> }[]) => Object.fromEntries(attributes.map(({ key, value }) => [key, value]));
+const valuesOf = (attributes: { key: string; value: Record<string, unknown> }[]) =>
+  Object.fromEntries(attributes.map(({ key, value }) => [key, value]));
 
 describe.each(PROTOCOLS)('OTLP span as $protocol, decoded with the official definitions', ({ protocol, contentType }) => {
   it(`is sent as ${contentType}`, () => {
@@ -101,8 +112,16 @@ describe.each(PROTOCOLS)('OTLP span as $protocol, decoded with the official defi
     });
     expect(sent.events.map((event: any) => ({ ...event, attributes: valuesOf(event.attributes) }))).toMatchObject([
       { name: 'edge_tools.queue_wait', timeUnixNano: '1764000000140000000', attributes: { 'edge_tools.queued_ms': { doubleValue: 12.5 } } },
-      { name: 'edge_tools.retry', timeUnixNano: '1764000000200000000', attributes: { 'edge_tools.attempt': { intValue: '1' }, [ATTR_ERROR_TYPE]: { stringValue: 'DATABASE_ERROR' } } },
-      { name: 'edge_tools.retry', timeUnixNano: '1764000002200000000', attributes: { 'edge_tools.attempt': { intValue: '2' }, [ATTR_ERROR_TYPE]: { stringValue: 'DATABASE_ERROR' } } },
+      {
+        name: 'edge_tools.retry',
+        timeUnixNano: '1764000000200000000',
+        attributes: { 'edge_tools.attempt': { intValue: '1' }, [ATTR_ERROR_TYPE]: { stringValue: 'DATABASE_ERROR' } },
+      },
+      {
+        name: 'edge_tools.retry',
+        timeUnixNano: '1764000002200000000',
+        attributes: { 'edge_tools.attempt': { intValue: '2' }, [ATTR_ERROR_TYPE]: { stringValue: 'DATABASE_ERROR' } },
+      },
     ]);
   });
 
@@ -126,7 +145,10 @@ describe.each(PROTOCOLS)('OTLP span as $protocol, decoded with the official defi
 
   it('leaves error.type and the error status out on success, the parent out for a trace of its own, events out with nothing to tell', () => {
     const { errorCode: _code, errorMessage: _message, admittedAtMs: _admitted, ...succeeded } = span;
-    const { span: sent, attributes } = decoded({ ...succeeded, retries: [], context: { traceId: span.context.traceId, spanId: span.context.spanId, sampled: true } }, protocol);
+    const { span: sent, attributes } = decoded(
+      { ...succeeded, retries: [], context: { traceId: span.context.traceId, spanId: span.context.spanId, sampled: true } },
+      protocol,
+    );
     expect(Object.keys(attributes)).not.toContain(ATTR_ERROR_TYPE);
     expect(sent.status).toEqual({ code: 0 }); // STATUS_CODE_UNSET
     expect(sent).not.toHaveProperty('parentSpanId');
@@ -138,8 +160,15 @@ describe.each(PROTOCOLS)('OTLP span as $protocol, decoded with the official defi
 describe('the referee', () => {
   it('refuses a body the official definitions do not describe', () => {
     const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
-    expect(() => decodeTraceRequest('application/json', json({ resourceSpans: [{ scopeSpans: [{ spans: [{ name: 'x', atributes: [] }] }] }] }))).toThrow(/atributes/);
-    expect(() => decodeTraceRequest('application/json', json({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'S/kvNXezTaajzpKdDg5HNg==' }] }] }] }))).toThrow(/hex/);
+    expect(() =>
+      decodeTraceRequest('application/json', json({ resourceSpans: [{ scopeSpans: [{ spans: [{ name: 'x', atributes: [] }] }] }] })),
+    ).toThrow(/atributes/);
+    expect(() =>
+      decodeTraceRequest(
+        'application/json',
+        json({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'S/kvNXezTaajzpKdDg5HNg==' }] }] }] }),
+      ),
+    ).toThrow(/hex/);
     // Field 99 of the request, unknown to the definitions, after a valid span.
     const valid = otlpTraceRequest(span).body;
     expect(() => decodeTraceRequest('application/x-protobuf', new Uint8Array([...valid, 0x98, 0x06, 0x01]))).toThrow(/do not know/);
@@ -150,19 +179,48 @@ describe('the referee', () => {
 describe('exporter configuration', () => {
   it('appends /v1/traces to OTEL_EXPORTER_OTLP_ENDPOINT, and uses OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is', () => {
     expect(otlpConfigFromEnv({})).toBeUndefined();
-    expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.example.com:4318/' })?.url).toBe('https://collector.example.com:4318/v1/traces');
-    expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com/otlp' })?.url).toBe('https://otlp.example.com/otlp/v1/traces');
-    expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://a.example.com', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b.example.com/traces' })?.url).toBe('https://b.example.com/traces');
+    expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.example.com:4318/' })?.url).toBe(
+      'https://collector.example.com:4318/v1/traces',
+    );
+    expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otlp.example.com/otlp' })?.url).toBe(
+      'https://otlp.example.com/otlp/v1/traces',
+    );
+    expect(
+      otlpConfigFromEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'https://a.example.com',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b.example.com/traces',
+      })?.url,
+    ).toBe('https://b.example.com/traces');
     expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317' })).toBeUndefined();
-    expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com' })).toMatchObject({ headers: {}, timeoutMs: 10_000, serviceName: 'edge-tools', protocol: 'http/protobuf', captureContent: false });
-    expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com', OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' })?.captureContent).toBe(true);
-    expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com', OTEL_EXPORTER_OTLP_TIMEOUT: '2500', OTEL_SERVICE_NAME: 'tools-eu' })).toMatchObject({ timeoutMs: 2_500, serviceName: 'tools-eu' });
+    expect(otlpConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com' })).toMatchObject({
+      headers: {},
+      timeoutMs: 10_000,
+      serviceName: 'edge-tools',
+      protocol: 'http/protobuf',
+      captureContent: false,
+    });
+    expect(
+      otlpConfigFromEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com',
+        OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true',
+      })?.captureContent,
+    ).toBe(true);
+    expect(
+      otlpConfigFromEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
+        OTEL_SERVICE_NAME: 'tools-eu',
+      }),
+    ).toMatchObject({ timeoutMs: 2_500, serviceName: 'tools-eu' });
   });
 
   it('sends http/protobuf unless OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL says http/json; grpc falls back to http/protobuf', () => {
     const base = { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example.com' };
     expect(otlpConfigFromEnv({ ...base, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })?.protocol).toBe('http/json');
-    expect(otlpConfigFromEnv({ ...base, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })?.protocol).toBe('http/protobuf');
+    expect(
+      otlpConfigFromEnv({ ...base, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' })
+        ?.protocol,
+    ).toBe('http/protobuf');
     expect(otlpConfigFromEnv({ ...base, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })?.protocol).toBe('http/protobuf');
   });
 

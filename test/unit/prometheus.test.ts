@@ -9,11 +9,17 @@ import { spawnSync } from 'node:child_process';
 import parsePrometheus from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUS } from '../../shared/core/contract.ts';
-import { DURATION_BUCKETS, executionCounts, refusalCount, type CounterRow, type ExecutionCount } from '../../shared/observability/counters.ts';
+import {
+  DURATION_BUCKETS,
+  executionCounts,
+  refusalCount,
+  type CounterRow,
+  type ExecutionCount,
+} from '../../shared/observability/counters.ts';
 import { prometheusText } from '../../shared/observability/prometheus.ts';
 
 const hasPromtool = spawnSync('promtool', ['--version']).status === 0;
-if (!hasPromtool) console.warn('\n!!! promtool not found: the Prometheus lint check is SKIPPED. Install Debian\'s prometheus package.\n');
+if (!hasPromtool) console.warn("\n!!! promtool not found: the Prometheus lint check is SKIPPED. Install Debian's prometheus package.\n");
 
 const PROJECT = '11111111-1111-4111-8111-111111111111';
 const OTHER = '22222222-2222-4222-8222-222222222222';
@@ -54,7 +60,7 @@ const rows = totalsOf([
   ...refusalCount(PROJECT, 'log-mood', 'RATE_LIMITED'),
 ]);
 
-type Family = { name: string; help: string; type: string; metrics: { value?: string; labels?: Record<string, string>}[] };
+type Family = { name: string; help: string; type: string; metrics: { value?: string; labels?: Record<string, string> }[] };
 
 describe('Prometheus exposition', () => {
   const text = prometheusText({ projects: [PROJECT, OTHER], rows }, ['log-mood', 'add-document']);
@@ -66,13 +72,19 @@ describe('Prometheus exposition', () => {
     const sampleOf = (line: string) => Number(line.slice(line.lastIndexOf(' ') + 1));
     const lines = text.split('\n');
     const buckets = new Map(
-      lines.filter((line) => line.startsWith(`${name}_bucket{${labels},le=`)).map((line) => [/le="([^"]+)"/.exec(line)![1]!, sampleOf(line)]),
+      lines
+        .filter((line) => line.startsWith(`${name}_bucket{${labels},le=`))
+        .map((line) => [/le="([^"]+)"/.exec(line)![1]!, sampleOf(line)]),
     );
     const single = (suffix: string) => lines.filter((line) => line.startsWith(`${name}_${suffix}{${labels}} `)).map(sampleOf);
     return { buckets, sum: single('sum'), count: single('count') };
   };
   const find = (name: string, labels: Record<string, string>) =>
-    family(name).metrics.find((m) => Object.entries(labels).every(([key, value]) => m.labels?.[key] === value) && Object.keys(m.labels ?? {}).length === Object.keys(labels).length);
+    family(name).metrics.find(
+      (m) =>
+        Object.entries(labels).every(([key, value]) => m.labels?.[key] === value) &&
+        Object.keys(m.labels ?? {}).length === Object.keys(labels).length,
+    );
 
   it.skipIf(!hasPromtool)("passes promtool's lint (naming, units, _total, histograms)", () => {
     const lint = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
@@ -94,7 +106,8 @@ describe('Prometheus exposition', () => {
   });
 
   it('counts calls by outcome and code', () => {
-    const calls = (labels: Record<string, string>) => find('edge_tools_tool_calls_total', { project: PROJECT, tool: 'log-mood', ...labels })?.value;
+    const calls = (labels: Record<string, string>) =>
+      find('edge_tools_tool_calls_total', { project: PROJECT, tool: 'log-mood', ...labels })?.value;
     expect(calls({ outcome: 'success' })).toBe('4');
     expect(calls({ outcome: 'failure', code: 'NOT_FOUND' })).toBe('1');
     expect(calls({ outcome: 'refused', code: 'VALIDATION_ERROR' })).toBe('2');
@@ -107,7 +120,11 @@ describe('Prometheus exposition', () => {
 
   it('shows every registered tool of every project at 0 before its first call, with every code', () => {
     const codes = Object.keys(ERROR_STATUS);
-    for (const [project, tool] of [[OTHER, 'log-mood'], [PROJECT, 'add-document'], [OTHER, 'add-document']] as const) {
+    for (const [project, tool] of [
+      [OTHER, 'log-mood'],
+      [PROJECT, 'add-document'],
+      [OTHER, 'add-document'],
+    ] as const) {
       const series = family('edge_tools_tool_calls_total').metrics.filter((m) => m.labels?.project === project && m.labels.tool === tool);
       expect(series).toHaveLength(1 + 2 * codes.length);
       expect(series.every((m) => m.value === '0')).toBe(true);

@@ -11,7 +11,13 @@ describe('respond', () => {
     ['RATE_LIMITED with its own wait', fail('RATE_LIMITED', 'slow down', { details: { retry_after_ms: 1_500 } }), 429, '2', 1_500],
     ['BUSY with its own wait', fail('BUSY', 'busy', { details: { reason: 'timeout', retry_after_ms: 250 } }), 503, '1', 250],
     ['BUSY with a wait of 0', fail('BUSY', 'busy', { details: { retry_after_ms: 0 } }), 503, '0', 0],
-    ['a transient DATABASE_ERROR, which names no wait', fail('DATABASE_ERROR', 'down', { retryable: true, status: 503 }), 503, String(DEFAULT_RETRY_AFTER_MS / 1000), DEFAULT_RETRY_AFTER_MS],
+    [
+      'a transient DATABASE_ERROR, which names no wait',
+      fail('DATABASE_ERROR', 'down', { retryable: true, status: 503 }),
+      503,
+      String(DEFAULT_RETRY_AFTER_MS / 1000),
+      DEFAULT_RETRY_AFTER_MS,
+    ],
   ])('sets Retry-After on %s, matching details.retry_after_ms', async (_case, failure, status, header, waitMs) => {
     const response = respond(failure, meta);
     expect(response.status).toBe(status);
@@ -31,7 +37,11 @@ describe('respond', () => {
 describe('notFound', () => {
   it('names one id, or several, in the same words for every entity', () => {
     expect(notFound('document', { document_id: 'd1' })).toMatchObject({
-      error: { code: 'NOT_FOUND', message: "No document with id 'd1' exists in this project.", details: { entity_type: 'document', query: { document_id: 'd1' } } },
+      error: {
+        code: 'NOT_FOUND',
+        message: "No document with id 'd1' exists in this project.",
+        details: { entity_type: 'document', query: { document_id: 'd1' } },
+      },
     });
     expect(notFound('task', { task_ids: ['a', 'b'] }).error.message).toBe("No tasks with ids 'a', 'b' exist in this project.");
   });

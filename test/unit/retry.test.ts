@@ -71,12 +71,15 @@ describe('withRetries settling a write (settleMs)', () => {
 
   it('keeps running the attempt past its retries while the database does not answer, the delay doubling up to its cap, until it answers', async () => {
     const retried: number[] = [];
-    const { outcome, attempts, ranAt } = await onFakeClock([transient, transient, transient, transient, transient, transient, ok(1, 'written')], {
-      delayMs: 2_000,
-      settleMs: 40_000,
-      maxDelayMs: 8_000,
-      onRetry: (attempt) => retried.push(attempt),
-    });
+    const { outcome, attempts, ranAt } = await onFakeClock(
+      [transient, transient, transient, transient, transient, transient, ok(1, 'written')],
+      {
+        delayMs: 2_000,
+        settleMs: 40_000,
+        maxDelayMs: 8_000,
+        onRetry: (attempt) => retried.push(attempt),
+      },
+    );
     expect(outcome).toEqual(ok(1, 'written'));
     expect(attempts).toBe(7);
     // Two plain retries 2 s apart, then 4 s, 8 s, 8 s, 8 s.
@@ -93,7 +96,10 @@ describe('withRetries settling a write (settleMs)', () => {
   });
 
   it('answers the first definitive failure while settling', async () => {
-    const { outcome, attempts } = await onFakeClock([transient, transient, transient, transient, permanent], { delayMs: 10, settleMs: 60_000 });
+    const { outcome, attempts } = await onFakeClock([transient, transient, transient, transient, permanent], {
+      delayMs: 10,
+      settleMs: 60_000,
+    });
     expect(outcome).toBe(permanent);
     expect(attempts).toBe(5);
   });

@@ -62,7 +62,15 @@ const everyRule = tableTool({
     { name: 'ratio', label: 'Ratio', dataType: 'numeric', min: 0, max: 1 },
     { name: 'flag', label: 'Flag', dataType: 'boolean' },
     { name: 'kind', label: 'Kind', dataType: 'enum', enumValues: ['a', 'b c', 'Ü'], default: 'a' },
-    { name: 'at', label: 'At', dataType: 'datetime', required: true, minDate: '1999-12-31', maxDate: '2100-02-28', example: '2025-10-05T14:30:00Z' },
+    {
+      name: 'at',
+      label: 'At',
+      dataType: 'datetime',
+      required: true,
+      minDate: '1999-12-31',
+      maxDate: '2100-02-28',
+      example: '2025-10-05T14:30:00Z',
+    },
     { name: 'whenever', label: 'Whenever', dataType: 'datetime' },
     { name: 'payload', label: 'Payload', dataType: 'json' },
   ],
@@ -75,14 +83,20 @@ const everyRule = tableTool({
  */
 const SURFACES = {
   catalog: { schemaOf: (tool: AnyTool) => tool.jsonSchemas().input, unsaid: new Set<string>(), cases: CASES },
-  mcp: { schemaOf: (tool: AnyTool) => compactSchema(tool.jsonSchemas().input), unsaid: new Set(['unsafe_text', 'unsafe_key']), cases: CASES / 4 },
+  mcp: {
+    schemaOf: (tool: AnyTool) => compactSchema(tool.jsonSchemas().input),
+    unsaid: new Set(['unsafe_text', 'unsafe_key']),
+    cases: CASES / 4,
+  },
 };
 
 /** `schema` with every text ceiling above 200 lowered to 200 (or its minimum): for generating samples quickly, all still valid. */
 function shortTexts(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(shortTexts);
   if (typeof node !== 'object' || node === null) return node;
-  const copy = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, key === 'enum' || key === 'const' ? value : shortTexts(value)])) as Record<string, any>;
+  const copy = Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, key === 'enum' || key === 'const' ? value : shortTexts(value)]),
+  ) as Record<string, any>;
   if (typeof copy.maxLength === 'number' && copy.maxLength > 200) copy.maxLength = Math.max(200, copy.minLength ?? 0);
   return copy;
 }
@@ -92,7 +106,14 @@ function jsonFields(schema: Record<string, any>): Set<string> {
   const found = new Set<string>();
   for (const [name, field] of Object.entries<Record<string, any>>(schema.properties ?? {})) {
     const options: Record<string, any>[] = [field, ...(field.anyOf ?? [])];
-    if (options.some((option) => [option.type].flat().includes('object') && /nested at most \d+ levels/.test(`${field.description ?? ''} ${option.description ?? ''}`))) found.add(name);
+    if (
+      options.some(
+        (option) =>
+          [option.type].flat().includes('object') &&
+          /nested at most \d+ levels/.test(`${field.description ?? ''} ${option.description ?? ''}`),
+      )
+    )
+      found.add(name);
   }
   return found;
 }
@@ -121,35 +142,52 @@ describe.each([...tools, everyRule].map((tool) => [tool.id, tool] as const))('%s
       for (const keyword of ['allOf', 'anyOf', 'oneOf', 'not', 'if']) expect(schema, keyword).not.toHaveProperty(keyword);
     });
 
-    it(`agrees with Ajv on ${SAMPLES} json-schema-faker samples, as many mutations of them, and ${cases} generated inputs`, { timeout: 900_000 }, () => {
-      const judge = ajv.compile(schema);
-      const samples = Array.from({ length: SAMPLES }, (_, i) => JSON.parse(JSON.stringify(generateSync(shortTexts(schema) as never, { seed: i + 1, optionalsProbability: 0.5 }))) as unknown);
-      const mutations = fc.sample(mutated(fc.constantFrom(...samples)), { seed: 2026, numRuns: SAMPLES }).map((value) => JSON.parse(JSON.stringify(value)) as unknown);
-      const generated = fc.sample(inputArbitrary(schema), { seed: 2026, numRuns: cases });
-      const disagreements: string[] = [];
-      let accepted = 0;
-      let excepted = 0;
-      for (const [kind, input] of [...samples.map((input) => ['sample', input] as const), ...mutations.map((input) => ['mutation', input] as const), ...generated.map((input) => ['generated', input] as const)]) {
-        const standard = judge(input);
-        const ours = validateInput(tool.input, input, tool.hint);
-        if (ours.ok) accepted++;
-        if (kind === 'sample') expect(standard, `json-schema-faker's sample is valid under the schema: ${JSON.stringify(input).slice(0, 300)}`).toBe(true);
-        if (standard === ours.ok) continue;
-        const fields = ours.ok ? undefined : ours.error.details?.fields;
-        if (standard && (insideJsonField(fields, json) || unsaidThere(fields, unsaid))) {
-          excepted++;
-          continue;
+    it(
+      `agrees with Ajv on ${SAMPLES} json-schema-faker samples, as many mutations of them, and ${cases} generated inputs`,
+      { timeout: 900_000 },
+      () => {
+        const judge = ajv.compile(schema);
+        const samples = Array.from(
+          { length: SAMPLES },
+          (_, i) =>
+            JSON.parse(JSON.stringify(generateSync(shortTexts(schema) as never, { seed: i + 1, optionalsProbability: 0.5 }))) as unknown,
+        );
+        const mutations = fc
+          .sample(mutated(fc.constantFrom(...samples)), { seed: 2026, numRuns: SAMPLES })
+          .map((value) => JSON.parse(JSON.stringify(value)) as unknown);
+        const generated = fc.sample(inputArbitrary(schema), { seed: 2026, numRuns: cases });
+        const disagreements: string[] = [];
+        let accepted = 0;
+        let excepted = 0;
+        for (const [kind, input] of [
+          ...samples.map((input) => ['sample', input] as const),
+          ...mutations.map((input) => ['mutation', input] as const),
+          ...generated.map((input) => ['generated', input] as const),
+        ]) {
+          const standard = judge(input);
+          const ours = validateInput(tool.input, input, tool.hint);
+          if (ours.ok) accepted++;
+          if (kind === 'sample')
+            expect(standard, `json-schema-faker's sample is valid under the schema: ${JSON.stringify(input).slice(0, 300)}`).toBe(true);
+          if (standard === ours.ok) continue;
+          const fields = ours.ok ? undefined : ours.error.details?.fields;
+          if (standard && (insideJsonField(fields, json) || unsaidThere(fields, unsaid))) {
+            excepted++;
+            continue;
+          }
+          const why = ours.ok ? ajv.errorsText(judge.errors) : ours.error.message;
+          disagreements.push(
+            `${kind}: ${standard ? 'Ajv accepts' : 'Ajv refuses'}, the tool ${ours.ok ? 'accepts' : 'refuses'} (${why.slice(0, 300)}): ${JSON.stringify(input).slice(0, 300)}`,
+          );
         }
-        const why = ours.ok ? ajv.errorsText(judge.errors) : ours.error.message;
-        disagreements.push(`${kind}: ${standard ? 'Ajv accepts' : 'Ajv refuses'}, the tool ${ours.ok ? 'accepts' : 'refuses'} (${why.slice(0, 300)}): ${JSON.stringify(input).slice(0, 300)}`);
-      }
-      expect(disagreements.slice(0, 5)).toEqual([]);
-      // Only a tool with a free-form JSON field has exceptions in the catalog.
-      if (json.size === 0 && unsaid.size === 0) expect(excepted).toBe(0);
-      // Enough of both kinds for the agreement to mean something.
-      expect(accepted).toBeGreaterThan((cases + 2 * SAMPLES) * 0.1);
-      expect(cases + 2 * SAMPLES - accepted).toBeGreaterThan((cases + 2 * SAMPLES) * 0.2);
-    });
+        expect(disagreements.slice(0, 5)).toEqual([]);
+        // Only a tool with a free-form JSON field has exceptions in the catalog.
+        if (json.size === 0 && unsaid.size === 0) expect(excepted).toBe(0);
+        // Enough of both kinds for the agreement to mean something.
+        expect(accepted).toBeGreaterThan((cases + 2 * SAMPLES) * 0.1);
+        expect(cases + 2 * SAMPLES - accepted).toBeGreaterThan((cases + 2 * SAMPLES) * 0.2);
+      },
+    );
   });
 });
 
@@ -163,7 +201,11 @@ describe.each([...tools, everyRule].map((tool) => [tool.id, tool] as const))('%s
   const schema = tool.jsonSchemas().input;
   const cases = numericBoundaries(schema, tool.example as Record<string, unknown>)
     // Only fields the example can carry.
-    .filter((c) => c.minimum === undefined || validateInput(tool.input, { ...c.input, [c.field]: Array.isArray(c.input[c.field]) ? [c.minimum] : c.minimum }, tool.hint).ok);
+    .filter(
+      (c) =>
+        c.minimum === undefined ||
+        validateInput(tool.input, { ...c.input, [c.field]: Array.isArray(c.input[c.field]) ? [c.minimum] : c.minimum }, tool.hint).ok,
+    );
 
   it('bounds every numeric field on both sides, integers within Postgres integer', () => {
     for (const c of numericBoundaries(schema, {})) {

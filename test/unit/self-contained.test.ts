@@ -13,7 +13,11 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
  * Phrases that name documents outside the repository. Written split so that this file does not
  * match itself.
  */
-const OUTSIDE_REFERENCES = [['shared', '/notes'], ['DESIGN', '.md'], ['seed', ' 00']].map((parts) => parts.join(''));
+const OUTSIDE_REFERENCES = [
+  ['shared', '/notes'],
+  ['DESIGN', '.md'],
+  ['seed', ' 00'],
+].map((parts) => parts.join(''));
 
 /** Files committed or about to be (untracked but not ignored), apart from the lock file. */
 function repositoryFiles(): string[] {

@@ -6,7 +6,8 @@ import { tableTool } from '../../functions/table-tools/lib/table-tool.ts';
 
 const base: TableConfig = {
   toolId: 'log-thing',
-  displayName: 'thing', recordName: 'record',
+  displayName: 'thing',
+  recordName: 'record',
   description: 'Logs a thing.',
   tableName: 'things',
   fields: [{ name: 'title', label: 'Title', dataType: 'text', required: true }],
@@ -26,20 +27,48 @@ describe('TableConfig validation', () => {
     ['a bad tool id', { toolId: 'Log Thing' }, 'toolId: must be kebab-case'],
     ['a table name that is not an identifier', { tableName: 'things; drop table x' }, 'tableName: must be a lower-case SQL identifier'],
     ['duplicate field names', { fields: [base.fields[0]!, base.fields[0]!] }, 'duplicate field names: title'],
-    ['min above max', { fields: [{ name: 'n', label: 'N', dataType: 'integer', min: 5, max: 1 }] }, "field 'n': 'min' (5) is greater than 'max' (1)"],
+    [
+      'min above max',
+      { fields: [{ name: 'n', label: 'N', dataType: 'integer', min: 5, max: 1 }] },
+      "field 'n': 'min' (5) is greater than 'max' (1)",
+    ],
     ['an enum without values', { fields: [{ name: 'e', label: 'E', dataType: 'enum' }] }, "field 'e': enum fields need 'enumValues'"],
-    ['maxLength on a number', { fields: [{ name: 'n', label: 'N', dataType: 'numeric', maxLength: 3 }] }, "'maxLength' applies only to text fields, not to numeric"],
-    ['scale above precision', { fields: [{ name: 'n', label: 'N', dataType: 'numeric', precision: 2, scale: 3 }] }, "'scale' (3) is greater than 'precision' (2)"],
+    [
+      'maxLength on a number',
+      { fields: [{ name: 'n', label: 'N', dataType: 'numeric', maxLength: 3 }] },
+      "'maxLength' applies only to text fields, not to numeric",
+    ],
+    [
+      'scale above precision',
+      { fields: [{ name: 'n', label: 'N', dataType: 'numeric', precision: 2, scale: 3 }] },
+      "'scale' (3) is greater than 'precision' (2)",
+    ],
     ['an unknown data type', { fields: [{ name: 'n', label: 'N', dataType: 'money' as 'text' }] }, 'fields.0.dataType'],
     ['a project_id field', { fields: [{ name: 'project_id', label: 'P', dataType: 'text' }] }, "'project_id' is filled from the API key"],
-    ['a field writing the id column', { fields: [{ name: 'id', label: 'Id', dataType: 'text' }] }, "a field writes the column 'id', which is derived from the call"],
+    [
+      'a field writing the id column',
+      { fields: [{ name: 'id', label: 'Id', dataType: 'text' }] },
+      "a field writes the column 'id', which is derived from the call",
+    ],
     ['a mapping to the id column', { columnMappings: { title: 'id' } }, "a field writes the column 'id'"],
     ['a mapping of an unknown field', { columnMappings: { nope: 'col' } }, "columnMappings names 'nope', which is not a field"],
-    ['a default that breaks the field', { fields: [{ name: 'n', label: 'N', dataType: 'integer', max: 3, default: 9 }] }, 'fields.n.default: 9 is not a valid value'],
+    [
+      'a default that breaks the field',
+      { fields: [{ name: 'n', label: 'N', dataType: 'integer', max: 3, default: 9 }] },
+      'fields.n.default: 9 is not a valid value',
+    ],
     ['an unknown placeholder', { successMessage: 'Saved {nothing}' }, 'successMessage uses {nothing}'],
     ['an unknown option', { colour: 'red' } as Partial<TableConfig>, 'Unrecognized key'],
-    ['a date bound that is a date-time', { fields: [{ name: 'd', label: 'D', dataType: 'datetime', minDate: '1900-01-01T00:00:00Z' }] }, 'must be a calendar date, YYYY-MM-DD'],
-    ['minDate after maxDate', { fields: [{ name: 'd', label: 'D', dataType: 'datetime', minDate: '2025-01-02', maxDate: '2025-01-01' }] }, "'minDate' is after 'maxDate'"],
+    [
+      'a date bound that is a date-time',
+      { fields: [{ name: 'd', label: 'D', dataType: 'datetime', minDate: '1900-01-01T00:00:00Z' }] },
+      'must be a calendar date, YYYY-MM-DD',
+    ],
+    [
+      'minDate after maxDate',
+      { fields: [{ name: 'd', label: 'D', dataType: 'datetime', minDate: '2025-01-02', maxDate: '2025-01-01' }] },
+      "'minDate' is after 'maxDate'",
+    ],
   ])('names the mistake: %s', (_case, change, problem) => {
     const problems = problemsOf({ ...base, ...change });
     expect(problems.join('\n')).toContain(problem);
@@ -67,7 +96,11 @@ describe('input schema generation', () => {
   const schema = buildInputSchema(config);
 
   it('makes required fields required and the rest optional, with defaults', () => {
-    const json = z.toJSONSchema(schema, { io: 'input' }) as { required: string[]; properties: Record<string, Record<string, unknown>>; additionalProperties: boolean };
+    const json = z.toJSONSchema(schema, { io: 'input' }) as {
+      required: string[];
+      properties: Record<string, Record<string, unknown>>;
+      additionalProperties: boolean;
+    };
     expect(json.required.sort()).toEqual(['at', 'kind', 'title']);
     expect(json.additionalProperties).toBe(false);
     expect(json.properties.title).toMatchObject({ type: 'string', minLength: 1, maxLength: 20, description: 'What it is.' });

@@ -28,7 +28,11 @@ describe('stemOf (Porter2)', () => {
   });
 
   it('gives inflections of a word one stem', () => {
-    for (const group of [['hire', 'hires', 'hired', 'hiring'], ['engineer', 'engineers', 'engineering'], ['migrate', 'migrated', 'migration', 'migrations']]) {
+    for (const group of [
+      ['hire', 'hires', 'hired', 'hiring'],
+      ['engineer', 'engineers', 'engineering'],
+      ['migrate', 'migrated', 'migration', 'migrations'],
+    ]) {
       expect(new Set(group.map(stemOf)).size).toBe(1);
     }
   });

@@ -28,7 +28,12 @@ describe('defineTool', () => {
       },
     });
     // What routes and lists a tool is there at once; no schema is built yet.
-    expect([tool.id, tool.toolset, tool.title, tool.hint]).toEqual(['echo', 'documents', 'Echo', 'Example of a valid call: {"text":"hello"}']);
+    expect([tool.id, tool.toolset, tool.title, tool.hint]).toEqual([
+      'echo',
+      'documents',
+      'Echo',
+      'Example of a valid call: {"text":"hello"}',
+    ]);
     expect(built).toEqual({ input: 0, output: 0 });
 
     expect(tool.input.safeParse({ text: 'hi' }).success).toBe(true);

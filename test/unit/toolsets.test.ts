@@ -22,7 +22,9 @@ describe('toolsets', () => {
     expect(parsed.ok).toBe(false);
     if (parsed.ok) return;
     expect(parsed.error.code).toBe('VALIDATION_ERROR');
-    expect(parsed.error.message).toMatch(/^Query parameter 'toolset' names toolsets that do not exist: 'studies', 'tables'\. Toolsets: documents \(/);
+    expect(parsed.error.message).toMatch(
+      /^Query parameter 'toolset' names toolsets that do not exist: 'studies', 'tables'\. Toolsets: documents \(/,
+    );
     expect(parsed.error.details?.unknown_toolsets).toEqual(['studies', 'tables']);
     const empty = parseToolsets(' , ', { code: 'NOT_FOUND' });
     expect(!empty.ok && empty.error.code).toBe('NOT_FOUND');

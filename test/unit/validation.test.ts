@@ -40,10 +40,28 @@ describe('readJsonObject', () => {
 
   it('refuses bodies over the limit by declared length and by actual length', async () => {
     const big = JSON.stringify({ a: 'x'.repeat(2000) });
-    const declared = await readJsonObject(post(big, { 'content-type': 'application/json', 'content-length': String(big.length) }), HINT, 1000);
+    const declared = await readJsonObject(
+      post(big, { 'content-type': 'application/json', 'content-length': String(big.length) }),
+      HINT,
+      1000,
+    );
     expect(declared).toMatchObject({ ok: false, error: { code: 'PAYLOAD_TOO_LARGE' } });
-    const stream = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(big)); c.close(); } });
-    const streamed = await readJsonObject(new Request('http://test/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit), HINT, 1000);
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(big));
+        c.close();
+      },
+    });
+    const streamed = await readJsonObject(
+      new Request('http://test/', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit),
+      HINT,
+      1000,
+    );
     expect(streamed).toMatchObject({ ok: false, error: { code: 'PAYLOAD_TOO_LARGE' } });
   });
 });
@@ -61,12 +79,42 @@ describe('validateInput: the screen of the whole input', () => {
     ['an own __proto__ key', JSON.parse('{"a":{"__proto__":{"x":1}}}'), 'a.__proto__', 'forbidden_key', "Key '__proto__' is not allowed"],
     ['a prototype key deep in an array', { a: [{ b: { prototype: 1 } }] }, 'a[0].b.prototype', 'forbidden_key', "at 'a[0].b.prototype'"],
     ['Infinity', { a: -Infinity }, 'a', 'non_finite_number', "Field 'a' must be a finite number"],
-    ['too deep nesting', { a: JSON.parse(`${'['.repeat(100)}${']'.repeat(100)}`) }, `a${'[0]'.repeat(63)}`, 'too_deep', 'nested more than 64 levels'],
-    ['a NUL in a value', { a: 'x\u0000y' }, 'a', 'unsafe_text', "Field 'a' must be text without NUL characters (U+0000) or unpaired UTF-16 surrogates, but received 'x\\u0000y', with the NUL character (U+0000) at character 2"],
-    ['a lone high surrogate deep in an array', { a: [{ b: ['ok', '\uD83D'] }] }, 'a[0].b[1]', 'unsafe_text', 'an unpaired UTF-16 surrogate (U+D83D) at character 1'],
+    [
+      'too deep nesting',
+      { a: JSON.parse(`${'['.repeat(100)}${']'.repeat(100)}`) },
+      `a${'[0]'.repeat(63)}`,
+      'too_deep',
+      'nested more than 64 levels',
+    ],
+    [
+      'a NUL in a value',
+      { a: 'x\u0000y' },
+      'a',
+      'unsafe_text',
+      "Field 'a' must be text without NUL characters (U+0000) or unpaired UTF-16 surrogates, but received 'x\\u0000y', with the NUL character (U+0000) at character 2",
+    ],
+    [
+      'a lone high surrogate deep in an array',
+      { a: [{ b: ['ok', '\uD83D'] }] },
+      'a[0].b[1]',
+      'unsafe_text',
+      'an unpaired UTF-16 surrogate (U+D83D) at character 1',
+    ],
     ['a lone low surrogate after a pair', { a: '😀\uDE00' }, 'a', 'unsafe_text', 'an unpaired UTF-16 surrogate (U+DE00) at character 2'],
-    ['a NUL in a key', { a: { 'k\u0000': 1 } }, 'a.k\\u0000', 'unsafe_key', "The name of field 'a.k\\u0000' must not contain NUL characters"],
-    ['a lone surrogate in an unknown key', { ['\uDC00']: 1 }, '\\uDC00', 'unsafe_key', 'an unpaired UTF-16 surrogate (U+DC00) at character 1'],
+    [
+      'a NUL in a key',
+      { a: { 'k\u0000': 1 } },
+      'a.k\\u0000',
+      'unsafe_key',
+      "The name of field 'a.k\\u0000' must not contain NUL characters",
+    ],
+    [
+      'a lone surrogate in an unknown key',
+      { ['\uDC00']: 1 },
+      '\\uDC00',
+      'unsafe_key',
+      'an unpaired UTF-16 surrogate (U+DC00) at character 1',
+    ],
   ])('refuses %s, naming the field', (_case, value, field, code, message) => {
     const problem = refusal(value);
     expect(problem).toMatchObject({ field, code });
@@ -94,7 +142,8 @@ describe('validateInput: the screen of the whole input', () => {
   });
 
   it('refuses a non-object input before anything else', () => {
-    for (const value of [null, [1], 'x', 3]) expect(validateInput(open, value, HINT)).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR' } });
+    for (const value of [null, [1], 'x', 3])
+      expect(validateInput(open, value, HINT)).toMatchObject({ ok: false, error: { code: 'VALIDATION_ERROR' } });
   });
 });
 
@@ -108,30 +157,81 @@ describe('validateInput', () => {
   });
 
   it('passes valid input through', () => {
-    expect(validateInput(schema, { count: 3, ratio: 0.5, name: 'ab' }, HINT)).toEqual({ ok: true, value: { count: 3, ratio: 0.5, name: 'ab' } });
+    expect(validateInput(schema, { count: 3, ratio: 0.5, name: 'ab' }, HINT)).toEqual({
+      ok: true,
+      value: { count: 3, ratio: 0.5, name: 'ab' },
+    });
   });
 
   it('describes each problem with field, code, expected and received', () => {
-    const result = validateInput(schema, { count: 15, ratio: 0, name: 'abcdefg', tags: ['a', 'b', 'c'], nested: { deep: 'yes', extra: 1 } }, HINT);
+    const result = validateInput(
+      schema,
+      { count: 15, ratio: 0, name: 'abcdefg', tags: ['a', 'b', 'c'], nested: { deep: 'yes', extra: 1 } },
+      HINT,
+    );
     if (result.ok) throw new Error('expected a failure');
     expect(result.error.details?.fields).toEqual([
-      { field: 'count', code: 'too_big', message: "Field 'count' must be between 1 and 10, but received 15.", expected: 'between 1 and 10', received: '15' },
-      { field: 'ratio', code: 'too_small', message: "Field 'ratio' must be greater than 0, but received 0.", expected: 'greater than 0', received: '0' },
-      { field: 'name', code: 'too_big', message: "Field 'name' must be between 1 and 5 characters, but received 7 characters.", expected: 'between 1 and 5 characters', received: '7 characters' },
-      { field: 'tags', code: 'too_big', message: "Field 'tags' must be at most 2 items, but received 3 items.", expected: 'at most 2 items', received: '3 items' },
-      { field: 'nested.deep', code: 'invalid_type', message: "Field 'nested.deep' must be true or false, but received a string ('yes').", expected: 'true or false', received: "'yes'" },
-      { field: 'nested.extra', code: 'unknown_field', message: "Unknown field 'nested.extra'; allowed fields: deep.", expected: 'one of: deep', received: 'extra' },
+      {
+        field: 'count',
+        code: 'too_big',
+        message: "Field 'count' must be between 1 and 10, but received 15.",
+        expected: 'between 1 and 10',
+        received: '15',
+      },
+      {
+        field: 'ratio',
+        code: 'too_small',
+        message: "Field 'ratio' must be greater than 0, but received 0.",
+        expected: 'greater than 0',
+        received: '0',
+      },
+      {
+        field: 'name',
+        code: 'too_big',
+        message: "Field 'name' must be between 1 and 5 characters, but received 7 characters.",
+        expected: 'between 1 and 5 characters',
+        received: '7 characters',
+      },
+      {
+        field: 'tags',
+        code: 'too_big',
+        message: "Field 'tags' must be at most 2 items, but received 3 items.",
+        expected: 'at most 2 items',
+        received: '3 items',
+      },
+      {
+        field: 'nested.deep',
+        code: 'invalid_type',
+        message: "Field 'nested.deep' must be true or false, but received a string ('yes').",
+        expected: 'true or false',
+        received: "'yes'",
+      },
+      {
+        field: 'nested.extra',
+        code: 'unknown_field',
+        message: "Unknown field 'nested.extra'; allowed fields: deep.",
+        expected: 'one of: deep',
+        received: 'extra',
+      },
     ]);
     expect(result.error.message).toMatch(/^The input has 6 problems: Field 'count' must be between 1 and 10/);
     expect(result.error.hint).toBe(HINT);
   });
 
   it('lists the allowed fields of an object that a union accepts next to a plain value', () => {
-    const items = z.strictObject({ items: z.array(z.union([z.string(), z.strictObject({ title: z.string(), notes: z.string().optional() })])) });
+    const items = z.strictObject({
+      items: z.array(z.union([z.string(), z.strictObject({ title: z.string(), notes: z.string().optional() })])),
+    });
     const result = validateInput(items, { items: ['plain', { title: 'x', note: 'typo' }] }, HINT);
     if (result.ok) throw new Error('expected a failure');
     expect(result.error.details?.fields).toEqual([
-      { field: 'items[1].note', code: 'unknown_field', message: "Unknown field 'items[1].note'; allowed fields: title, notes.", expected: 'one of: title, notes', received: 'note' },
+      {
+        field: 'items[1].note',
+        code: 'unknown_field',
+        message: "Unknown field 'items[1].note'; allowed fields: title, notes.",
+        expected: 'one of: title, notes',
+        received: 'note',
+      },
     ]);
   });
 

@@ -8,7 +8,11 @@ import { geminiDeclaration, geminiSchemaSubset } from '../support/vendor-rules/g
 import { openAiFunction } from '../support/vendor-rules/openai.ts';
 import { portable } from '../support/vendor-rules/walk.ts';
 
-const plain = { type: 'object', properties: { mood: { type: 'string', enum: ['happy', 'sad'] }, energy: { type: 'integer', minimum: 1 } }, required: ['mood'] };
+const plain = {
+  type: 'object',
+  properties: { mood: { type: 'string', enum: ['happy', 'sad'] }, energy: { type: 'integer', minimum: 1 } },
+  required: ['mood'],
+};
 const strict = {
   type: 'object',
   properties: { mood: { type: 'string', enum: ['happy', 'sad'] }, energy: { type: ['integer', 'null'], minimum: 1 } },
@@ -34,18 +38,38 @@ describe('OpenAI', () => {
   });
   it('holds strict schemas to Structured Outputs: every field required, no extra keys, supported keywords and formats only', () => {
     const broken = openAiFunction({ name: 'log-mood', parameters: plain, strict: true });
-    expect(broken).toEqual(expect.arrayContaining([expect.stringContaining('additionalProperties: false'), expect.stringContaining("'energy' is not in required")]));
-    expect(openAiFunction({ name: 'a', strict: true, parameters: { ...strict, properties: { ...strict.properties, name: { type: 'string', minLength: 1 } }, required: [...strict.required, 'name'] } })).toEqual([
-      ".properties.name: 'minLength' is not supported in strict mode",
+    expect(broken).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('additionalProperties: false'),
+        expect.stringContaining("'energy' is not in required"),
+      ]),
+    );
+    expect(
+      openAiFunction({
+        name: 'a',
+        strict: true,
+        parameters: {
+          ...strict,
+          properties: { ...strict.properties, name: { type: 'string', minLength: 1 } },
+          required: [...strict.required, 'name'],
+        },
+      }),
+    ).toEqual([".properties.name: 'minLength' is not supported in strict mode"]);
+    expect(
+      openAiFunction({
+        name: 'a',
+        strict: true,
+        parameters: { ...strict, properties: { at: { type: 'string', format: 'uri' } }, required: ['at'] },
+      }),
+    ).toEqual([".properties.at: format 'uri' is not supported"]);
+    expect(openAiFunction({ name: 'a', strict: true, parameters: { ...strict, properties: { any: {} }, required: ['any'] } })).toEqual([
+      '.properties.any: says no type',
     ]);
-    expect(openAiFunction({ name: 'a', strict: true, parameters: { ...strict, properties: { at: { type: 'string', format: 'uri' } }, required: ['at'] } })).toEqual([
-      ".properties.at: format 'uri' is not supported",
-    ]);
-    expect(openAiFunction({ name: 'a', strict: true, parameters: { ...strict, properties: { any: {} }, required: ['any'] } })).toEqual(['.properties.any: says no type']);
   });
   it('refuses deep nesting, a root that is not an object, and bad names', () => {
     let deep: Record<string, unknown> = { type: 'string' };
-    for (let level = 0; level < 11; level++) deep = { type: 'object', properties: { inner: deep }, required: ['inner'], additionalProperties: false };
+    for (let level = 0; level < 11; level++)
+      deep = { type: 'object', properties: { inner: deep }, required: ['inner'], additionalProperties: false };
     expect(openAiFunction({ name: 'a', parameters: deep, strict: true })).toEqual([expect.stringContaining('nested 11 deep')]);
     expect(openAiFunction({ name: 'a', parameters: { anyOf: [strict] }, strict: false })).toHaveLength(2);
     expect(openAiFunction({ name: 'log.mood', parameters: strict, strict: true })).toHaveLength(1);
@@ -55,26 +79,46 @@ describe('OpenAI', () => {
 describe('Gemini', () => {
   it('accepts a declaration whose names and types it knows', () => {
     expect(geminiDeclaration('log-mood', strict)).toEqual([]);
-    expect(geminiSchemaSubset({ type: 'object', properties: { mood: { type: 'string', enum: ['happy'] }, at: { type: 'string', format: 'date-time', nullable: true } } })).toEqual([]);
+    expect(
+      geminiSchemaSubset({
+        type: 'object',
+        properties: { mood: { type: 'string', enum: ['happy'] }, at: { type: 'string', format: 'date-time', nullable: true } },
+      }),
+    ).toEqual([]);
   });
   it('refuses names that start with a digit, parameter names with dashes, unknown types and a combinator at the root', () => {
     expect(geminiDeclaration('1-tool', plain)).toHaveLength(1);
     expect(geminiDeclaration('a', { type: 'object', properties: { 'plan-id': { type: 'integer' } } })).toHaveLength(1);
-    expect(geminiDeclaration('a', { type: 'object', properties: { x: { type: 'tuple' } } })).toEqual([".properties.x: type 'tuple' is not a Gemini Type"]);
+    expect(geminiDeclaration('a', { type: 'object', properties: { x: { type: 'tuple' } } })).toEqual([
+      ".properties.x: type 'tuple' is not a Gemini Type",
+    ]);
     expect(geminiDeclaration('a', { type: 'object', oneOf: [plain] })).toHaveLength(1);
   });
   it('holds a Schema object to the OpenAPI subset: no additionalProperties, one type, its formats, string enums', () => {
-    expect(geminiSchemaSubset(strict)).toEqual(["(root): 'additionalProperties' is not a field of Schema", '.properties.energy: type is a list (use one type and nullable)']);
+    expect(geminiSchemaSubset(strict)).toEqual([
+      "(root): 'additionalProperties' is not a field of Schema",
+      '.properties.energy: type is a list (use one type and nullable)',
+    ]);
     expect(geminiSchemaSubset({ type: 'string', format: 'uuid' })).toHaveLength(1);
     expect(geminiSchemaSubset({ type: 'integer', enum: [1, 2] })).toHaveLength(1);
-    expect(geminiSchemaSubset({ type: 'object', properties: { any: { description: 'Anything.' }, either: { anyOf: [{ type: 'integer' }, { type: 'string' }] } } })).toEqual(['.properties.any: says no type']);
+    expect(
+      geminiSchemaSubset({
+        type: 'object',
+        properties: { any: { description: 'Anything.' }, either: { anyOf: [{ type: 'integer' }, { type: 'string' }] } },
+      }),
+    ).toEqual(['.properties.any: says no type']);
   });
 });
 
 describe('every host', () => {
   it('accepts a schema that is plain, and refuses references, definitions and empty leftovers', () => {
     expect(portable(plain)).toEqual([]);
-    expect(portable({ ...plain, $defs: { a: { type: 'string' } }, properties: { a: { $ref: '#/$defs/a' } } })).toEqual(["(root): '$defs'", ".properties.a: '$ref'"]);
-    expect(portable({ type: 'object', properties: { at: { type: 'string', allOf: [{}] } } })).toEqual(['.properties.at: an empty schema in allOf']);
+    expect(portable({ ...plain, $defs: { a: { type: 'string' } }, properties: { a: { $ref: '#/$defs/a' } } })).toEqual([
+      "(root): '$defs'",
+      ".properties.a: '$ref'",
+    ]);
+    expect(portable({ type: 'object', properties: { at: { type: 'string', allOf: [{}] } } })).toEqual([
+      '.properties.at: an empty schema in allOf',
+    ]);
   });
 });

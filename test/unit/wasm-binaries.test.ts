@@ -10,7 +10,10 @@ describe('committed WebAssembly binaries', () => {
     expect(sources.map((path) => relative(process.cwd(), path))).toContain('functions/task-analysis/lib/dot-products.wat');
   });
 
-  it.each(sources.map((path) => [relative(process.cwd(), path), path]))('%s assembles to exactly the committed .wasm (run `npm run build:wasm` after editing it)', async (_, path) => {
-    expect(Buffer.from(await assemble(path)).equals(readFileSync(binaryPath(path)))).toBe(true);
-  });
+  it.each(sources.map((path) => [relative(process.cwd(), path), path]))(
+    '%s assembles to exactly the committed .wasm (run `npm run build:wasm` after editing it)',
+    async (_, path) => {
+      expect(Buffer.from(await assemble(path)).equals(readFileSync(binaryPath(path)))).toBe(true);
+    },
+  );
 });

@@ -65,7 +65,9 @@ export async function storeDocument(
   const statements = [writeDocument];
   if (replaceId) {
     // The old tasks go, except those this call wrote already (an earlier attempt that committed).
-    statements.push(db.execute(sql`delete from tasks where document_id = ${documentId} and project_id = ${projectId} and id <> all(${uuidArray(ids)})`));
+    statements.push(
+      db.execute(sql`delete from tasks where document_id = ${documentId} and project_id = ${projectId} and id <> all(${uuidArray(ids)})`),
+    );
   }
   if (tasks.length > 0) statements.push(db.execute(insertTasks(projectId, documentId, tasks)));
   await db.batch(statements as [(typeof statements)[number], ...typeof statements]);
@@ -99,7 +101,10 @@ export async function embedTasks(
     const batch = tasks.slice(start, start + EMBED_BATCH_SIZE);
     let vectors: Float32Array[];
     try {
-      vectors = await embeddings.embed(batch.map((task) => task.text), signal);
+      vectors = await embeddings.embed(
+        batch.map((task) => task.text),
+        signal,
+      );
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
       report.failed += batch.length;

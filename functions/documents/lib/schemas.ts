@@ -17,7 +17,11 @@ export const documentId = uuid().describe('A document id, from add-document.');
 
 /** NOT_FOUND for a document id the project does not have, on every document tool. */
 export function documentNotFound(document_id: string): Failure {
-  return notFound('document', { document_id }, 'Use the document_id that add-document returned, or find documents through semantic-search results.');
+  return notFound(
+    'document',
+    { document_id },
+    'Use the document_id that add-document returned, or find documents through semantic-search results.',
+  );
 }
 
 export const ingestResult = z.object({
@@ -36,7 +40,9 @@ export const ingestResult = z.object({
         content_offset: z.int().optional().describe("detailed only: where the task's line starts in the document, in characters."),
       }),
     )
-    .describe('The first tasks, in document order, as many as the answer budget holds (task_count says how many there are; read the rest with get-document-context or the document link).'),
+    .describe(
+      'The first tasks, in document order, as many as the answer budget holds (task_count says how many there are; read the rest with get-document-context or the document link).',
+    ),
 });
 
 /**
@@ -51,13 +57,19 @@ export function ingestOutcome(
 ): Success<z.output<typeof ingestResult>> {
   const { documentId, title, tasks } = stored;
   const listed = fitToBudget(
-    tasks.map((task) => ({ task_id: task.id, text: task.text, ...(format === 'detailed' ? { position: task.position, content_offset: task.offset } : {}) })),
+    tasks.map((task) => ({
+      task_id: task.id,
+      text: task.text,
+      ...(format === 'detailed' ? { position: task.position, content_offset: task.offset } : {}),
+    })),
     ANSWER_BUDGETS[format].list,
     { atLeast: 0 },
   );
   const base = `${verb} "${title}" with ${plural(tasks.length, 'task')}.`;
   const message =
-    (report.failed === 0 ? base : `${base} ${plural(report.failed, 'task embedding')} failed (${report.error}); call embed-tasks later to retry them.`) +
+    (report.failed === 0
+      ? base
+      : `${base} ${plural(report.failed, 'task embedding')} failed (${report.error}); call embed-tasks later to retry them.`) +
     (listed.length < tasks.length
       ? ` The first ${listed.length} are listed; read them all with get-document-context (task_ids: [the first task id], then cursor) or at the document's link.`
       : '');

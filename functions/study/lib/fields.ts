@@ -17,7 +17,8 @@ export const planIdField = z
   .describe('The plan id, or "latest" for the newest plan (with plan_title: the newest plan of that title).');
 
 /** `plan_id`'s description in tools that act on one plan: absent, it means the newest plan unless plan_title names one. */
-export const PLAN_ID_DEFAULT = 'The plan id, or "latest" for the newest plan (with plan_title: the newest plan of that title). Default: "latest" when plan_title is not given either.';
+export const PLAN_ID_DEFAULT =
+  'The plan id, or "latest" for the newest plan (with plan_title: the newest plan of that title). Default: "latest" when plan_title is not given either.';
 
 /** `plan_title`: matched exactly, ignoring case (and surrounding whitespace). */
 export const planTitleField = text({ max: 200, blank: false, trim: true }).describe('The plan title, ignoring case.');
@@ -39,7 +40,9 @@ export function limitField(what: string, fallback: number, max: number) {
 }
 
 /** A topic name, matched ignoring case. */
-export const topicNameField = text({ max: 100, blank: false, trim: true }).describe('The topic name, e.g. "Spanish grammar" (case-insensitive).');
+export const topicNameField = text({ max: 100, blank: false, trim: true }).describe(
+  'The topic name, e.g. "Spanish grammar" (case-insensitive).',
+);
 
 /**
  * A plan named by `plan_id`, `plan_title` or both (the field names every plan tool uses). Each

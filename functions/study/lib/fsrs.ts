@@ -21,7 +21,12 @@ export const RATING_OF: Record<GradeName, Grade> = { again: Rating.Again, hard: 
 
 type CardState = (typeof CARD_STATES)[number];
 const STATE_OF: Record<CardState, State> = { new: State.New, learning: State.Learning, review: State.Review, relearning: State.Relearning };
-const NAME_OF: Record<State, CardState> = { [State.New]: 'new', [State.Learning]: 'learning', [State.Review]: 'review', [State.Relearning]: 'relearning' };
+const NAME_OF: Record<State, CardState> = {
+  [State.New]: 'new',
+  [State.Learning]: 'learning',
+  [State.Review]: 'review',
+  [State.Relearning]: 'relearning',
+};
 
 /** A flashcard's scheduling state as read by {@link cardStateColumns}. */
 export interface CardStateRow {

@@ -85,14 +85,22 @@ export async function findPlan(db: Database, projectId: string, ref: PlanRef): P
   const query = { ...(plan_id !== undefined && { plan_id }), ...(plan_title !== undefined && { plan_title }) };
   if (plans.length === 0) {
     if (plan_title !== undefined) {
-      const which = typeof plan_id === 'number' ? `Plan ${plan_id} is not titled "${plan_title}", or does not exist,` : `No plan is titled "${plan_title}"`;
+      const which =
+        typeof plan_id === 'number'
+          ? `Plan ${plan_id} is not titled "${plan_title}", or does not exist,`
+          : `No plan is titled "${plan_title}"`;
       return notFound('plan', query, `${which} in this project (titles match exactly, ignoring case).`, LIST_PLANS);
     }
-    if (plan_id === 'latest') return notFound('plan', query, 'This project has no plans yet, so there is no latest plan.', 'Create one with write-plan.');
+    if (plan_id === 'latest')
+      return notFound('plan', query, 'This project has no plans yet, so there is no latest plan.', 'Create one with write-plan.');
     return notFound('plan', query, `No plan with id ${plan_id} exists in this project.`, LIST_PLANS);
   }
   if (plans.length > 1) {
-    return ambiguous('plan', query, plans, { idField: 'plan_id', what: 'plans', label: (p) => `plan ${p.plan_id} "${p.title}" (${p.status}, created ${p.created_at})` });
+    return ambiguous('plan', query, plans, {
+      idField: 'plan_id',
+      what: 'plans',
+      label: (p) => `plan ${p.plan_id} "${p.title}" (${p.status}, created ${p.created_at})`,
+    });
   }
   return plans[0]!;
 }
@@ -108,9 +116,15 @@ export interface Topic {
 }
 
 /** The topic named by `topic_id` or `topic_name` (names are unique per project, ignoring case). NOT_FOUND otherwise. */
-export async function findTopic(db: Database, projectId: string, ref: { topic_id?: number | undefined; topic_name?: string | undefined }): Promise<Topic | Failure> {
+export async function findTopic(
+  db: Database,
+  projectId: string,
+  ref: { topic_id?: number | undefined; topic_name?: string | undefined },
+): Promise<Topic | Failure> {
   const where = ref.topic_name !== undefined ? sql`lower(name) = lower(${ref.topic_name})` : sql`id = ${ref.topic_id}`;
-  const { rows } = await db.execute(sql`select id as topic_id, name as topic_name from study_topics where project_id = ${projectId} and ${where}`);
+  const { rows } = await db.execute(
+    sql`select id as topic_id, name as topic_name from study_topics where project_id = ${projectId} and ${where}`,
+  );
   if (rows.length > 0) return rows[0] as unknown as Topic;
   const query = ref.topic_name !== undefined ? { topic_name: ref.topic_name } : { topic_id: ref.topic_id };
   const what = ref.topic_name !== undefined ? `No topic is named "${ref.topic_name}"` : `No topic with id ${ref.topic_id} exists`;
@@ -118,4 +132,5 @@ export async function findTopic(db: Database, projectId: string, ref: { topic_id
 }
 
 /** What to do about an unknown topic. */
-export const TOPIC_NEXT = 'Ask the user which topic they mean; get-weak-topics lists the topics that have attempts, and quiz-pre-fetch creates a topic by name.';
+export const TOPIC_NEXT =
+  'Ask the user which topic they mean; get-weak-topics lists the topics that have attempts, and quiz-pre-fetch creates a topic by name.';

@@ -19,7 +19,11 @@ export interface Page<R> {
  * The position `cursor` holds (undefined for the first page), checked against `position` and
  * against `scope` (the call's other inputs); a cursor that is neither answers VALIDATION_ERROR.
  */
-export function readCursor<S extends z.ZodType>(position: S, cursor: string | undefined, scope: object): { ok: true; value: z.output<S> | undefined } | Failure {
+export function readCursor<S extends z.ZodType>(
+  position: S,
+  cursor: string | undefined,
+  scope: object,
+): { ok: true; value: z.output<S> | undefined } | Failure {
   return cursor === undefined ? { ok: true, value: undefined } : decodeCursor(position, cursor, { scope });
 }
 
@@ -34,6 +38,10 @@ export function pageOfRows<R>(rows: R[], limit: number, scope: object, positionA
 }
 
 /** The sentence a paginated answer ends with when there is more: what there is more of, and how to get it. */
-export function moreNote(page: Page<unknown>, what: string, how = 'call again with the same fields and cursor set to next_cursor to get them'): string {
+export function moreNote(
+  page: Page<unknown>,
+  what: string,
+  how = 'call again with the same fields and cursor set to next_cursor to get them',
+): string {
   return page.truncated ? ` More ${what} exist: ${how}.` : '';
 }

@@ -38,7 +38,13 @@ const wrongAnswersPosition = z.strictObject({ wrong_before: recordId('attempt') 
  * cursor is bound to the topic and the page size, whichever tool made it (quiz-pre-fetch's
  * continues with get-wrong-questions).
  */
-export async function wrongAnswers(db: Database, projectId: string, topicId: number, limit: number, cursor?: string): Promise<Page<Attempt> | Failure> {
+export async function wrongAnswers(
+  db: Database,
+  projectId: string,
+  topicId: number,
+  limit: number,
+  cursor?: string,
+): Promise<Page<Attempt> | Failure> {
   const scope = { topic_id: topicId, limit };
   const from = readCursor(wrongAnswersPosition, cursor, scope);
   if (!from.ok) return from;

@@ -20,7 +20,13 @@ export interface StatusChange<S extends string> {
  * call whose change committed (its answer lost) finds the status already set, and its receipt:
  * it answers that it changed it from the previous status, not that nothing changed.
  */
-export async function setStatus<S extends string>(db: Database, receipt: Receipt, record: keyof typeof TABLES, id: number, status: S): Promise<StatusChange<S>> {
+export async function setStatus<S extends string>(
+  db: Database,
+  receipt: Receipt,
+  record: keyof typeof TABLES,
+  id: number,
+  status: S,
+): Promise<StatusChange<S>> {
   const table = TABLES[record];
   const { rows } = await db.execute(sql`
     with target as (select id, status from ${table} where project_id = ${receipt.projectId} and id = ${id} for update),

@@ -15,11 +15,7 @@ export function buildInputSchema(config: ValidTableConfig) {
   const shape: Record<string, z.ZodType> = {};
   for (const field of config.fields) {
     const base = valueSchema(field);
-    const schema = field.required
-      ? base
-      : field.default !== undefined
-        ? base.nullish().default(field.default as never)
-        : base.nullish();
+    const schema = field.required ? base : field.default !== undefined ? base.nullish().default(field.default as never) : base.nullish();
     const description = describeField(field);
     shape[field.name] = description ? schema.describe(description) : schema;
   }
@@ -31,9 +27,16 @@ function valueSchema(field: FieldConfig): z.ZodType {
   switch (field.dataType) {
     case 'text':
       // A required text field must say something (not only whitespace); an explicit minLength of 0 allows "".
-      return text({ max: field.maxLength ?? DEFAULT_TEXT_MAX_LENGTH, min: field.minLength ?? 0, blank: !field.required || field.minLength === 0 });
+      return text({
+        max: field.maxLength ?? DEFAULT_TEXT_MAX_LENGTH,
+        min: field.minLength ?? 0,
+        blank: !field.required || field.minLength === 0,
+      });
     case 'integer':
-      return z.int().min(field.min ?? INT4.min).max(field.max ?? INT4.max);
+      return z
+        .int()
+        .min(field.min ?? INT4.min)
+        .max(field.max ?? INT4.max);
     case 'numeric':
       return numericSchema(field);
     case 'boolean':

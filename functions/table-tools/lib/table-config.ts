@@ -73,7 +73,8 @@ const fieldConfig = z
     only('maxDate', ['datetime']);
     if (field.dataType === 'enum' && !field.enumValues) problem("enum fields need 'enumValues'");
     if (field.enumValues && new Set(field.enumValues).size !== field.enumValues.length) problem("'enumValues' has duplicates");
-    if (field.min !== undefined && field.max !== undefined && field.min > field.max) problem(`'min' (${field.min}) is greater than 'max' (${field.max})`);
+    if (field.min !== undefined && field.max !== undefined && field.min > field.max)
+      problem(`'min' (${field.min}) is greater than 'max' (${field.max})`);
     if (field.minLength !== undefined && field.maxLength !== undefined && field.minLength > field.maxLength) {
       problem(`'minLength' (${field.minLength}) is greater than 'maxLength' (${field.maxLength})`);
     }
@@ -118,7 +119,8 @@ export const tableConfigSchema = z
     const columns = config.fields.map((f) => config.columnMappings[f.name] ?? f.name);
     const sharedColumns = columns.filter((column, i) => columns.indexOf(column) !== i);
     if (sharedColumns.length) problem(`several fields write the same column: ${[...new Set(sharedColumns)].join(', ')}`);
-    if (columns.includes(ROW_ID_COLUMN)) problem(`a field writes the column '${ROW_ID_COLUMN}', which is derived from the call (so a retried call recognises its row)`);
+    if (columns.includes(ROW_ID_COLUMN))
+      problem(`a field writes the column '${ROW_ID_COLUMN}', which is derived from the call (so a retried call recognises its row)`);
     for (const placeholder of config.successMessage?.matchAll(/\{(\w+)\}/g) ?? []) {
       if (!names.includes(placeholder[1]!)) problem(`successMessage uses {${placeholder[1]}}, which is not a field`);
     }

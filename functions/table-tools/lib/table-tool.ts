@@ -18,7 +18,15 @@ import { plural } from '../../../shared/core/plural.ts';
 import { log } from '../../../shared/core/log.ts';
 import { defineTool, READ_ONLY, TOOL_ID_PATTERN, type AnyTool } from '../../../shared/core/tool.ts';
 import { buildExample, buildInputSchema } from './input-schema.ts';
-import { columnOf, ROW_ID_COLUMN, TENANT_COLUMN, tableConfigSchema, type FieldConfig, type TableConfig, type ValidTableConfig } from './table-config.ts';
+import {
+  columnOf,
+  ROW_ID_COLUMN,
+  TENANT_COLUMN,
+  tableConfigSchema,
+  type FieldConfig,
+  type TableConfig,
+  type ValidTableConfig,
+} from './table-config.ts';
 
 /** How long a table's verified column list is trusted before it is read again. */
 const COLUMN_CACHE_TTL_MS = 5 * 60_000;
@@ -127,7 +135,13 @@ function buildTableTool(config: TableConfig): AnyTool {
       try {
         // A row with this id exists only if an earlier attempt of this call wrote it: then nothing
         // is inserted, and the numbers are read from that row.
-        const result = await db.execute(insertStatement(valid.tableName, row, numbers.map((field) => columnOf(valid, field))));
+        const result = await db.execute(
+          insertStatement(
+            valid.tableName,
+            row,
+            numbers.map((field) => columnOf(valid, field)),
+          ),
+        );
         stored = result.rows[0];
       } catch (error) {
         const failure = databaseFailure(error);
@@ -140,7 +154,9 @@ function buildTableTool(config: TableConfig): AnyTool {
       });
       const said = successMessage(valid, { ...values, ...Object.fromEntries(warnings.map((w) => [w.field, w.stored])) });
       // The configured message is kept as written; a note after it starts a sentence of its own.
-      const message = warnings.length ? `${/[.!?]$/.test(said) ? said : `${said}.`} ${warnings.map((warning) => warning.message).join(' ')}` : said;
+      const message = warnings.length
+        ? `${/[.!?]$/.test(said) ? said : `${said}.`} ${warnings.map((warning) => warning.message).join(' ')}`
+        : said;
       // A link only when the deployment says where its rows are shown (TABLE_URL_TEMPLATES).
       const link = links.row(valid.tableName, id, linkLabel(capitalized(valid.recordName), id));
       return ok({ id, row_count: 1, message }, message, { ...(link ? { links: [link] } : {}), ...(warnings.length ? { warnings } : {}) });
@@ -153,11 +169,20 @@ function buildTableTool(config: TableConfig): AnyTool {
  * as `n0`, `n1`, ...) from whichever row has the id: the one inserted, or the one already there.
  */
 function insertStatement(table: string, row: [string, unknown][], numeric: string[]): SQL {
-  const columns = sql.join(row.map(([column]) => sql.identifier(column)), sql`, `);
-  const values = sql.join(row.map(([, value]) => sql`${value}`), sql`, `);
+  const columns = sql.join(
+    row.map(([column]) => sql.identifier(column)),
+    sql`, `,
+  );
+  const values = sql.join(
+    row.map(([, value]) => sql`${value}`),
+    sql`, `,
+  );
   const insert = sql`insert into ${sql.identifier(table)} (${columns}) values (${values}) on conflict (${sql.identifier(ROW_ID_COLUMN)}) do nothing`;
   if (numeric.length === 0) return insert;
-  const read = sql.join(numeric.map((column, i) => sql`${sql.identifier(column)}::text as ${sql.identifier(`n${i}`)}`), sql`, `);
+  const read = sql.join(
+    numeric.map((column, i) => sql`${sql.identifier(column)}::text as ${sql.identifier(`n${i}`)}`),
+    sql`, `,
+  );
   // The outer select sees the table as it was before the insert: the row already there, if any.
   return sql`with inserted as (${insert} returning ${read})
     select * from inserted
@@ -193,23 +218,35 @@ async function liveColumns(db: Database, table: string): Promise<Columns | undef
 function checkColumns(config: ValidTableConfig, columns: Columns | undefined): Failure | undefined {
   const hint = 'This is a deployment problem, not a problem with your input: report it to the operator; retrying will not help.';
   if (!columns) {
-    return fail('CONFIG_ERROR', `Tool '${config.toolId}' is misconfigured: its table '${config.tableName}' does not exist in the database.`, {
-      hint,
-      details: { reason: 'table_not_found', table: config.tableName },
-    });
+    return fail(
+      'CONFIG_ERROR',
+      `Tool '${config.toolId}' is misconfigured: its table '${config.tableName}' does not exist in the database.`,
+      {
+        hint,
+        details: { reason: 'table_not_found', table: config.tableName },
+      },
+    );
   }
   if (columns.get(ROW_ID_COLUMN) !== 'uuid') {
-    return fail('CONFIG_ERROR', `Tool '${config.toolId}' is misconfigured: table '${config.tableName}' needs a primary key column '${ROW_ID_COLUMN} uuid' (the row id derived from each call, so that a retried call recognises its row).`, {
-      hint,
-      details: { reason: 'id_column_missing', table: config.tableName },
-    });
+    return fail(
+      'CONFIG_ERROR',
+      `Tool '${config.toolId}' is misconfigured: table '${config.tableName}' needs a primary key column '${ROW_ID_COLUMN} uuid' (the row id derived from each call, so that a retried call recognises its row).`,
+      {
+        hint,
+        details: { reason: 'id_column_missing', table: config.tableName },
+      },
+    );
   }
   const missing = config.fields.map((field) => columnOf(config, field)).filter((column) => !columns.has(column));
   if (missing.length === 0) return undefined;
-  return fail('CONFIG_ERROR', `Tool '${config.toolId}' is misconfigured: table '${config.tableName}' has no column ${missing.map((c) => `'${c}'`).join(', ')}.`, {
-    hint,
-    details: { reason: 'column_not_found', table: config.tableName, missing_columns: missing },
-  });
+  return fail(
+    'CONFIG_ERROR',
+    `Tool '${config.toolId}' is misconfigured: table '${config.tableName}' has no column ${missing.map((c) => `'${c}'`).join(', ')}.`,
+    {
+      hint,
+      details: { reason: 'column_not_found', table: config.tableName, missing_columns: missing },
+    },
+  );
 }
 
 /** Restates a unique violation in the caller's field names (columns may be mapped). */
@@ -221,7 +258,13 @@ function conflictInFields(config: ValidTableConfig, failure: Failure): Failure {
   return fail(
     'CONFLICT',
     `A ${config.recordName} with the same ${fields.join(' and ')} already exists. Change ${fields.length > 1 ? 'one of these fields' : 'this field'} to record a new entry.`,
-    { details: { ...failure.error.details, fields: fields.map((field) => ({ field, code: 'conflict', message: `Field '${field}' duplicates an existing record.` })) }, cause: failure.cause },
+    {
+      details: {
+        ...failure.error.details,
+        fields: fields.map((field) => ({ field, code: 'conflict', message: `Field '${field}' duplicates an existing record.` })),
+      },
+      cause: failure.cause,
+    },
   );
 }
 

@@ -188,7 +188,16 @@ interface ChainState {
  */
 function nearestNeighbourChain(w: Float64Array, n: number, linkage: Linkage): ChainMerges {
   const identity = () => Int32Array.from({ length: n }, (_, i) => i);
-  const state: ChainState = { w, n, linkage, size: new Float64Array(n).fill(1), largest: identity(), active: identity(), position: identity(), count: n };
+  const state: ChainState = {
+    w,
+    n,
+    linkage,
+    size: new Float64Array(n).fill(1),
+    largest: identity(),
+    active: identity(),
+    position: identity(),
+    count: n,
+  };
   const merges: ChainMerges = {
     a: new Int32Array(n - 1),
     b: new Int32Array(n - 1),
@@ -303,7 +312,11 @@ interface Forest {
 }
 
 function newForest(n: number): Forest {
-  return { parent: Int32Array.from({ length: n }, (_, i) => i), label: Int32Array.from({ length: n }, (_, i) => i), size: new Int32Array(n).fill(1) };
+  return {
+    parent: Int32Array.from({ length: n }, (_, i) => i),
+    label: Int32Array.from({ length: n }, (_, i) => i),
+    size: new Int32Array(n).fill(1),
+  };
 }
 
 function findRoot(forest: Forest, i: number): number {
@@ -328,7 +341,13 @@ function unite(forest: Forest, a: number, b: number, id: number, similarity: num
   return { left, right, similarity, size };
 }
 
-function buildResult(vectors: Float32Array[], similarities: Float64Array, rows: ChainMerges, order: Int32Array, options: ResolvedOptions): ClusteringResult {
+function buildResult(
+  vectors: Float32Array[],
+  similarities: Float64Array,
+  rows: ChainMerges,
+  order: Int32Array,
+  options: ResolvedOptions,
+): ClusteringResult {
   const n = vectors.length;
   const forest = newForest(n);
   const merges: Merge[] = [];

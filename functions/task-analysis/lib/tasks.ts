@@ -17,7 +17,9 @@ export const relationshipType = z.enum(['prerequisite', 'blocks', 'related']);
 
 /** `relationships[]` in every tool. */
 export const relationshipShape = z.object({
-  source_task_id: z.string().describe('prerequisite: must be done before the target; blocks: stands in the way of the target; related: no order.'),
+  source_task_id: z
+    .string()
+    .describe('prerequisite: must be done before the target; blocks: stands in the way of the target; related: no order.'),
   target_task_id: z.string(),
   type: relationshipType,
   confidence: z.number().describe('0 to 1.'),
@@ -39,7 +41,12 @@ export interface TaskRow {
  * Loads tasks by id within the project, in the order asked. Ids of other projects behave exactly
  * like unknown ids: NOT_FOUND naming every missing one.
  */
-export async function loadTasks(db: Database, projectId: string, ids: string[], field: 'task_ids' | 'task_id' = 'task_ids'): Promise<TaskRow[] | Failure> {
+export async function loadTasks(
+  db: Database,
+  projectId: string,
+  ids: string[],
+  field: 'task_ids' | 'task_id' = 'task_ids',
+): Promise<TaskRow[] | Failure> {
   const { rows } = await db.execute(sql`
     select t.id as task_id, t.text, t.position, t.document_id, d.title as document_title, t.embedding_status, t.embedding_model
     from tasks t join documents d on d.id = t.document_id

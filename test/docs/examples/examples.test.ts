@@ -36,14 +36,25 @@ async function runShell(block: Block): Promise<string> {
   try {
     const { stdout } = await run('bash', ['-c', PRELUDE + block.text], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, BASE: base, KEY: key, EDGE_TOOLS_KEY: key, DATABASE_URL: databaseUrl, NO_COLOR: '1' },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        BASE: base,
+        KEY: key,
+        EDGE_TOOLS_KEY: key,
+        DATABASE_URL: databaseUrl,
+        NO_COLOR: '1',
+      },
       timeout: 150_000,
       maxBuffer: 16 * 1024 * 1024,
     });
     return stdout;
   } catch (error) {
     const { stdout = '', stderr = '', code } = error as { stdout?: string; stderr?: string; code?: number };
-    throw new Error(`${block.file}:${block.line}: the example exited with ${code}\n--- stdout\n${stdout.slice(-3_000)}\n--- stderr\n${stderr.slice(-3_000)}`, { cause: error });
+    throw new Error(
+      `${block.file}:${block.line}: the example exited with ${code}\n--- stdout\n${stdout.slice(-3_000)}\n--- stderr\n${stderr.slice(-3_000)}`,
+      { cause: error },
+    );
   }
 }
 
@@ -75,7 +86,9 @@ for (const file of exampleFiles()) {
       if (SHELL.has(block.lang)) {
         if (block.flags.includes('no-run')) {
           test(`line ${block.line}: sh no-run says why`, () => {
-            expect(block.text, `${file}:${block.line}: a no-run block starts with "# not run by the docs tests: <why>"`).toMatch(NO_RUN_NOTE);
+            expect(block.text, `${file}:${block.line}: a no-run block starts with "# not run by the docs tests: <why>"`).toMatch(
+              NO_RUN_NOTE,
+            );
           });
           return;
         }
@@ -98,7 +111,8 @@ for (const file of exampleFiles()) {
         test(`line ${block.line}: json parses`, () => {
           let value: unknown;
           expect(() => (value = JSON.parse(block.text)), `${file}:${block.line}: not JSON`).not.toThrow();
-          if (isEnvelope(value) && value.error?.code !== undefined) expect(Object.keys(ERROR_STATUS), `${file}:${block.line}`).toContain(value.error.code);
+          if (isEnvelope(value) && value.error?.code !== undefined)
+            expect(Object.keys(ERROR_STATUS), `${file}:${block.line}`).toContain(value.error.code);
         });
       } else if (block.lang !== 'json') {
         test(`line ${block.line}: ${block.lang || 'no language'} is a known kind of block`, () => {

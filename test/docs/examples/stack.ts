@@ -31,7 +31,10 @@ export default async function setup(project: TestProject) {
     const { neon, demo } = await openDemoData({ root });
     cleanups.push(() => neon.close());
     const redis = await startRedisServer();
-    if (!redis) throw new Error('The docs examples need redis-server (apt-get install redis-server): /health/ready and the rate limit are shown with it.');
+    if (!redis)
+      throw new Error(
+        'The docs examples need redis-server (apt-get install redis-server): /health/ready and the rate limit are shown with it.',
+      );
     cleanups.push(() => redis.stop());
     const upstash = await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() });
     cleanups.push(() => upstash.close());

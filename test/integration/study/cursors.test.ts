@@ -24,9 +24,27 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { tool: 'list-plans', input: { limit: 2 }, other: { limit: 2, status: 'active' }, id: 'plan_id', expected: (p) => sql`select id from study_plans where project_id = ${p}` },
-  { tool: 'list-plan-items', input: { limit: 2 }, other: { limit: 2, plan_id: 1 }, id: 'item_id', expected: (p) => sql`select id from study_plan_items where project_id = ${p}` },
-  { tool: 'get-due-flashcards', input: { limit: 2 }, other: { limit: 2, topic_id: 1 }, id: 'card_id', expected: (p) => sql`select id from flashcards where project_id = ${p} and due <= now()` },
+  {
+    tool: 'list-plans',
+    input: { limit: 2 },
+    other: { limit: 2, status: 'active' },
+    id: 'plan_id',
+    expected: (p) => sql`select id from study_plans where project_id = ${p}`,
+  },
+  {
+    tool: 'list-plan-items',
+    input: { limit: 2 },
+    other: { limit: 2, plan_id: 1 },
+    id: 'item_id',
+    expected: (p) => sql`select id from study_plan_items where project_id = ${p}`,
+  },
+  {
+    tool: 'get-due-flashcards',
+    input: { limit: 2 },
+    other: { limit: 2, topic_id: 1 },
+    id: 'card_id',
+    expected: (p) => sql`select id from flashcards where project_id = ${p} and due <= now()`,
+  },
   {
     tool: 'get-messages',
     input: { session_id: 'revision', limit: 2 },
@@ -61,13 +79,19 @@ let tenant: Tenant;
 
 beforeAll(async () => {
   tenant = await newTenant('Study cursors');
-  for (const title of ['Biology', 'Chemistry', 'Physics']) await data(tenant, 'write-plan', { title, items: [`${title} notes`, `${title} exam`] });
-  for (const [topic, score] of [['Algebra', 0.1], ['Geometry', 0.4], ['Calculus', 0.9]] as const) {
+  for (const title of ['Biology', 'Chemistry', 'Physics'])
+    await data(tenant, 'write-plan', { title, items: [`${title} notes`, `${title} exam`] });
+  for (const [topic, score] of [
+    ['Algebra', 0.1],
+    ['Geometry', 0.4],
+    ['Calculus', 0.9],
+  ] as const) {
     const { topic_id } = await data(tenant, 'quiz-pre-fetch', { topic_name: topic });
     for (let i = 1; i <= 3; i++) await data(tenant, 'save-quiz-attempt', { topic_id, question: `${topic} ${i}?`, score });
     await data(tenant, 'create-flashcard', { front: `${topic} front`, back: `${topic} back`, topic_id });
   }
-  for (const content of ['Hello.', 'What is a derivative?', 'A rate of change.', 'Thanks.']) await data(tenant, 'save-message', { session_id: 'revision', role: 'user', content });
+  for (const content of ['Hello.', 'What is a derivative?', 'A rate of change.', 'Thanks.'])
+    await data(tenant, 'save-message', { session_id: 'revision', role: 'user', content });
 });
 
 describe.each(CASES.map((c) => [c.tool, c] as const))('%s', (_tool, c) => {
@@ -93,7 +117,10 @@ describe.each(CASES.map((c) => [c.tool, c] as const))('%s', (_tool, c) => {
     expect(first.next_cursor).toEqual(expect.any(String));
     const { status, body } = await call(tenant, c.tool, { ...c.other, cursor: first.next_cursor });
     expect(status).toBe(400);
-    expect(body).toMatchObject({ success: false, error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor', code: 'invalid_cursor' }] } } });
+    expect(body).toMatchObject({
+      success: false,
+      error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor', code: 'invalid_cursor' }] } },
+    });
     expect(body.message).toContain('continues a call with other inputs');
     expect(body.meta.attempts).toBe(1);
   });
@@ -110,7 +137,10 @@ describe.each(CASES.map((c) => [c.tool, c] as const))('%s', (_tool, c) => {
         continue;
       }
       expect(status, context).toBe(400);
-      expect(body.error, context).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'cursor', code: 'invalid_cursor' }] } });
+      expect(body.error, context).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: { fields: [{ field: 'cursor', code: 'invalid_cursor' }] },
+      });
     }
   });
 });
@@ -121,7 +151,9 @@ describe('get-messages', () => {
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, data: { session_id: 'a new conversation', messages: [], next_cursor: null } });
     expect(body.message).toContain('has no messages yet');
-    const { rows } = await db.execute(sql`select count(*)::int as n from chat_messages where project_id = ${tenant.projectId} and session_id = 'a new conversation'`);
+    const { rows } = await db.execute(
+      sql`select count(*)::int as n from chat_messages where project_id = ${tenant.projectId} and session_id = 'a new conversation'`,
+    );
     expect(rows).toEqual([{ n: 0 }]);
   });
 });

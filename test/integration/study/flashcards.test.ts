@@ -48,10 +48,53 @@ function asStored(card: Card): Data {
 const now = Date.now();
 /** One card per state a card can be in, as ts-fsrs describes it. */
 const STATES: Record<string, Card> = {
-  new: { due: new Date(now - 5 * MINUTE), stability: 0, difficulty: 0, elapsed_days: 0, scheduled_days: 0, learning_steps: 0, reps: 0, lapses: 0, state: State.New },
-  learning: { due: new Date(now - 2 * MINUTE), stability: 2.3065, difficulty: 2.11810397, elapsed_days: 0, scheduled_days: 0, learning_steps: 1, reps: 1, lapses: 0, state: State.Learning, last_review: new Date(now - 12 * MINUTE) },
-  review: { due: new Date(now - 1 * DAY), stability: 12.5, difficulty: 5.3, elapsed_days: 10, scheduled_days: 13, learning_steps: 0, reps: 6, lapses: 1, state: State.Review, last_review: new Date(now - 14 * DAY) },
-  relearning: { due: new Date(now - 3 * MINUTE), stability: 1.2, difficulty: 7.8, elapsed_days: 0, scheduled_days: 0, learning_steps: 0, reps: 9, lapses: 2, state: State.Relearning, last_review: new Date(now - 13 * MINUTE) },
+  new: {
+    due: new Date(now - 5 * MINUTE),
+    stability: 0,
+    difficulty: 0,
+    elapsed_days: 0,
+    scheduled_days: 0,
+    learning_steps: 0,
+    reps: 0,
+    lapses: 0,
+    state: State.New,
+  },
+  learning: {
+    due: new Date(now - 2 * MINUTE),
+    stability: 2.3065,
+    difficulty: 2.11810397,
+    elapsed_days: 0,
+    scheduled_days: 0,
+    learning_steps: 1,
+    reps: 1,
+    lapses: 0,
+    state: State.Learning,
+    last_review: new Date(now - 12 * MINUTE),
+  },
+  review: {
+    due: new Date(now - 1 * DAY),
+    stability: 12.5,
+    difficulty: 5.3,
+    elapsed_days: 10,
+    scheduled_days: 13,
+    learning_steps: 0,
+    reps: 6,
+    lapses: 1,
+    state: State.Review,
+    last_review: new Date(now - 14 * DAY),
+  },
+  relearning: {
+    due: new Date(now - 3 * MINUTE),
+    stability: 1.2,
+    difficulty: 7.8,
+    elapsed_days: 0,
+    scheduled_days: 0,
+    learning_steps: 0,
+    reps: 9,
+    lapses: 2,
+    state: State.Relearning,
+    last_review: new Date(now - 13 * MINUTE),
+  },
 };
 const GRADES: [string, Grade][] = [
   ['again', Rating.Again],
@@ -179,7 +222,8 @@ describe('update-flashcard-review overrides', () => {
     expect(after.difficulty).toBeLessThanOrEqual(10);
     // The judge: ts-fsrs's stability after a "good" review at the requested retention, with the stored difficulty.
     const f = fsrs();
-    const growth = f.next_recall_stability(after.difficulty, after.stability, f.parameters.request_retention, Rating.Good) / after.stability;
+    const growth =
+      f.next_recall_stability(after.difficulty, after.stability, f.parameters.request_retention, Rating.Good) / after.stability;
     expect(reviewed.ease_factor).toBeCloseTo(growth, 4);
     expect(reviewed).toMatchObject({ review: 'manual', difficulty: after.difficulty, next_review_at: before.due });
     if (after.difficulty > 1 && after.difficulty < 10) expect(growth).toBeCloseTo(easeFactor, 6);
@@ -242,7 +286,9 @@ describe('concurrent reviews of one card', () => {
   it('applies each review whole, on the state before it, or refuses it with a retryable CONFLICT', async () => {
     const tenant = await newTenant('Flashcards: concurrent');
     await data(tenant, 'create-flashcard', { front: 'contested', back: 'x' });
-    const answers = await Promise.all(Array.from({ length: 5 }, () => call(tenant, 'update-flashcard-review', { card_id: 1, grade: 'good' })));
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => call(tenant, 'update-flashcard-review', { card_id: 1, grade: 'good' })),
+    );
     const applied = answers.filter((answer) => answer.body.success);
     for (const refused of answers.filter((answer) => !answer.body.success)) {
       expect(refused).toMatchObject({ status: 409, body: { error: { code: 'CONFLICT', retryable: true } } });

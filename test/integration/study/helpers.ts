@@ -47,7 +47,9 @@ export async function failure(tenant: Tenant, toolId: string, input: unknown, st
 
 /** The number of rows of `table` (an identifier from the test itself) in the project matching `where`. */
 export async function rowCount(table: string, projectId: string, where: SQL = sql`true`): Promise<number> {
-  const { rows } = await db.execute(sql`select count(*)::int as n from ${sql.identifier(table)} where project_id = ${projectId} and ${where}`);
+  const { rows } = await db.execute(
+    sql`select count(*)::int as n from ${sql.identifier(table)} where project_id = ${projectId} and ${where}`,
+  );
   return (rows[0] as { n: number }).n;
 }
 

@@ -56,11 +56,16 @@ describe('links to study records', () => {
 
   it('name the plan and the items a plan tool wrote or listed, by the ids stored', async () => {
     const written = await callLinked(tenant, 'write-plan', { title: 'Linked plan', items: ['Read chapter 1', 'Read chapter 2'] });
-    const { rows } = await db.execute(sql`select p.id as plan_id, i.id as item_id from study_plans p join study_plan_items i on i.plan_id = p.id and i.project_id = p.project_id
+    const { rows } =
+      await db.execute(sql`select p.id as plan_id, i.id as item_id from study_plans p join study_plan_items i on i.plan_id = p.id and i.project_id = p.project_id
       where p.project_id = ${tenant.projectId} and p.title = 'Linked plan' order by i.position`);
     expect(rows).toHaveLength(2);
     const [first, second] = rows as { plan_id: number; item_id: number }[];
-    expect(written.links.map((link) => link.url)).toEqual([url(tenant, `plans/${first!.plan_id}`), url(tenant, `items/${first!.item_id}`), url(tenant, `items/${second!.item_id}`)]);
+    expect(written.links.map((link) => link.url)).toEqual([
+      url(tenant, `plans/${first!.plan_id}`),
+      url(tenant, `items/${first!.item_id}`),
+      url(tenant, `items/${second!.item_id}`),
+    ]);
     expect(written.links[0]!.label).toBe('Plan: Linked plan');
 
     const listed = await callLinked(tenant, 'list-plan-items', { plan_id: first!.plan_id });
@@ -75,18 +80,29 @@ describe('links to study records', () => {
 
   it('name the flashcard, the message and the quiz attempt a call saved, by the ids stored', async () => {
     const card = await callLinked(tenant, 'create-flashcard', { front: 'hola', back: 'hello' });
-    const [cardRow] = (await db.execute(sql`select id from flashcards where project_id = ${tenant.projectId} and front = 'hola'`)).rows as { id: number }[];
+    const [cardRow] = (await db.execute(sql`select id from flashcards where project_id = ${tenant.projectId} and front = 'hola'`)).rows as {
+      id: number;
+    }[];
     expect(card.links).toEqual([{ label: 'Flashcard: hola', url: url(tenant, `cards/${cardRow!.id}`) }]);
 
     const saved = await callLinked(tenant, 'save-message', { session_id: 7, role: 'user', content: 'Quiz me on verbs' });
-    const [messageRow] = (await db.execute(sql`select m.id from chat_messages m where m.project_id = ${tenant.projectId} and m.content = 'Quiz me on verbs'`)).rows as { id: number }[];
+    const [messageRow] = (
+      await db.execute(sql`select m.id from chat_messages m where m.project_id = ${tenant.projectId} and m.content = 'Quiz me on verbs'`)
+    ).rows as { id: number }[];
     expect(saved.links).toEqual([{ label: 'Message: Quiz me on verbs', url: url(tenant, `messages/${messageRow!.id}`) }]);
     const read = await callLinked(tenant, 'get-messages', { session_id: '7' });
     expect(read.links.map((link) => link.url)).toEqual([url(tenant, `messages/${messageRow!.id}`)]);
 
     const round = await callLinked(tenant, 'quiz-pre-fetch', { topic_name: 'Verbs' });
-    const attempt = await callLinked(tenant, 'save-quiz-attempt', { topic_id: round.data.topic_id, question: 'tener, yo?', user_answer: 'tiene', score: 0.2 });
-    const [attemptRow] = (await db.execute(sql`select id, topic_id from quiz_attempts where project_id = ${tenant.projectId} and question = 'tener, yo?'`)).rows as { id: number; topic_id: number }[];
+    const attempt = await callLinked(tenant, 'save-quiz-attempt', {
+      topic_id: round.data.topic_id,
+      question: 'tener, yo?',
+      user_answer: 'tiene',
+      score: 0.2,
+    });
+    const [attemptRow] = (
+      await db.execute(sql`select id, topic_id from quiz_attempts where project_id = ${tenant.projectId} and question = 'tener, yo?'`)
+    ).rows as { id: number; topic_id: number }[];
     expect(attempt.links).toEqual([
       { label: 'Quiz attempt: tener, yo?', url: url(tenant, `attempts/${attemptRow!.id}`) },
       { label: `Topic ${attemptRow!.topic_id}`, url: url(tenant, `topics/${attemptRow!.topic_id}`) },

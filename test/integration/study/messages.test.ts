@@ -25,7 +25,9 @@ describe('a conversation', () => {
 
   it('is read back in the order it was saved', async () => {
     const read = await data(tenant, 'get-messages', { session_id: 'biology/2026-11-02' });
-    expect(read.messages.map((m: Data) => [m.message_id, m.role, m.content])).toEqual(CONVERSATION.map(([role, content], i) => [i + 1, role, content]));
+    expect(read.messages.map((m: Data) => [m.message_id, m.role, m.content])).toEqual(
+      CONVERSATION.map(([role, content], i) => [i + 1, role, content]),
+    );
     expect(read.messages[0].created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(read.next_cursor).toBeNull();
   });
@@ -87,8 +89,12 @@ describe('tenant isolation', () => {
     expect((await data(other, 'get-messages', { session_id: 'owner only' })).messages).toEqual([]);
     expect((await data(other, 'get-messages', { session_id: 'shared name' })).messages).toEqual([]);
     await data(other, 'save-message', { session_id: 'shared name', role: 'user', content: 'Other text.' });
-    expect((await data(other, 'get-messages', { session_id: 'shared name' })).messages.map((m: Data) => m.content)).toEqual(['Other text.']);
-    expect((await data(owner, 'get-messages', { session_id: 'shared name' })).messages.map((m: Data) => m.content)).toEqual(['Owner secret.']);
+    expect((await data(other, 'get-messages', { session_id: 'shared name' })).messages.map((m: Data) => m.content)).toEqual([
+      'Other text.',
+    ]);
+    expect((await data(owner, 'get-messages', { session_id: 'shared name' })).messages.map((m: Data) => m.content)).toEqual([
+      'Owner secret.',
+    ]);
     expect(await rowCount('chat_messages', owner.projectId)).toBe(2);
   });
 });

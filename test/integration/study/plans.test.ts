@@ -31,7 +31,15 @@ describe('write-plan', () => {
     const { rows } = await db.execute(sql`select id, plan_id, position, title, status, due_date::text as due_date, notes
       from study_plan_items where project_id = ${tenant.projectId} order by position`);
     expect(rows).toEqual([
-      { id: 1, plan_id: 1, position: 0, title: 'Review the subjunctive', status: 'pending', due_date: '2027-03-01', notes: 'Present first.' },
+      {
+        id: 1,
+        plan_id: 1,
+        position: 0,
+        title: 'Review the subjunctive',
+        status: 'pending',
+        due_date: '2027-03-01',
+        notes: 'Present first.',
+      },
       { id: 2, plan_id: 1, position: 1, title: 'Learn 200 travel words', status: 'pending', due_date: null, notes: null },
       { id: 3, plan_id: 1, position: 2, title: 'Mock oral exam', status: 'pending', due_date: null, notes: null },
     ]);
@@ -45,11 +53,19 @@ describe('write-plan', () => {
 
   it.each([
     ['no items', { title: 'Empty', items: [] }, [{ field: 'items', code: 'too_small' }]],
-    ['more than 100 items', { title: 'Huge', items: Array.from({ length: 101 }, (_, i) => `Item ${i}`) }, [{ field: 'items', code: 'too_big' }]],
+    [
+      'more than 100 items',
+      { title: 'Huge', items: Array.from({ length: 101 }, (_, i) => `Item ${i}`) },
+      [{ field: 'items', code: 'too_big' }],
+    ],
     ['no title', { items: ['One'] }, [{ field: 'title', code: 'required' }]],
     ['a blank item', { title: 'Blank', items: ['  '] }, [{ field: 'items[0]', code: 'blank' }]],
     ['an item that is neither a title nor an object', { title: 'Numbers', items: [5] }, [{ field: 'items[0]', code: 'invalid_union' }]],
-    ['a malformed due date', { title: 'Dates', items: [{ title: 'One', due_date: '01/03/2027' }] }, [{ field: 'items[0].due_date', code: 'invalid_format' }]],
+    [
+      'a malformed due date',
+      { title: 'Dates', items: [{ title: 'One', due_date: '01/03/2027' }] },
+      [{ field: 'items[0].due_date', code: 'invalid_format' }],
+    ],
   ])('refuses %s, naming the field', async (_case, input, fields) => {
     const before = await rowCount('study_plans', tenant.projectId);
     const error = await failure(tenant, 'write-plan', input, 400, 'VALIDATION_ERROR');
@@ -62,7 +78,13 @@ describe('write-plan', () => {
     const items = await rowCount('study_plan_items', tenant.projectId);
     const restore = await failInserts('study_plan_items', `new.title = 'Breaks the transaction'`, 'P0001', 1_000);
     try {
-      await failure(tenant, 'write-plan', { title: 'Half written?', items: ['First item', 'Breaks the transaction', 'Third item'] }, 500, 'DATABASE_ERROR');
+      await failure(
+        tenant,
+        'write-plan',
+        { title: 'Half written?', items: ['First item', 'Breaks the transaction', 'Third item'] },
+        500,
+        'DATABASE_ERROR',
+      );
     } finally {
       await restore();
     }
@@ -75,7 +97,11 @@ describe('write-plan', () => {
     const gateway = createGateway(tools, { retryDelayMs: 10 });
     let answer;
     try {
-      answer = await callTool<Data>('write-plan', { title: 'Retried plan', items: ['Before', 'Fails once', 'After'] }, { key: tenant.apiKey, worker: gateway });
+      answer = await callTool<Data>(
+        'write-plan',
+        { title: 'Retried plan', items: ['Before', 'Fails once', 'After'] },
+        { key: tenant.apiKey, worker: gateway },
+      );
     } finally {
       await restore();
     }
@@ -90,7 +116,8 @@ describe('list-plans', () => {
   let tenant: Tenant;
   beforeAll(async () => {
     tenant = await newTenant('Plans: list');
-    for (const title of ['Plan A', 'Plan B', 'Plan C', 'Plan D', 'Plan E']) await data(tenant, 'write-plan', { title, items: ['One', 'Two'] });
+    for (const title of ['Plan A', 'Plan B', 'Plan C', 'Plan D', 'Plan E'])
+      await data(tenant, 'write-plan', { title, items: ['One', 'Two'] });
     await data(tenant, 'update-item-status', { plan_title: 'Plan E', item_id: 'One', status: 'completed' });
     await data(tenant, 'update-plan-status', { plan_title: 'Plan B', status: 'archived' });
   });
@@ -98,7 +125,11 @@ describe('list-plans', () => {
   it('lists plans newest first with their item counts by status', async () => {
     const listed = await data(tenant, 'list-plans', {});
     expect(listed.plans.map((p: Data) => p.title)).toEqual(['Plan E', 'Plan D', 'Plan C', 'Plan B', 'Plan A']);
-    expect(listed.plans[0]).toMatchObject({ plan_id: 5, status: 'active', item_counts: { total: 2, pending: 1, in_progress: 0, completed: 1, skipped: 0 } });
+    expect(listed.plans[0]).toMatchObject({
+      plan_id: 5,
+      status: 'active',
+      item_counts: { total: 2, pending: 1, in_progress: 0, completed: 1, skipped: 0 },
+    });
     expect(listed.plans[0].created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(listed.next_cursor).toBeNull();
   });
@@ -220,7 +251,13 @@ describe('finding plans: id, "latest", title', () => {
     // "latest" with a title: the newest plan of that title, where the title alone is ambiguous.
     const newest = await data(tenant, 'list-plan-items', { plan_id: 'latest', plan_title: 'History essay' });
     expect(newest.plan_items.map((p: Data) => p.plan_id)).toEqual([3]);
-    const error = await failure(tenant, 'update-plan-status', { plan_id: 2, plan_title: 'Biology final', status: 'paused' }, 404, 'NOT_FOUND');
+    const error = await failure(
+      tenant,
+      'update-plan-status',
+      { plan_id: 2, plan_title: 'Biology final', status: 'paused' },
+      404,
+      'NOT_FOUND',
+    );
     expect(error.details).toEqual({ entity_type: 'plan', query: { plan_id: 2, plan_title: 'Biology final' } });
     expect(error.message).toContain('Plan 2 is not titled "Biology final"');
     expect(await rowCount('study_plans', tenant.projectId, sql`status = 'paused'`)).toBe(0);
@@ -258,13 +295,26 @@ describe('add-plan-item', () => {
   });
 
   it('appends an item at the end of the latest plan', async () => {
-    const added = await data(tenant, 'add-plan-item', { plan_id: 'latest', title: 'Sight reading', due_date: '2027-06-01', notes: 'Ten minutes a day' });
-    expect(added).toEqual({ item_id: 3, plan_id: 1, plan_title: 'Piano recital', title: 'Sight reading', status: 'pending', due_date: '2027-06-01', notes: 'Ten minutes a day' });
+    const added = await data(tenant, 'add-plan-item', {
+      plan_id: 'latest',
+      title: 'Sight reading',
+      due_date: '2027-06-01',
+      notes: 'Ten minutes a day',
+    });
+    expect(added).toEqual({
+      item_id: 3,
+      plan_id: 1,
+      plan_title: 'Piano recital',
+      title: 'Sight reading',
+      status: 'pending',
+      due_date: '2027-06-01',
+      notes: 'Ten minutes a day',
+    });
     const listed = await data(tenant, 'list-plan-items', { plan_title: 'Piano recital' });
     expect(listed.plan_items[0].items.map((i: Data) => i.title)).toEqual(['Scales', 'Arpeggios', 'Sight reading']);
   });
 
-  it('adds to the newest plan when the call names no plan, as plan_id\'s default says', async () => {
+  it("adds to the newest plan when the call names no plan, as plan_id's default says", async () => {
     await data(tenant, 'write-plan', { title: 'Violin exam', items: ['Bowing'] });
     const added = await data(tenant, 'add-plan-item', { title: 'Vibrato' });
     expect(added).toMatchObject({ plan_id: 2, plan_title: 'Violin exam', title: 'Vibrato' });
@@ -282,7 +332,10 @@ describe('statuses', () => {
 
   it('sets an item status by id, and says so', async () => {
     const { body } = await call(tenant, 'update-item-status', { item_id: 2, status: 'in_progress' });
-    expect(body).toMatchObject({ success: true, data: { item_id: 2, plan_id: 1, title: 'Intervals', status: 'in_progress', previous_status: 'pending', changed: true } });
+    expect(body).toMatchObject({
+      success: true,
+      data: { item_id: 2, plan_id: 1, title: 'Intervals', status: 'in_progress', previous_status: 'pending', changed: true },
+    });
     expect(body.message).toBe('Marked item 2 "Intervals" in_progress (it was pending).');
     const { rows } = await db.execute(sql`select status from study_plan_items where project_id = ${tenant.projectId} and id = 2`);
     expect(rows).toEqual([{ status: 'in_progress' }]);
@@ -328,7 +381,10 @@ describe('statuses', () => {
       previous_status: 'active',
       changed: true,
     });
-    expect(await data(tenant, 'update-plan-status', { plan_title: 'MARATHON', status: 'completed' })).toMatchObject({ plan_id: 1, changed: true });
+    expect(await data(tenant, 'update-plan-status', { plan_title: 'MARATHON', status: 'completed' })).toMatchObject({
+      plan_id: 1,
+      changed: true,
+    });
     expect(await data(tenant, 'update-plan-status', { plan_id: 1, status: 'completed' })).toMatchObject({ changed: false });
     const { rows } = await db.execute(sql`select id, status from study_plans where project_id = ${tenant.projectId} order by id`);
     expect(rows).toEqual([

@@ -20,7 +20,10 @@ describe('a quiz round', () => {
 
   it('creates a topic on its first pre-fetch, and finds it by any case afterwards', async () => {
     const first = await call(tenant, 'quiz-pre-fetch', { topic_name: 'French verbs' });
-    expect(first.body).toMatchObject({ success: true, data: { topic_id: 1, topic_name: 'French verbs', created: true, wrong_questions: [], pass_mark: 0.7 } });
+    expect(first.body).toMatchObject({
+      success: true,
+      data: { topic_id: 1, topic_name: 'French verbs', created: true, wrong_questions: [], pass_mark: 0.7 },
+    });
     expect(first.body.message).toContain('quiz-post-save');
     const again = await data(tenant, 'quiz-pre-fetch', { topic_name: 'FRENCH VERBS' });
     expect(again).toMatchObject({ topic_id: 1, topic_name: 'French verbs', created: false });
@@ -31,9 +34,23 @@ describe('a quiz round', () => {
     const scores = [0, 0.69, 0.7, 1, undefined];
     const saved = [];
     for (const [i, score] of scores.entries()) {
-      saved.push(await data(tenant, 'save-quiz-attempt', { topic_id: 1, question: `Question ${i}`, user_answer: `Answer ${i}`, score, feedback: `Feedback ${i}` }));
+      saved.push(
+        await data(tenant, 'save-quiz-attempt', {
+          topic_id: 1,
+          question: `Question ${i}`,
+          user_answer: `Answer ${i}`,
+          score,
+          feedback: `Feedback ${i}`,
+        }),
+      );
     }
-    expect(saved.map((a) => [a.attempt_id, a.wrong])).toEqual([[1, true], [2, true], [3, false], [4, false], [5, null]]);
+    expect(saved.map((a) => [a.attempt_id, a.wrong])).toEqual([
+      [1, true],
+      [2, true],
+      [3, false],
+      [4, false],
+      [5, null],
+    ]);
     expect(saved[0]).toMatchObject({ topic_id: 1, question: 'Question 0', user_answer: 'Answer 0', score: 0, feedback: 'Feedback 0' });
     const wrong = await data(tenant, 'get-wrong-questions', { topic_id: 1 });
     expect(attemptIds(wrong.wrong_questions)).toEqual([2, 1]);
@@ -50,7 +67,10 @@ describe('a quiz round', () => {
       ],
       correct_retries: [1],
     });
-    expect(body).toMatchObject({ success: true, data: { topic_id: 1, saved_wrong: 2, deleted_correct: 1, saved_attempt_ids: [6, 7], deleted_attempt_ids: [1] } });
+    expect(body).toMatchObject({
+      success: true,
+      data: { topic_id: 1, saved_wrong: 2, deleted_correct: 1, saved_attempt_ids: [6, 7], deleted_attempt_ids: [1] },
+    });
     expect(body.message).toBe('Topic 1 "French verbs": saved 2 wrong answers and cleared 1 earlier wrong attempt now answered correctly.');
     expect(await rowCount('quiz_attempts', tenant.projectId, sql`id = 1`)).toBe(0);
     const after = await data(tenant, 'get-wrong-questions', { topic_id: 'French verbs' });
@@ -82,15 +102,26 @@ describe('a quiz round', () => {
   it('answers an empty round as a success that saved and deleted nothing', async () => {
     const attempts = await rowCount('quiz_attempts', tenant.projectId);
     const { body } = await call(tenant, 'quiz-post-save', { topic_id: 1 });
-    expect(body).toMatchObject({ success: true, data: { topic_id: 1, saved_wrong: 0, deleted_correct: 0, saved_attempt_ids: [], deleted_attempt_ids: [] } });
+    expect(body).toMatchObject({
+      success: true,
+      data: { topic_id: 1, saved_wrong: 0, deleted_correct: 0, saved_attempt_ids: [], deleted_attempt_ids: [] },
+    });
     expect(body.message).toContain('nothing to save');
     expect(await rowCount('quiz_attempts', tenant.projectId)).toBe(attempts);
   });
 
   it.each([
     ['a repeated attempt id', { topic_id: 1, correct_retries: [2, 2] }, [{ field: 'correct_retries', code: 'duplicate_item' }]],
-    ['a wrong answer without the answer', { topic_id: 1, wrong_answers: [{ question: 'Q?' }] }, [{ field: 'wrong_answers[0].user_answer', code: 'required' }]],
-    ['a topic_id that is not an integer', { topic_id: 'French verbs', correct_retries: [2] }, [{ field: 'topic_id', code: 'invalid_type' }]],
+    [
+      'a wrong answer without the answer',
+      { topic_id: 1, wrong_answers: [{ question: 'Q?' }] },
+      [{ field: 'wrong_answers[0].user_answer', code: 'required' }],
+    ],
+    [
+      'a topic_id that is not an integer',
+      { topic_id: 'French verbs', correct_retries: [2] },
+      [{ field: 'topic_id', code: 'invalid_type' }],
+    ],
   ])('refuses %s, naming the field', async (_case, input, fields) => {
     const error = await failure(tenant, 'quiz-post-save', input, 400, 'VALIDATION_ERROR');
     expect(error.details.fields).toMatchObject(fields);
@@ -112,7 +143,13 @@ describe('quiz-post-save is one transaction', () => {
     const before = await rowCount('quiz_attempts', tenant.projectId);
     const restore = await failInserts('write_receipts', `new.project_id = '${tenant.projectId}'`, 'P0001', 1_000);
     try {
-      await failure(tenant, 'quiz-post-save', { topic_id: topicId, wrong_answers: [{ question: 'Symbol of gold?', user_answer: 'Go' }], correct_retries: [1] }, 500, 'DATABASE_ERROR');
+      await failure(
+        tenant,
+        'quiz-post-save',
+        { topic_id: topicId, wrong_answers: [{ question: 'Symbol of gold?', user_answer: 'Go' }], correct_retries: [1] },
+        500,
+        'DATABASE_ERROR',
+      );
     } finally {
       await restore();
     }
@@ -134,7 +171,11 @@ describe('quiz-post-save is one transaction', () => {
     } finally {
       await restore();
     }
-    expect(answer.body).toMatchObject({ success: true, data: { saved_wrong: 1, deleted_correct: 2, deleted_attempt_ids: [1, 2] }, meta: { attempts: 2 } });
+    expect(answer.body).toMatchObject({
+      success: true,
+      data: { saved_wrong: 1, deleted_correct: 2, deleted_attempt_ids: [1, 2] },
+      meta: { attempts: 2 },
+    });
     expect(await rowCount('quiz_attempts', tenant.projectId, sql`question = 'Symbol of silver?'`)).toBe(1);
     expect(await rowCount('quiz_attempts', tenant.projectId, sql`id in (1, 2)`)).toBe(0);
   });
@@ -195,7 +236,7 @@ describe('get-wrong-questions', () => {
     expect(error.message).toMatch(/Ask the user which topic they mean/);
   });
 
-  it('takes the topic\'s name in topic_id as well as its id, and refuses the old topic_name field by name', async () => {
+  it("takes the topic's name in topic_id as well as its id, and refuses the old topic_name field by name", async () => {
     const byName = await data(tenant, 'get-wrong-questions', { topic_id: 'GEOMETRY', limit: 1 });
     const byId = await data(tenant, 'get-wrong-questions', { topic_id: byName.topic_id, limit: 1 });
     expect(byName).toEqual(byId);
@@ -259,9 +300,11 @@ describe('tenant isolation', () => {
   beforeAll(async () => {
     owner = await newTenant('Quizzes: owner');
     other = await newTenant('Quizzes: other');
-    for (const topic_name of ['Owner topic', 'Owner second topic', 'Owner secret topic']) await data(owner, 'quiz-pre-fetch', { topic_name });
+    for (const topic_name of ['Owner topic', 'Owner second topic', 'Owner secret topic'])
+      await data(owner, 'quiz-pre-fetch', { topic_name });
     // Topic 3 and attempts 2 and 3 exist in the owner's project only.
-    for (const question of ['Owner question 1?', 'Owner question 2?', 'Owner question 3?']) await data(owner, 'save-quiz-attempt', { topic_id: 3, question, score: 0 });
+    for (const question of ['Owner question 1?', 'Owner question 2?', 'Owner question 3?'])
+      await data(owner, 'save-quiz-attempt', { topic_id: 3, question, score: 0 });
     await data(other, 'quiz-pre-fetch', { topic_name: 'Other topic' }); // the other project's topic 1
     await data(other, 'save-quiz-attempt', { topic_id: 1, question: 'Other question?', score: 0 }); // its attempt 1
   });

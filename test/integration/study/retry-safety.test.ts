@@ -42,7 +42,10 @@ type Fault = 'connection_reset' | 'unavailable';
 
 /** Loses the answer of the next query whose SQL contains `match`, after the database ran and committed it. */
 async function loseAnswerOf(match: string, fault: Fault = 'connection_reset'): Promise<void> {
-  const response = await fetch(services.faultControlUrl, { method: 'POST', body: JSON.stringify({ count: 1, fault, when: 'after', match, database: DATABASE }) });
+  const response = await fetch(services.faultControlUrl, {
+    method: 'POST',
+    body: JSON.stringify({ count: 1, fault, when: 'after', match, database: DATABASE }),
+  });
   expect(response.status).toBe(200);
 }
 
@@ -64,7 +67,9 @@ async function call(tenant: Tenant, toolId: string, input: unknown, idempotencyK
 async function studyRows(projectId: string): Promise<Record<string, unknown[]>> {
   const snapshot: Record<string, unknown[]> = {};
   for (const table of STUDY_TABLES) {
-    const { rows } = await db.execute(sql`select to_jsonb(t) as row from ${sql.identifier(table)} t where project_id = ${projectId} order by to_jsonb(t)::text`);
+    const { rows } = await db.execute(
+      sql`select to_jsonb(t) as row from ${sql.identifier(table)} t where project_id = ${projectId} order by to_jsonb(t)::text`,
+    );
     snapshot[table] = rows.map((row) => (row as { row: unknown }).row);
   }
   return snapshot;
@@ -78,7 +83,8 @@ async function select(query: ReturnType<typeof sql>): Promise<Data[]> {
 async function seed(tenant: Tenant): Promise<void> {
   await data(tenant, 'write-plan', { title: 'Retry exam', items: ['Read the notes', 'Write a summary'] }); // plan 1, items 1-2
   await data(tenant, 'quiz-pre-fetch', { topic_name: 'Retry topic' }); // topic 1
-  for (const question of ['First?', 'Second?', 'Third?']) await data(tenant, 'save-quiz-attempt', { topic_id: 1, question, user_answer: '?', score: 0 }); // attempts 1-3
+  for (const question of ['First?', 'Second?', 'Third?'])
+    await data(tenant, 'save-quiz-attempt', { topic_id: 1, question, user_answer: '?', score: 0 }); // attempts 1-3
   await data(tenant, 'create-flashcard', { front: 'la tormenta', back: 'the storm', topic_id: 1 }); // card 1
   await data(tenant, 'save-message', { session_id: 'retry-session', role: 'user', content: 'Hello.' }); // message 1
 }
@@ -110,11 +116,15 @@ function expectRetried(answer: { status: number; body: Data }): Data {
 describe('a study write retried after its answer was lost writes once', () => {
   it('write-plan: one plan, its items once, the ids the answer gives', async () => {
     await loseAnswerOf('insert into study_plans');
-    const answer = expectRetried(await call(owner, 'write-plan', { title: 'Lost plan', items: ['One', { title: 'Two', due_date: '2027-01-02' }, 'Three'] }));
+    const answer = expectRetried(
+      await call(owner, 'write-plan', { title: 'Lost plan', items: ['One', { title: 'Two', due_date: '2027-01-02' }, 'Three'] }),
+    );
 
     const plans = await select(sql`select id from study_plans where project_id = ${owner.projectId} and title = 'Lost plan'`);
     expect(plans).toEqual([{ id: answer.created_plan_id }]);
-    const items = await select(sql`select id, title from study_plan_items where project_id = ${owner.projectId} and plan_id = ${answer.created_plan_id} order by position`);
+    const items = await select(
+      sql`select id, title from study_plan_items where project_id = ${owner.projectId} and plan_id = ${answer.created_plan_id} order by position`,
+    );
     expect(items).toEqual([
       { id: answer.item_ids[0], title: 'One' },
       { id: answer.item_ids[1], title: 'Two' },
@@ -127,7 +137,9 @@ describe('a study write retried after its answer was lost writes once', () => {
     await loseAnswerOf('insert into study_plan_items', 'unavailable');
     const answer = expectRetried(await call(owner, 'add-plan-item', { plan_id: 1, title: 'Added after a lost answer' }));
 
-    const items = await select(sql`select id, title from study_plan_items where project_id = ${owner.projectId} and plan_id = 1 order by position`);
+    const items = await select(
+      sql`select id, title from study_plan_items where project_id = ${owner.projectId} and plan_id = 1 order by position`,
+    );
     expect(items).toEqual([
       { id: 1, title: 'Read the notes' },
       { id: 2, title: 'Write a summary' },
@@ -139,10 +151,22 @@ describe('a study write retried after its answer was lost writes once', () => {
     await loseAnswerOf('update study_plan_items');
     const answer = expectRetried(await call(owner, 'update-item-status', { item_id: 1, status: 'completed' }));
 
-    expect(answer).toEqual({ item_id: 1, title: 'Read the notes', plan_id: 1, status: 'completed', previous_status: 'pending', changed: true });
-    expect(await select(sql`select status from study_plan_items where project_id = ${owner.projectId} and id = 1`)).toEqual([{ status: 'completed' }]);
+    expect(answer).toEqual({
+      item_id: 1,
+      title: 'Read the notes',
+      plan_id: 1,
+      status: 'completed',
+      previous_status: 'pending',
+      changed: true,
+    });
+    expect(await select(sql`select status from study_plan_items where project_id = ${owner.projectId} and id = 1`)).toEqual([
+      { status: 'completed' },
+    ]);
     // Another call setting the same status again changes nothing, and says so.
-    expect(await data(owner, 'update-item-status', { item_id: 1, status: 'completed' })).toMatchObject({ previous_status: 'completed', changed: false });
+    expect(await data(owner, 'update-item-status', { item_id: 1, status: 'completed' })).toMatchObject({
+      previous_status: 'completed',
+      changed: false,
+    });
   });
 
   it('update-plan-status: the status set once, and the answer says what it changed', async () => {
@@ -150,16 +174,22 @@ describe('a study write retried after its answer was lost writes once', () => {
     const retried = await call(owner, 'update-plan-status', { plan_id: 1, status: 'paused' });
     expect(expectRetried(retried)).toEqual({ plan_id: 1, title: 'Retry exam', status: 'paused', previous_status: 'active', changed: true });
     expect(retried.body.message).toBe('Marked plan 1 "Retry exam" paused (it was active).');
-    expect(await select(sql`select status from study_plans where project_id = ${owner.projectId} and id = 1`)).toEqual([{ status: 'paused' }]);
+    expect(await select(sql`select status from study_plans where project_id = ${owner.projectId} and id = 1`)).toEqual([
+      { status: 'paused' },
+    ]);
   });
 
   it('save-quiz-attempt: one attempt', async () => {
     await loseAnswerOf('insert into quiz_attempts');
-    const answer = expectRetried(await call(owner, 'save-quiz-attempt', { topic_id: 1, question: 'Saved after a lost answer?', user_answer: 'Yes', score: 1 }));
+    const answer = expectRetried(
+      await call(owner, 'save-quiz-attempt', { topic_id: 1, question: 'Saved after a lost answer?', user_answer: 'Yes', score: 1 }),
+    );
 
-    expect(await select(sql`select id, score from quiz_attempts where project_id = ${owner.projectId} and question = 'Saved after a lost answer?'`)).toEqual([
-      { id: answer.attempt_id, score: 1 },
-    ]);
+    expect(
+      await select(
+        sql`select id, score from quiz_attempts where project_id = ${owner.projectId} and question = 'Saved after a lost answer?'`,
+      ),
+    ).toEqual([{ id: answer.attempt_id, score: 1 }]);
   });
 
   it('delete-quiz-attempt: answers what it deleted, not NOT_FOUND', async () => {
@@ -179,11 +209,14 @@ describe('a study write retried after its answer was lost writes once', () => {
     const answer = expectRetried(await call(owner, 'quiz-pre-fetch', { topic_name: 'Topic after a lost answer' }));
 
     expect(answer).toMatchObject({ topic_name: 'Topic after a lost answer', created: true, wrong_questions: [] });
-    expect(await select(sql`select id from study_topics where project_id = ${owner.projectId} and lower(name) = 'topic after a lost answer'`)).toEqual([
-      { id: answer.topic_id },
-    ]);
+    expect(
+      await select(sql`select id from study_topics where project_id = ${owner.projectId} and lower(name) = 'topic after a lost answer'`),
+    ).toEqual([{ id: answer.topic_id }]);
     // Another call finds the topic: it did not create it.
-    expect(await data(owner, 'quiz-pre-fetch', { topic_name: 'TOPIC AFTER A LOST ANSWER' })).toMatchObject({ topic_id: answer.topic_id, created: false });
+    expect(await data(owner, 'quiz-pre-fetch', { topic_name: 'TOPIC AFTER A LOST ANSWER' })).toMatchObject({
+      topic_id: answer.topic_id,
+      created: false,
+    });
   });
 
   it('quiz-post-save: the wrong answers saved once, the corrected attempts deleted once, in one transaction', async () => {
@@ -200,7 +233,9 @@ describe('a study write retried after its answer was lost writes once', () => {
     );
 
     expect(answer).toMatchObject({ topic_id: 1, saved_wrong: 2, deleted_correct: 2, deleted_attempt_ids: [1, 2] });
-    const saved = await select(sql`select id from quiz_attempts where project_id = ${owner.projectId} and question like 'Round question %' order by id`);
+    const saved = await select(
+      sql`select id from quiz_attempts where project_id = ${owner.projectId} and question like 'Round question %' order by id`,
+    );
     expect(saved.map((row) => row.id)).toEqual(answer.saved_attempt_ids);
     expect(saved).toHaveLength(2);
     expect(await rowCount('quiz_attempts', owner.projectId, sql`id in (1, 2)`)).toBe(0);
@@ -210,7 +245,9 @@ describe('a study write retried after its answer was lost writes once', () => {
     await loseAnswerOf('insert into flashcards');
     const answer = expectRetried(await call(owner, 'create-flashcard', { front: 'el relámpago', back: 'the lightning' }));
 
-    expect(await select(sql`select id, state from flashcards where project_id = ${owner.projectId} and front = 'el relámpago'`)).toEqual([{ id: answer.card_id, state: 'new' }]);
+    expect(await select(sql`select id, state from flashcards where project_id = ${owner.projectId} and front = 'el relámpago'`)).toEqual([
+      { id: answer.card_id, state: 'new' },
+    ]);
   });
 
   it('update-flashcard-review: the review applied once, as ts-fsrs schedules one review', async () => {
@@ -227,11 +264,15 @@ describe('a study write retried after its answer was lost writes once', () => {
 
   it('save-message: one message', async () => {
     await loseAnswerOf('insert into chat_messages');
-    const answer = expectRetried(await call(owner, 'save-message', { session_id: 'retry-session', role: 'assistant', content: 'Said once.' }));
+    const answer = expectRetried(
+      await call(owner, 'save-message', { session_id: 'retry-session', role: 'assistant', content: 'Said once.' }),
+    );
 
-    expect(await select(sql`select id from chat_messages where project_id = ${owner.projectId} and session_id = 'retry-session' and content = 'Said once.'`)).toEqual([
-      { id: answer.message_id },
-    ]);
+    expect(
+      await select(
+        sql`select id from chat_messages where project_id = ${owner.projectId} and session_id = 'retry-session' and content = 'Said once.'`,
+      ),
+    ).toEqual([{ id: answer.message_id }]);
     expect(await rowCount('chat_messages', owner.projectId, sql`session_id = 'retry-session'`)).toBe(2);
   });
 });
@@ -272,9 +313,13 @@ describe('a study write repeated with an Idempotency-Key replays its answer and 
 
 describe('study receipts', () => {
   it('are purged with the other write receipts once older than a day', async () => {
-    const oldCall = await call(owner, 'delete-quiz-attempt', { attempt_id: (await data(owner, 'save-quiz-attempt', { question: 'Purged receipt?' })).attempt_id });
+    const oldCall = await call(owner, 'delete-quiz-attempt', {
+      attempt_id: (await data(owner, 'save-quiz-attempt', { question: 'Purged receipt?' })).attempt_id,
+    });
     expect(oldCall.status).toBe(200);
-    const freshCall = await call(owner, 'delete-quiz-attempt', { attempt_id: (await data(owner, 'save-quiz-attempt', { question: 'Kept receipt?' })).attempt_id });
+    const freshCall = await call(owner, 'delete-quiz-attempt', {
+      attempt_id: (await data(owner, 'save-quiz-attempt', { question: 'Kept receipt?' })).attempt_id,
+    });
     expect(freshCall.status).toBe(200);
     const receipts = async (attemptId: number) =>
       rowCount('write_receipts', owner.projectId, sql`result->'deleted_attempt_ids' = ${JSON.stringify([attemptId])}::jsonb`);

@@ -26,7 +26,8 @@ export function anthropicTool(name: string, inputSchema: Schema): string[] {
   for (const keyword of ROOT_COMBINATORS) if (keyword in inputSchema) broken.push(`input_schema has ${keyword} at the top level`);
   for (const { schema, path } of nodes(inputSchema)) {
     if (typeof schema.properties !== 'object' || schema.properties === null) continue;
-    for (const key of Object.keys(schema.properties)) if (!PROPERTY_KEY.test(key)) broken.push(`${path}: property key '${key}' does not match ${PROPERTY_KEY.source}`);
+    for (const key of Object.keys(schema.properties))
+      if (!PROPERTY_KEY.test(key)) broken.push(`${path}: property key '${key}' does not match ${PROPERTY_KEY.source}`);
   }
   return broken;
 }

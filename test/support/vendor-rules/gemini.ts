@@ -20,8 +20,28 @@ const PARAMETER_NAME = /^[a-zA-Z_][a-zA-Z0-9_]{0,63}$/;
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object', 'null']);
 // https://ai.google.dev/api/caching#Schema: the fields of a Schema object.
 const SCHEMA_FIELDS = new Set([
-  'type', 'format', 'title', 'description', 'nullable', 'enum', 'maxItems', 'minItems', 'properties', 'required', 'minProperties',
-  'maxProperties', 'minLength', 'maxLength', 'pattern', 'example', 'anyOf', 'propertyOrdering', 'default', 'items', 'minimum', 'maximum',
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'maxItems',
+  'minItems',
+  'properties',
+  'required',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'example',
+  'anyOf',
+  'propertyOrdering',
+  'default',
+  'items',
+  'minimum',
+  'maximum',
 ]);
 // Same page, `format`: "for NUMBER type: float, double; for INTEGER type: int32, int64; for STRING
 // type: enum, date-time".
@@ -34,7 +54,8 @@ export function geminiDeclaration(name: string, parameters: Schema): string[] {
   // https://ai.google.dev/api/caching#FunctionDeclaration, `parametersJsonSchema`: "The schema must
   // describe an object where the properties are the parameters to the function."
   if (parameters.type !== 'object') broken.push(`parameters.type is ${JSON.stringify(parameters.type)}, not "object"`);
-  for (const combinator of ['anyOf', 'oneOf', 'allOf']) if (combinator in parameters) broken.push(`parameters has ${combinator} at the root: the properties are the parameters`);
+  for (const combinator of ['anyOf', 'oneOf', 'allOf'])
+    if (combinator in parameters) broken.push(`parameters has ${combinator} at the root: the properties are the parameters`);
   for (const key of Object.keys((parameters.properties as Schema | undefined) ?? {})) {
     if (!PARAMETER_NAME.test(key)) broken.push(`parameter name '${key}' does not match ${PARAMETER_NAME.source}`);
   }
@@ -53,10 +74,13 @@ export function geminiSchemaSubset(schema: Schema): string[] {
     if (Array.isArray(node.type)) broken.push(`${path}: type is a list (use one type and nullable)`);
     // Same page, `type`: "Required. Data type." (a choice among `anyOf` options says it in each option).
     else if (node.type === undefined && !Array.isArray(node.anyOf)) broken.push(`${path}: says no type`);
-    else if (typeof node.type === 'string' && !TYPES.has(node.type.toLowerCase())) broken.push(`${path}: type '${node.type}' is not a Gemini Type`);
-    if (typeof node.format === 'string' && !SCHEMA_FORMATS.has(node.format)) broken.push(`${path}: format '${node.format}' is not supported`);
+    else if (typeof node.type === 'string' && !TYPES.has(node.type.toLowerCase()))
+      broken.push(`${path}: type '${node.type}' is not a Gemini Type`);
+    if (typeof node.format === 'string' && !SCHEMA_FORMATS.has(node.format))
+      broken.push(`${path}: format '${node.format}' is not supported`);
     // `enum`: "Possible values of the element of Type.STRING with enum format".
-    if (Array.isArray(node.enum) && node.enum.some((value) => typeof value !== 'string')) broken.push(`${path}: enum values must be strings`);
+    if (Array.isArray(node.enum) && node.enum.some((value) => typeof value !== 'string'))
+      broken.push(`${path}: enum values must be strings`);
   }
   return broken;
 }

@@ -16,8 +16,27 @@ const STRICT_TYPES = new Set(['string', 'number', 'boolean', 'integer', 'object'
 // that build a schema (`type`, `properties`, `required`, `additionalProperties`, `items`, `enum`,
 // `const`, `anyOf`, `$ref`/`$defs` "Definitions are supported", `description`).
 const STRICT_KEYWORDS = new Set([
-  'type', 'description', 'title', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const', 'anyOf', '$ref', '$defs',
-  'pattern', 'format', 'multipleOf', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'minItems', 'maxItems',
+  'type',
+  'description',
+  'title',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'anyOf',
+  '$ref',
+  '$defs',
+  'pattern',
+  'format',
+  'multipleOf',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'minItems',
+  'maxItems',
 ]);
 // Same page, `format`: "date-time, time, date, duration, email, hostname, ipv4, ipv6, uuid".
 const STRICT_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
@@ -58,10 +77,13 @@ function strictRules(root: Schema): string[] {
   let enumValues = 0;
   let stringLength = 0;
   for (const { schema, path, depth } of nodes(root)) {
-    for (const keyword of Object.keys(schema)) if (!STRICT_KEYWORDS.has(keyword)) broken.push(`${path}: '${keyword}' is not supported in strict mode`);
+    for (const keyword of Object.keys(schema))
+      if (!STRICT_KEYWORDS.has(keyword)) broken.push(`${path}: '${keyword}' is not supported in strict mode`);
     for (const type of typesOf(schema)) if (!STRICT_TYPES.has(type)) broken.push(`${path}: type '${type}' is not supported`);
-    if (typeof schema.format === 'string' && !STRICT_FORMATS.has(schema.format)) broken.push(`${path}: format '${schema.format}' is not supported`);
-    if (!('type' in schema || 'anyOf' in schema || '$ref' in schema || 'enum' in schema || 'const' in schema)) broken.push(`${path}: says no type`);
+    if (typeof schema.format === 'string' && !STRICT_FORMATS.has(schema.format))
+      broken.push(`${path}: format '${schema.format}' is not supported`);
+    if (!('type' in schema || 'anyOf' in schema || '$ref' in schema || 'enum' in schema || 'const' in schema))
+      broken.push(`${path}: says no type`);
     if (Array.isArray(schema.enum)) {
       enumValues += schema.enum.length;
       stringLength += schema.enum.reduce<number>((sum, value) => sum + String(value).length, 0);

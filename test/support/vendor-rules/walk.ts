@@ -16,7 +16,18 @@ export interface Node {
 
 const MAPS = ['properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas'];
 const LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'];
-const SINGLES = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames', 'unevaluatedProperties', 'unevaluatedItems'];
+const SINGLES = [
+  'items',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+];
 
 /** Every subschema of `root`, the root first. */
 export function nodes(root: Schema): Node[] {
@@ -57,7 +68,8 @@ export function portable(root: Schema): string[] {
     for (const keyword of ['$ref', '$defs', 'definitions']) if (keyword in schema) broken.push(`${path}: '${keyword}'`);
     for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
       const list = schema[keyword];
-      if (Array.isArray(list) && list.some((item) => isSchema(item) && Object.keys(item).length === 0)) broken.push(`${path}: an empty schema in ${keyword}`);
+      if (Array.isArray(list) && list.some((item) => isSchema(item) && Object.keys(item).length === 0))
+        broken.push(`${path}: an empty schema in ${keyword}`);
       if (Array.isArray(list) && list.length === 0) broken.push(`${path}: ${keyword} is empty`);
     }
   }

@@ -47,7 +47,8 @@ export async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
   const body = (await response.json().catch(() => null)) as Envelope<T> | null;
   if (!body) throw new Error(`The worker answered ${response.status} without the expected JSON.`);
   if (response.status === 401) throw new KeyRefused(`The API key was refused: ${body.error?.message ?? body.message ?? 'unknown key'}`);
-  if (!body.success || body.data === undefined) throw new Error(body.error?.message ?? body.message ?? `The worker answered ${response.status}.`);
+  if (!body.success || body.data === undefined)
+    throw new Error(body.error?.message ?? body.message ?? `The worker answered ${response.status}.`);
   return body.data;
 }
 

@@ -43,7 +43,10 @@ export async function refreshCalls(since: string): Promise<void> {
     outcome === 'refused'
       ? Promise.resolve({ executions: [] })
       : api<ExecutionsPage>(`/executions?${query({ since, tool, status: outcome || undefined, error_code: code, limit: LISTED })}`);
-  const refusals = outcome === '' || outcome === 'refused' ? api<RefusalsPage>(`/refusals?${query({ since, tool, code, limit: LISTED })}`) : Promise.resolve({ refusals: [] });
+  const refusals =
+    outcome === '' || outcome === 'refused'
+      ? api<RefusalsPage>(`/refusals?${query({ since, tool, code, limit: LISTED })}`)
+      : Promise.resolve({ refusals: [] });
   const calls: Call[] = [
     ...(await executions).executions.map((execution) => ({ kind: 'execution' as const, ...execution })),
     ...(await refusals).refusals.map((refusal) => ({ kind: 'refusal' as const, ...refusal })),
@@ -73,7 +76,11 @@ function rowOf(call: Call): HTMLLIElement {
 }
 
 /** The dialog's parts, shown or hidden by what the call has. */
-function showDialog(title: string, entries: readonly (readonly [string, string | number])[], sections: Record<string, string | null>): void {
+function showDialog(
+  title: string,
+  entries: readonly (readonly [string, string | number])[],
+  sections: Record<string, string | null>,
+): void {
   byId('call-title').textContent = title;
   facts(byId('call-facts'), entries);
   for (const [name, text] of Object.entries(sections)) {
@@ -90,7 +97,14 @@ async function showExecution(traceId: string): Promise<void> {
   byId('fields-section').hidden = true;
   const execution = await api<ExecutionDetail>(`/executions/${encodeURIComponent(traceId)}`).catch((error: Error) => error);
   if (execution instanceof Error) {
-    showDialog('Trace unavailable', [['Trace id', traceId], ['Problem', execution.message]], { input: null, output: null, error: null, stack: null, retries: null });
+    showDialog(
+      'Trace unavailable',
+      [
+        ['Trace id', traceId],
+        ['Problem', execution.message],
+      ],
+      { input: null, output: null, error: null, stack: null, retries: null },
+    );
     return;
   }
   const failed = execution.status === 'failure';
@@ -98,7 +112,9 @@ async function showExecution(traceId: string): Promise<void> {
     ...(execution.performance_warning ? ['slower than the slow-call threshold'] : []),
     ...execution.warnings.map((warning) => `${warning.code}: ${warning.message}`),
   ];
-  const actor = execution.actor.api_key_name ? `${execution.actor.api_key_name} (${execution.actor.api_key_id})` : (execution.actor.api_key_id ?? '—');
+  const actor = execution.actor.api_key_name
+    ? `${execution.actor.api_key_name} (${execution.actor.api_key_id})`
+    : (execution.actor.api_key_id ?? '—');
   showDialog(
     `${failed ? 'Failure' : 'Success'} of ${execution.tool}`,
     [
@@ -122,7 +138,9 @@ async function showExecution(traceId: string): Promise<void> {
       retries:
         execution.retry_errors.length === 0
           ? 'None'
-          : execution.retry_errors.map((retry) => `attempt ${retry.attempt} after ${ms(retry.time_ms)} ms: ${retry.code} ${retry.message}`).join('\n'),
+          : execution.retry_errors
+              .map((retry) => `attempt ${retry.attempt} after ${ms(retry.time_ms)} ms: ${retry.code} ${retry.message}`)
+              .join('\n'),
     },
   );
 }

@@ -34,13 +34,17 @@ export function drawLatency(svg: SVGSVGElement, tools: readonly Tool[]): void {
   const low = 10 ** Math.floor(Math.log10(Math.max(0.1, Math.min(1, ...values))));
   const high = 10 ** Math.max(Math.ceil(Math.log10(Math.max(10, ...values))), Math.log10(low) + 1);
   const plotWidth = CHART.width - CHART.left - CHART.right;
-  const x = (value: number) => CHART.left + ((Math.log10(Math.max(value, low)) - Math.log10(low)) / (Math.log10(high) - Math.log10(low))) * plotWidth;
+  const x = (value: number) =>
+    CHART.left + ((Math.log10(Math.max(value, low)) - Math.log10(low)) / (Math.log10(high) - Math.log10(low))) * plotWidth;
   const rows = Math.max(measured.length, 1);
   const bottom = CHART.top + rows * CHART.rowHeight;
   const height = bottom + CHART.axisHeight;
 
   svg.setAttribute('viewBox', `0 0 ${CHART.width} ${height}`);
-  svg.setAttribute('aria-label', `Latency per tool, log scale from ${tickLabel(low)} to ${tickLabel(high)}: p50, p95, p99 and the slowest call`);
+  svg.setAttribute(
+    'aria-label',
+    `Latency per tool, log scale from ${tickLabel(low)} to ${tickLabel(high)}: p50, p95, p99 and the slowest call`,
+  );
   const children: SVGElement[] = [];
   for (let tick = low; tick <= high * 1.0001; tick *= 10) {
     children.push(
@@ -55,13 +59,22 @@ export function drawLatency(svg: SVGSVGElement, tools: readonly Tool[]): void {
     const summary = `${tool.tool}: p50 ${ms(d.p50)} ms, p95 ${ms(d.p95)} ms, p99 ${ms(d.p99)} ms, slowest ${ms(d.max)} ms (${tool.calls} calls)`;
     const row = titled(shape('g', { class: 'tool-latency', 'data-tool': tool.tool }), summary);
     row.append(
-      shape('text', { x: CHART.left - 8, y: y + 4, 'text-anchor': 'end' }, tool.tool.length > 24 ? `${tool.tool.slice(0, 23)}…` : tool.tool),
+      shape(
+        'text',
+        { x: CHART.left - 8, y: y + 4, 'text-anchor': 'end' },
+        tool.tool.length > 24 ? `${tool.tool.slice(0, 23)}…` : tool.tool,
+      ),
       shape('line', { class: 'range', x1: x(d.p50 ?? low), y1: y, x2: x(d.max ?? low), y2: y }),
     );
     for (const [key, label] of MARKS) {
       const value = d[key];
       if (value === null) continue;
-      row.append(titled(shape('circle', { class: key, cx: x(value).toFixed(1), cy: y, r: key === 'max' ? 3 : 4.5 }), `${tool.tool} ${label}: ${ms(value)} ms`));
+      row.append(
+        titled(
+          shape('circle', { class: key, cx: x(value).toFixed(1), cy: y, r: key === 'max' ? 3 : 4.5 }),
+          `${tool.tool} ${label}: ${ms(value)} ms`,
+        ),
+      );
     }
     children.push(row);
   });
@@ -92,12 +105,17 @@ export function drawVolume(svg: SVGSVGElement, series: Metrics['series'], bucket
     );
   }
   series.forEach((point, i) => {
-    const bar = titled(shape('g', { class: 'bucket' }), `${time(point.start)}: ${point.calls} calls, ${point.failures} failed, p95 ${ms(point.duration_ms_p95)} ms`);
+    const bar = titled(
+      shape('g', { class: 'bucket' }),
+      `${time(point.start)}: ${point.calls} calls, ${point.failures} failed, p95 ${ms(point.duration_ms_p95)} ms`,
+    );
     const x = left + i * step + step * 0.15;
     // Every bucket has a hover target, the empty ones too.
     bar.append(shape('rect', { class: 'hover', x: left + i * step, y: top, width: step, height: bottom - top }));
-    if (point.calls > 0) bar.append(shape('rect', { class: 'calls', x, y: y(point.calls), width: step * 0.7, height: bottom - y(point.calls) }));
-    if (point.failures > 0) bar.append(shape('rect', { class: 'failures', x, y: y(point.failures), width: step * 0.7, height: bottom - y(point.failures) }));
+    if (point.calls > 0)
+      bar.append(shape('rect', { class: 'calls', x, y: y(point.calls), width: step * 0.7, height: bottom - y(point.calls) }));
+    if (point.failures > 0)
+      bar.append(shape('rect', { class: 'failures', x, y: y(point.failures), width: step * 0.7, height: bottom - y(point.failures) }));
     children.push(bar);
   });
   svg.replaceChildren(...children);
@@ -116,8 +134,13 @@ export function sparkline(tool: Tool, bucketSeconds: number): SVGElement {
   svg.setAttribute('aria-label', label);
   svg.append(shape('title', {}, label));
   failures.forEach((value, i) => {
-    if (value > 0) svg.append(shape('rect', { class: 'failures', x: Math.max(0, i * step - 1.5), y: y(value), width: 3, height: height - 2 - y(value) }));
+    if (value > 0)
+      svg.append(
+        shape('rect', { class: 'failures', x: Math.max(0, i * step - 1.5), y: y(value), width: 3, height: height - 2 - y(value) }),
+      );
   });
-  svg.append(shape('polyline', { class: 'calls', points: calls.map((value, i) => `${(i * step).toFixed(1)},${y(value).toFixed(1)}`).join(' ') }));
+  svg.append(
+    shape('polyline', { class: 'calls', points: calls.map((value, i) => `${(i * step).toFixed(1)},${y(value).toFixed(1)}`).join(' ') }),
+  );
   return svg;
 }

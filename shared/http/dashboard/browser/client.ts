@@ -97,7 +97,9 @@ function drawTotals(totals: Metrics['totals']): void {
 function drawTools(metrics: Metrics): void {
   const cards = metrics.tools.map((tool) => {
     const card = element('li', null, { 'data-tool': tool.tool });
-    const codes = Object.entries(tool.failures_by_code).map(([code, n]) => `${code} ${n}`).join(', ');
+    const codes = Object.entries(tool.failures_by_code)
+      .map(([code, n]) => `${code} ${n}`)
+      .join(', ');
     const refused = tool.validation_refusals + tool.rate_limit_refusals + tool.busy_refusals;
     const figures = element('dl', null, { class: 'figures' });
     for (const [term, value] of [

@@ -13,7 +13,11 @@ export function byId<T extends Element = HTMLElement>(id: string): T {
 }
 
 /** A new element with `text` as its text and `attributes` set. */
-export function element<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string | number | null, attributes: Record<string, string> = {}): HTMLElementTagNameMap[K] {
+export function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  text?: string | number | null,
+  attributes: Record<string, string> = {},
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (text !== undefined && text !== null) node.textContent = String(text);
   for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
@@ -38,7 +42,8 @@ export function titled(node: SVGElement, title: string): SVGElement {
 export const ms = (value: number | null | undefined): string => (value === null || value === undefined ? '—' : value.toFixed(1));
 
 /** A ratio from 0 to 1 as a percentage. */
-export const percent = (value: number | null | undefined): string => (value === null || value === undefined ? '—' : `${(value * 100).toFixed(1)} %`);
+export const percent = (value: number | null | undefined): string =>
+  value === null || value === undefined ? '—' : `${(value * 100).toFixed(1)} %`;
 
 /** A count with thousands separators. */
 export const count = (value: number): string => value.toLocaleString('en-US');
@@ -59,7 +64,13 @@ export function facts(list: HTMLElement, entries: readonly (readonly [string, st
  * before (`drawn`, by key): those already in place stay (and keep focus), new ones are inserted,
  * the rest removed and forgotten.
  */
-export function reconcile<T>(parent: Element, items: readonly T[], keyOf: (item: T) => string, draw: (item: T) => Element, drawn: Map<string, Element>): void {
+export function reconcile<T>(
+  parent: Element,
+  items: readonly T[],
+  keyOf: (item: T) => string,
+  draw: (item: T) => Element,
+  drawn: Map<string, Element>,
+): void {
   const keys = new Set(items.map(keyOf));
   for (const key of drawn.keys()) if (!keys.has(key)) drawn.delete(key);
   items.forEach((item, i) => {
