@@ -24,6 +24,7 @@ declare namespace Cloudflare {
       redisControlUrl: string;
       otlpUrl: string;
       cpuHogControlUrl: string;
+      tokenCounterUrl: string;
     };
   }
   interface GlobalProps {

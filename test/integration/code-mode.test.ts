@@ -5,12 +5,11 @@
  * trace rows linked to the execution), not by what the answer says of itself.
  */
 import { and, count, eq } from 'drizzle-orm';
-import { getEncoding } from 'js-tiktoken';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeys, moodEntries, projects, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import { tools as registry } from '../../functions/registry.ts';
 import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
-import { callTool, closeMcpClients, connectMcp, db, getJson } from './helpers.ts';
+import { callTool, closeMcpClients, connectMcp, countTokens, db, getJson } from './helpers.ts';
 import { runCodeOver, waitForRows } from './code-mode-helpers.ts';
 
 let projectId: string;
@@ -156,7 +155,7 @@ describe('POST /mcp/code', () => {
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(['execute', 'describe']);
     // Every tool is reachable from code, and what the agent reads to know it costs at most 3,000 tokens.
-    const tokens = getEncoding('o200k_base').encode(JSON.stringify({ tools })).length;
+    const tokens = await countTokens(JSON.stringify({ tools }));
     expect(tokens).toBeLessThanOrEqual(3_000);
     for (const tool of registry) expect(tools[0]!.description).toContain(`- ${tool.id} (`);
     expect(tools[0]!.description).toContain('- log-mood (logMood) [writes]');

@@ -70,6 +70,13 @@ async function answerOf<T>(response: Response): Promise<Answer<T>> {
   return { status: response.status, body: JSON.parse(text) as ToolResult<T> };
 }
 
+/** The length of `text` in OpenAI's o200k_base tokens, counted by js-tiktoken in Node (test/setup/token-counter.ts). */
+export async function countTokens(text: string): Promise<number> {
+  const response = await fetch(env.TEST_SERVICES.tokenCounterUrl, { method: 'POST', body: text });
+  if (!response.ok) throw new Error(`The token counter answered ${response.status}`);
+  return ((await response.json()) as { tokens: number }).tokens;
+}
+
 /** A database client for assertions on what was (or was not) written. */
 export const db = createDb(env.DATABASE_URL!);
 

@@ -13,6 +13,7 @@ import { startRedisServer, startUpstashStandIn } from '../../local/upstash-rest.
 import { startCpuHogControl } from './cpu-hog.ts';
 import { startOtlpReceiver } from './otlp-receiver.ts';
 import { startFaultyRedis } from './redis-faults.ts';
+import { startTokenCounter } from './token-counter.ts';
 
 // Types, not interfaces: miniflare bindings accept only JSON-shaped types.
 export type TestProjects = {
@@ -40,6 +41,8 @@ export type TestServices = {
   redisControlUrl: string;
   /** Starts and stops a CPU hog: `POST {cpuHogControlUrl} {"action": "start" | "stop"}` (test/setup/cpu-hog.ts). */
   cpuHogControlUrl: string;
+  /** Counts o200k_base tokens in Node: `POST {tokenCounterUrl}` with the text (test/setup/token-counter.ts). */
+  tokenCounterUrl: string;
 };
 
 declare module 'vitest' {
@@ -66,6 +69,7 @@ export default async function setup(project: TestProject) {
   const otlp = await startOtlpReceiver();
   const faultyRedis = redis ? await startFaultyRedis('faulty-test-token') : null;
   const cpuHog = await startCpuHogControl();
+  const tokenCounter = await startTokenCounter();
   if (!redis) {
     console.warn(
       '\n!!! redis-server is not installed: the Redis semaphore and rate-limit suites are SKIPPED. Install it (apt-get install redis-server).\n',
@@ -84,8 +88,10 @@ export default async function setup(project: TestProject) {
     faultyRedisToken: faultyRedis?.token ?? '',
     redisControlUrl: faultyRedis?.controlUrl ?? '',
     cpuHogControlUrl: cpuHog.controlUrl,
+    tokenCounterUrl: tokenCounter.url,
   });
   return async () => {
+    await tokenCounter.close();
     await cpuHog.close();
     await faultyRedis?.close();
     await otlp.close();
