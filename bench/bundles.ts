@@ -54,8 +54,10 @@ export const BASELINE_COMMIT = '59ffe6336197a7aeddc31770d1d649bb5f5c8d21';
  * standard-conformant JavaScript parser, and @cloudflare/codemode's own), the type generator and
  * truncation taken from @cloudflare/codemode (3), and code mode's own code and sandbox module. It
  * is loaded by the first code-mode request, like the MCP server, so other routes do not start slower.
+ * The Gemini export (shared/http/gemini-export.ts), code mode's per-tool signatures and OpenAPI entries
+ * and the bounds every schema now states took it to 428, hence 432.
  */
-export const TARGETS = { toolWorkerGzipKib: 200, gatewayGzipKib: 425 };
+export const TARGETS = { toolWorkerGzipKib: 200, gatewayGzipKib: 432 };
 
 export interface BundleSize {
   /** A tool id, or `gateway`. */
