@@ -437,7 +437,10 @@ describe('deployment problems', () => {
   async function callWith(tool: ReturnType<typeof tableTool>, input: unknown, databaseUrl = env.DATABASE_URL) {
     const { createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test');
     const ctx = createExecutionContext();
-    const response = await createGateway([tool], { retryDelayMs: 10, settleWritesMs: 100 }).fetch(
+    // The key stays verified for the whole file: otherwise a call more than a second after the last one
+    // re-checks the key in the database, and the unreachable-database case would fail there instead.
+    const options = { retryDelayMs: 10, settleWritesMs: 100, auth: { recheckAfterMs: 600_000, maxStaleMs: 600_000 } };
+    const response = await createGateway([tool], options).fetch(
       new Request(`http://edge-tools.test/tools/${tool.id}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${tenantA.apiKey}`, 'content-type': 'application/json' },
@@ -530,7 +533,7 @@ describe('deployment problems', () => {
       tableName: 'unreachable_table',
       fields: [field],
     });
-    await callWith(tool, { note: 'warms the API key cache, so the key is not looked up again' });
+    await callWith(tool, { note: 'verifies the API key, so the unreachable database is not asked for it' });
     const { status, body } = await callWith(tool, { note: 'hi' }, 'postgres://edge:edge@127.0.0.1:9/edge');
     expect(status).toBe(500);
     expect(body.error).toMatchObject({
