@@ -16,9 +16,7 @@ export const codeInput = z.strictObject({
     .string()
     .min(1)
     .max(CODE_MODE_LIMITS.codeChars)
-    .describe(
-      'The source of one async arrow function. Inside it, tools["<tool-id>"](input) (or tools.<camelCaseId>(input)) calls a tool and returns its envelope; return what you want back.',
-    ),
+    .describe('The source of one async arrow function, async () => { ... }, that calls the tools; what it returns is data.result.'),
 });
 
 /** One tool call the code made, as the answer lists it. */

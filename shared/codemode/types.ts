@@ -55,29 +55,37 @@ export function toolDeclarations(selected: readonly AnyTool[]): string {
 }
 
 /**
- * One line per tool: its id, its alias, whether it writes, the first sentence of what it does, its
- * input as a compact type (`?` optional; bounds and formats left to the validator's errors) and the
- * field names of its data, three levels deep (`[]` a list). Enough to write code without `describe`.
+ * One line per tool: its id, whether it writes, the first sentence of what it does, its input as a
+ * compact type (`?` optional; bounds and formats left to the validator's errors) and the field names
+ * of its data, three levels deep (`[]` a list). Enough to write code without `describe`. The
+ * camelCase alias and the `response_format` most tools share are said once, in
+ * {@link TOOL_INDEX_LEGEND}.
  *
  * @example
- * // - list-plans (listPlans): Lists study plans. in {limit?: int; cursor?: string} out {plans: {plan_id, title}[], next_cursor}
+ * // list-plans: List the study plans, newest first. in {limit?:int;cursor?:string} out {plans:{plan_id,title}[],next_cursor}
+ * // add-document [writes]: Add a markdown document. in {title:string;content:string}&RF out {document_id,title}
  */
 export function toolIndex(selected: readonly AnyTool[]): string {
   return selected
     .map((tool) => {
       const { input, output } = tool.jsonSchemas();
-      const head = `- ${tool.id} (${camelCase(tool.id)})${tool.annotations.readOnlyHint ? '' : ' [writes]'}: ${firstSentence(tool.purpose)}`;
-      const inputs = inputType(input as Schema, 0).replace(RESPONSE_FORMAT, 'response_format?: RF');
-      return `${head} in ${inputs} out ${outputFields(output as Schema, 0)}`;
+      const head = `${tool.id}${tool.annotations.readOnlyHint ? '' : ' [writes]'}: ${summary(tool.purpose)}`;
+      return `${head} in ${withSharedFormat(inputType(input as Schema, 0))} out ${outputFields(output as Schema, 0)}`;
     })
     .join('\n');
 }
 
-/** The `response_format` field most tools share, written once in the index's header as `RF`. */
-const RESPONSE_FORMAT = "response_format?: 'concise'|'detailed'";
+/** The `response_format` field most tools share, written once in the legend as the type `RF`. */
+const RESPONSE_FORMAT = "response_format?:'concise'|'detailed'";
+
+/** `type` without its `response_format` field, joined with `&RF` instead, when it has one. */
+function withSharedFormat(type: string): string {
+  if (!type.includes(RESPONSE_FORMAT)) return type;
+  return `${type.replace(`;${RESPONSE_FORMAT}`, '').replace(`${RESPONSE_FORMAT};`, '').replace(`{${RESPONSE_FORMAT}}`, '{}')}&RF`;
+}
 
 /** What the index's lines mean, for the header above them. */
-export const TOOL_INDEX_LEGEND = `Each line: id (alias) [writes]: purpose. in <input type> out <fields of data>. RF = 'concise'|'detailed'.`;
+export const TOOL_INDEX_LEGEND = `Tools, a line each: id [writes]: purpose in <input type> out <data fields>; RF = {response_format?:'concise'|'detailed'}.`;
 
 type Schema = {
   type?: string | string[];
@@ -102,8 +110,8 @@ function inputType(schema: Schema, depth: number): string {
   if (type === 'object' && schema.properties && depth < 3) {
     const required = new Set(schema.required ?? []);
     return `{${Object.entries(schema.properties)
-      .map(([name, property]) => `${name}${required.has(name) ? '' : '?'}: ${inputType(property, depth + 1)}`)
-      .join('; ')}}`;
+      .map(([name, property]) => `${name}${required.has(name) ? '' : '?'}:${inputType(property, depth + 1)}`)
+      .join(';')}}`;
   }
   return { integer: 'int', number: 'number', string: 'string', boolean: 'bool' }[type ?? ''] ?? 'object';
 }
@@ -132,9 +140,9 @@ function outputFields(schema: Schema, depth: number): string {
   return `{${Object.entries(schema.properties)
     .map(([name, property]) => {
       const inner = outputFields(property, depth + 1);
-      return inner ? `${name}: ${inner}` : name;
+      return inner ? `${name}:${inner}` : name;
     })
-    .join(', ')}}`;
+    .join(',')}}`;
 }
 
 /** `declaration` without its doc comments (the generator writes each on lines of its own). */
@@ -147,7 +155,9 @@ function pascalCase(id: string): string {
   return camel.charAt(0).toUpperCase() + camel.slice(1);
 }
 
-function firstSentence(text: string): string {
-  const end = text.search(/\.(\s|$)/);
-  return end === -1 ? text : text.slice(0, end + 1);
+/** The first sentence of `text`, without the examples it gives ("(e.g. ...)", ", e.g. ..."). */
+function summary(text: string): string {
+  const end = text.search(/(?<!\b(?:e\.g|i\.e))\.(\s|$)/);
+  const sentence = end === -1 ? text : text.slice(0, end + 1);
+  return sentence.replace(/ \((?:e\.g\.|i\.e\.)[^)]*\)|, (?:e\.g\.|i\.e\.) [^;]*?(?=\.$)/g, '');
 }

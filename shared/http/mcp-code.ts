@@ -27,13 +27,14 @@ import { confirmedFor, deniedTool, type Caller } from '../auth/caller.ts';
 import { IDEMPOTENCY_META_KEY } from '../core/idempotency-key.ts';
 import { keyFromMeta } from '../runtime/idempotency.ts';
 import { SERVER_INFO } from './base.ts';
+import { compactSchema } from './compact-schema.ts';
 import { serveMcp, toolResult, traceparentOf, TOOLS_LIST_CACHE, type McpRequest, type McpServer } from './mcp-server.ts';
 import type { ServeOptions } from './tool-route.ts';
 
 const INSTRUCTIONS =
   'Code mode: instead of one tool call per step, write one async arrow function that makes the calls, ' +
   "and get back only what it returns. execute's description gives each tool's input type and data fields; call describe only for full types. " +
-  `A code that writes takes an idempotency key in the execute call's _meta "${IDEMPOTENCY_META_KEY}": sent again with the same key and code, its writes are not repeated.`;
+  `Code that writes takes an idempotency key in the execute call's _meta "${IDEMPOTENCY_META_KEY}": sent again with the same key and code, its writes are not repeated.`;
 
 /** The input of `describe`. */
 const describeInput = z.strictObject({
@@ -42,7 +43,7 @@ const describeInput = z.strictObject({
     .min(1)
     .max(50)
     .optional()
-    .describe('Tool ids (or camelCase names) to describe; all the tools you may call when absent.'),
+    .describe('Tool ids or camelCase names; all the tools you may call when absent.'),
 });
 
 /** Code mode's MCP server: `execute` and `describe` for code calling `tools`. */
@@ -117,22 +118,22 @@ export function listedTools(callable: readonly AnyTool[]): McpTool[] {
       name: 'execute',
       title: 'Run code that calls the tools',
       description:
-        'Runs one async arrow function (JavaScript) and answers with what it returns. Inside it, tools["<id>"](input) or tools.<camelCaseId>(input) ' +
-        'calls a tool through the full pipeline (validation, limits, idempotency, trace) and resolves to its envelope ' +
-        '{ success, message, data | error, meta }: failures are values, check success. Return only what you need. ' +
-        'The answer: data.result, data.calls (tool, trace_id, success, error_code per call), data.logs (console output). ' +
+        'Runs one async arrow function (JavaScript) and answers what it returns. In it, tools["<id>"](input) or tools.<camelCaseId>(input) ' +
+        'runs a tool through the full pipeline (validation, limits, idempotency, trace) and resolves to its envelope ' +
+        '{success, message, data|error, meta}: failures are values, not exceptions. Return only what you need. ' +
+        'Answer: data.result, data.calls (tool, trace_id, success, error_code), data.logs (console). ' +
         `Bounds: ${CODE_MODE_LIMITS.innerCalls} calls (${CODE_MODE_LIMITS.concurrentInnerCalls} at once), ${CODE_MODE_LIMITS.wallTimeMs / 1000} s, ` +
-        `a result of ${CODE_MODE_LIMITS.resultChars} characters (more is cut); no network. describe gives full types with docs, only when needed. ${TOOL_INDEX_LEGEND} Tools:\n` +
+        `a result of ${CODE_MODE_LIMITS.resultChars} characters (cut beyond); no network. describe gives full types, if needed. ${TOOL_INDEX_LEGEND}\n` +
         toolIndex(callable),
-      inputSchema: z.toJSONSchema(codeInput) as McpTool['inputSchema'],
+      inputSchema: compactSchema(z.toJSONSchema(codeInput)) as McpTool['inputSchema'],
       annotations: { readOnlyHint: callable.every((tool) => tool.annotations.readOnlyHint), openWorldHint: false },
     },
     {
       name: 'describe',
       title: 'Types of the tools',
       description:
-        'TypeScript declarations of the tools named (all when none): input and output types, and the envelope every call returns.',
-      inputSchema: z.toJSONSchema(describeInput) as McpTool['inputSchema'],
+        'TypeScript declarations of the tools named: input types with their docs, output types, and the envelope every call returns.',
+      inputSchema: compactSchema(z.toJSONSchema(describeInput)) as McpTool['inputSchema'],
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
   ];

@@ -31,7 +31,7 @@ interface ListedTool {
 
 let nextId = 1;
 
-/** The `tools/list` result of `path` (`/mcp`, `/mcp/study`) on protocol `version`, as served. */
+/** The `tools/list` result of `path` (`/mcp`, `/mcp/study`, `/mcp/code`) on protocol `version`, as served. */
 async function toolsList(path: string, version: string): Promise<{ json: string; tools: ListedTool[] }> {
   const post = async (message: Record<string, unknown>, headers: Record<string, string> = {}) => {
     const response = await send(
@@ -89,8 +89,8 @@ function verdicts(surface: string, name: string, schema: Schema): string[] {
 }
 
 describe('every advertised input schema passes Anthropic, OpenAI and Gemini rules', { timeout: 120_000 }, () => {
-  it.each([...LEGACY_VERSIONS, MODERN])('MCP tools/list on %s, all tools and each toolset', async (version) => {
-    for (const path of ['/mcp', ...TOOLSETS.map((toolset) => `/mcp/${toolset}`)]) {
+  it.each([...LEGACY_VERSIONS, MODERN])('MCP tools/list on %s, all tools, each toolset and code mode', async (version) => {
+    for (const path of ['/mcp', ...TOOLSETS.map((toolset) => `/mcp/${toolset}`), '/mcp/code']) {
       const { tools } = await toolsList(path, version);
       const broken = tools.flatMap((tool) => [
         ...verdicts(`${path} ${version}`, tool.name, tool.inputSchema),

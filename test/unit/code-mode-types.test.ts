@@ -37,10 +37,10 @@ describe("the tool index of execute's description", () => {
   const lines = toolIndex(tools).split('\n');
   const inputTypes = tools.map((tool, i) => {
     const line = lines[i]!;
-    expect(line.startsWith(`- ${tool.id} (`)).toBe(true);
+    expect(line.startsWith(`${tool.id}${tool.annotations.readOnlyHint ? '' : ' [writes]'}: `)).toBe(true);
     return line.slice(line.indexOf(' in {') + ' in '.length, line.lastIndexOf(' out '));
   });
-  const prelude = `type RF = 'concise'|'detailed'; type int = number; type bool = boolean;\n${inputTypes.map((type, i) => `type In${i} = ${type};`).join('\n')}\n`;
+  const prelude = `type RF = {response_format?: 'concise'|'detailed'}; type int = number; type bool = boolean;\n${inputTypes.map((type, i) => `type In${i} = ${type};`).join('\n')}\n`;
 
   it("types every tool's input so that its example is a valid call", () => {
     const source = `${prelude}${tools.map((tool, i) => `const example${i}: In${i} = ${JSON.stringify(tool.example)};`).join('\n')}\nexport {};\n`;
@@ -55,11 +55,18 @@ describe("the tool index of execute's description", () => {
   });
 
   it('names the data fields the seed story reads', () => {
-    const line = (id: string) => lines.find((one) => one.startsWith(`- ${id} (`))!;
-    expect(line('semantic-search')).toMatch(/out \{results: \{task_id, text, document_id, document_title/);
-    expect(line('get-document-context')).toMatch(/out \{documents: \{document_id, title,/);
-    expect(line('detect-dependencies')).toMatch(/relationships: \{source_task_id, target_task_id, type,/);
-    expect(line('cluster-by-similarity')).toMatch(/clusters: \{cluster_id, size, .*representative_tasks: \{task_id, text\}\[\]/);
+    const line = (id: string) => lines.find((one) => one.startsWith(`${id}: `) || one.startsWith(`${id} [writes]: `))!;
+    expect(line('semantic-search')).toMatch(/out \{results:\{task_id,text,document_id,document_title/);
+    expect(line('get-document-context')).toMatch(/out \{documents:\{document_id,title,/);
+    expect(line('detect-dependencies')).toMatch(/relationships:\{source_task_id,target_task_id,type,/);
+    expect(line('cluster-by-similarity')).toMatch(/clusters:\{cluster_id,size,.*representative_tasks:\{task_id,text\}\[\]/);
+  });
+
+  it('gives the first sentence of each purpose, without its examples', () => {
+    expect(lines.find((one) => one.startsWith('embed-tasks'))).toContain(
+      ': Embed tasks whose embedding is pending, failed or from another model. in ',
+    );
+    expect(lines.find((one) => one.startsWith('delete-quiz-attempt'))).toContain(': Delete one quiz attempt for good. in ');
   });
 });
 
