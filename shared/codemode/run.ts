@@ -208,9 +208,10 @@ function outcomeOf(end: SandboxEnd, calls: InnerCalls): Outcome<unknown> {
   const value = JSON.parse(json) as unknown;
   const cut = json.length > CODE_MODE_LIMITS.resultChars;
   const result = cut ? truncateResult(value, { maxChars: CODE_MODE_LIMITS.resultChars }) : value;
+  const ran = `The code ran: ${callCount(calls.entries)}.`;
   const message = cut
-    ? `The code ran. ${summary} Its result was ${json.length} characters of JSON, cut to about ${CODE_MODE_LIMITS.resultChars} (the cuts are marked "--- TRUNCATED ---"): return only the fields you need, or page through the data over several executions.`
-    : `The code ran. ${summary}`;
+    ? `${ran} Its result was ${json.length} characters of JSON, cut to about ${CODE_MODE_LIMITS.resultChars} (the cuts are marked "--- TRUNCATED ---"): return only the fields you need, or page through the data over several executions.`
+    : ran;
   return ok({ result, ...made, ...logs }, message, cut ? { truncated: true } : {});
 }
 
@@ -222,10 +223,16 @@ function limitReached(limit: string, what: string, made: { calls: InnerCallEntry
   });
 }
 
+/** The calls a failed execution made, for its message: they are in `error.details.calls`. */
 function callSummary(entries: readonly InnerCallEntry[]): string {
-  const failed = entries.filter((entry) => !entry.success).length;
   if (entries.length === 0) return 'It made no tool calls.';
-  return `It made ${entries.length} tool call${entries.length === 1 ? '' : 's'}${failed ? `, ${failed} of them failed` : ''} (data.calls lists them, each with its trace id).`;
+  return `It made ${callCount(entries)} (error.details.calls lists them, each with its trace id).`;
+}
+
+/** How many tool calls were made and how many failed: "4 tool calls, 1 failed". */
+function callCount(entries: readonly InnerCallEntry[]): string {
+  const failed = entries.filter((entry) => !entry.success).length;
+  return `${entries.length} tool call${entries.length === 1 ? '' : 's'}${failed ? `, ${failed} failed` : ''}`;
 }
 
 /** Waits for the calls still running, at most `ms`. */

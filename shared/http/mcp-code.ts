@@ -83,7 +83,9 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOpt
           scope,
           options,
         );
-        return toolResult(outcome, meta);
+        const result = toolResult(outcome, meta);
+        if (outcome.ok) result.content = [{ type: 'text', text: executedText(outcome.message, outcome.data) }];
+        return result;
       }
       if (params.name === 'describe') {
         const revoked = await confirmedFor(caller);
@@ -137,6 +139,16 @@ export function listedTools(callable: readonly AnyTool[]): McpTool[] {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
   ];
+}
+
+/**
+ * The text a model reads of a successful execution: the message, then the data as JSON, without
+ * `logs` when the code logged nothing. The message says whether the result was cut, and how to get
+ * the rest.
+ */
+function executedText(message: string, data: unknown): string {
+  const { logs, ...rest } = data as { logs?: unknown[] };
+  return `${message}\n${JSON.stringify(logs?.length ? data : rest)}`;
 }
 
 /** The declarations of the tools `arguments` names, among those the caller may call. */

@@ -163,10 +163,20 @@ describe('POST /mcp/code', () => {
       name: 'execute',
       arguments: { code: 'async () => { const r = await tools.listPlans({ limit: 1 }); return r.success; }' },
     });
-    const envelope = result.structuredContent as { success: boolean; data: { result: unknown; calls: unknown[] } };
+    const envelope = result.structuredContent as { success: boolean; data: { result: unknown; calls: unknown[]; logs: string[] } };
     expect(envelope.success).toBe(true);
     expect(envelope.data.result).toBe(true);
     expect(envelope.data.calls).toHaveLength(1);
+    expect(envelope.data.logs).toEqual([]);
+    // The text a model reads: the message, then the data, empty logs left out.
+    const [message, json] = (result.content as { text: string }[])[0]!.text.split('\n');
+    expect(message).toBe('The code ran: 1 tool call.');
+    expect(JSON.parse(json!)).toEqual({ result: true, calls: envelope.data.calls });
+    // Logs, when the code wrote some, are in it.
+    const logged = await client.callTool({ name: 'execute', arguments: { code: 'async () => { console.log("hi"); return 1; }' } });
+    const text = (logged.content as { text: string }[])[0]!.text;
+    expect(text.split('\n')[0]).toBe('The code ran: 0 tool calls.');
+    expect(JSON.parse(text.split('\n')[1]!)).toEqual({ result: 1, calls: [], logs: ['hi'] });
   });
 
   it('lists only what the credential may call, in execute and describe', async () => {
