@@ -31,8 +31,13 @@ const STRESS = '**/*.stress.test.ts';
 /** Node-side cases that build or serve the deployable bundles live in `*.e2e.test.ts` files: the e2e lane. */
 const E2E = '**/*.e2e.test.ts';
 
-/** The real worker inside workerd, against the local stand-ins started by the global setup. */
-function workersProject(name: string, include: string[], exclude: string[] = []) {
+/**
+ * The real worker inside workerd, against the local stand-ins started by the global setup. With
+ * `isolate: false` a test worker imports the worker's modules once and runs file after file in that
+ * isolate, as a deployed isolate serves request after request; each file starting a fresh isolate
+ * cost about four seconds of imports.
+ */
+function workersProject(name: string, include: string[], exclude: string[] = [], { isolate = true } = {}) {
   return {
     plugins: [
       quietPackageSourcemaps,
@@ -64,6 +69,7 @@ function workersProject(name: string, include: string[], exclude: string[] = [])
       include,
       exclude,
       globalSetup: ['test/setup/global-setup.ts'],
+      isolate,
       // Ceilings for a hung test, not measures: a call through workerd and the stand-ins can take
       // seconds when another process keeps both cores busy.
       hookTimeout: 60_000,
@@ -101,7 +107,7 @@ export default defineConfig({
     silent: 'passed-only',
     projects: [
       nodeProject('unit', ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'], [STRESS, E2E]),
-      workersProject('workers', ['test/integration/**/*.test.ts'], [STRESS]),
+      workersProject('workers', ['test/integration/**/*.test.ts'], [STRESS], { isolate: false }),
       nodeProject('stress-node', [`test/local/${STRESS}`]),
       nodeProject('bundles', [`test/local/${E2E}`]),
       workersProject('stress-workers', [`test/integration/${STRESS}`]),

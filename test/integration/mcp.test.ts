@@ -121,14 +121,20 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
       expect(client.getServerVersion()).toMatchObject({ name: 'edge-tools' });
       const { tools: listed } = await client.listTools();
       expect(listed.map((tool) => tool.name)).toEqual(tools.map((tool) => tool.id));
-      const before = await db.select({ n: sql<number>`count(*)::int` }).from(toolExecutions);
+      // Other files run beside this one: only executions of this call's input could be this call's.
+      const traced = () =>
+        db
+          .select({ n: sql<number>`count(*)::int` })
+          .from(toolExecutions)
+          .where(sql`${toolExecutions.input}->>'user_id' = 'public-list'`);
+      const before = await traced();
       await expectRefused(
         client.callTool({ name: 'log-mood', arguments: { ...logMood.example, user_id: 'public-list' } }),
         401,
         'UNAUTHENTICATED',
       );
       // Nothing ran: no execution was traced, no row written.
-      expect(await db.select({ n: sql<number>`count(*)::int` }).from(toolExecutions)).toEqual(before);
+      expect(await traced()).toEqual(before);
       const rows = await db.execute(sql`select count(*)::int as n from mood_entries where user_id = 'public-list'`);
       expect(rows.rows[0]).toEqual({ n: 0 });
     });

@@ -7,13 +7,11 @@
 import type { TestProject } from 'vitest/node';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
 import { startFaultProxy } from '../../local/fault-proxy.ts';
-import { startNeonStandIn } from '../../local/neon-http.ts';
 import { seedStudy } from '../../local/study-seed.ts';
-import { startRedisServer, startUpstashStandIn } from '../../local/upstash-rest.ts';
 import { startCpuHogControl } from './cpu-hog.ts';
 import { startOtlpReceiver } from './otlp-receiver.ts';
 import { startFaultyRedis } from './redis-faults.ts';
-import { startTokenCounter } from './token-counter.ts';
+import { startServiceProcess } from './service-process.ts';
 
 // Types, not interfaces: miniflare bindings accept only JSON-shaped types.
 export type TestProjects = {
@@ -54,7 +52,15 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
-  const neon = await startNeonStandIn();
+  // The Neon and Upstash stand-ins and the token counter each answer from a process of their own
+  // (test/setup/service-process.ts), never from Vitest's busy event loop.
+  const [neonProcess, upstashProcess, tokenProcess] = await Promise.all([
+    startServiceProcess('neon'),
+    startServiceProcess('upstash'),
+    startServiceProcess('tokens'),
+  ]);
+  const neon = neonProcess.info;
+  const upstash = upstashProcess.info;
   await migrateDatabase(neon.connectionString);
   const tenants = {
     tenantA: await createProject(neon.connectionString, 'Tenant A'),
@@ -64,13 +70,10 @@ export default async function setup(project: TestProject) {
   for (const tenant of Object.values(tenants)) await seedStudy(neon.connectionString, tenant.projectId);
   const projects: TestProjects = { ...tenants, tenantC: await createProject(neon.connectionString, 'Tenant C') };
   const proxy = await startFaultProxy(`http://127.0.0.1:${neon.port}`);
-  const redis = await startRedisServer();
-  const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: 'test-token' }) : undefined;
   const otlp = await startOtlpReceiver();
-  const faultyRedis = redis ? await startFaultyRedis('faulty-test-token') : null;
+  const faultyRedis = upstash ? await startFaultyRedis('faulty-test-token') : null;
   const cpuHog = await startCpuHogControl();
-  const tokenCounter = await startTokenCounter();
-  if (!redis) {
+  if (!upstash) {
     console.warn(
       '\n!!! redis-server is not installed: the Redis semaphore and rate-limit suites are SKIPPED. Install it (apt-get install redis-server).\n',
     );
@@ -88,16 +91,13 @@ export default async function setup(project: TestProject) {
     faultyRedisToken: faultyRedis?.token ?? '',
     redisControlUrl: faultyRedis?.controlUrl ?? '',
     cpuHogControlUrl: cpuHog.controlUrl,
-    tokenCounterUrl: tokenCounter.url,
+    tokenCounterUrl: tokenProcess.info.url,
   });
   return async () => {
-    await tokenCounter.close();
     await cpuHog.close();
     await faultyRedis?.close();
     await otlp.close();
-    await upstash?.close();
-    await redis?.stop();
     await proxy.close();
-    await neon.close();
+    await Promise.all([tokenProcess.stop(), upstashProcess.stop(), neonProcess.stop()]);
   };
 }
