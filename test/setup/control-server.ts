@@ -4,7 +4,7 @@
  * runs that action and answers `{ok: true, action, ...result}`; an unknown action or a body that is
  * not JSON is a 400 that lists the actions.
  */
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** A running control endpoint on 127.0.0.1. */
@@ -36,6 +36,11 @@ export async function startControlServer(actions: Record<string, () => unknown>)
         );
     });
   });
+  return serveOnLoopback(server);
+}
+
+/** Listens with `server` on an ephemeral port of 127.0.0.1; closing also drops the connections workerd keeps alive. */
+export async function serveOnLoopback(server: Server): Promise<ControlServer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

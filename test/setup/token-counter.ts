@@ -5,8 +5,8 @@
  * into workerd's test isolates, two suites doing it at once brought the test worker down.
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { getEncoding, type Tiktoken } from 'js-tiktoken';
+import { serveOnLoopback } from './control-server.ts';
 
 /** A running token counter on 127.0.0.1. */
 export interface TokenCounter {
@@ -27,15 +27,5 @@ export async function startTokenCounter(): Promise<TokenCounter> {
       response.end(JSON.stringify({ tokens }));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // workerd keeps its connections alive: close() would otherwise wait for them to time out.
-        server.closeAllConnections();
-      }),
-  };
+  return serveOnLoopback(server);
 }
