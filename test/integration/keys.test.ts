@@ -196,9 +196,10 @@ describe('configuration is not told to unverified callers', () => {
     const { key } = await freshKey();
     const warm = { auth: { recheckAfterMs: 60_000 } };
     expect((await call(tool, { key, options: warm })).status).toBe(200);
-    // A database no local worker would have: the worker counts as deployed. The key is warm, so it needs no query.
+    // A database no local worker would have (192.0.2.1, reserved for documentation): the worker counts as deployed.
+    // The key is warm, so it needs no query.
     const deployed = {
-      DATABASE_URL: 'postgres://edge:edge@db.edge-tools.invalid/edge',
+      DATABASE_URL: 'postgres://edge:edge@192.0.2.1/edge',
       UPSTASH_REDIS_REST_URL: undefined,
       UPSTASH_REDIS_REST_TOKEN: '',
     };
