@@ -32,7 +32,7 @@ export interface WranglerDev {
   url: string;
   /** wrangler's pid, which is also its process group's id (workerd runs in it). */
   pid: number;
-  /** Stops wrangler and workerd (its process group); nothing when it has stopped already. */
+  /** Stops wrangler and what it started (its process group); nothing when all of it has stopped already. */
   stop(): void;
 }
 
@@ -50,8 +50,14 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
+  // The whole group, even when wrangler itself has exited: workerd and esbuild may outlive it.
   const stop = () => {
-    if (wrangler.pid && wrangler.exitCode === null) process.kill(-wrangler.pid, 'SIGTERM');
+    if (!wrangler.pid) return;
+    try {
+      process.kill(-wrangler.pid, 'SIGTERM');
+    } catch {
+      // ESRCH: nothing of the group is left to stop.
+    }
   };
   let output = '';
   try {
