@@ -119,14 +119,16 @@ const worker :Workerd.Worker = (
 
 /**
  * The same bundle with its code loaded but not run: the script inside a function that is never
- * called, its imports (the `import … from "…";` statements of esbuild's output) kept at the top,
- * its export statement replaced by a worker of one line.
+ * called, its imports (the `import … from"…";` statements of esbuild's output) kept at the top,
+ * its export statement replaced by a worker of one line. Only the minified form (no space before the
+ * quote) is an import of the bundle: module sources held in strings (code mode's sandbox modules,
+ * which import `./agent.js`) are written with a space and stay in their strings.
  */
 function codeOnly(script: string, folder: string): string {
   mkdirSync(folder);
   const imports: string[] = [];
   const body = readFileSync(script, 'utf8')
-    .replace(/\bimport\s*(?:\{[^}]*\}|[\w$]+)\s*from\s*"[^"\n]+";/g, (statement) => (imports.push(statement), ''))
+    .replace(/\bimport\s*(?:\{[^}]*\}|[\w$]+)\s*from"[^"\n]+";/g, (statement) => (imports.push(statement), ''))
     .replace(/\bexport\s*\{[^}]*\};?/g, '');
   for (const file of readdirSync(dirname(script)).filter((file) => file.endsWith('.wasm')))
     copyFileSync(join(dirname(script), file), join(folder, file));
