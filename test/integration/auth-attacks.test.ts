@@ -20,7 +20,20 @@ import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { withOAuth } from '../../shared/http/oauth.ts';
 import { db, send } from './helpers.ts';
-import { fetchJson, mcp, openConsent, ORIGIN, pkce, postConsent, REDIRECT, register, tokenRequest, type Json } from './oauth-flow.ts';
+import {
+  connect,
+  exchangeCode,
+  fetchJson,
+  mcp,
+  openConsent,
+  ORIGIN,
+  pkce,
+  postConsent,
+  REDIRECT,
+  register,
+  tokenRequest,
+  type Json,
+} from './oauth-flow.ts';
 
 const DOCUMENT = { title: 'Attack', content: '# Attack\n- [ ] must never be written\n' };
 const MOOD = { user_id: 'attacker', mood: 'happy', energy_level: 7, timestamp: '2031-01-01T00:00:00Z' };
@@ -59,32 +72,6 @@ async function listed(path: string, token: string): Promise<{ status: number; na
 async function callOverMcp(path: string, token: string, name: string, args: Json): Promise<{ status: number; envelope?: Json }> {
   const answer = await mcp(path, token, 'tools/call', { name, arguments: args });
   return { status: answer.status, envelope: answer.body.result?.structuredContent };
-}
-
-/** A whole authorization of `resource` (as spelled) approved with `apiKey` for `toolsets`: the tokens and the client. */
-async function connectWith(resource: string, apiKey: string, toolsets: string[], access = 'write') {
-  const { clientId } = await register();
-  const { verifier, challenge } = await pkce();
-  const consent = await openConsent({ clientId, resource, challenge });
-  expect(consent.response.status).toBe(200);
-  const answer = await postConsent(consent.cookie, { ...consent.fields, toolset: toolsets, access, api_key: apiKey, decision: 'approve' });
-  expect(answer.status).toBe(302);
-  const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
-  const tokens = await tokenRequest({
-    grant_type: 'authorization_code',
-    code,
-    client_id: clientId,
-    code_verifier: verifier,
-    redirect_uri: REDIRECT,
-    resource,
-  });
-  expect(tokens.status).toBe(200);
-  return {
-    clientId,
-    accessToken: tokens.body.access_token as string,
-    refreshToken: tokens.body.refresh_token as string,
-    scope: tokens.body.scope as string,
-  };
 }
 
 async function grantRowOf(clientId: string) {
@@ -136,14 +123,7 @@ describe('a grant never reaches further than the key that approved it', { timeou
     });
     expect(approved.status).toBe(302);
     const code = new URL(approved.headers.get('location')!).searchParams.get('code')!;
-    const tokens = await tokenRequest({
-      grant_type: 'authorization_code',
-      code,
-      client_id: clientId,
-      code_verifier: verifier,
-      redirect_uri: REDIRECT,
-      resource: `${ORIGIN}/mcp`,
-    });
+    const tokens = await exchangeCode({ clientId, code, verifier, resource: `${ORIGIN}/mcp` });
     expect(tokens.body.scope).toBe('study:read study:write');
     expect((await grantRowOf(clientId)).toolsets).toEqual(['study']);
     const { names } = await listed('/mcp', tokens.body.access_token);
@@ -183,7 +163,7 @@ describe('a grant never reaches further than the key that approved it', { timeou
   it('a key narrowed after approving narrows its grant within about a second; narrowed to nothing, the grant reaches nothing', async () => {
     const { key, id } = await insertKey(null);
     const before = await rows();
-    const grant = await connectWith(`${ORIGIN}/mcp`, key, ['documents', 'study']);
+    const grant = await connect(`${ORIGIN}/mcp`, { apiKey: key, toolsets: ['documents', 'study'] });
     expect((await listed('/mcp', grant.accessToken)).names).toContain('add-document');
     await db
       .update(apiKeys)
@@ -215,7 +195,7 @@ describe('a grant never reaches further than the key that approved it', { timeou
   it('a key revoked after approving stops its access tokens and its refresh token', async () => {
     const { key, id } = await insertKey(null);
     const before = await rows();
-    const grant = await connectWith(`${ORIGIN}/mcp/study`, key, ['study']);
+    const grant = await connect(`${ORIGIN}/mcp/study`, { apiKey: key, toolsets: ['study'] });
     expect((await listed('/mcp/study', grant.accessToken)).status).toBe(200);
     await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, id));
     await vi.waitFor(async () => expect((await listed('/mcp/study', grant.accessToken)).status).toBe(401), {
@@ -231,7 +211,7 @@ describe('a grant never reaches further than the key that approved it', { timeou
 
   it('a grant revoked while calls run: every call the revocation did not precede is refused, and only accepted calls wrote', async () => {
     const { key } = await insertKey(null);
-    const grant = await connectWith(`${ORIGIN}/mcp/documents`, key, ['documents']);
+    const grant = await connect(`${ORIGIN}/mcp/documents`, { apiKey: key, toolsets: ['documents'] });
     const before = await rows();
     const { grant_id } = { grant_id: (await grantRowOf(grant.clientId)).id };
     const calls = Array.from({ length: 4 }, (_, i) =>
@@ -257,7 +237,7 @@ describe('a grant never reaches further than the key that approved it', { timeou
 describe('a token works on its resource only', { timeout: 90_000 }, () => {
   it('a token for /mcp/study is refused on /mcp, /mcp/documents, the tool routes, the listings, the read routes and /grants', async () => {
     const { key } = await insertKey(null);
-    const grant = await connectWith(`${ORIGIN}/mcp/study`, key, ['study']);
+    const grant = await connect(`${ORIGIN}/mcp/study`, { apiKey: key, toolsets: ['study'] });
     const before = await rows();
     const bearer = { authorization: `Bearer ${grant.accessToken}` };
     const mcpHeaders = { ...bearer, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -292,7 +272,7 @@ describe('a token works on its resource only', { timeout: 90_000 }, () => {
 
   it('a token for the HTTP API works on every route the README names (listings included), and /grants refuses it as an OAuth token', async () => {
     const { key } = await insertKey(null);
-    const grant = await connectWith(ORIGIN, key, ['study']);
+    const grant = await connect(ORIGIN, { apiKey: key, toolsets: ['study'] });
     const bearer = { authorization: `Bearer ${grant.accessToken}` };
     for (const path of ['/tools', '/openapi.json', '/executions', '/metrics']) {
       expect((await send(new Request(ORIGIN + path, { headers: bearer }))).status, path).toBe(200);
@@ -362,14 +342,7 @@ describe('every spelling of a toolset URL is one resource', { timeout: 180_000 }
       });
       expect(approved.status, pasted).toBe(302);
       const code = new URL(approved.headers.get('location')!).searchParams.get('code')!;
-      const tokens = await tokenRequest({
-        grant_type: 'authorization_code',
-        code,
-        client_id: clientId,
-        code_verifier: verifier,
-        redirect_uri: REDIRECT,
-        resource: metadata.resource,
-      });
+      const tokens = await exchangeCode({ clientId, code, verifier, resource: metadata.resource });
       expect(tokens.status, pasted).toBe(200);
       expect((await grantRowOf(clientId)).resource).toBe(`${ORIGIN}/mcp/${toolset}`);
       // It works on the pasted URL and on every other spelling, and nowhere else.
@@ -403,7 +376,7 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
 
   it('DELETE /grants and a write tool over HTTP and MCP, with a key revoked a moment ago: refused, nothing deleted or written', async () => {
     const { key, id } = await insertKey(null);
-    const grant = await connectWith(`${ORIGIN}/mcp/study`, key, ['study']);
+    const grant = await connect(`${ORIGIN}/mcp/study`, { apiKey: key, toolsets: ['study'] });
     const grantId = (await grantRowOf(grant.clientId)).id;
     // The key is verified and cached by this worker.
     expect((await sendTo(new Request(`${ORIGIN}/grants`, { headers: { authorization: `Bearer ${key}` } }))).status).toBe(200);
@@ -492,7 +465,7 @@ describe('OAuth hygiene', { timeout: 90_000 }, () => {
   it('a replayed refresh token revokes the whole grant: neither the thief nor the client keeps anything', async () => {
     const { key } = await insertKey(null);
     const before = await rows();
-    const grant = await connectWith(`${ORIGIN}/mcp/study`, key, ['study']);
+    const grant = await connect(`${ORIGIN}/mcp/study`, { apiKey: key, toolsets: ['study'] });
     const rotated = await tokenRequest({ grant_type: 'refresh_token', refresh_token: grant.refreshToken, client_id: grant.clientId });
     expect(rotated.status).toBe(200);
     // The stolen copy of the first refresh token, replayed once (the provider alone would still honour it).
