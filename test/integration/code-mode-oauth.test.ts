@@ -7,22 +7,11 @@
  */
 import { and, count, eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiKeys, chatMessages, moodEntries, projects } from '../../drizzle/schema.ts';
-import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
-import { db, send } from './helpers.ts';
+import { apiKeys, chatMessages, moodEntries } from '../../drizzle/schema.ts';
+import { createKey, createProject, db, send } from './helpers.ts';
 import { connect, fetchJson, mcp, ORIGIN, type Json } from './oauth-flow.ts';
 
 let projectId: string;
-
-/** A key of the test's project, limited to `toolsets` when given; with its id. */
-async function insertKey(toolsets: string[] | null): Promise<{ key: string; id: string }> {
-  const key = generateApiKey();
-  const [row] = await db
-    .insert(apiKeys)
-    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'code mode oauth', toolsets })
-    .returning({ id: apiKeys.id });
-  return { key, id: row!.id };
-}
 
 const moodRows = async (userId: string) =>
   (
@@ -42,11 +31,7 @@ async function execute(token: string, code: string): Promise<{ status: number; e
 }
 
 beforeAll(async () => {
-  const [project] = await db
-    .insert(projects)
-    .values({ name: `Code mode OAuth ${crypto.randomUUID()}` })
-    .returning();
-  projectId = project!.id;
+  projectId = await createProject('Code mode OAuth');
 }, 60_000);
 
 describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
@@ -69,7 +54,7 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
   });
 
   it('a token for /mcp/code runs code bounded by its grant: a write outside it is PERMISSION_DENIED and writes nothing; the token works nowhere else', async () => {
-    const { key } = await insertKey(['study', 'table-tools']);
+    const { key } = await createKey(projectId, { toolsets: ['study', 'table-tools'] });
     const { accessToken, scope } = await connect(`${ORIGIN}/mcp/code`, { apiKey: key, toolsets: ['study', 'table-tools'], access: 'read' });
     expect(scope.split(' ').sort()).toEqual(['study:read', 'table-tools:read']);
     // What the agent reads lists only what the grant may call.
@@ -105,7 +90,7 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
   });
 
   it('a write grant for /mcp/code writes through its code; narrowing the approving key narrows the code, and only accepted calls wrote', async () => {
-    const { key, id } = await insertKey(['study', 'table-tools']);
+    const { key, id } = await createKey(projectId, { toolsets: ['study', 'table-tools'] });
     const { accessToken } = await connect(`${ORIGIN}/mcp/code`, { apiKey: key, toolsets: ['table-tools'], access: 'write' });
     const userId = `oauth-${crypto.randomUUID()}`;
     const write = (n: number) =>
@@ -134,7 +119,7 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
   });
 
   it('a token for /mcp/study is refused on /mcp/code: 401 invalid_token, nothing written', async () => {
-    const { key } = await insertKey(null);
+    const { key } = await createKey(projectId);
     const { accessToken } = await connect(`${ORIGIN}/mcp/study`, { apiKey: key, toolsets: ['study'], access: 'write' });
     const messages = async () => (await db.select({ n: count() }).from(chatMessages).where(eq(chatMessages.projectId, projectId)))[0]!.n;
     const before = await messages();

@@ -6,23 +6,14 @@
  */
 import { and, count, eq } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeys, moodEntries, projects, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
+import { moodEntries, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import { tools as registry } from '../../functions/registry.ts';
-import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
-import { callTool, closeMcpClients, connectMcp, countTokens, db, getJson } from './helpers.ts';
+import { callTool, closeMcpClients, connectMcp, countTokens, createKey, createProject, db, getJson } from './helpers.ts';
 import { runCodeOver, waitForRows } from './code-mode-helpers.ts';
 
 let projectId: string;
 let fullKey: string;
 let studyKey: string;
-
-async function insertKey(toolsets: string[] | null = null): Promise<string> {
-  const key = generateApiKey();
-  await db
-    .insert(apiKeys)
-    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'code mode test', toolsets });
-  return key;
-}
 
 async function moodRows(userId: string): Promise<number> {
   const [row] = await db
@@ -35,13 +26,9 @@ async function moodRows(userId: string): Promise<number> {
 const mood = (userId: string, timestamp = '2030-05-01T10:00:00Z') => ({ user_id: userId, mood: 'happy', energy_level: 7, timestamp });
 
 beforeAll(async () => {
-  const [project] = await db
-    .insert(projects)
-    .values({ name: `Code mode ${crypto.randomUUID()}` })
-    .returning();
-  projectId = project!.id;
-  fullKey = await insertKey();
-  studyKey = await insertKey(['study']);
+  projectId = await createProject('Code mode');
+  fullKey = (await createKey(projectId)).key;
+  studyKey = (await createKey(projectId, { toolsets: ['study'] })).key;
 }, 60_000);
 
 afterEach(closeMcpClients);

@@ -4,6 +4,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import * as z from 'zod';
+import { apiKeys, projects } from '../../drizzle/schema.ts';
+import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { ok, type ToolResult } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY, type AnyTool } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
@@ -79,6 +81,54 @@ export async function countTokens(text: string): Promise<number> {
 
 /** A database client for assertions on what was (or was not) written. */
 export const db = createDb(env.DATABASE_URL!);
+
+/** Options of {@link createKey}. */
+export interface KeyOptions {
+  /** The toolsets the key may list and run; null (the default) for every toolset. */
+  toolsets?: string[] | null;
+  /** The key's label (`api_keys.name`, shown in traces); default 'test key'. */
+  name?: string;
+  /** The key itself; a new random one unless given. */
+  key?: string;
+}
+
+/**
+ * Stores an API key of `projectId` as `npm run keys -- create` does (its SHA-256 and its prefix,
+ * never the key) and answers the key and its row id. A test that revokes or narrows a key, or
+ * spends its rate limit, makes its own so that no other test's key changes.
+ */
+export async function createKey(
+  projectId: string,
+  { toolsets = null, name = 'test key', key = generateApiKey() }: KeyOptions = {},
+): Promise<{ key: string; id: string }> {
+  const [row] = await db
+    .insert(apiKeys)
+    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name, toolsets })
+    .returning({ id: apiKeys.id });
+  return { key, id: row!.id };
+}
+
+/**
+ * A project of the test's own (a tenant nobody else writes to, so counts in it are exact whatever
+ * runs alongside), named `name` and a random suffix; answers its id.
+ */
+export async function createProject(name: string, { rateLimitPerMinute }: { rateLimitPerMinute?: number } = {}): Promise<string> {
+  const [project] = await db
+    .insert(projects)
+    .values({ name: `${name} ${crypto.randomUUID()}`, rateLimitPerMinute })
+    .returning({ id: projects.id });
+  return project!.id;
+}
+
+/** A tenant of the test's own: {@link createProject} with one key (labelled `<name> key` unless `key.name` says otherwise). */
+export async function createTenant(
+  name: string,
+  { rateLimitPerMinute, key: keyOptions = {} }: { rateLimitPerMinute?: number; key?: KeyOptions } = {},
+): Promise<{ projectId: string; apiKey: string; keyId: string }> {
+  const projectId = await createProject(name, { rateLimitPerMinute });
+  const { key, id } = await createKey(projectId, { name: `${name} key`, ...keyOptions });
+  return { projectId, apiKey: key, keyId: id };
+}
 
 /** A timestamp no other test uses, so unique constraints never collide across tests. */
 let clock = Date.UTC(2030, 0, 1);
