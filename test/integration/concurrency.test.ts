@@ -7,12 +7,11 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { eq, sql } from 'drizzle-orm';
-import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
+import { toolExecutions } from '../../drizzle/schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
-import { hashApiKey } from '../../shared/auth/keys.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { db, holdingTool, tenantA, uniqueTimestamp } from './helpers.ts';
+import { createTenant, db, holdingTool, tenantA, uniqueTimestamp } from './helpers.ts';
 import { call, hasRedis, redis, redisEnv, semaphoreKeys, services } from './semaphore-calls.ts';
 
 /**
@@ -191,11 +190,7 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
   });
 
   it('rate-limits each key by its project limit, with retry_after_ms', async () => {
-    const [project] = await db.insert(projects).values({ name: 'Limited', rateLimitPerMinute: 3 }).returning();
-    const key = `et_limited_${crypto.randomUUID()}`;
-    await db
-      .insert(apiKeys)
-      .values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'limited' });
+    const { apiKey: key } = await createTenant('Limited', { rateLimitPerMinute: 3 });
     const { tool, state } = holdingTool();
     const callEnv = redisEnv();
     const statuses = [];
