@@ -185,6 +185,16 @@ describe('runaway code', { timeout: 120_000 }, () => {
     expect((await getJson('/health')).status).toBe(200);
   });
 
+  it('finishes catastrophically backtracking regular expressions instead of blocking workerd', async () => {
+    // Without LOCAL_V8_FLAGS (local/wrangler-env.ts) the first match alone takes longer than the universe has
+    // existed, inside one builtin call no guard reaches, and workerd serves nothing meanwhile.
+    const code =
+      "async () => [/(a+)+$/.test('a'.repeat(5000) + '!'), /(a|aa)+$/.test('a'.repeat(5000) + '!'), /^(\\w+\\s?)*$/.test('ab '.repeat(2000) + '!')]";
+    const { body } = await runCodeOver('http', code, { key: await newKey() });
+    expect(resultOf(body).result).toEqual([false, false, false]);
+    expect((await getJson('/health')).status).toBe(200);
+  });
+
   it('answers a code that never settles at the wall-time limit', async () => {
     const { body } = await runCodeOver('http', 'async () => { await new Promise(() => {}); }', { key: (await createKey(projectId)).key });
     expect(failureOf(body).details).toMatchObject({ reason: 'code_limit', limit: 'wall_time_ms' });
