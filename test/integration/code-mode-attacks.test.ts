@@ -12,19 +12,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { moodEntries, toolExecutions } from '../../drizzle/schema.ts';
 import type { AnyTool } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { createKey, createProject, db, getJson, holdingTool, send, tenantA } from './helpers.ts';
+import { createKey, createProject, db, getJson, holdingTool, send, tenantA, moodRows } from './helpers.ts';
 import { connect, ORIGIN } from './oauth-flow.ts';
 import { runCodeOver, waitForRows } from './code-mode-helpers.ts';
 
 let projectId: string;
 
-const moodRows = async (userId: string) =>
-  (
-    await db
-      .select({ n: count() })
-      .from(moodEntries)
-      .where(and(eq(moodEntries.projectId, projectId), eq(moodEntries.userId, userId)))
-  )[0]!.n;
 const mood = (userId: string) => JSON.stringify({ user_id: userId, mood: 'sad', energy_level: 3, timestamp: '2030-06-01T08:00:00Z' });
 
 /** The failure an execution answered, or a thrown error when it succeeded. */
@@ -95,7 +88,7 @@ describe('scope', () => {
     const code = `async () => [(await tools["log-mood"](${mood(userId)})).error.code, (await tools.dropTables({})).error.code, (await tools["__proto__"]({})).error.code]`;
     const { body } = await runCodeOver('http', code, { key: (await createKey(projectId, { toolsets: ['study'] })).key });
     expect(resultOf(body).result).toEqual(['PERMISSION_DENIED', 'UNKNOWN_TOOL', 'UNKNOWN_TOOL']);
-    expect(await moodRows(userId)).toBe(0);
+    expect(await moodRows(projectId, userId)).toBe(0);
   });
 });
 
@@ -190,7 +183,7 @@ describe('runaway code', { timeout: 120_000 }, () => {
     // existed, inside one builtin call no guard reaches, and workerd serves nothing meanwhile.
     const code =
       "async () => [/(a+)+$/.test('a'.repeat(5000) + '!'), /(a|aa)+$/.test('a'.repeat(5000) + '!'), /^(\\w+\\s?)*$/.test('ab '.repeat(2000) + '!')]";
-    const { body } = await runCodeOver('http', code, { key: await newKey() });
+    const { body } = await runCodeOver('http', code, { key: (await createKey(projectId)).key });
     expect(resultOf(body).result).toEqual([false, false, false]);
     expect((await getJson('/health')).status).toBe(200);
   });
@@ -270,9 +263,9 @@ describe('inner calls', { timeout: 120_000 }, () => {
     const pending = `attack-${crypto.randomUUID()}`;
     const unawaited = await runCodeOver('http', `async () => { tools.logMood(${mood(pending)}); return "not awaited"; }`, { key });
     const listed = resultOf(unawaited.body).calls.filter((call) => call.tool === 'log-mood' && call.success);
-    expect(await moodRows(pending)).toBe(listed.length);
+    expect(await moodRows(projectId, pending)).toBe(listed.length);
     // The timer's call came after its execution had answered: refused, nothing written.
-    expect(await moodRows(late)).toBe(0);
+    expect(await moodRows(projectId, late)).toBe(0);
     expect((await getJson('/health')).status).toBe(200);
   });
 });

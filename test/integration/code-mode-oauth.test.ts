@@ -5,21 +5,14 @@
  * allow, and tokens of other resources refused there (and its token refused elsewhere). Judged by
  * the rows written.
  */
-import { and, count, eq } from 'drizzle-orm';
+import { count, eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiKeys, chatMessages, moodEntries } from '../../drizzle/schema.ts';
-import { createKey, createProject, db, send } from './helpers.ts';
+import { apiKeys, chatMessages } from '../../drizzle/schema.ts';
+import { createKey, createProject, db, send, moodRows } from './helpers.ts';
 import { connect, fetchJson, mcp, ORIGIN, type Json } from './oauth-flow.ts';
 
 let projectId: string;
 
-const moodRows = async (userId: string) =>
-  (
-    await db
-      .select({ n: count() })
-      .from(moodEntries)
-      .where(and(eq(moodEntries.projectId, projectId), eq(moodEntries.userId, userId)))
-  )[0]!.n;
 /** A mood entry of `userId`; the `n`th of them (one per timestamp). */
 const mood = (userId: string, n = 0) =>
   JSON.stringify({ user_id: userId, mood: 'sad', energy_level: 5, timestamp: new Date(Date.UTC(2030, 6, 1, 8, 0, n)).toISOString() });
@@ -71,7 +64,7 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
     );
     expect(status).toBe(200);
     expect(envelope!.data.result).toEqual(['PERMISSION_DENIED', 'PERMISSION_DENIED', true]);
-    expect(await moodRows(userId)).toBe(0);
+    expect(await moodRows(projectId, userId)).toBe(0);
 
     for (const path of ['/mcp', '/mcp/study', '/mcp/table-tools,study']) {
       const elsewhere = await mcp(path, accessToken, 'tools/list');
@@ -86,7 +79,7 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
       }),
     );
     expect(overHttp.status).toBe(401);
-    expect(await moodRows(userId)).toBe(0);
+    expect(await moodRows(projectId, userId)).toBe(0);
   });
 
   it('a write grant for /mcp/code writes through its code; narrowing the approving key narrows the code, and only accepted calls wrote', async () => {
@@ -97,7 +90,7 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
       `async () => { const answer = await tools.logMood(${mood(userId, n)}); return answer.success ? "written" : answer.error.code; }`;
     const first = await execute(accessToken, write(0));
     expect(first.envelope!.data.result).toBe('written');
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(projectId, userId)).toBe(1);
 
     // The key loses table-tools: the grant's effective scope (grant ∩ key) follows, within the recheck interval.
     await db
@@ -115,7 +108,7 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
       }
       written += 1;
     }
-    expect(await moodRows(userId)).toBe(written);
+    expect(await moodRows(projectId, userId)).toBe(written);
   });
 
   it('a token for /mcp/study is refused on /mcp/code: 401 invalid_token, nothing written', async () => {

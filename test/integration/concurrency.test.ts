@@ -11,7 +11,7 @@ import { toolExecutions } from '../../drizzle/schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { createTenant, db, holdingTool, tenantA, uniqueTimestamp } from './helpers.ts';
+import { createTenant, db, holdingTool, tenantA, uniqueTimestamp, moodRows } from './helpers.ts';
 import { call, hasRedis, redis, redisEnv, semaphoreKeys, services } from './semaphore-calls.ts';
 
 /**
@@ -226,13 +226,6 @@ const countMoods = defineTool({
   },
 });
 
-async function moodRows(userId: string): Promise<number> {
-  const { rows } = await db.execute(
-    sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = ${userId}`,
-  );
-  return (rows[0] as { n: number }).n;
-}
-
 describe('retries and warnings', () => {
   const fault = (count: number, name: string) =>
     fetch(services.faultControlUrl, { method: 'POST', body: JSON.stringify({ count, fault: name }) });
@@ -277,7 +270,7 @@ describe('retries and warnings', () => {
     );
     expect(status).toBe(200);
     expect(body.meta.attempts).toBe(6);
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(tenantA.projectId, userId)).toBe(1);
   });
 
   it('answers a write the database never answered as unconfirmed, naming the key that repeats it safely', async () => {
@@ -294,11 +287,11 @@ describe('retries and warnings', () => {
     });
     expect(body.meta.attempts).toBeGreaterThan(3);
     expect(body.message).not.toMatch(/may or may not/);
-    expect(await moodRows(userId)).toBe(0);
+    expect(await moodRows(tenantA.projectId, userId)).toBe(0);
     // Repeated with the key it names, the call writes once (here: nothing was written before).
     const repeated = await call(logMood, input, faultyEnv(), fast, tenantA.apiKey, body.error.details.idempotency_key);
     expect(repeated.status).toBe(200);
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(tenantA.projectId, userId)).toBe(1);
   });
 
   it('attempts a non-transient failure exactly once', async () => {

@@ -4,7 +4,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import * as z from 'zod';
-import { apiKeys, projects } from '../../drizzle/schema.ts';
+import { and, count, eq } from 'drizzle-orm';
+import { apiKeys, moodEntries, projects } from '../../drizzle/schema.ts';
 import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { ok, type ToolResult } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY, type AnyTool } from '../../shared/core/tool.ts';
@@ -106,6 +107,15 @@ export async function createKey(
     .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name, toolsets })
     .returning({ id: apiKeys.id });
   return { key, id: row!.id };
+}
+
+/** How many mood entries `userId` has in `projectId`: the rows a log-mood call writes, read straight from the database. */
+export async function moodRows(projectId: string, userId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(moodEntries)
+    .where(and(eq(moodEntries.projectId, projectId), eq(moodEntries.userId, userId)));
+  return row!.n;
 }
 
 /**
