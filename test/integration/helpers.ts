@@ -80,6 +80,39 @@ export async function countTokens(text: string): Promise<number> {
   return ((await response.json()) as { tokens: number }).tokens;
 }
 
+/** An answer of {@link postJsonRpc}: the status, the headers and the JSON-RPC body as sent. */
+export interface JsonRpcAnswer {
+  status: number;
+  headers: Headers;
+  body: { result?: any; error?: { code: number; message: string; data?: unknown } };
+}
+
+let jsonRpcId = 1;
+
+/**
+ * POSTs one JSON-RPC message (an `id` added) to the gateway's MCP endpoint `path` (default `/mcp`)
+ * with `key` (tenant A's unless given) and extra `headers` (the protocol version, `mcp-method`…),
+ * as an MCP client sends it without the SDK.
+ */
+export async function postJsonRpc(
+  message: Record<string, unknown>,
+  { path = '/mcp', key = tenantA.apiKey, headers = {} }: { path?: string; key?: string; headers?: Record<string, string> } = {},
+): Promise<JsonRpcAnswer> {
+  const response = await send(
+    new Request(`http://edge-tools.test${path}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: jsonRpcId++, ...message }),
+    }),
+  );
+  return { status: response.status, headers: response.headers, body: (await response.json()) as JsonRpcAnswer['body'] };
+}
+
 /** A database client for assertions on what was (or was not) written. */
 export const db = createDb(env.DATABASE_URL!);
 
