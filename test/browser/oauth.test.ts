@@ -13,7 +13,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +28,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { count, eq } from 'drizzle-orm';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documents, flashcards } from '../../drizzle/schema.ts';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
@@ -37,16 +37,11 @@ import { seedStudy } from '../../local/study-seed.ts';
 import { freePort, startWranglerDev, type WranglerDev } from '../../local/wrangler-dev.ts';
 import { createDb } from '../../shared/runtime/db.ts';
 import { listGrants } from '../../shared/auth/grants.ts';
+import { hasChromium, launchChromium } from './chromium.ts';
 import { clientOf } from './oauth-client.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) {
-  console.warn(
-    `\n!!! Chromium not found at ${CHROMIUM}: the OAuth browser test is SKIPPED. Install it (apt-get install chromium) or set CHROMIUM_PATH.\n`,
-  );
-}
+const chromiumFound = hasChromium('OAuth browser test');
 
 const CLIENT_NAME = 'Edge Tools Test Agent';
 
@@ -137,7 +132,7 @@ class MemoryProvider implements OAuthClientProvider {
   }
 }
 
-describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium', () => {
+describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium', () => {
   let neon: NeonStandIn;
   let worker: WranglerDev | undefined;
   let context: BrowserContext;
@@ -155,19 +150,7 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     worker = await startWranglerDev({ vars: { DATABASE_URL: neon.connectionString }, persistTo: join(temporary, 'wrangler-state') });
     base = worker.url;
     callback = await startCallback();
-    context = await chromium.launchPersistentContext(join(temporary, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    context = await launchChromium(join(temporary, 'profile'));
     page = context.pages()[0] ?? (await context.newPage());
   }, 300_000);
 
