@@ -6,33 +6,16 @@
  * written. A key of the same project without toolsets is listed and runs everything, as before.
  * The trace is read the same way: the limited key reads the executions, refusals and metrics of
  * its toolsets' tools only.
- * The expected ids are written out by hand: the files of functions/study/.
+ * The expected ids are written out by hand in toolset-ids.ts.
  */
 import { count, eq } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { documents, toolCounters, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
 import { callTool, closeMcpClients, connectMcp, createKey, createProject, db, getJson, send } from './helpers.ts';
+import { STUDY as STUDY_TOOLS } from './toolset-ids.ts';
 
-const STUDY = [
-  'list-plans',
-  'list-plan-items',
-  'write-plan',
-  'add-plan-item',
-  'update-item-status',
-  'update-plan-status',
-  'save-quiz-attempt',
-  'get-wrong-questions',
-  'delete-quiz-attempt',
-  'get-weak-topics',
-  'quiz-pre-fetch',
-  'quiz-post-save',
-  'create-flashcard',
-  'get-due-flashcards',
-  'update-flashcard-review',
-  'save-message',
-  'get-messages',
-].sort();
+const STUDY = [...STUDY_TOOLS].sort();
 /** Every tool: 4 documents, 5 task-analysis, 3 table-tools and the study tools. */
 const ALL_TOOLS = 29;
 
