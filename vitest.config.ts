@@ -1,6 +1,11 @@
 import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig, type Plugin } from 'vitest/config';
 import { wasmModuleSource } from './local/wasm.ts';
+import { localV8Flags } from './local/wrangler-env.ts';
+
+// The workerd of the workers projects runs with the V8 flags of every local workerd (local/wrangler-env.ts):
+// Miniflare reads them from here when the plugin starts it.
+process.env.MINIFLARE_WORKERD_V8_FLAGS = localV8Flags();
 
 /** `import kernel from './x.wasm'` gives the compiled module in Node, as wrangler's bundle does in workerd. */
 const wasmModules: Plugin = {

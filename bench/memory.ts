@@ -29,7 +29,7 @@ import { startNeonStandIn } from '../local/neon-http.ts';
 import { seedCorpus } from '../local/seed.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { freePort, startWranglerDev } from '../local/wrangler-dev.ts';
-import { FLAT_MEMORY_V8_FLAGS } from '../local/wrangler-env.ts';
+import { FLAT_MEMORY_V8_FLAGS, LOCAL_V8_FLAGS } from '../local/wrangler-env.ts';
 
 /** The run's shape and bounds. */
 export const MEMORY_BENCH = {
@@ -72,7 +72,7 @@ export async function runMemoryBench({
   v8Flags = process.env.MINIFLARE_WORKERD_V8_FLAGS ?? '',
   ceilingMs = MEMORY_BENCH.ceilingMs,
 } = {}): Promise<string> {
-  // Miniflare reads it when wrangler starts workerd (local/wrangler-env.ts keeps a value already set).
+  // Miniflare reads it when wrangler starts workerd (local/wrangler-env.ts adds LOCAL_V8_FLAGS to it).
   process.env.MINIFLARE_WORKERD_V8_FLAGS = v8Flags;
   const redis = await startRedisServer();
   if (!redis) return `${HEADING}\n\n_redis-server is not installed: not measured._\n`;
@@ -400,7 +400,7 @@ function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots, v8Fla
   const lines = [
     HEADING,
     '',
-    `The gateway under \`wrangler dev\` (as \`npm run dev\` serves it) over the Neon stand-in and redis-server behind the Upstash stand-in, a project of ${MEMORY_BENCH.corpus.documents} documents and ${MEMORY_BENCH.corpus.tasks} tasks, the per-key rate limit lifted. ${asked.toLocaleString('en')} calls asked (bounded at ${ceilingMs / 60_000} minutes), ${MEMORY_BENCH.concurrency} at a time, of ${kinds.length} kinds in turn: ${kinds.join('; ')}. Every ${MEMORY_BENCH.every.toLocaleString('en')} calls: the resident memory (RSS) of the workerd that runs the worker and of the workerd wrangler runs in front of it (its proxy, which forwards each call and runs none of this project's code), and the worker isolate's JavaScript heap (in use / held by V8), read through the inspector with \`Runtime.getHeapUsage\`. workerd's V8 flags: ${v8Flags ? `\`${v8Flags}\`` : "none (V8's defaults)"}${v8Flags === FLAT_MEMORY_V8_FLAGS ? ' (FLAT_MEMORY_V8_FLAGS, which `npm run dev` does not set)' : v8Flags ? '' : ', as `npm run dev` runs it'}. Warm-up: the first ${MEMORY_BENCH.every.toLocaleString('en')} calls (the first checkpoint). Target: after warm-up, the RSS of both workerd processes flat within ${MEMORY_BENCH.flatWithin * 100} % (at every later checkpoint, within ${MEMORY_BENCH.flatWithin * 100} % of its own at the first).`,
+    `The gateway under \`wrangler dev\` (as \`npm run dev\` serves it) over the Neon stand-in and redis-server behind the Upstash stand-in, a project of ${MEMORY_BENCH.corpus.documents} documents and ${MEMORY_BENCH.corpus.tasks} tasks, the per-key rate limit lifted. ${asked.toLocaleString('en')} calls asked (bounded at ${ceilingMs / 60_000} minutes), ${MEMORY_BENCH.concurrency} at a time, of ${kinds.length} kinds in turn: ${kinds.join('; ')}. Every ${MEMORY_BENCH.every.toLocaleString('en')} calls: the resident memory (RSS) of the workerd that runs the worker and of the workerd wrangler runs in front of it (its proxy, which forwards each call and runs none of this project's code), and the worker isolate's JavaScript heap (in use / held by V8), read through the inspector with \`Runtime.getHeapUsage\`. workerd's V8 flags: ${v8Flags ? `\`${v8Flags}\`` : "V8's defaults"}, and \`${LOCAL_V8_FLAGS}\` (LOCAL_V8_FLAGS, which every local workerd runs with)${v8Flags === FLAT_MEMORY_V8_FLAGS ? ' (FLAT_MEMORY_V8_FLAGS, which `npm run dev` does not set)' : v8Flags ? '' : ', as `npm run dev` runs it'}. Warm-up: the first ${MEMORY_BENCH.every.toLocaleString('en')} calls (the first checkpoint). Target: after warm-up, the RSS of both workerd processes flat within ${MEMORY_BENCH.flatWithin * 100} % (at every later checkpoint, within ${MEMORY_BENCH.flatWithin * 100} % of its own at the first).`,
     '',
     "| calls | workerd RSS (the worker), MiB | workerd RSS (wrangler's proxy), MiB | JS heap in use, MiB | JS heap held, MiB | elapsed, s | unexpected answers so far |",
     '|---:|---:|---:|---:|---:|---:|---:|',

@@ -13,26 +13,21 @@
  * CI installs it.
  */
 /// <reference lib="dom" />
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
 import { startNeonStandIn, type NeonStandIn } from '../../local/neon-http.ts';
 import { startWranglerDev, type WranglerDev } from '../../local/wrangler-dev.ts';
+import { hasChromium, launchChromium } from './chromium.ts';
 import { connectClient, mcpStatus } from './oauth-client.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ARTIFACTS = join(ROOT, 'test-artifacts');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) {
-  console.warn(
-    `\n!!! Chromium not found at ${CHROMIUM}: the dashboard browser test is SKIPPED. Install it (apt-get install chromium) or set CHROMIUM_PATH.\n`,
-  );
-}
+const chromiumFound = hasChromium('dashboard browser test');
 
 /** A ceiling for the setup: a database stand-in, `wrangler dev` and Chromium on a machine that may be very busy. */
 const SETUP_CEILING_MS = 360_000;
@@ -40,7 +35,7 @@ const SETUP_CEILING_MS = 360_000;
 /** A ceiling for what the page shows by itself: a few of its 5 s refreshes on a loaded machine. */
 const LIVE_CEILING_MS = 45_000;
 
-describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
+describe.skipIf(!chromiumFound)('dashboard in Chromium', () => {
   let neon: NeonStandIn;
   let worker: Promise<WranglerDev> | undefined;
   let context: BrowserContext;
@@ -103,20 +98,7 @@ describe.skipIf(!hasChromium)('dashboard in Chromium', () => {
     );
 
     mkdirSync(ARTIFACTS, { recursive: true });
-    context = await chromium.launchPersistentContext(join(temporary, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-      viewport: { width: 1440, height: 900 },
-    });
+    context = await launchChromium(join(temporary, 'profile'), { viewport: { width: 1440, height: 900 } });
     page = context.pages()[0] ?? (await context.newPage());
   }, SETUP_CEILING_MS);
 

@@ -13,7 +13,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +28,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { count, eq } from 'drizzle-orm';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documents, flashcards } from '../../drizzle/schema.ts';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
@@ -37,15 +37,11 @@ import { seedStudy } from '../../local/study-seed.ts';
 import { freePort, startWranglerDev, type WranglerDev } from '../../local/wrangler-dev.ts';
 import { createDb } from '../../shared/runtime/db.ts';
 import { listGrants } from '../../shared/auth/grants.ts';
+import { hasChromium, launchChromium } from './chromium.ts';
+import { clientOf } from './oauth-client.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) {
-  console.warn(
-    `\n!!! Chromium not found at ${CHROMIUM}: the OAuth browser test is SKIPPED. Install it (apt-get install chromium) or set CHROMIUM_PATH.\n`,
-  );
-}
+const chromiumFound = hasChromium('OAuth browser test');
 
 const CLIENT_NAME = 'Edge Tools Test Agent';
 
@@ -136,7 +132,7 @@ class MemoryProvider implements OAuthClientProvider {
   }
 }
 
-describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium', () => {
+describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium', () => {
   let neon: NeonStandIn;
   let worker: WranglerDev | undefined;
   let context: BrowserContext;
@@ -154,19 +150,7 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     worker = await startWranglerDev({ vars: { DATABASE_URL: neon.connectionString }, persistTo: join(temporary, 'wrangler-state') });
     base = worker.url;
     callback = await startCallback();
-    context = await chromium.launchPersistentContext(join(temporary, 'profile'), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    context = await launchChromium(join(temporary, 'profile'));
     page = context.pages()[0] ?? (await context.newPage());
   }, 300_000);
 
@@ -238,28 +222,6 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     return client;
   }
 
-  /** A raw MCP request with `token`, as any client sends one. */
-  function mcpWith(token: string, path: string) {
-    return fetch(base + path, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-06-18',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
-    });
-  }
-
-  function tokenEndpoint(params: Record<string, string>) {
-    return fetch(`${base}/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(params),
-    });
-  }
-
   it('discovers from a 401, registers, is approved in the browser, calls its toolset only, refreshes with rotation, and stops when revoked', async () => {
     const { provider, requests, serverUrl, first, shown, answer, recording } = await connect('/mcp/study');
 
@@ -314,7 +276,7 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     const documentsBefore = await rows(documents);
     const refused = await client.callTool({ name: 'add-document', arguments: { title: 'Not granted', content: '- [ ] a task' } });
     expect(refused.isError).toBe(true);
-    const elsewhere = await mcpWith(provider.saved!.access_token, '/mcp/documents');
+    const elsewhere = await clientOf(base).mcp('/mcp/documents', provider.saved!.access_token, 'tools/list');
     expect(elsewhere.status).toBe(401);
     expect(elsewhere.headers.get('www-authenticate')).toContain('error="invalid_token"');
     expect(elsewhere.headers.get('www-authenticate')).toContain(
@@ -345,7 +307,7 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
     });
     expect(revoked.status).toBe(200);
     const lastToken = provider.saved!.access_token;
-    const afterRevocation = await mcpWith(lastToken, '/mcp/study');
+    const afterRevocation = await clientOf(base).mcp('/mcp/study', lastToken, 'tools/list');
     expect(afterRevocation.status).toBe(401);
     expect(afterRevocation.headers.get('www-authenticate')).toContain('error="invalid_token"');
     await expect(client.callTool({ name: 'list-plans', arguments: {} })).rejects.toThrow(UnauthorizedError);
@@ -353,15 +315,14 @@ describe.skipIf(!hasChromium)('OAuth with the MCP SDK and a person in Chromium',
 
     // A refresh token already exchanged is refused with invalid_grant and issues nothing (its replay
     // on a live grant revokes the grant: test/integration/auth-attacks.test.ts).
-    const stale = await tokenEndpoint({
+    const stale = await clientOf(base).tokenRequest({
       grant_type: 'refresh_token',
       refresh_token: original.refresh_token!,
       client_id: provider.client!.client_id,
     });
     expect(stale.status).toBe(400);
-    const staleBody = (await stale.json()) as Json;
-    expect(staleBody.error).toBe('invalid_grant');
-    expect(staleBody.access_token).toBeUndefined();
+    expect(stale.body.error).toBe('invalid_grant');
+    expect(stale.body.access_token).toBeUndefined();
     await client.close();
   });
 

@@ -14,29 +14,32 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { env } from 'cloudflare:workers';
 import { and, count, eq, isNull } from 'drizzle-orm';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { apiKeys, documents, moodEntries, oauthGrants, projects } from '../../drizzle/schema.ts';
+import { apiKeys, documents, moodEntries, oauthGrants } from '../../drizzle/schema.ts';
 import { tools } from '../../functions/registry.ts';
-import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
+import { generateApiKey } from '../../shared/auth/keys.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { withOAuth } from '../../shared/http/oauth.ts';
-import { db, send } from './helpers.ts';
-import { fetchJson, mcp, openConsent, ORIGIN, pkce, postConsent, REDIRECT, register, tokenRequest, type Json } from './oauth-flow.ts';
+import { createKey, createProject, db, send } from './helpers.ts';
+import {
+  connect,
+  exchangeCode,
+  fetchJson,
+  mcp,
+  openConsent,
+  ORIGIN,
+  pkce,
+  postConsent,
+  REDIRECT,
+  register,
+  tokenRequest,
+  type Json,
+} from './oauth-flow.ts';
 
 const DOCUMENT = { title: 'Attack', content: '# Attack\n- [ ] must never be written\n' };
 const MOOD = { user_id: 'attacker', mood: 'happy', energy_level: 7, timestamp: '2031-01-01T00:00:00Z' };
 const STUDY_TOOL = 'list-plans';
 
 let projectId: string;
-
-/** A key of the attack project, limited to `toolsets` when given; with its id. */
-async function insertKey(toolsets: string[] | null): Promise<{ key: string; id: string }> {
-  const key = generateApiKey();
-  const [row] = await db
-    .insert(apiKeys)
-    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'attack', toolsets })
-    .returning({ id: apiKeys.id });
-  return { key, id: row!.id };
-}
 
 /** The rows an attack could write: documents, mood entries, and live grants of the project. */
 async function rows(): Promise<{ documents: number; moods: number; liveGrants: number }> {
@@ -61,49 +64,19 @@ async function callOverMcp(path: string, token: string, name: string, args: Json
   return { status: answer.status, envelope: answer.body.result?.structuredContent };
 }
 
-/** A whole authorization of `resource` (as spelled) approved with `apiKey` for `toolsets`: the tokens and the client. */
-async function connectWith(resource: string, apiKey: string, toolsets: string[], access = 'write') {
-  const { clientId } = await register();
-  const { verifier, challenge } = await pkce();
-  const consent = await openConsent({ clientId, resource, challenge });
-  expect(consent.response.status).toBe(200);
-  const answer = await postConsent(consent.cookie, { ...consent.fields, toolset: toolsets, access, api_key: apiKey, decision: 'approve' });
-  expect(answer.status).toBe(302);
-  const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
-  const tokens = await tokenRequest({
-    grant_type: 'authorization_code',
-    code,
-    client_id: clientId,
-    code_verifier: verifier,
-    redirect_uri: REDIRECT,
-    resource,
-  });
-  expect(tokens.status).toBe(200);
-  return {
-    clientId,
-    accessToken: tokens.body.access_token as string,
-    refreshToken: tokens.body.refresh_token as string,
-    scope: tokens.body.scope as string,
-  };
-}
-
 async function grantRowOf(clientId: string) {
   const [row] = await db.select().from(oauthGrants).where(eq(oauthGrants.clientId, clientId));
   return row!;
 }
 
 beforeAll(async () => {
-  const [project] = await db
-    .insert(projects)
-    .values({ name: `Auth attacks ${crypto.randomUUID()}` })
-    .returning();
-  projectId = project!.id;
+  projectId = await createProject('Auth attacks');
 }, 60_000);
 
 // Each test runs whole authorizations (several requests each) on a shared, busy machine.
 describe('a grant never reaches further than the key that approved it', { timeout: 90_000 }, () => {
   it('a key limited to study cannot approve documents, table-tools or write beyond it: the form is narrowed to the key and says so', async () => {
-    const { key } = await insertKey(['study']);
+    const { key } = await createKey(projectId, { toolsets: ['study'] });
     const before = await rows();
     const { clientId } = await register();
     const { verifier, challenge } = await pkce();
@@ -136,14 +109,7 @@ describe('a grant never reaches further than the key that approved it', { timeou
     });
     expect(approved.status).toBe(302);
     const code = new URL(approved.headers.get('location')!).searchParams.get('code')!;
-    const tokens = await tokenRequest({
-      grant_type: 'authorization_code',
-      code,
-      client_id: clientId,
-      code_verifier: verifier,
-      redirect_uri: REDIRECT,
-      resource: `${ORIGIN}/mcp`,
-    });
+    const tokens = await exchangeCode({ clientId, code, verifier, resource: `${ORIGIN}/mcp` });
     expect(tokens.body.scope).toBe('study:read study:write');
     expect((await grantRowOf(clientId)).toolsets).toEqual(['study']);
     const { names } = await listed('/mcp', tokens.body.access_token);
@@ -181,9 +147,9 @@ describe('a grant never reaches further than the key that approved it', { timeou
   });
 
   it('a key narrowed after approving narrows its grant within about a second; narrowed to nothing, the grant reaches nothing', async () => {
-    const { key, id } = await insertKey(null);
+    const { key, id } = await createKey(projectId);
     const before = await rows();
-    const grant = await connectWith(`${ORIGIN}/mcp`, key, ['documents', 'study']);
+    const grant = await connect(`${ORIGIN}/mcp`, { apiKey: key, toolsets: ['documents', 'study'] });
     expect((await listed('/mcp', grant.accessToken)).names).toContain('add-document');
     await db
       .update(apiKeys)
@@ -213,9 +179,9 @@ describe('a grant never reaches further than the key that approved it', { timeou
   });
 
   it('a key revoked after approving stops its access tokens and its refresh token', async () => {
-    const { key, id } = await insertKey(null);
+    const { key, id } = await createKey(projectId);
     const before = await rows();
-    const grant = await connectWith(`${ORIGIN}/mcp/study`, key, ['study']);
+    const grant = await connect(`${ORIGIN}/mcp/study`, { apiKey: key, toolsets: ['study'] });
     expect((await listed('/mcp/study', grant.accessToken)).status).toBe(200);
     await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, id));
     await vi.waitFor(async () => expect((await listed('/mcp/study', grant.accessToken)).status).toBe(401), {
@@ -230,8 +196,8 @@ describe('a grant never reaches further than the key that approved it', { timeou
   });
 
   it('a grant revoked while calls run: every call the revocation did not precede is refused, and only accepted calls wrote', async () => {
-    const { key } = await insertKey(null);
-    const grant = await connectWith(`${ORIGIN}/mcp/documents`, key, ['documents']);
+    const { key } = await createKey(projectId);
+    const grant = await connect(`${ORIGIN}/mcp/documents`, { apiKey: key, toolsets: ['documents'] });
     const before = await rows();
     const { grant_id } = { grant_id: (await grantRowOf(grant.clientId)).id };
     const calls = Array.from({ length: 4 }, (_, i) =>
@@ -256,8 +222,8 @@ describe('a grant never reaches further than the key that approved it', { timeou
 
 describe('a token works on its resource only', { timeout: 90_000 }, () => {
   it('a token for /mcp/study is refused on /mcp, /mcp/documents, the tool routes, the listings, the read routes and /grants', async () => {
-    const { key } = await insertKey(null);
-    const grant = await connectWith(`${ORIGIN}/mcp/study`, key, ['study']);
+    const { key } = await createKey(projectId);
+    const grant = await connect(`${ORIGIN}/mcp/study`, { apiKey: key, toolsets: ['study'] });
     const before = await rows();
     const bearer = { authorization: `Bearer ${grant.accessToken}` };
     const mcpHeaders = { ...bearer, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -291,8 +257,8 @@ describe('a token works on its resource only', { timeout: 90_000 }, () => {
   });
 
   it('a token for the HTTP API works on every route the README names (listings included), and /grants refuses it as an OAuth token', async () => {
-    const { key } = await insertKey(null);
-    const grant = await connectWith(ORIGIN, key, ['study']);
+    const { key } = await createKey(projectId);
+    const grant = await connect(ORIGIN, { apiKey: key, toolsets: ['study'] });
     const bearer = { authorization: `Bearer ${grant.accessToken}` };
     for (const path of ['/tools', '/openapi.json', '/executions', '/metrics']) {
       expect((await send(new Request(ORIGIN + path, { headers: bearer }))).status, path).toBe(200);
@@ -310,7 +276,7 @@ describe('a token works on its resource only', { timeout: 90_000 }, () => {
   });
 
   it('a key limited to toolsets is refused on /grants as a limited key, never called an OAuth token', async () => {
-    const { key } = await insertKey(['study']);
+    const { key } = await createKey(projectId, { toolsets: ['study'] });
     for (const request of [
       new Request(`${ORIGIN}/grants`, { headers: { authorization: `Bearer ${key}` } }),
       new Request(`${ORIGIN}/grants/${crypto.randomUUID()}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } }),
@@ -326,7 +292,7 @@ describe('a token works on its resource only', { timeout: 90_000 }, () => {
 
 describe('every spelling of a toolset URL is one resource', { timeout: 180_000 }, () => {
   it('through discovery, consent, tokens and calls: the token works on the URL the person pasted', async () => {
-    const { key } = await insertKey(null);
+    const { key } = await createKey(projectId);
     for (const [pasted, toolset, tool] of [
       ['/mcp/Study', 'study', STUDY_TOOL],
       ['/mcp/study/', 'study', STUDY_TOOL],
@@ -362,14 +328,7 @@ describe('every spelling of a toolset URL is one resource', { timeout: 180_000 }
       });
       expect(approved.status, pasted).toBe(302);
       const code = new URL(approved.headers.get('location')!).searchParams.get('code')!;
-      const tokens = await tokenRequest({
-        grant_type: 'authorization_code',
-        code,
-        client_id: clientId,
-        code_verifier: verifier,
-        redirect_uri: REDIRECT,
-        resource: metadata.resource,
-      });
+      const tokens = await exchangeCode({ clientId, code, verifier, resource: metadata.resource });
       expect(tokens.status, pasted).toBe(200);
       expect((await grantRowOf(clientId)).resource).toBe(`${ORIGIN}/mcp/${toolset}`);
       // It works on the pasted URL and on every other spelling, and nowhere else.
@@ -402,8 +361,8 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
   }
 
   it('DELETE /grants and a write tool over HTTP and MCP, with a key revoked a moment ago: refused, nothing deleted or written', async () => {
-    const { key, id } = await insertKey(null);
-    const grant = await connectWith(`${ORIGIN}/mcp/study`, key, ['study']);
+    const { key, id } = await createKey(projectId);
+    const grant = await connect(`${ORIGIN}/mcp/study`, { apiKey: key, toolsets: ['study'] });
     const grantId = (await grantRowOf(grant.clientId)).id;
     // The key is verified and cached by this worker.
     expect((await sendTo(new Request(`${ORIGIN}/grants`, { headers: { authorization: `Bearer ${key}` } }))).status).toBe(200);
@@ -416,7 +375,7 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
     expect(deleted.status).toBe(401);
     expect((await grantRowOf(grant.clientId)).revokedAt).toBeNull();
     // A fresh key (the revoked one is now known to be revoked) for the write tools.
-    const second = await insertKey(null);
+    const second = await createKey(projectId);
     expect(
       (
         await sendTo(
@@ -438,7 +397,7 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
     );
     expect(http.status).toBe(401);
     // Over MCP: a key verified by a first message, revoked, then a write.
-    const third = await insertKey(null);
+    const third = await createKey(projectId);
     const mcpRequest = (method: string, params: Json) =>
       sendTo(
         new Request(`${ORIGIN}/mcp`, {
@@ -462,7 +421,7 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
   });
 
   it('a key narrowed a moment ago writes nothing outside its new toolsets, from the first call after it changed', async () => {
-    const { key, id } = await insertKey(null);
+    const { key, id } = await createKey(projectId);
     const call = (tool: string, body: unknown) =>
       sendTo(
         new Request(`${ORIGIN}/tools/${tool}`, {
@@ -490,9 +449,9 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
 
 describe('OAuth hygiene', { timeout: 90_000 }, () => {
   it('a replayed refresh token revokes the whole grant: neither the thief nor the client keeps anything', async () => {
-    const { key } = await insertKey(null);
+    const { key } = await createKey(projectId);
     const before = await rows();
-    const grant = await connectWith(`${ORIGIN}/mcp/study`, key, ['study']);
+    const grant = await connect(`${ORIGIN}/mcp/study`, { apiKey: key, toolsets: ['study'] });
     const rotated = await tokenRequest({ grant_type: 'refresh_token', refresh_token: grant.refreshToken, client_id: grant.clientId });
     expect(rotated.status).toBe(200);
     // The stolen copy of the first refresh token, replayed once (the provider alone would still honour it).
@@ -577,7 +536,7 @@ describe('OAuth hygiene', { timeout: 90_000 }, () => {
 
   it('a misconfigured access-token lifetime answers 503 on the OAuth endpoints, never 500; API keys keep working, other bearers get 401', async () => {
     const gateway = withOAuth(createGateway(tools));
-    const { key } = await insertKey(null);
+    const { key } = await createKey(projectId);
     for (const ttl of ['30', 'an hour', '-5', '1e3']) {
       const misconfigured = { ...env, OAUTH_ACCESS_TOKEN_TTL_SECONDS: ttl };
       const sendWith = async (request: Request) => {

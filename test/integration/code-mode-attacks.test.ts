@@ -9,32 +9,15 @@ import { env } from 'cloudflare:workers';
 import { Redis } from '@upstash/redis';
 import { and, count, eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiKeys, moodEntries, projects, toolExecutions } from '../../drizzle/schema.ts';
+import { moodEntries, toolExecutions } from '../../drizzle/schema.ts';
 import type { AnyTool } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
-import { db, getJson, holdingTool, send, tenantA } from './helpers.ts';
+import { createKey, createProject, db, getJson, holdingTool, send, tenantA, moodRows } from './helpers.ts';
 import { connect, ORIGIN } from './oauth-flow.ts';
 import { runCodeOver, waitForRows } from './code-mode-helpers.ts';
 
 let projectId: string;
 
-/** A fresh key of the test's project: each test has its own rate limit. */
-async function newKey(toolsets: string[] | null = null): Promise<string> {
-  const key = generateApiKey();
-  await db
-    .insert(apiKeys)
-    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'code mode attacks', toolsets });
-  return key;
-}
-
-const moodRows = async (userId: string) =>
-  (
-    await db
-      .select({ n: count() })
-      .from(moodEntries)
-      .where(and(eq(moodEntries.projectId, projectId), eq(moodEntries.userId, userId)))
-  )[0]!.n;
 const mood = (userId: string) => JSON.stringify({ user_id: userId, mood: 'sad', energy_level: 3, timestamp: '2030-06-01T08:00:00Z' });
 
 /** The failure an execution answered, or a thrown error when it succeeded. */
@@ -52,11 +35,7 @@ function resultOf(body: Awaited<ReturnType<typeof runCodeOver>>['body']) {
 }
 
 beforeAll(async () => {
-  const [project] = await db
-    .insert(projects)
-    .values({ name: `Code mode attacks ${crypto.randomUUID()}` })
-    .returning();
-  projectId = project!.id;
+  projectId = await createProject('Code mode attacks');
 }, 60_000);
 
 describe('no network', () => {
@@ -73,7 +52,7 @@ describe('no network', () => {
       try { new WebSocket(${JSON.stringify(redisUrl.replace(/^http/, 'ws'))}); tried.websocket = "opened"; } catch (e) { tried.websocket = e.message; }
       return tried;
     }`;
-      const { body } = await runCodeOver('http', code, { key: await newKey() });
+      const { body } = await runCodeOver('http', code, { key: (await createKey(projectId)).key });
       const tried = resultOf(body).result as Record<string, string>;
       for (const way of ['fetch', 'connect', 'websocket']) expect(tried[way], way).toMatch(/not permitted to access the internet/);
       // The real effect: the stand-in never saw the write.
@@ -84,7 +63,7 @@ describe('no network', () => {
 
 describe('no secrets', () => {
   it('sees no env, no bindings, no database URL and not the key that called it; cannot build code from strings', async () => {
-    const key = await newKey();
+    const { key } = await createKey(projectId);
     const code = `async () => {
       const seen = { globals: Object.getOwnPropertyNames(globalThis), processEnv: Object.keys(globalThis.process?.env ?? {}), env: typeof env, self: Object.keys(self) };
       try { seen.eval = eval("1 + 1"); } catch (e) { seen.eval = e.name; }
@@ -107,9 +86,9 @@ describe('scope', () => {
   it("calls a tool outside the key's toolsets: PERMISSION_DENIED, nothing written; an unknown tool: UNKNOWN_TOOL", async () => {
     const userId = `attack-${crypto.randomUUID()}`;
     const code = `async () => [(await tools["log-mood"](${mood(userId)})).error.code, (await tools.dropTables({})).error.code, (await tools["__proto__"]({})).error.code]`;
-    const { body } = await runCodeOver('http', code, { key: await newKey(['study']) });
+    const { body } = await runCodeOver('http', code, { key: (await createKey(projectId, { toolsets: ['study'] })).key });
     expect(resultOf(body).result).toEqual(['PERMISSION_DENIED', 'UNKNOWN_TOOL', 'UNKNOWN_TOOL']);
-    expect(await moodRows(userId)).toBe(0);
+    expect(await moodRows(projectId, userId)).toBe(0);
   });
 });
 
@@ -137,7 +116,7 @@ describe('read-only grant', { timeout: 60_000 }, () => {
 
 describe('isolation', () => {
   it('keeps prototype pollution inside one execution: the next execution and the host see none of it', async () => {
-    const key = await newKey();
+    const { key } = await createKey(projectId);
     const polluted = await runCodeOver(
       'http',
       `async () => {
@@ -167,7 +146,7 @@ describe('isolation', () => {
 
 describe('runaway code', { timeout: 120_000 }, () => {
   it('stops an endless loop, even one that catches the guard, and keeps serving other requests meanwhile', async () => {
-    const key = await newKey();
+    const { key } = await createKey(projectId);
     const [looped, health] = await Promise.all([
       runCodeOver('http', 'async () => { for (;;) { try { while (true) {} } catch {} } }', { key }),
       getJson('/health'),
@@ -180,7 +159,7 @@ describe('runaway code', { timeout: 120_000 }, () => {
   });
 
   it('stops runaway recursion and huge allocations with a failure naming what happened', async () => {
-    const key = await newKey();
+    const { key } = await createKey(projectId);
     for (const [code, expected] of [
       ['async () => { const f = (n) => f(n + 1) + 1; return f(0); }', /Maximum call stack size exceeded|guard_ticks/],
       ['async () => "x".repeat(2 ** 28).length', /more than the 8000000 one execution may allocate/],
@@ -199,8 +178,18 @@ describe('runaway code', { timeout: 120_000 }, () => {
     expect((await getJson('/health')).status).toBe(200);
   });
 
+  it('finishes catastrophically backtracking regular expressions instead of blocking workerd', async () => {
+    // Without LOCAL_V8_FLAGS (local/wrangler-env.ts) the first match alone takes longer than the universe has
+    // existed, inside one builtin call no guard reaches, and workerd serves nothing meanwhile.
+    const code =
+      "async () => [/(a+)+$/.test('a'.repeat(5000) + '!'), /(a|aa)+$/.test('a'.repeat(5000) + '!'), /^(\\w+\\s?)*$/.test('ab '.repeat(2000) + '!')]";
+    const { body } = await runCodeOver('http', code, { key: (await createKey(projectId)).key });
+    expect(resultOf(body).result).toEqual([false, false, false]);
+    expect((await getJson('/health')).status).toBe(200);
+  });
+
   it('answers a code that never settles at the wall-time limit', async () => {
-    const { body } = await runCodeOver('http', 'async () => { await new Promise(() => {}); }', { key: await newKey() });
+    const { body } = await runCodeOver('http', 'async () => { await new Promise(() => {}); }', { key: (await createKey(projectId)).key });
     expect(failureOf(body).details).toMatchObject({ reason: 'code_limit', limit: 'wall_time_ms' });
   });
 });
@@ -210,7 +199,7 @@ describe('inner calls', { timeout: 120_000 }, () => {
     const { body } = await runCodeOver(
       'http',
       'async () => { const answers = await Promise.all(Array.from({ length: 3000 }, () => tools.listPlans({ limit: 1 }))); return answers.filter((a) => a.success).length; }',
-      { key: await newKey() },
+      { key: (await createKey(projectId)).key },
     );
     const data = resultOf(body);
     expect(data.result).toBe(100);
@@ -229,7 +218,7 @@ describe('inner calls', { timeout: 120_000 }, () => {
     const { body } = await runCodeOver(
       'http',
       'async () => (await Promise.all(Array.from({ length: 12 }, () => tools.hold({ hold_ms: 50 })))).every((a) => a.success)',
-      { key: await newKey(), worker: gateway },
+      { key: (await createKey(projectId)).key, worker: gateway },
     );
     expect(resultOf(body).result).toBe(true);
     expect(state.started).toHaveLength(12);
@@ -240,7 +229,7 @@ describe('inner calls', { timeout: 120_000 }, () => {
   it('20 executions at once, each with calls, all finish under the cap of 10: the executions hold no slot', async () => {
     const { tool, state } = holdingTool();
     const gateway = createGateway([tool as AnyTool]);
-    const key = await newKey();
+    const { key } = await createKey(projectId);
     const answers = await Promise.all(
       Array.from({ length: 20 }, () =>
         runCodeOver('http', 'async () => (await Promise.all([1, 2, 3].map(() => tools.hold({ hold_ms: 100 })))).map((a) => a.success)', {
@@ -255,7 +244,7 @@ describe('inner calls', { timeout: 120_000 }, () => {
   });
 
   it('survives unhandled rejections, and lists exactly the calls that ran when the code answered without awaiting them', async () => {
-    const key = await newKey();
+    const { key } = await createKey(projectId);
     const late = `attack-${crypto.randomUUID()}`;
     const { body } = await runCodeOver(
       'http',
@@ -274,9 +263,9 @@ describe('inner calls', { timeout: 120_000 }, () => {
     const pending = `attack-${crypto.randomUUID()}`;
     const unawaited = await runCodeOver('http', `async () => { tools.logMood(${mood(pending)}); return "not awaited"; }`, { key });
     const listed = resultOf(unawaited.body).calls.filter((call) => call.tool === 'log-mood' && call.success);
-    expect(await moodRows(pending)).toBe(listed.length);
+    expect(await moodRows(projectId, pending)).toBe(listed.length);
     // The timer's call came after its execution had answered: refused, nothing written.
-    expect(await moodRows(late)).toBe(0);
+    expect(await moodRows(projectId, late)).toBe(0);
     expect((await getJson('/health')).status).toBe(200);
   });
 });
@@ -286,7 +275,7 @@ describe('answer size', () => {
     const { status, body } = await runCodeOver(
       'http',
       'async () => Array.from({ length: 5000 }, (_, i) => ({ i, text: "y".repeat(1000) }))',
-      { key: await newKey() },
+      { key: (await createKey(projectId)).key },
     );
     expect(status).toBe(200);
     if (!body.success) throw new Error(body.message);
@@ -299,7 +288,7 @@ describe('answer size', () => {
     const { body } = await runCodeOver(
       'http',
       'async () => { for (let i = 0; i < 100000; i++) console.log("line", i, "x".repeat(50)); return 1; }',
-      { key: await newKey() },
+      { key: (await createKey(projectId)).key },
     );
     const data = resultOf(body) as unknown as { logs: string[]; logs_dropped: number };
     expect(data.logs.join('').length).toBeLessThanOrEqual(8_000);
@@ -311,7 +300,7 @@ it('without the Worker Loader binding, both routes say how to enable code mode',
   const gateway = createGateway([]);
   const { LOADER: _loader, ...withoutLoader } = env as unknown as Record<string, unknown>;
   const worker = { fetch: (request: Request, _env: unknown, ctx: ExecutionContext) => gateway.fetch(request, withoutLoader as never, ctx) };
-  const key = await newKey();
+  const { key } = await createKey(projectId);
   for (const [path, body] of [
     ['/code', { code: 'async () => 1' }],
     ['/mcp/code', { jsonrpc: '2.0', id: 1, method: 'tools/list' }],

@@ -5,32 +5,14 @@
  * allow, and tokens of other resources refused there (and its token refused elsewhere). Judged by
  * the rows written.
  */
-import { and, count, eq } from 'drizzle-orm';
+import { count, eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiKeys, chatMessages, moodEntries, projects } from '../../drizzle/schema.ts';
-import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
-import { db, send } from './helpers.ts';
+import { apiKeys, chatMessages } from '../../drizzle/schema.ts';
+import { createKey, createProject, db, send, moodRows } from './helpers.ts';
 import { connect, fetchJson, mcp, ORIGIN, type Json } from './oauth-flow.ts';
 
 let projectId: string;
 
-/** A key of the test's project, limited to `toolsets` when given; with its id. */
-async function insertKey(toolsets: string[] | null): Promise<{ key: string; id: string }> {
-  const key = generateApiKey();
-  const [row] = await db
-    .insert(apiKeys)
-    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'code mode oauth', toolsets })
-    .returning({ id: apiKeys.id });
-  return { key, id: row!.id };
-}
-
-const moodRows = async (userId: string) =>
-  (
-    await db
-      .select({ n: count() })
-      .from(moodEntries)
-      .where(and(eq(moodEntries.projectId, projectId), eq(moodEntries.userId, userId)))
-  )[0]!.n;
 /** A mood entry of `userId`; the `n`th of them (one per timestamp). */
 const mood = (userId: string, n = 0) =>
   JSON.stringify({ user_id: userId, mood: 'sad', energy_level: 5, timestamp: new Date(Date.UTC(2030, 6, 1, 8, 0, n)).toISOString() });
@@ -42,11 +24,7 @@ async function execute(token: string, code: string): Promise<{ status: number; e
 }
 
 beforeAll(async () => {
-  const [project] = await db
-    .insert(projects)
-    .values({ name: `Code mode OAuth ${crypto.randomUUID()}` })
-    .returning();
-  projectId = project!.id;
+  projectId = await createProject('Code mode OAuth');
 }, 60_000);
 
 describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
@@ -69,7 +47,7 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
   });
 
   it('a token for /mcp/code runs code bounded by its grant: a write outside it is PERMISSION_DENIED and writes nothing; the token works nowhere else', async () => {
-    const { key } = await insertKey(['study', 'table-tools']);
+    const { key } = await createKey(projectId, { toolsets: ['study', 'table-tools'] });
     const { accessToken, scope } = await connect(`${ORIGIN}/mcp/code`, { apiKey: key, toolsets: ['study', 'table-tools'], access: 'read' });
     expect(scope.split(' ').sort()).toEqual(['study:read', 'table-tools:read']);
     // What the agent reads lists only what the grant may call.
@@ -86,7 +64,7 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
     );
     expect(status).toBe(200);
     expect(envelope!.data.result).toEqual(['PERMISSION_DENIED', 'PERMISSION_DENIED', true]);
-    expect(await moodRows(userId)).toBe(0);
+    expect(await moodRows(projectId, userId)).toBe(0);
 
     for (const path of ['/mcp', '/mcp/study', '/mcp/table-tools,study']) {
       const elsewhere = await mcp(path, accessToken, 'tools/list');
@@ -101,18 +79,18 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
       }),
     );
     expect(overHttp.status).toBe(401);
-    expect(await moodRows(userId)).toBe(0);
+    expect(await moodRows(projectId, userId)).toBe(0);
   });
 
   it('a write grant for /mcp/code writes through its code; narrowing the approving key narrows the code, and only accepted calls wrote', async () => {
-    const { key, id } = await insertKey(['study', 'table-tools']);
+    const { key, id } = await createKey(projectId, { toolsets: ['study', 'table-tools'] });
     const { accessToken } = await connect(`${ORIGIN}/mcp/code`, { apiKey: key, toolsets: ['table-tools'], access: 'write' });
     const userId = `oauth-${crypto.randomUUID()}`;
     const write = (n: number) =>
       `async () => { const answer = await tools.logMood(${mood(userId, n)}); return answer.success ? "written" : answer.error.code; }`;
     const first = await execute(accessToken, write(0));
     expect(first.envelope!.data.result).toBe('written');
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(projectId, userId)).toBe(1);
 
     // The key loses table-tools: the grant's effective scope (grant ∩ key) follows, within the recheck interval.
     await db
@@ -130,11 +108,11 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
       }
       written += 1;
     }
-    expect(await moodRows(userId)).toBe(written);
+    expect(await moodRows(projectId, userId)).toBe(written);
   });
 
   it('a token for /mcp/study is refused on /mcp/code: 401 invalid_token, nothing written', async () => {
-    const { key } = await insertKey(null);
+    const { key } = await createKey(projectId);
     const { accessToken } = await connect(`${ORIGIN}/mcp/study`, { apiKey: key, toolsets: ['study'], access: 'write' });
     const messages = async () => (await db.select({ n: count() }).from(chatMessages).where(eq(chatMessages.projectId, projectId)))[0]!.n;
     const before = await messages();

@@ -4,44 +4,23 @@
  * pipeline under the caller's scope. Judged by what the database holds afterwards (rows written,
  * trace rows linked to the execution), not by what the answer says of itself.
  */
-import { and, count, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeys, moodEntries, projects, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
+import { toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import { tools as registry } from '../../functions/registry.ts';
-import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
-import { callTool, closeMcpClients, connectMcp, countTokens, db, getJson } from './helpers.ts';
+import { callTool, closeMcpClients, connectMcp, countTokens, createKey, createProject, db, getJson, moodRows } from './helpers.ts';
 import { runCodeOver, waitForRows } from './code-mode-helpers.ts';
 
 let projectId: string;
 let fullKey: string;
 let studyKey: string;
 
-async function insertKey(toolsets: string[] | null = null): Promise<string> {
-  const key = generateApiKey();
-  await db
-    .insert(apiKeys)
-    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'code mode test', toolsets });
-  return key;
-}
-
-async function moodRows(userId: string): Promise<number> {
-  const [row] = await db
-    .select({ n: count() })
-    .from(moodEntries)
-    .where(and(eq(moodEntries.projectId, projectId), eq(moodEntries.userId, userId)));
-  return row!.n;
-}
-
 const mood = (userId: string, timestamp = '2030-05-01T10:00:00Z') => ({ user_id: userId, mood: 'happy', energy_level: 7, timestamp });
 
 beforeAll(async () => {
-  const [project] = await db
-    .insert(projects)
-    .values({ name: `Code mode ${crypto.randomUUID()}` })
-    .returning();
-  projectId = project!.id;
-  fullKey = await insertKey();
-  studyKey = await insertKey(['study']);
+  projectId = await createProject('Code mode');
+  fullKey = (await createKey(projectId)).key;
+  studyKey = (await createKey(projectId, { toolsets: ['study'] })).key;
 }, 60_000);
 
 afterEach(closeMcpClients);
@@ -69,7 +48,7 @@ describe('POST /code', () => {
       ['list-plans', true],
     ]);
     expect(data.logs).toEqual(['logged true']);
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(projectId, userId)).toBe(1);
     // The execution and each inner call are trace rows; the inner ones name the execution.
     const rows = await waitForRows(
       async () => db.select().from(toolExecutions).where(eq(toolExecutions.parentExecutionId, body.meta.trace_id)),
@@ -117,7 +96,7 @@ describe('POST /code', () => {
     const { body } = await runCodeOver('http', code, { key: studyKey });
     if (!body.success) throw new Error(body.message);
     expect((body.data as { result: unknown }).result).toEqual({ success: false, code: 'PERMISSION_DENIED' });
-    expect(await moodRows(userId)).toBe(0);
+    expect(await moodRows(projectId, userId)).toBe(0);
     // The refusal is recorded, linked to the execution.
     const refusals = await waitForRows(
       async () => db.select().from(toolRefusals).where(eq(toolRefusals.parentExecutionId, body.meta.trace_id)),
@@ -140,12 +119,12 @@ describe('POST /code', () => {
     expect((first.body.data as { result: unknown }).result).toEqual([true, true, false]);
     expect((second.body.data as { result: unknown }).result).toEqual([true, true, true]);
     expect(second.body.meta.replayed).toBe(true);
-    expect(await moodRows(userId)).toBe(2);
+    expect(await moodRows(projectId, userId)).toBe(2);
     // Without a key, the same code runs again: the entries exist, so the tool answers CONFLICT, and still nothing is duplicated.
     const third = await runCodeOver('http', code, { key: fullKey });
     if (!third.body.success) throw new Error(third.body.message);
     expect((third.body.data as { result: unknown[] }).result.slice(0, 2)).toEqual([false, false]);
-    expect(await moodRows(userId)).toBe(2);
+    expect(await moodRows(projectId, userId)).toBe(2);
   });
 });
 

@@ -7,12 +7,11 @@ import { env } from 'cloudflare:workers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { eq, sql } from 'drizzle-orm';
-import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
+import { toolExecutions } from '../../drizzle/schema.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
-import { hashApiKey } from '../../shared/auth/keys.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { db, holdingTool, tenantA, uniqueTimestamp } from './helpers.ts';
+import { createTenant, db, holdingTool, tenantA, uniqueTimestamp, moodRows } from './helpers.ts';
 import { call, hasRedis, redis, redisEnv, semaphoreKeys, services } from './semaphore-calls.ts';
 
 /**
@@ -191,11 +190,7 @@ describe.skipIf(!hasRedis)('global semaphore through the pipeline', () => {
   });
 
   it('rate-limits each key by its project limit, with retry_after_ms', async () => {
-    const [project] = await db.insert(projects).values({ name: 'Limited', rateLimitPerMinute: 3 }).returning();
-    const key = `et_limited_${crypto.randomUUID()}`;
-    await db
-      .insert(apiKeys)
-      .values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'limited' });
+    const { apiKey: key } = await createTenant('Limited', { rateLimitPerMinute: 3 });
     const { tool, state } = holdingTool();
     const callEnv = redisEnv();
     const statuses = [];
@@ -230,13 +225,6 @@ const countMoods = defineTool({
     return ok({ moods: (rows[0] as { moods: number }).moods }, 'Counted.');
   },
 });
-
-async function moodRows(userId: string): Promise<number> {
-  const { rows } = await db.execute(
-    sql`select count(*)::int as n from mood_entries where project_id = ${tenantA.projectId} and user_id = ${userId}`,
-  );
-  return (rows[0] as { n: number }).n;
-}
 
 describe('retries and warnings', () => {
   const fault = (count: number, name: string) =>
@@ -282,7 +270,7 @@ describe('retries and warnings', () => {
     );
     expect(status).toBe(200);
     expect(body.meta.attempts).toBe(6);
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(tenantA.projectId, userId)).toBe(1);
   });
 
   it('answers a write the database never answered as unconfirmed, naming the key that repeats it safely', async () => {
@@ -299,11 +287,11 @@ describe('retries and warnings', () => {
     });
     expect(body.meta.attempts).toBeGreaterThan(3);
     expect(body.message).not.toMatch(/may or may not/);
-    expect(await moodRows(userId)).toBe(0);
+    expect(await moodRows(tenantA.projectId, userId)).toBe(0);
     // Repeated with the key it names, the call writes once (here: nothing was written before).
     const repeated = await call(logMood, input, faultyEnv(), fast, tenantA.apiKey, body.error.details.idempotency_key);
     expect(repeated.status).toBe(200);
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(tenantA.projectId, userId)).toBe(1);
   });
 
   it('attempts a non-transient failure exactly once', async () => {

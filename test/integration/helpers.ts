@@ -4,6 +4,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import * as z from 'zod';
+import { and, count, eq } from 'drizzle-orm';
+import { apiKeys, moodEntries, projects } from '../../drizzle/schema.ts';
+import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import { ok, type ToolResult } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY, type AnyTool } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
@@ -77,8 +80,98 @@ export async function countTokens(text: string): Promise<number> {
   return ((await response.json()) as { tokens: number }).tokens;
 }
 
+/** An answer of {@link postJsonRpc}: the status, the headers and the JSON-RPC body as sent. */
+export interface JsonRpcAnswer {
+  status: number;
+  headers: Headers;
+  body: { result?: any; error?: { code: number; message: string; data?: unknown } };
+}
+
+let jsonRpcId = 1;
+
+/**
+ * POSTs one JSON-RPC message (an `id` added) to the gateway's MCP endpoint `path` (default `/mcp`)
+ * with `key` (tenant A's unless given) and extra `headers` (the protocol version, `mcp-method`…),
+ * as an MCP client sends it without the SDK.
+ */
+export async function postJsonRpc(
+  message: Record<string, unknown>,
+  { path = '/mcp', key = tenantA.apiKey, headers = {} }: { path?: string; key?: string; headers?: Record<string, string> } = {},
+): Promise<JsonRpcAnswer> {
+  const response = await send(
+    new Request(`http://edge-tools.test${path}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: jsonRpcId++, ...message }),
+    }),
+  );
+  return { status: response.status, headers: response.headers, body: (await response.json()) as JsonRpcAnswer['body'] };
+}
+
 /** A database client for assertions on what was (or was not) written. */
 export const db = createDb(env.DATABASE_URL!);
+
+/** Options of {@link createKey}. */
+export interface KeyOptions {
+  /** The toolsets the key may list and run; null (the default) for every toolset. */
+  toolsets?: string[] | null;
+  /** The key's label (`api_keys.name`, shown in traces); default 'test key'. */
+  name?: string;
+  /** The key itself; a new random one unless given. */
+  key?: string;
+}
+
+/**
+ * Stores an API key of `projectId` as `npm run keys -- create` does (its SHA-256 and its prefix,
+ * never the key) and answers the key and its row id. A test that revokes or narrows a key, or
+ * spends its rate limit, makes its own so that no other test's key changes.
+ */
+export async function createKey(
+  projectId: string,
+  { toolsets = null, name = 'test key', key = generateApiKey() }: KeyOptions = {},
+): Promise<{ key: string; id: string }> {
+  const [row] = await db
+    .insert(apiKeys)
+    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name, toolsets })
+    .returning({ id: apiKeys.id });
+  return { key, id: row!.id };
+}
+
+/** How many mood entries `userId` has in `projectId`: the rows a log-mood call writes, read straight from the database. */
+export async function moodRows(projectId: string, userId: string): Promise<number> {
+  const [row] = await db
+    .select({ n: count() })
+    .from(moodEntries)
+    .where(and(eq(moodEntries.projectId, projectId), eq(moodEntries.userId, userId)));
+  return row!.n;
+}
+
+/**
+ * A project of the test's own (a tenant nobody else writes to, so counts in it are exact whatever
+ * runs alongside), named `name` and a random suffix; answers its id.
+ */
+export async function createProject(name: string, { rateLimitPerMinute }: { rateLimitPerMinute?: number } = {}): Promise<string> {
+  const [project] = await db
+    .insert(projects)
+    .values({ name: `${name} ${crypto.randomUUID()}`, rateLimitPerMinute })
+    .returning({ id: projects.id });
+  return project!.id;
+}
+
+/** A tenant of the test's own: {@link createProject} with one key (labelled `<name> key` unless `key.name` says otherwise). */
+export async function createTenant(
+  name: string,
+  { rateLimitPerMinute, key: keyOptions = {} }: { rateLimitPerMinute?: number; key?: KeyOptions } = {},
+): Promise<{ projectId: string; apiKey: string; keyId: string }> {
+  const projectId = await createProject(name, { rateLimitPerMinute });
+  const { key, id } = await createKey(projectId, { name: `${name} key`, ...keyOptions });
+  return { projectId, apiKey: key, keyId: id };
+}
 
 /** A timestamp no other test uses, so unique constraints never collide across tests. */
 let clock = Date.UTC(2030, 0, 1);

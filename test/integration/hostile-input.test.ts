@@ -9,15 +9,14 @@
 import { inArray } from 'drizzle-orm';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
+import { toolExecutions } from '../../drizzle/schema.ts';
 import gateway from '../../functions/gateway.ts';
 import { tools } from '../../functions/registry.ts';
 import { ERROR_STATUS, type ToolResult } from '../../shared/core/contract.ts';
-import { hashApiKey } from '../../shared/auth/keys.ts';
 import { createOpenApiDocument } from '../../shared/http/openapi.ts';
 import { numericBoundaries } from '../support/numeric-boundaries.ts';
 import { inputArbitrary } from '../support/schema-arbitrary.ts';
-import { db, send } from './helpers.ts';
+import { createTenant, db, send } from './helpers.ts';
 
 /** Generated inputs per tool and transport (fixed seeds), most of them valid so that tools run. */
 const INPUTS = 24;
@@ -42,9 +41,7 @@ let realIds: string[];
 
 beforeAll(async () => {
   // A project of its own, with a rate limit that never interferes, and a document to find.
-  const [project] = await db.insert(projects).values({ name: 'Hostile input', rateLimitPerMinute: 1_000_000 }).returning();
-  key = `et_hostile_${crypto.randomUUID()}`;
-  await db.insert(apiKeys).values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'hostile' });
+  key = (await createTenant('Hostile input', { rateLimitPerMinute: 1_000_000 })).apiKey;
   const added = await callHttp('add-document', {
     title: 'Targets',
     content: '- [ ] Hire a backend engineer\n- [ ] Interview candidates after the role is open\n- [ ] the',

@@ -14,7 +14,7 @@ import { ok } from '../../shared/core/contract.ts';
 import { defineTool, IDEMPOTENCY_NOTE, type AnyTool } from '../../shared/core/tool.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { db, gatedTool, getJson, tenantB, tenantC, uniqueTimestamp } from './helpers.ts';
+import { db, gatedTool, getJson, tenantB, tenantC, uniqueTimestamp, moodRows } from './helpers.ts';
 
 type Data = Record<string, any>;
 interface Answer {
@@ -69,8 +69,6 @@ async function count(query: ReturnType<typeof sql>): Promise<number> {
   return ((await db.execute(query)).rows[0] as { n: number }).n;
 }
 
-const moodRows = (userId: string, projectId = tenantC.projectId) =>
-  count(sql`select count(*)::int as n from mood_entries where project_id = ${projectId} and user_id = ${userId}`);
 const records = (key: string) => count(sql`select count(*)::int as n from idempotency_keys where key = ${key}`);
 const mood = (userId: string, overrides: Data = {}) => ({
   user_id: userId,
@@ -94,7 +92,7 @@ describe('Idempotency-Key over HTTP', () => {
     expect(again.body.data).toEqual(first.body.data);
     expect(again.body.message).toBe(first.body.message);
     expect(again.body.meta).toMatchObject({ replayed: true, trace_id: first.body.meta.trace_id, attempts: 0 });
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(tenantC.projectId, userId)).toBe(1);
     // Only the first call is an execution in the trace.
     expect(await count(sql`select count(*)::int as n from tool_executions where tool = 'log-mood' and input->>'user_id' = ${userId}`)).toBe(
       1,
@@ -108,7 +106,7 @@ describe('Idempotency-Key over HTTP', () => {
     expect((await call('log-mood', input, { idempotencyKey: key })).status).toBe(200);
     const again = await call('log-mood', input, { idempotencyKey: ` ${quoted(key)} ` });
     expect(again.body.meta.replayed).toBe(true);
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(tenantC.projectId, userId)).toBe(1);
   });
 
   it('refuses the same key with another input: 422 IDEMPOTENCY_MISMATCH, nothing written', async () => {
@@ -124,7 +122,7 @@ describe('Idempotency-Key over HTTP', () => {
     });
     expect(other.body.error.message).toContain('different input');
     expect(other.body.meta.attempts).toBe(0);
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(tenantC.projectId, userId)).toBe(1);
   });
 
   it('answers 409 CONFLICT, retryable with Retry-After, while the first call still runs; then replays its answer', async () => {
@@ -170,11 +168,11 @@ describe('Idempotency-Key over HTTP', () => {
     await loseAnswers(1, 'insert into idempotency_keys');
     const first = await call('log-mood', input, { idempotencyKey: key, env: { DATABASE_URL: faultyUrl } });
     expect(first.status).toBe(200);
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(tenantC.projectId, userId)).toBe(1);
     const again = await call('log-mood', input, { idempotencyKey: key, env: { DATABASE_URL: faultyUrl } });
     expect(again.status).toBe(200);
     expect(again.body.meta).toMatchObject({ replayed: true, trace_id: first.body.meta.trace_id });
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(tenantC.projectId, userId)).toBe(1);
     expect(await records(key)).toBe(1);
   });
 
@@ -188,14 +186,14 @@ describe('Idempotency-Key over HTTP', () => {
     expect(lost.status).toBe(503);
     expect(lost.body.error).toMatchObject({ code: 'DATABASE_ERROR', retryable: true });
     expect(lost.body.meta.attempts).toBe(0);
-    expect(await moodRows(userId)).toBe(0);
+    expect(await moodRows(tenantC.projectId, userId)).toBe(0);
     // Dropped by its trace id once the call was answered: no 409 for the claim's lease.
     expect(await records(key)).toBe(0);
 
     const repeated = await call('log-mood', input, { idempotencyKey: key, env: { DATABASE_URL: faultyUrl } });
     expect(repeated.status).toBe(200);
     expect(repeated.body.meta.replayed).toBeUndefined();
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(tenantC.projectId, userId)).toBe(1);
   });
 
   it('replays a failure that happened after execution began', async () => {
@@ -262,13 +260,13 @@ describe('Idempotency-Key over HTTP', () => {
     expect(sameInput.body.meta.replayed).toBeUndefined();
     expect(sameInput.body.meta.attempts).toBe(1);
     expect(sameInput.body.data.id).toBe(first.body.data.id);
-    expect(await moodRows(userId)).toBe(1);
+    expect(await moodRows(tenantC.projectId, userId)).toBe(1);
 
     await expire();
     const newInput = await call('log-mood', mood(userId, { mood: 'sad' }), { idempotencyKey: key });
     expect(newInput.status).toBe(200);
     expect(newInput.body.meta.replayed).toBeUndefined();
-    expect(await moodRows(userId)).toBe(2);
+    expect(await moodRows(tenantC.projectId, userId)).toBe(2);
   });
 
   it('purges expired records and old write receipts after a keyed call', async () => {
@@ -295,8 +293,8 @@ describe('Idempotency-Key over HTTP', () => {
     expect(b.status).toBe(200);
     expect(b.body.meta.replayed).toBeUndefined();
     expect(b.body.data.id).not.toBe(a.body.data.id);
-    expect(await moodRows(userId, tenantC.projectId)).toBe(1);
-    expect(await moodRows(userId, tenantB.projectId)).toBe(1);
+    expect(await moodRows(tenantC.projectId, userId)).toBe(1);
+    expect(await moodRows(tenantB.projectId, userId)).toBe(1);
 
     const otherTool = await call(
       'log-telegram-checkin',
@@ -322,7 +320,7 @@ describe('Idempotency-Key over HTTP', () => {
       code: 'VALIDATION_ERROR',
       details: { fields: [{ field: 'Idempotency-Key', code: 'invalid_idempotency_key' }] },
     });
-    expect(await moodRows(userId)).toBe(0);
+    expect(await moodRows(tenantC.projectId, userId)).toBe(0);
   });
 
   it('accepts a key of exactly 255 characters', async () => {

@@ -6,34 +6,16 @@
  * written. A key of the same project without toolsets is listed and runs everything, as before.
  * The trace is read the same way: the limited key reads the executions, refusals and metrics of
  * its toolsets' tools only.
- * The expected ids are written out by hand: the files of functions/study/.
+ * The expected ids are written out by hand in toolset-ids.ts.
  */
 import { count, eq } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeys, documents, projects, toolCounters, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
+import { documents, toolCounters, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
-import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
-import { callTool, closeMcpClients, connectMcp, db, getJson, send } from './helpers.ts';
+import { callTool, closeMcpClients, connectMcp, createKey, createProject, db, getJson, send } from './helpers.ts';
+import { STUDY as STUDY_TOOLS } from './toolset-ids.ts';
 
-const STUDY = [
-  'list-plans',
-  'list-plan-items',
-  'write-plan',
-  'add-plan-item',
-  'update-item-status',
-  'update-plan-status',
-  'save-quiz-attempt',
-  'get-wrong-questions',
-  'delete-quiz-attempt',
-  'get-weak-topics',
-  'quiz-pre-fetch',
-  'quiz-post-save',
-  'create-flashcard',
-  'get-due-flashcards',
-  'update-flashcard-review',
-  'save-message',
-  'get-messages',
-].sort();
+const STUDY = [...STUDY_TOOLS].sort();
 /** Every tool: 4 documents, 5 task-analysis, 3 table-tools and the study tools. */
 const ALL_TOOLS = 29;
 
@@ -45,23 +27,10 @@ let fullKey: string;
 let documentId: string;
 let taskId: string;
 
-/** A key of the project, limited to `toolsets` when given (as `npm run keys -- create --toolsets` stores it). */
-async function insertKey(toolsets: string[] | null): Promise<string> {
-  const key = generateApiKey();
-  await db
-    .insert(apiKeys)
-    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'toolsets test', toolsets });
-  return key;
-}
-
 beforeAll(async () => {
-  const [project] = await db
-    .insert(projects)
-    .values({ name: `Key toolsets ${crypto.randomUUID()}` })
-    .returning();
-  projectId = project!.id;
-  studyKey = await insertKey(['study']);
-  fullKey = await insertKey(null);
+  projectId = await createProject('Key toolsets');
+  studyKey = (await createKey(projectId, { toolsets: ['study'] })).key;
+  fullKey = (await createKey(projectId)).key;
   const added = await callTool<{ document_id: string; tasks: { task_id: string }[] }>('add-document', ADD_DOCUMENT, { key: fullKey });
   if (!added.body.success) throw new Error(added.body.message);
   documentId = added.body.data.document_id;
@@ -209,19 +178,9 @@ describe('a key limited to study reading the trace', () => {
   let fullReader: string;
 
   beforeAll(async () => {
-    const [project] = await db
-      .insert(projects)
-      .values({ name: `Key toolsets trace ${crypto.randomUUID()}` })
-      .returning();
-    traceProject = project!.id;
-    const keyOf = async (toolsets: string[] | null) => {
-      const key = generateApiKey();
-      await db
-        .insert(apiKeys)
-        .values({ projectId: traceProject, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'trace reader', toolsets });
-      return key;
-    };
-    [studyReader, fullReader] = [await keyOf(['study']), await keyOf(null)];
+    traceProject = await createProject('Key toolsets trace');
+    studyReader = (await createKey(traceProject, { toolsets: ['study'] })).key;
+    fullReader = (await createKey(traceProject)).key;
     const run = {
       status: 'success' as const,
       durationMs: 5,

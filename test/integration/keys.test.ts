@@ -11,14 +11,14 @@ import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test'
 import { eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { apiKeys, projects } from '../../drizzle/schema.ts';
+import { apiKeys } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { AUTH_DEFAULTS, generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
+import { AUTH_DEFAULTS, generateApiKey } from '../../shared/auth/keys.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import type { ServeOptions } from '../../shared/http/tool-route.ts';
-import { db } from './helpers.ts';
+import { createTenant, db } from './helpers.ts';
 
 const UNREACHABLE_DATABASE = 'postgres://edge:edge@127.0.0.1:9/edge';
 
@@ -44,16 +44,8 @@ function countingTool() {
 
 /** A project with a fresh key, so revoking it disturbs no other test. */
 async function freshKey(): Promise<{ key: string; keyId: string }> {
-  const [project] = await db
-    .insert(projects)
-    .values({ name: `Keys ${crypto.randomUUID()}` })
-    .returning();
-  const key = generateApiKey();
-  const [row] = await db
-    .insert(apiKeys)
-    .values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'test' })
-    .returning();
-  return { key, keyId: row!.id };
+  const { apiKey, keyId } = await createTenant('Keys');
+  return { key: apiKey, keyId };
 }
 
 type CallOptions = { key?: string | null; address?: string; env?: Partial<Env>; options?: ServeOptions; path?: string; body?: unknown };

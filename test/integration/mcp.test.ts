@@ -19,7 +19,7 @@ import { withOAuth } from '../../shared/http/oauth.ts';
 import type { ToolResult } from '../../shared/core/contract.ts';
 import logMood from '../../functions/table-tools/log-mood.ts';
 import { unadmittedFields } from '../support/envelope.ts';
-import { db, gatedTool, send, tenantA, tenantB, uniqueTimestamp, type CallOptions } from './helpers.ts';
+import { db, gatedTool, postJsonRpc, send, tenantA, tenantB, uniqueTimestamp, type CallOptions } from './helpers.ts';
 
 type Worker = NonNullable<CallOptions['worker']>;
 
@@ -511,25 +511,7 @@ describe('MCP on the wire: each protocol version through the one endpoint', () =
   let nextId = 1;
 
   /** POSTs one JSON-RPC message to the gateway's /mcp with tenant A's key. */
-  async function post(message: Record<string, unknown>, headers: Record<string, string> = {}) {
-    const response = await send(
-      new Request('http://edge-tools.test/mcp', {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${tenantA.apiKey}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, ...message }),
-      }),
-    );
-    return {
-      status: response.status,
-      headers: response.headers,
-      body: (await response.json()) as { result?: any; error?: { code: number; message: string; data?: unknown } },
-    };
-  }
+  const post = (message: Record<string, unknown>, headers: Record<string, string> = {}) => postJsonRpc(message, { headers });
 
   /** A 2026-07-28 request: the envelope in `_meta`, and the standard headers. */
   const modern = (method: string, params: Record<string, unknown> = {}, name?: string) =>

@@ -9,8 +9,8 @@ import { env } from 'cloudflare:workers';
 import { and, count, eq, isNull } from 'drizzle-orm';
 import { describe, expect, it, vi } from 'vitest';
 import { apiKeys, oauthGrants } from '../../drizzle/schema.ts';
-import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
-import { db, send, tenantA } from './helpers.ts';
+import { generateApiKey } from '../../shared/auth/keys.ts';
+import { createKey, db, send, tenantA } from './helpers.ts';
 import {
   approve,
   authorizeQuery,
@@ -184,14 +184,10 @@ describe('a grant', { timeout: 60_000 }, () => {
     expect(refresh).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
 
     // A key of its own, so that revoking it leaves the suite's keys alone.
-    const key = generateApiKey();
-    const [approver] = await db
-      .insert(apiKeys)
-      .values({ projectId: tenantA.projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'oauth approver' })
-      .returning();
+    const { key, id: approverId } = await createKey(tenantA.projectId, { name: 'oauth approver' });
     const viaKey = await connect(`${ORIGIN}/mcp/study`, { apiKey: key });
     expect((await mcp('/mcp/study', viaKey.accessToken, 'tools/list')).status).toBe(200);
-    await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, approver!.id));
+    await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, approverId));
     await vi.waitFor(async () => expect((await mcp('/mcp/study', viaKey.accessToken, 'tools/list')).status).toBe(401), {
       timeout: 10_000,
       interval: 200,

@@ -20,7 +20,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { and, eq, gte, inArray, sql } from 'drizzle-orm';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
-import { apiKeys, idempotencyKeys, projects, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
+import { idempotencyKeys, toolExecutions, toolRefusals } from '../../drizzle/schema.ts';
 import { fail, ok } from '../../shared/core/contract.ts';
 import { encodeCursor } from '../../shared/core/cursor.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
@@ -28,10 +28,9 @@ import { createGateway } from '../../shared/http/app.ts';
 import type { ExecutionDetail, ExecutionsPage } from '../../shared/observability/executions.ts';
 import type { Metrics } from '../../shared/observability/metrics.ts';
 import { deleteExpired } from '../../shared/observability/retention.ts';
-import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import { workerModule } from '../../shared/runtime/worker.ts';
-import { db } from './helpers.ts';
+import { createTenant, db } from './helpers.ts';
 
 const services = env.TEST_SERVICES;
 /** The project's own span attribute naming the call's trace UUID (meta.trace_id). */
@@ -131,22 +130,7 @@ const throwing = defineTool({
 
 const worker = workerModule(createGateway([echo, missing, flaky, slow, throwing], { retryDelayMs: 5, slowCallMs: 250 }));
 
-interface Tenant {
-  projectId: string;
-  apiKey: string;
-  keyId: string;
-}
-
-/** A project of its own, so that every count in this file is exact whatever other files run. */
-async function newTenant(name: string): Promise<Tenant> {
-  const apiKey = generateApiKey();
-  const [project] = await db.insert(projects).values({ name }).returning({ id: projects.id });
-  const [key] = await db
-    .insert(apiKeys)
-    .values({ projectId: project!.id, keyHash: await hashApiKey(apiKey), keyPrefix: apiKey.slice(0, 8), name: `${name} key` })
-    .returning({ id: apiKeys.id });
-  return { projectId: project!.id, apiKey, keyId: key!.id };
-}
+type Tenant = Awaited<ReturnType<typeof createTenant>>;
 
 async function send(request: Request, callEnv: Env = env) {
   const ctx = createExecutionContext();
@@ -201,7 +185,7 @@ describe('executions and metrics of known calls', () => {
   const remember = (name: string, traceId: string) => (ids[name] ??= []).push(traceId);
 
   beforeAll(async () => {
-    [tenant, other] = await Promise.all([newTenant('Observed'), newTenant('Other')]);
+    [tenant, other] = await Promise.all([createTenant('Observed'), createTenant('Other')]);
     for (let i = 0; i < 4; i++) {
       const headers: Record<string, string> = i === 0 ? { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01` } : {};
       remember('echo', (await call(tenant, 'echo', { text: `hello ${i}` }, { headers })).body.meta.trace_id);
@@ -603,7 +587,7 @@ describe('executions and metrics of known calls', () => {
 
 describe('counters outlive the trace', () => {
   it('retention deletes old executions and refusals, and the counters of their calls stay', async () => {
-    const tenant = await newTenant('Counted');
+    const tenant = await createTenant('Counted');
     for (let i = 0; i < 3; i++) expect((await call(tenant, 'echo', { text: `${i}` })).status).toBe(200);
     expect((await call(tenant, 'echo', { text: 1 })).status).toBe(400);
     const scrape = async () => {
@@ -632,7 +616,7 @@ describe('counters outlive the trace', () => {
 
 describe.skipIf(!hasRedis)('rate-limit refusals in the metrics', () => {
   it('counts calls refused by the rate limit, which are not executions', async () => {
-    const tenant = await newTenant('Rate limited');
+    const tenant = await createTenant('Rate limited');
     const callEnv: Env = { ...env, RATE_LIMIT_PER_MINUTE: '2', CONCURRENCY_NAMESPACE: `metrics-${crypto.randomUUID()}` };
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) statuses.push((await call(tenant, 'echo', { text: `${i}` }, { callEnv })).status);
@@ -686,7 +670,7 @@ describe('OpenTelemetry export', () => {
     ...overrides,
   });
   beforeAll(async () => {
-    tenant = await newTenant('Exported');
+    tenant = await createTenant('Exported');
   });
   afterEach(() => vi.restoreAllMocks());
 
@@ -940,7 +924,7 @@ describe('retention (Cron Trigger)', () => {
     )[0].count;
 
   it('the scheduled handler deletes executions and refusals older than TRACE_RETENTION_DAYS, and nothing newer', async () => {
-    const tenant = await newTenant('Retained');
+    const tenant = await createTenant('Retained');
     const old = await seed(tenant, 45, 3);
     const kept = await seed(tenant, 10, 2);
     const ctx = createExecutionContext();
@@ -959,7 +943,7 @@ describe('retention (Cron Trigger)', () => {
   });
 
   it('the same run purges expired idempotency records, and keeps live ones', async () => {
-    const tenant = await newTenant('Keyed');
+    const tenant = await createTenant('Keyed');
     const record = (key: string, expiresAt: Date) => ({
       projectId: tenant.projectId,
       tool: 'log-mood',
@@ -978,7 +962,7 @@ describe('retention (Cron Trigger)', () => {
   });
 
   it('deletes in bounded batches: a run stops at its limit, the next one finishes', async () => {
-    const tenant = await newTenant('Batched');
+    const tenant = await createTenant('Batched');
     await seed(tenant, 400, 5);
     const now = new Date(Date.now() - 300 * DAY); // only this file's 400-day-old rows are older than 30 days before then
     const first = await deleteExpired(db, { days: 30, batchSize: 2, maxBatches: 2, now });
@@ -990,7 +974,7 @@ describe('retention (Cron Trigger)', () => {
   });
 
   it('a bad TRACE_RETENTION_DAYS deletes nothing and says why', async () => {
-    const tenant = await newTenant('Misconfigured');
+    const tenant = await createTenant('Misconfigured');
     await seed(tenant, 90, 1);
     const errors: string[] = [];
     vi.spyOn(console, 'error').mockImplementation((line: string) => void errors.push(line));

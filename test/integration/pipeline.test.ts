@@ -10,13 +10,12 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { eq } from 'drizzle-orm';
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import * as z from 'zod';
-import { apiKeys, projects, toolExecutions } from '../../drizzle/schema.ts';
+import { toolExecutions } from '../../drizzle/schema.ts';
 import { ProviderError } from '../../shared/providers/types.ts';
-import { hashApiKey } from '../../shared/auth/keys.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
-import { db, tenantA } from './helpers.ts';
+import { createTenant, db, tenantA } from './helpers.ts';
 
 const input = z.strictObject({ text: z.string().max(100) });
 
@@ -287,9 +286,7 @@ describe('unsuccessful calls are logged, once each, in one place', () => {
   });
 
   it.skipIf(env.TEST_SERVICES.redisUrl === '')('logs every 429 refusal', async () => {
-    const [project] = await db.insert(projects).values({ name: 'Logged limit', rateLimitPerMinute: 1 }).returning();
-    const key = `et_logged_${crypto.randomUUID()}`;
-    await db.insert(apiKeys).values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'logged' });
+    const { projectId, apiKey: key } = await createTenant('Logged limit', { rateLimitPerMinute: 1 });
     const answers = [];
     for (let i = 0; i < 3; i++) answers.push(await call('echo-project', { text: 'x' }, key));
     expect(answers.map((answer) => answer.status)).toEqual([200, 429, 429]);
@@ -298,7 +295,7 @@ describe('unsuccessful calls are logged, once each, in one place', () => {
         expect.objectContaining({
           tool: 'echo-project',
           trace_id: answer.body.meta.trace_id,
-          project_id: project!.id,
+          project_id: projectId,
           code: 'RATE_LIMITED',
           status: 429,
         }),

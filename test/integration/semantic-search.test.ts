@@ -7,21 +7,16 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { apiKeys, projects, tasks as tasksTable } from '../../drizzle/schema.ts';
+import { tasks as tasksTable } from '../../drizzle/schema.ts';
 import { parseVector } from '../support/vectors.ts';
 import { embedText, HASHING_EMBEDDER_ID, HASHING_EMBEDDER_THRESHOLD } from '../../shared/providers/hashing-embedder.ts';
-import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
-import { callTool, db, tenantB } from './helpers.ts';
+import { callTool, createTenant, db, tenantB } from './helpers.ts';
 
 type Data = Record<string, any>;
 
 /** A project of its own, with an API key, and calls made with that key. */
 async function freshProject(name: string) {
-  const [project] = await db.insert(projects).values({ name }).returning({ id: projects.id });
-  const key = generateApiKey();
-  await db
-    .insert(apiKeys)
-    .values({ projectId: project!.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: `${name} key` });
+  const { projectId, apiKey: key } = await createTenant(name);
   const call = (toolId: string, input: unknown) => callTool<Data>(toolId, input, { key });
   const data = async (toolId: string, input: unknown): Promise<Data> => {
     const { status, body } = await call(toolId, input);
@@ -33,7 +28,7 @@ async function freshProject(name: string) {
     if (!body.success) throw new Error(`semantic-search failed with ${status}: ${body.message}`);
     return { data: body.data, message: body.message };
   };
-  return { id: project!.id, key, call, data, search };
+  return { id: projectId, key, call, data, search };
 }
 
 const PLAN = `# Platform plan

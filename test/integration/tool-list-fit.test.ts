@@ -18,7 +18,7 @@ import { geminiDeclaration, geminiSchemaSubset } from '../support/vendor-rules/g
 import { portable } from '../support/vendor-rules/walk.ts';
 import { openAiFunction, type OpenAiFunction } from '../support/vendor-rules/openai.ts';
 import type { Schema } from '../support/vendor-rules/walk.ts';
-import { countTokens, send, tenantA } from './helpers.ts';
+import { countTokens, postJsonRpc, send } from './helpers.ts';
 
 const LEGACY_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'];
 const MODERN = '2026-07-28';
@@ -29,25 +29,12 @@ interface ListedTool {
   inputSchema: Schema;
 }
 
-let nextId = 1;
-
 /** The `tools/list` result of `path` (`/mcp`, `/mcp/study`, `/mcp/code`) on protocol `version`, as served. */
 async function toolsList(path: string, version: string): Promise<{ json: string; tools: ListedTool[] }> {
   const post = async (message: Record<string, unknown>, headers: Record<string, string> = {}) => {
-    const response = await send(
-      new Request(`http://edge-tools.test${path}`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${tenantA.apiKey}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, ...message }),
-      }),
-    );
-    expect(response.status).toBe(200);
-    return (await response.json()) as { result: { tools: ListedTool[] } };
+    const answer = await postJsonRpc(message, { path, headers });
+    expect(answer.status).toBe(200);
+    return answer.body as { result: { tools: ListedTool[] } };
   };
   let body;
   if (version === MODERN) {

@@ -1,34 +1,12 @@
 /**
  * Toolsets on every surface: `POST /mcp/<toolsets>` (through the official SDK client), the catalog,
  * the OpenAI export and the OpenAPI document with `?toolset=`, and the errors for a toolset that
- * does not exist. The expected ids are written out by hand: the folders of functions/.
+ * does not exist. The expected ids are written out by hand in toolset-ids.ts.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../../shared/core/contract.ts';
 import { closeMcpClients, connectMcp, getJson, send, tenantA } from './helpers.ts';
-
-const STUDY = [
-  'list-plans',
-  'list-plan-items',
-  'write-plan',
-  'add-plan-item',
-  'update-item-status',
-  'update-plan-status',
-  'save-quiz-attempt',
-  'get-wrong-questions',
-  'delete-quiz-attempt',
-  'get-weak-topics',
-  'quiz-pre-fetch',
-  'quiz-post-save',
-  'create-flashcard',
-  'get-due-flashcards',
-  'update-flashcard-review',
-  'save-message',
-  'get-messages',
-];
-const DOCUMENTS = ['add-document', 'replace-document', 'delete-document', 'embed-tasks'];
-const TASK_ANALYSIS = ['semantic-search', 'get-document-context', 'detect-dependencies', 'query-task-graph', 'cluster-by-similarity'];
-const TABLE_TOOLS = ['log-mood', 'submit-health-form', 'log-telegram-checkin'];
+import { DOCUMENTS, STUDY, TABLE_TOOLS, TASK_ANALYSIS } from './toolset-ids.ts';
 
 afterEach(closeMcpClients);
 

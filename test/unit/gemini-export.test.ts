@@ -5,26 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
-import { tableTool } from '../../functions/table-tools/lib/table-tool.ts';
 import { validateInput } from '../../shared/core/validation.ts';
 import { geminiCatalog, geminiDeclaration as exported } from '../../shared/http/gemini-export.ts';
+import { everyRule } from '../support/every-rule-tool.ts';
 import { geminiDeclaration, geminiSchemaSubset } from '../support/vendor-rules/gemini.ts';
 import { portable } from '../support/vendor-rules/walk.ts';
-
-const everyRule = tableTool({
-  toolId: 'every-rule',
-  displayName: 'Every rule',
-  recordName: 'row',
-  description: 'Exercises every input rule of table tools.',
-  tableName: 'every_rule',
-  fields: [
-    { name: 'required_text', label: 'Required text', dataType: 'text', required: true, maxLength: 12, example: 'hello' },
-    { name: 'price', label: 'Price', dataType: 'numeric', precision: 4, scale: 2 },
-    { name: 'kind', label: 'Kind', dataType: 'enum', enumValues: ['a', 'b c'], default: 'a' },
-    { name: 'at', label: 'At', dataType: 'datetime', required: true, minDate: '1999-12-31', example: '2025-10-05T14:30:00Z' },
-    { name: 'payload', label: 'Payload', dataType: 'json' },
-  ],
-});
 
 describe.each([...tools, everyRule].map((tool) => [tool.id, tool] as const))('%s as a Gemini function declaration', (id, tool) => {
   const declaration = exported(tool);

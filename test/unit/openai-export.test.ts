@@ -1,77 +1,16 @@
 /**
  * The OpenAI export (GET /tools?format=openai) against strict mode's structural rules, checked
- * here independently of the converter, and against the validator: what the export lets a model
+ * independently of the converter by test/support/vendor-rules/openai.ts (OpenAI's documented
+ * rules, cited there), and against the validator: what the export lets a model
  * send, the validator accepts.
  */
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
 import { openAiExport, toStrictSchema } from '../../shared/http/openai-export.ts';
 import { validateInput } from '../../shared/core/validation.ts';
+import { openAiFunction } from '../support/vendor-rules/openai.ts';
 
 type Schema = Record<string, any>;
-
-// OpenAI's structured outputs, "Supported schemas" (function calling with strict: true).
-const SUPPORTED_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
-const SUPPORTED_KEYWORDS = new Set([
-  'type',
-  'description',
-  'properties',
-  'required',
-  'additionalProperties',
-  'items',
-  'anyOf',
-  'enum',
-  'const',
-  '$ref',
-  '$defs',
-  'pattern',
-  'format',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'multipleOf',
-  'minItems',
-  'maxItems',
-]);
-const SUPPORTED_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
-const MAX_NESTING = 10;
-const MAX_PROPERTIES = 5000;
-const MAX_ENUM_VALUES = 1000;
-
-/** Every way `root` breaks strict mode's rules, as "path: problem". */
-function strictModeViolations(root: Schema): string[] {
-  const violations: string[] = [];
-  let properties = 0;
-  let enumValues = 0;
-  if (root.type !== 'object') violations.push('(root): must be an object');
-  if ('anyOf' in root) violations.push('(root): must not be anyOf');
-  const visit = (node: Schema, path: string, depth: number) => {
-    for (const key of Object.keys(node)) if (!SUPPORTED_KEYWORDS.has(key)) violations.push(`${path}: unsupported keyword '${key}'`);
-    const types: unknown[] = node.type === undefined ? [] : [node.type].flat();
-    for (const type of types) if (!SUPPORTED_TYPES.has(type as string)) violations.push(`${path}: unsupported type '${String(type)}'`);
-    if (!types.length && !['anyOf', '$ref', 'enum', 'const'].some((keyword) => keyword in node)) violations.push(`${path}: no type`);
-    if (node.format !== undefined && !SUPPORTED_FORMATS.has(node.format)) violations.push(`${path}: unsupported format '${node.format}'`);
-    if (typeof node.$ref === 'string' && !node.$ref.startsWith('#/$defs/')) violations.push(`${path}: $ref outside $defs`);
-    if (Array.isArray(node.enum)) enumValues += node.enum.length;
-    if (types.includes('object')) {
-      if (depth > MAX_NESTING) violations.push(`${path}: nested deeper than ${MAX_NESTING} levels`);
-      if (node.additionalProperties !== false) violations.push(`${path}: additionalProperties must be false`);
-      const keys = Object.keys(node.properties ?? {});
-      properties += keys.length;
-      if (JSON.stringify([...(node.required ?? [])].sort()) !== JSON.stringify([...keys].sort()))
-        violations.push(`${path}: required must list every property`);
-      for (const key of keys) visit(node.properties[key], `${path}.${key}`, depth + 1);
-    }
-    if (node.items) visit(node.items, `${path}[]`, depth);
-    for (const [i, option] of (node.anyOf ?? []).entries()) visit(option, `${path}|${i}`, depth);
-    for (const [name, definition] of Object.entries(node.$defs ?? {})) visit(definition as Schema, `$defs.${name}`, 1);
-  };
-  visit(root, '(root)', 1);
-  if (properties > MAX_PROPERTIES) violations.push(`more than ${MAX_PROPERTIES} properties`);
-  if (enumValues > MAX_ENUM_VALUES) violations.push(`more than ${MAX_ENUM_VALUES} enum values`);
-  return violations;
-}
 
 /** Does the input schema take a free-form object somewhere (which no strict schema can express)? */
 function hasFreeFormObject(node: unknown): boolean {
@@ -90,12 +29,12 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s as an OpenAI fu
   });
 
   it('follows strict mode, or says why it cannot', () => {
-    const violations = strictModeViolations(parameters);
+    const violations = openAiFunction({ name: id, parameters, strict: true });
     if (hasFreeFormObject(tool.jsonSchemas().input)) {
       expect(definition.function.strict).toBe(false);
       expect(problems.length).toBeGreaterThan(0);
       // Free-form objects are the only thing it could not convert.
-      expect(violations.every((violation) => violation.endsWith('additionalProperties must be false'))).toBe(true);
+      expect(violations.every((violation) => violation.endsWith('an object without additionalProperties: false'))).toBe(true);
     } else {
       expect(violations).toEqual([]);
       expect(definition.function.strict).toBe(true);

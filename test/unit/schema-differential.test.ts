@@ -23,11 +23,11 @@ import fc from 'fast-check';
 import { generateSync } from 'json-schema-faker';
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
-import { tableTool } from '../../functions/table-tools/lib/table-tool.ts';
 import { INT4 } from '../../shared/core/fields.ts';
 import type { AnyTool } from '../../shared/core/tool.ts';
 import { validateInput } from '../../shared/core/validation.ts';
 import { compactSchema } from '../../shared/http/compact-schema.ts';
+import { everyRule } from '../support/every-rule-tool.ts';
 import { numericBoundaries } from '../support/numeric-boundaries.ts';
 import { inputArbitrary, mutated } from '../support/schema-arbitrary.ts';
 
@@ -44,37 +44,6 @@ const SAMPLES = 150;
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
 // Union types (`type: ["string", "null"]`) are plain JSON Schema; strict mode flags them only as a style.
 const ajv = addFormats(new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false }));
-
-/** A table tool with every data type and every option a table configuration offers. */
-const everyRule = tableTool({
-  toolId: 'every-rule',
-  displayName: 'Every rule',
-  recordName: 'row',
-  description: 'Exercises every input rule of table tools.',
-  tableName: 'every_rule',
-  fields: [
-    { name: 'required_text', label: 'Required text', dataType: 'text', required: true, maxLength: 12, example: 'hello' },
-    { name: 'long_text', label: 'Long text', dataType: 'text', minLength: 3 },
-    { name: 'empty_allowed', label: 'Empty allowed', dataType: 'text', required: true, minLength: 0, maxLength: 4, example: '' },
-    { name: 'count', label: 'Count', dataType: 'integer', required: true, example: 3 },
-    { name: 'bounded', label: 'Bounded', dataType: 'integer', min: -5, max: 5, default: 0 },
-    { name: 'price', label: 'Price', dataType: 'numeric', precision: 4, scale: 2 },
-    { name: 'ratio', label: 'Ratio', dataType: 'numeric', min: 0, max: 1 },
-    { name: 'flag', label: 'Flag', dataType: 'boolean' },
-    { name: 'kind', label: 'Kind', dataType: 'enum', enumValues: ['a', 'b c', 'Ü'], default: 'a' },
-    {
-      name: 'at',
-      label: 'At',
-      dataType: 'datetime',
-      required: true,
-      minDate: '1999-12-31',
-      maxDate: '2100-02-28',
-      example: '2025-10-05T14:30:00Z',
-    },
-    { name: 'whenever', label: 'Whenever', dataType: 'datetime' },
-    { name: 'payload', label: 'Payload', dataType: 'json' },
-  ],
-});
 
 /**
  * The surfaces' schemas of a tool, and the refusals each may leave unsaid besides what is inside a

@@ -1,9 +1,7 @@
 /** What the study planner's tests share: projects of their own, calls, and row counts. */
 import { sql, type SQL } from 'drizzle-orm';
 import { expect } from 'vitest';
-import { apiKeys, projects } from '../../../drizzle/schema.ts';
-import { hashApiKey } from '../../../shared/auth/keys.ts';
-import { callTool, db, type Answer } from '../helpers.ts';
+import { callTool, createTenant, db, type Answer } from '../helpers.ts';
 
 export type Data = Record<string, any>;
 
@@ -16,11 +14,8 @@ export interface Tenant {
  * A new project with its own API key. The study tests work in projects nobody else writes to, so
  * that "latest", counts and ids are theirs alone whatever other suites run meanwhile.
  */
-export async function newTenant(name: string): Promise<Tenant> {
-  const [project] = await db.insert(projects).values({ name }).returning({ id: projects.id });
-  const apiKey = `et_study_${crypto.randomUUID()}`;
-  await db.insert(apiKeys).values({ projectId: project!.id, keyHash: await hashApiKey(apiKey), keyPrefix: apiKey.slice(0, 8), name });
-  return { projectId: project!.id, apiKey };
+export function newTenant(name: string): Promise<Tenant> {
+  return createTenant(name);
 }
 
 /** Calls a tool as `tenant`. */
