@@ -34,6 +34,17 @@ export default tseslint.config(
     },
   },
   {
+    // What a worker bundles: Hono's `hono/tiny` preset (its PatternRouter alone), never the full
+    // `hono` entry, whose routers add about 7 KiB to every bundle (bench/RESULTS.md, bundle sizes).
+    files: ['shared/**/*.ts', 'functions/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'hono', message: "Import Hono from 'hono/tiny' (types from 'hono' are fine).", allowTypeImports: true }] },
+      ],
+    },
+  },
+  {
     // Tests and benches read JSON answers of many shapes; `any` there is the answer as parsed, checked field by field.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -6,7 +6,7 @@
  * Worker Loader binding (shared/codemode/). Code mode itself, its parser included, is loaded by
  * the first request that runs or describes code (see shared/codemode/enabled.ts).
  */
-import { Hono } from 'hono';
+import { Hono } from 'hono/tiny';
 import { readJsonObject } from '../core/body.ts';
 import { metaWithoutExecution, ok } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
