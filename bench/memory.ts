@@ -29,7 +29,7 @@ import { startNeonStandIn } from '../local/neon-http.ts';
 import { seedCorpus } from '../local/seed.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { freePort, startWranglerDev } from '../local/wrangler-dev.ts';
-import { FLAT_MEMORY_V8_FLAGS, LOCAL_V8_FLAGS } from '../local/wrangler-env.ts';
+import { FLAT_MEMORY_V8_FLAGS, LOCAL_V8_FLAGS, localV8Flags } from '../local/wrangler-env.ts';
 
 /** The run's shape and bounds. */
 export const MEMORY_BENCH = {
@@ -72,8 +72,6 @@ export async function runMemoryBench({
   v8Flags = process.env.MINIFLARE_WORKERD_V8_FLAGS ?? '',
   ceilingMs = MEMORY_BENCH.ceilingMs,
 } = {}): Promise<string> {
-  // Miniflare reads it when wrangler starts workerd (local/wrangler-env.ts adds LOCAL_V8_FLAGS to it).
-  process.env.MINIFLARE_WORKERD_V8_FLAGS = v8Flags;
   const redis = await startRedisServer();
   if (!redis) return `${HEADING}\n\n_redis-server is not installed: not measured._\n`;
   const upstash = await startUpstashStandIn({ redisPort: redis.port, token: 'bench' });
@@ -94,6 +92,7 @@ export async function runMemoryBench({
         RATE_LIMIT_PER_MINUTE: '1000000',
       },
       inspectorPort,
+      v8Flags: localV8Flags(v8Flags),
     });
     const workerd = workerdPids(worker.pid);
     // One DevTools session for the whole run: wrangler's proxy admits one client at a time, and

@@ -21,6 +21,8 @@ export interface WranglerDevOptions {
   startTimeoutMs?: number;
   /** Port of workerd's DevTools inspector (`--inspector-port`), for heap snapshots; wrangler's default when unset. */
   inspectorPort?: number;
+  /** workerd's V8 flags; default: those of every local workerd (local/wrangler-env.ts, localV8Flags). */
+  v8Flags?: string;
 }
 
 /** The defaults of {@link WranglerDevOptions}. */
@@ -38,7 +40,7 @@ export interface WranglerDev {
 
 /** Starts `wrangler dev` and resolves once it serves; rejects with its output when it exits or times out. */
 export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
-  const { root, vars = {}, persistTo, startTimeoutMs, inspectorPort } = { ...WRANGLER_DEV_DEFAULTS, ...options };
+  const { root, vars = {}, persistTo, startTimeoutMs, inspectorPort, v8Flags } = { ...WRANGLER_DEV_DEFAULTS, ...options };
   const port = await freePort();
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false'];
   for (const [name, value] of Object.entries(vars)) args.push('--var', `${name}:${value}`);
@@ -46,7 +48,7 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
   if (inspectorPort) args.push('--inspector-port', String(inspectorPort));
   const wrangler = spawn(join(root, 'node_modules/.bin/wrangler'), args, {
     cwd: root,
-    env: wranglerEnv(root, { offline: true }),
+    env: wranglerEnv(root, { offline: true, v8Flags }),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

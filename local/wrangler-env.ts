@@ -41,8 +41,11 @@ export function localV8Flags(extra = process.env.MINIFLARE_WORKERD_V8_FLAGS ?? '
   return [...new Set([LOCAL_V8_FLAGS, ...flags])].join(' ');
 }
 
-/** The environment of a wrangler command; `offline` for dev and dry-run deploys (workerd runs with {@link localV8Flags}). */
-export function wranglerEnv(root: string, { offline }: { offline: boolean }): NodeJS.ProcessEnv {
+/**
+ * The environment of a wrangler command; `offline` for dev and dry-run deploys, whose workerd runs
+ * with `v8Flags` (default {@link localV8Flags}).
+ */
+export function wranglerEnv(root: string, { offline, v8Flags = localV8Flags() }: { offline: boolean; v8Flags?: string }): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     WRANGLER_SEND_METRICS: 'false',
@@ -51,7 +54,7 @@ export function wranglerEnv(root: string, { offline }: { offline: boolean }): No
   if (offline) {
     env.CLOUDFLARE_CF_FETCH_ENABLED = 'false';
     env.XDG_CONFIG_HOME = join(root, '.wrangler', 'config');
-    env.MINIFLARE_WORKERD_V8_FLAGS = localV8Flags();
+    env.MINIFLARE_WORKERD_V8_FLAGS = v8Flags;
   }
   return env;
 }

@@ -1,8 +1,9 @@
 /**
  * Runs a stand-in in a Node process of its own, so that it answers on its own event loop as the
- * real service would. In Vitest's main process the stand-ins shared one event loop with Vite and
- * with each other: PGlite's synchronous queries and js-tiktoken's table build held it for seconds,
- * and the semaphore's Redis requests, waiting behind them, timed out as "unavailable".
+ * real service would. In Vitest's main process the stand-ins shared one event loop with Vite's
+ * transforms, PGlite's synchronous queries and js-tiktoken's table build; with two test files at
+ * once that loop stalled for 2 to 8 s at a time, and the semaphore's Redis requests, waiting behind
+ * it, timed out as "unavailable".
  *
  * The child is `node test/setup/service-process.ts <name>`: it starts the service, writes one line
  * of JSON (what the parent needs: URLs, tokens, ports) and serves until SIGTERM, or until its
