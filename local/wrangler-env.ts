@@ -45,7 +45,10 @@ export function localV8Flags(extra = process.env.MINIFLARE_WORKERD_V8_FLAGS ?? '
  * The environment of a wrangler command; `offline` for dev and dry-run deploys, whose workerd runs
  * with `v8Flags` (default {@link localV8Flags}).
  */
-export function wranglerEnv(root: string, { offline, v8Flags = localV8Flags() }: { offline: boolean; v8Flags?: string }): NodeJS.ProcessEnv {
+export function wranglerEnv(
+  root: string,
+  { offline, v8Flags = localV8Flags() }: { offline: boolean; v8Flags?: string },
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     WRANGLER_SEND_METRICS: 'false',
