@@ -58,6 +58,11 @@ const SECTIONS: Section[] = [
     run: async () => (await import('./memory.ts')).runMemoryBench(),
   },
   {
+    name: 'v8-flags',
+    progress: 'What the local V8 flag costs cluster-by-similarity of 1,000 tasks, on wrangler dev (about 3 minutes)...',
+    run: async () => (await import('./v8-flags.ts')).runV8FlagsBench(),
+  },
+  {
     name: 'semaphore',
     progress: 'Semaphore under saturation...',
     run: async () => (await import('./semaphore.ts')).runSemaphoreBench(),
