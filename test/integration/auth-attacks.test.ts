@@ -16,10 +16,9 @@ import { and, count, eq, isNull } from 'drizzle-orm';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiKeys, documents, moodEntries, oauthGrants } from '../../drizzle/schema.ts';
 import { tools } from '../../functions/registry.ts';
-import { generateApiKey } from '../../shared/auth/keys.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { withOAuth } from '../../shared/http/oauth.ts';
-import { createKey, createProject, db, send } from './helpers.ts';
+import { createKey, createProject, db, send, unknownKey } from './helpers.ts';
 import {
   connect,
   exchangeCode,
@@ -474,7 +473,7 @@ describe('OAuth hygiene', { timeout: 90_000 }, () => {
       ...consent.fields,
       toolset: 'study',
       access: 'write',
-      api_key: generateApiKey(),
+      api_key: unknownKey(),
       decision: 'approve',
     });
     expect(wrongKey.status).toBe(400);
