@@ -13,7 +13,6 @@ import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import { apiKeys, oauthGrants, projects } from '../../drizzle/schema.ts';
 import { fail, type Failure } from '../core/contract.ts';
 import type { Database } from '../core/database.ts';
-import type { Project } from '../core/tool.ts';
 import type { Caller } from './caller.ts';
 import type { Verification } from './gate.ts';
 import { VerificationCache, type RecheckContext } from './verification.ts';

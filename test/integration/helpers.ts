@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import * as z from 'zod';
 import { and, count, eq } from 'drizzle-orm';
-import { apiKeys, moodEntries, projects } from '../../drizzle/schema.ts';
+import { moodEntries, projects } from '../../drizzle/schema.ts';
 import { issueApiKey } from '../../shared/auth/keys.ts';
 import { ok, type ToolResult } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY, type AnyTool } from '../../shared/core/tool.ts';
@@ -131,7 +131,10 @@ export interface KeyOptions {
  * never the key) and answers the key and its row id. A test that revokes or narrows a key, or
  * spends its rate limit, makes its own so that no other test's key changes.
  */
-export async function createKey(projectId: string, { toolsets = null, name = 'test key', key }: KeyOptions = {}): Promise<{ key: string; id: string }> {
+export async function createKey(
+  projectId: string,
+  { toolsets = null, name = 'test key', key }: KeyOptions = {},
+): Promise<{ key: string; id: string }> {
   return issueApiKey(db, { projectId, name, toolsets, ...(key && { key }) });
 }
 
