@@ -59,7 +59,8 @@ export class VerificationCache<V> {
 
   /** Keeps `value`, verified by a query sent at `verifiedAt`; the oldest entry goes when the cache is full. */
   remember(id: string, value: V, verifiedAt: number): Verified<V> {
-    if (!this.#entries.has(id) && this.#entries.size >= VERIFICATION_DEFAULTS.maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+    if (!this.#entries.has(id) && this.#entries.size >= VERIFICATION_DEFAULTS.maxEntries)
+      this.#entries.delete(this.#entries.keys().next().value!);
     const entry: Verified<V> = { value: Object.freeze(value), verifiedAt };
     this.#entries.set(id, entry);
     return entry;
@@ -99,7 +100,12 @@ export class VerificationCache<V> {
   }
 
   /** Looks the credential up again: refreshes the entry, or marks it revoked and forgets it. Never rejects. */
-  async #recheck(id: string, entry: Verified<V>, lookUp: () => Promise<V | undefined>, context: RecheckContext): Promise<Failure | undefined> {
+  async #recheck(
+    id: string,
+    entry: Verified<V>,
+    lookUp: () => Promise<V | undefined>,
+    context: RecheckContext,
+  ): Promise<Failure | undefined> {
     const sentAt = Date.now();
     let value: V | undefined;
     try {

@@ -23,7 +23,15 @@ import { deniedTool, deniedToolsets } from '../auth/caller.ts';
 import type { Gate } from '../auth/gate.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { innerCallKey } from '../runtime/idempotency.ts';
-import { callTool, runCall, type CallResult, type PipelineOptions, type RunContext, type ToolCall, type Work } from '../runtime/pipeline.ts';
+import {
+  callTool,
+  runCall,
+  type CallResult,
+  type PipelineOptions,
+  type RunContext,
+  type ToolCall,
+  type Work,
+} from '../runtime/pipeline.ts';
 import { InnerCalls, type InnerCallEntry } from './dispatcher.ts';
 import { CODE_TOOL_ID, codeModeNotConfigured } from './enabled.ts';
 import { prepareCode } from './guard.ts';
@@ -76,7 +84,11 @@ function codeWork(tools: readonly AnyTool[], scope: RequestScope): Work {
 }
 
 /** Runs the prepared code in a sandbox, its calls through the pipeline, and answers how it went. */
-async function execute(tools: readonly AnyTool[], { source, guard }: { source: string; guard: string }, context: RunContext): Promise<Outcome<unknown>> {
+async function execute(
+  tools: readonly AnyTool[],
+  { source, guard }: { source: string; guard: string },
+  context: RunContext,
+): Promise<Outcome<unknown>> {
   const { gate, call, scope, options, traceId, childTraceparent, key, caller } = context;
   const calls = new InnerCalls({
     tools,
@@ -91,7 +103,9 @@ async function execute(tools: readonly AnyTool[], { source, guard }: { source: s
           readInput: async (hint) => screenInput(value, hint),
           signal: call.signal,
           idempotencyKey:
-            key !== undefined && tool.acceptsIdempotencyKey ? { ok: true, value: await innerCallKey(key, position, tool.id, value) } : undefined,
+            key !== undefined && tool.acceptsIdempotencyKey
+              ? { ok: true, value: await innerCallKey(key, position, tool.id, value) }
+              : undefined,
           traceparent: childTraceparent,
           origin: call.origin,
           parentExecutionId: traceId,

@@ -23,7 +23,11 @@ export type { AuthorizeOptions } from '../auth/authorize.ts';
  * RATE_LIMITED for an address with too many failed attempts. `authorization` replaces the
  * request's own header (the consent page checks the key typed into its form). Never throws.
  */
-export type Authorize = (request: Request, scope: RequestScope, options?: { traceId?: string; authorization?: string }) => Promise<Gate | Failure>;
+export type Authorize = (
+  request: Request,
+  scope: RequestScope,
+  options?: { traceId?: string; authorization?: string },
+) => Promise<Gate | Failure>;
 
 /**
  * The worker's authoriser, from its options (how keys are cached, which other tokens it takes,

@@ -66,7 +66,12 @@ export interface ConsentOptions {
 }
 
 /** The default approver: the holder of an API key of the project, checked as every call's key is. */
-export async function apiKeyApprover(form: FormData, request: Request, scope: RequestScope, authorize: Authorize): Promise<Approver | Failure> {
+export async function apiKeyApprover(
+  form: FormData,
+  request: Request,
+  scope: RequestScope,
+  authorize: Authorize,
+): Promise<Approver | Failure> {
   const key = String(form.get('api_key') ?? '').trim();
   const gate = await authorize(request, scope, { authorization: `Bearer ${key}` });
   if (!gate.ok) return gate;

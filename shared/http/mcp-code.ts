@@ -75,7 +75,8 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: Served):
         const { outcome, meta } = await runCode(
           tools,
           {
-            readInput: async (hint) => (sent.duplicate ? duplicateKeyFailure(sent.duplicate, hint) : screenInput(sent.arguments ?? {}, hint)),
+            readInput: async (hint) =>
+              sent.duplicate ? duplicateKeyFailure(sent.duplicate, hint) : screenInput(sent.arguments ?? {}, hint),
             idempotencyKey: keyFromMeta(sent.meta),
             traceparent: traceparentOf(sent.meta) ?? request.headers.get('traceparent'),
             signal: AbortSignal.any([request.signal, ctx.mcpReq.signal]),

@@ -79,8 +79,7 @@ export function observabilityRoutes(tools: readonly ServedTool[], options: ReadR
           const query = readQuery(c.req.url, refusalsQuery, REFUSALS_NUMERIC_PARAMETERS, REFUSALS_HINT);
           if (!query.ok) return query;
           return (
-            deniedRecords(caller, tools, query.value.tool) ??
-            listRefusals(db, caller.project.id, query.value, readableTools(caller, tools))
+            deniedRecords(caller, tools, query.value.tool) ?? listRefusals(db, caller.project.id, query.value, readableTools(caller, tools))
           );
         },
         options,

@@ -171,7 +171,13 @@ export interface RunContext {
  *   const { outcome, meta } = await callTool(tool, call, gate, scope);
  * }
  */
-export function callTool(tool: AnyTool, call: ToolCall, gate: Gate, scope: RequestScope, options: PipelineOptions = {}): Promise<CallResult> {
+export function callTool(
+  tool: AnyTool,
+  call: ToolCall,
+  gate: Gate,
+  scope: RequestScope,
+  options: PipelineOptions = {},
+): Promise<CallResult> {
   return runCall(toolWork(tool), call, gate, scope, options);
 }
 
@@ -197,7 +203,13 @@ function toolWork(tool: AnyTool): Work {
  * Runs one call of `work` through the whole pipeline: the stages below run in turn over one
  * {@link CallState}; each either hands the call on or ends it with a refusal. Never throws.
  */
-export async function runCall(work: Work, call: ToolCall, gate: Gate, scope: RequestScope, options: PipelineOptions = {}): Promise<CallResult> {
+export async function runCall(
+  work: Work,
+  call: ToolCall,
+  gate: Gate,
+  scope: RequestScope,
+  options: PipelineOptions = {},
+): Promise<CallResult> {
   const state = startCall(work, call, gate, scope, options);
   const checked = await check(state);
   if ('outcome' in checked) return checked;
@@ -423,7 +435,11 @@ async function admit(state: CallState, { admission, input, key }: Checked): Prom
  * limit counts executions. Work that does not write runs alongside the credential's confirmation,
  * and its outcome waits for it.
  */
-async function run(state: CallState, { input, prepared, links, key }: Checked, { admitted, claim, passed, confirmation }: Admit): Promise<Execution> {
+async function run(
+  state: CallState,
+  { input, prepared, links, key }: Checked,
+  { admitted, claim, passed, confirmation }: Admit,
+): Promise<Execution> {
   const { work, call, gate, scope, traceId, options } = state;
   const retryErrors: RetryError[] = [];
   const startedAt = performance.now();
@@ -466,7 +482,13 @@ async function run(state: CallState, { input, prepared, links, key }: Checked, {
               timeMs: Date.now(),
               cause: describeCause(failure.cause),
             });
-            log('warn', 'retrying', { tool: work.id, trace_id: traceId, attempt: number, code: failure.error.code, error: errorForLog(failure.cause) });
+            log('warn', 'retrying', {
+              tool: work.id,
+              trace_id: traceId,
+              attempt: number,
+              code: failure.error.code,
+              error: errorForLog(failure.cause),
+            });
           },
         })
       : { outcome: await attempt(), attempts: 1 };
@@ -517,7 +539,14 @@ function finish(
   const projectId = gate.caller.project.id;
   const warnings = lapse ? [leaseWarning(lapse)] : undefined;
   if (lapse)
-    log('warn', 'lease_lost', { tool: work.id, trace_id: traceId, project_id: projectId, reason: lapse.reason, detail: lapse.detail, ok: outcome.ok });
+    log('warn', 'lease_lost', {
+      tool: work.id,
+      trace_id: traceId,
+      project_id: projectId,
+      reason: lapse.reason,
+      detail: lapse.detail,
+      ok: outcome.ok,
+    });
   // Stored after the answer: a repeat that arrives before it lands waits for it (shared/runtime/idempotency.ts).
   if (claim) scope.waitUntil(claim.settle(outcome));
   if (!outcome.ok) logUnsuccessful('call_failed', outcome, { tool: work.id, trace_id: traceId, project_id: projectId, attempts });
