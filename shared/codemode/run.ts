@@ -23,15 +23,8 @@ import { deniedTool, deniedToolsets } from '../auth/caller.ts';
 import type { Gate } from '../auth/gate.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { innerCallKey } from '../runtime/idempotency.ts';
-import {
-  callTool,
-  runCall,
-  type CallResult,
-  type PipelineOptions,
-  type RunContext,
-  type ToolCall,
-  type Work,
-} from '../runtime/pipeline.ts';
+import type { CallResult, PipelineOptions, RunContext, ToolCall, Work } from '../runtime/call.ts';
+import { callTool, runCall } from '../runtime/pipeline.ts';
 import { InnerCalls, type InnerCallEntry } from './dispatcher.ts';
 import { CODE_TOOL_ID, codeModeNotConfigured } from './enabled.ts';
 import { prepareCode } from './guard.ts';

@@ -10,7 +10,8 @@ import { TOOL_CALL_ID_HEADER, toolCallIdOf } from '../observability/trace-contex
 import { logUnsuccessful } from '../runtime/call-report.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { keyFromHeader } from '../runtime/idempotency.ts';
-import { callTool, type PipelineOptions } from '../runtime/pipeline.ts';
+import type { PipelineOptions } from '../runtime/call.ts';
+import { callTool } from '../runtime/pipeline.ts';
 import { createAuthorizer, type Authorize, type AuthorizeOptions } from './authorize.ts';
 import { respond } from './base.ts';
 

@@ -11,155 +11,32 @@
  */
 import { answerWarnings, type Failure, type Meta, type Outcome } from '../core/contract.ts';
 import type { Parsed } from '../core/body.ts';
-import type { Database } from '../core/database.ts';
 import type { Links } from '../core/links.ts';
-import type { AnyTool, ToolContext } from '../core/tool.ts';
+import type { AnyTool } from '../core/tool.ts';
 import { validateInput } from '../core/validation.ts';
-import type * as z from 'zod';
 import { admissionFromEnv, type Admission, type Admitted } from '../concurrency/admission.ts';
 import type { LeaseLapse } from '../concurrency/semaphore.ts';
 import { errorForLog, log } from '../core/log.ts';
 import { describeCause, type RetryError } from '../observability/tracing.ts';
-import type { Providers } from '../core/providers.ts';
 import type { Caller } from '../auth/caller.ts';
-import { deniedTool } from '../auth/caller.ts';
-import type { Gate, Judged, Passed } from '../auth/gate.ts';
+import type { Gate, Passed } from '../auth/gate.ts';
 import { afterResponse, CallReport, logUnsuccessful } from './call-report.ts';
+import {
+  DEFAULT_SETTLE_WRITES_MS,
+  DEFAULT_SLOW_CALL_MS,
+  type CallResult,
+  type PipelineOptions,
+  type RunContext,
+  type ToolCall,
+  type Work,
+} from './call.ts';
 import { runsLocally, type RequestScope } from './env.ts';
-import { execute, leaseLapsedBeforeStart, leaseWarning, writeUnconfirmed } from './execute.ts';
+import { leaseLapsedBeforeStart, leaseWarning, writeUnconfirmed } from './execute.ts';
+import { toolWork } from './tool-work.ts';
 import { callIds, claimIdempotencyKey, type Claim } from './idempotency.ts';
 import { linksFromEnv } from './link-templates.ts';
 import { withQuerySignal } from './query-signal.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, leavesWriteUnknown, withRetries } from './retry.ts';
-
-/** Options of {@link callTool}, the same for every call a worker serves. */
-export interface PipelineOptions {
-  /** Executions slower than this still complete, with `meta.performance_warning: true`. */
-  slowCallMs?: number;
-  /** Retries of transient failures, and the fixed delay before each. */
-  retries?: number;
-  retryDelayMs?: number;
-  /**
-   * How long a write tool whose retries ran out on a transient database failure keeps being run
-   * again (the delay doubling up to 8 s) until the database answers: its attempts are idempotent,
-   * so the next one that gets through answers what was done, an earlier commit whose answer was
-   * lost included. Past it, the call answers that its write is not confirmed and names the key to
-   * repeat it with (see writeUnconfirmed). Reads keep the plain retries.
-   */
-  settleWritesMs?: number;
-}
-
-/** Default of {@link PipelineOptions}.slowCallMs. */
-export const DEFAULT_SLOW_CALL_MS = 5_000;
-
-/**
- * Default of {@link PipelineOptions}.settleWritesMs: 40 s, which with the retries before it stays
- * under the minute most MCP clients wait for an answer.
- */
-export const DEFAULT_SETTLE_WRITES_MS = 40_000;
-
-/**
- * One call as a transport (HTTP, MCP) hands it to the pipeline: what was sent, read the
- * transport's way. What the transport offers the tool while it runs belongs here too.
- */
-export interface ToolCall {
-  /** Reads and screens the raw input; `hint` is the example of a valid call for error messages. */
-  readInput(hint: string): Promise<Parsed<Record<string, unknown>>>;
-  /** Aborts when the caller goes away. */
-  signal: AbortSignal;
-  /** The idempotency key the call was sent with, as the transport read it (shared/runtime/idempotency.ts). */
-  idempotencyKey?: Parsed<string>;
-  /** The caller's W3C `traceparent`, if any: the execution becomes a span of the caller's trace. */
-  traceparent?: string | null;
-  /** The model's own id of this tool call, if the client sent one: the span's `gen_ai.tool.call.id`. */
-  toolCallId?: string;
-  /** The origin the request came to (`https://edge-tools.example.workers.dev`): links are absolute. */
-  origin: string;
-  /**
-   * Where the tool's progress goes, when the transport can tell the caller (MCP with a
-   * `progressToken`). Called only with values that increase: a retried attempt starting again
-   * from zero is not reported until it passes what was already reported.
-   */
-  onProgress?: (progress: Progress) => void;
-  /** For a call made by code mode's code (shared/codemode/): the trace id of that code's execution, which its trace rows name. */
-  parentExecutionId?: string;
-}
-
-/** A tool's progress as the transport forwards it: `progress` of `total` (when known) done. */
-export interface Progress {
-  progress: number;
-  total?: number;
-  message?: string;
-}
-
-/** The outcome of a call and the meta of its envelope. */
-export interface CallResult {
-  outcome: Outcome<unknown>;
-  meta: Meta;
-}
-
-/**
- * What a call runs, as the pipeline sees it: a tool ({@link callTool}), or code mode's execution
- * of an agent's code (shared/codemode/run.ts). Both pass the same stages; these say how.
- */
-export interface Work {
-  /** The name its meta, trace rows and span carry: the tool's id, or `code`. */
-  id: string;
-  /** What it is, for its span. */
-  description: string;
-  /** Its strict input schema, and the example of a valid call its refusals show. */
-  input: z.ZodType;
-  hint: string;
-  /** What the gate judges of it besides the credential (a tool: its toolset and whether it writes). */
-  judged?: Judged;
-  /** Why the caller may not run it, judged on the caller as last verified and again once it is confirmed. */
-  denied(caller: Caller): Failure | undefined;
-  /** It changes state: it runs only once the gate has passed. Otherwise it runs alongside the credential's confirmation, and its answer waits for it. */
-  writes: boolean;
-  /** It holds a slot of the global semaphore while it runs (a tool); otherwise it passes the rate limit only (code mode: its calls take slots). */
-  holdsSlot: boolean;
-  /**
-   * What its idempotency key does: `claim`ed before it runs, its answer stored (a tool that
-   * writes); `forward`ed to it (code mode derives its calls' keys from it); or `ignore`d (a tool
-   * that only reads: repeating it changes nothing).
-   */
-  key: 'claim' | 'forward' | 'ignore';
-  /** Transient failures are retried (a tool); code mode's calls retry on their own. */
-  retries: boolean;
-  /** Set when it cannot run because its configuration is broken; answered as is. */
-  unavailable?: Failure;
-  /**
-   * Reads the validated input further before anything runs (code mode parses the code): what
-   * `run` gets, or a refusal (a syntax error is one, as a schema's is).
-   */
-  prepare?(input: unknown): Parsed<unknown>;
-  /** Runs it once, with its input as validated (and prepared). */
-  run(input: unknown, context: RunContext): Promise<Outcome<unknown>>;
-}
-
-/** What a {@link Work} runs with. */
-export interface RunContext {
-  /** The database: the client that writes once the gate passed (work that writes), else the read-only one. */
-  db: Database;
-  /** The caller as confirmed by the gate (work that writes), else as last verified. */
-  caller: Caller;
-  /** The request's gate: code mode's calls pass it each. */
-  gate: Gate;
-  call: ToolCall;
-  scope: RequestScope;
-  options: Required<PipelineOptions>;
-  traceId: string;
-  /** The `traceparent` that makes a call made during this one a child of its span. */
-  childTraceparent: string;
-  links: Links;
-  /** The idempotency key the call was sent with, when well formed. */
-  key?: string;
-  idFor(purpose: string): Promise<string>;
-  /** Tells the caller how far the call is (see ToolContext.progress): only values that increase, over every attempt. */
-  progress(done: number, total?: number, message?: string): void;
-  /** Says in the answer's meta that it repeats answers stored for the key (code mode: every write replayed). */
-  markReplayed(): void;
-}
 
 /**
  * Runs one tool call through the whole pipeline for the request's gate: the request's database
@@ -179,24 +56,6 @@ export function callTool(
   options: PipelineOptions = {},
 ): Promise<CallResult> {
   return runCall(toolWork(tool), call, gate, scope, options);
-}
-
-/** A tool as the pipeline's {@link Work}. */
-function toolWork(tool: AnyTool): Work {
-  return {
-    id: tool.id,
-    description: tool.description,
-    input: tool.input,
-    hint: tool.hint,
-    judged: tool,
-    denied: (caller) => deniedTool(caller, tool),
-    writes: !tool.annotations.readOnlyHint,
-    holdsSlot: true,
-    key: tool.acceptsIdempotencyKey ? 'claim' : 'ignore',
-    retries: true,
-    ...(tool.unavailable && { unavailable: tool.unavailable }),
-    run: (input, context) => execute(tool, input, toolContext(tool, context)),
-  };
 }
 
 /**
@@ -504,25 +363,6 @@ async function run(
   } finally {
     scope.waitUntil(admitted.permit.release());
   }
-}
-
-/** What a tool sees of its call: the database, project, providers (built on first use), signal, ids, links and progress. */
-function toolContext(tool: AnyTool, { db, caller, call, scope, traceId, links, idFor, progress }: RunContext): ToolContext {
-  let providers: Providers | undefined;
-  return {
-    db,
-    project: caller.project,
-    get providers() {
-      if (!tool.providers)
-        throw new Error(`The tool '${tool.id}' reads context.providers, but its definition names none (providers: providersFromEnv).`);
-      return (providers ??= tool.providers(scope.env as Record<string, unknown>));
-    },
-    signal: call.signal,
-    traceId,
-    idFor,
-    links,
-    progress,
-  };
 }
 
 /**
