@@ -45,6 +45,22 @@ export default tseslint.config(
     },
   },
   {
+    // The gate's ledger (shared/auth/gate.ts) is the system's own bookkeeping of a call (its trace,
+    // refusal and idempotency rows): only the pipeline's claim and the call report write through it.
+    // Everything else that writes takes its client from gate.pass().
+    files: ['shared/**/*.ts', 'functions/**/*.ts'],
+    ignores: ['shared/runtime/pipeline.ts', 'shared/runtime/call-report.ts', 'shared/auth/gate.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[property.name='ledger']",
+          message: "Writes take their client from gate.pass(); the ledger is the call report's.",
+        },
+      ],
+    },
+  },
+  {
     // Tests and benches read JSON answers of many shapes; `any` there is the answer as parsed, checked field by field.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -23,9 +23,8 @@ import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { startWranglerDev } from '../local/wrangler-dev.ts';
-import { generateApiKey, hashApiKey } from '../shared/auth/keys.ts';
+import { issueApiKey } from '../shared/auth/keys.ts';
 import { createDb } from '../shared/runtime/db.ts';
-import { apiKeys } from '../drizzle/schema.ts';
 import { sql } from 'drizzle-orm';
 
 const BENCH = {
@@ -144,11 +143,7 @@ async function revocationDelay(stack: Stack): Promise<number[]> {
   const db = createDb(stack.databaseUrl);
   const delays: number[] = [];
   for (let i = 0; i < BENCH.revocations; i++) {
-    const key = generateApiKey();
-    const [row] = await db
-      .insert(apiKeys)
-      .values({ projectId: stack.projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name: 'bench' })
-      .returning({ id: apiKeys.id });
+    const { key, id } = await issueApiKey(db, { projectId: stack.projectId, name: 'bench' });
     // Read by the calls in flight before it is set: a `let`, assigned once, after they start.
     // eslint-disable-next-line prefer-const
     let revokedAt: number | undefined;
@@ -163,7 +158,7 @@ async function revocationDelay(stack: Stack): Promise<number[]> {
       }
     })();
     await sleep(1_500 + Math.random() * 500);
-    await db.execute(sql`update api_keys set revoked_at = now() where id = ${row!.id}`);
+    await db.execute(sql`update api_keys set revoked_at = now() where id = ${id}`);
     revokedAt = performance.now();
     await using;
     delays.push(refusedAt! - revokedAt);

@@ -61,6 +61,22 @@ export const apiKeys = pgTable(
 );
 
 /**
+ * The deployment's secret for signing API keys (shared/auth/keys.ts): one row, made by the
+ * migration that creates the table. A key carrying its tag was issued here, so it is looked up
+ * whatever else its client address sent. Rotating it (a new row) leaves the keys issued before as
+ * unsigned ones: they keep working, within the per-address bound on unknown keys.
+ */
+export const apiKeySigning = pgTable(
+  'api_key_signing',
+  {
+    id: integer('id').primaryKey().default(1),
+    secret: text('secret').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [check('api_key_signing_one_row', sql`${t.id} = 1`)],
+);
+
+/**
  * What a person approved for an OAuth client (an MCP client connecting by URL): the project, the
  * toolsets and whether it may write. The protocol's state (clients, codes, tokens) lives in the
  * OAUTH_KV namespace; this row is what is listed and revoked, and every token of the grant is

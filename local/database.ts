@@ -4,8 +4,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { migrate } from 'drizzle-orm/neon-http/migrator';
-import { apiKeys, projects } from '../drizzle/schema.ts';
-import { generateApiKey, hashApiKey } from '../shared/auth/keys.ts';
+import { projects } from '../drizzle/schema.ts';
+import { issueApiKey } from '../shared/auth/keys.ts';
 import { sql } from 'drizzle-orm';
 import { extractTasks } from '../functions/documents/lib/task-extraction.ts';
 import { createDb } from '../shared/runtime/db.ts';
@@ -55,15 +55,10 @@ export type CreatedProject = {
   apiKey: string;
 };
 
-/** Creates a project and an API key for it (a new random key unless one is given). */
-export async function createProject(databaseUrl: string, name: string, apiKey = generateApiKey()): Promise<CreatedProject> {
+/** Creates a project and an API key for it (a new signed key unless one is given). */
+export async function createProject(databaseUrl: string, name: string, apiKey?: string): Promise<CreatedProject> {
   const db = createDb(databaseUrl);
   const [project] = await db.insert(projects).values({ name }).returning({ id: projects.id });
-  await db.insert(apiKeys).values({
-    projectId: project!.id,
-    keyHash: await hashApiKey(apiKey),
-    keyPrefix: apiKey.slice(0, 8),
-    name: `${name} key`,
-  });
-  return { projectId: project!.id, apiKey };
+  const { key } = await issueApiKey(db, { projectId: project!.id, name: `${name} key`, ...(apiKey && { key: apiKey }) });
+  return { projectId: project!.id, apiKey: key };
 }

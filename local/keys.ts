@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { apiKeys, projects } from '../drizzle/schema.ts';
 import { parseToolsets, type Toolset } from '../shared/core/toolsets.ts';
-import { API_KEY_FORMAT, generateApiKey, hashApiKey } from '../shared/auth/keys.ts';
+import { API_KEY_FORMAT, hashApiKey, issueApiKey, KEY_PREFIX_LENGTH } from '../shared/auth/keys.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import { type Database } from '../shared/core/database.ts';
 import { listGrants, revokeGrant } from '../shared/auth/grants.ts';
@@ -39,7 +39,6 @@ Works on DATABASE_URL when set, else on the local database of \`npm run dev\`.`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** `api_keys.key_prefix` holds a key's first 8 characters. */
-const PREFIX_LENGTH = 8;
 
 /** Keys as `list` shows them, oldest first (optionally of one project). */
 export async function listKeys(db: Database, project?: string) {
@@ -88,12 +87,8 @@ export async function createKey(
     throw new Error(
       `No project '${project}'. List the keys (npm run keys -- list) to see the projects, or add --new-project to create it.`,
     );
-  const key = generateApiKey();
-  const [row] = await db
-    .insert(apiKeys)
-    .values({ projectId: found.id, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, PREFIX_LENGTH), name, toolsets: limitedTo })
-    .returning({ id: apiKeys.id });
-  return { key, id: row!.id, project: found.name, toolsets: limitedTo };
+  const { key, id } = await issueApiKey(db, { projectId: found.id, name, toolsets: limitedTo });
+  return { key, id, project: found.name, toolsets: limitedTo };
 }
 
 /** The toolsets of a `--toolsets` list, or an error naming the unknown ones and listing the toolsets. */
@@ -124,14 +119,14 @@ export async function createProjectWithKey(databaseUrl: string, name: string): P
 export async function revokeKey(db: Database, which: string): Promise<{ id: string; prefix: string }> {
   const named = UUID.test(which)
     ? eq(apiKeys.id, which)
-    : which.length !== PREFIX_LENGTH && API_KEY_FORMAT.test(which)
+    : which.length !== KEY_PREFIX_LENGTH && API_KEY_FORMAT.test(which)
       ? eq(apiKeys.keyHash, await hashApiKey(which))
       : eq(apiKeys.keyPrefix, which);
   const matches = await db
     .select({ id: apiKeys.id, prefix: apiKeys.keyPrefix })
     .from(apiKeys)
     .where(and(isNull(apiKeys.revokedAt), named));
-  if (matches.length === 0) throw new Error(`No live key has the id, prefix or value '${which.slice(0, PREFIX_LENGTH)}…'.`);
+  if (matches.length === 0) throw new Error(`No live key has the id, prefix or value '${which.slice(0, KEY_PREFIX_LENGTH)}…'.`);
   if (matches.length > 1)
     throw new Error(`${matches.length} live keys start with '${which}': revoke one by id (${matches.map((m) => m.id).join(', ')}).`);
   await db

@@ -20,9 +20,9 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { asc, eq, sql } from 'drizzle-orm';
-import { apiKeys, projects } from '../drizzle/schema.ts';
+import { projects } from '../drizzle/schema.ts';
 import { EMBED_BATCH_SIZE, embedTasks, storeDocument } from '../functions/documents/lib/ingest.ts';
-import { generateApiKey, hashApiKey } from '../shared/auth/keys.ts';
+import { issueApiKey } from '../shared/auth/keys.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import { offlineEmbeddings } from '../shared/providers/offline.ts';
 import { CORPUS_DEFAULTS, generateCorpus, type CorpusOptions } from './corpus.ts';
@@ -196,10 +196,7 @@ async function projectWithKey(databaseUrl: string, name: string): Promise<{ proj
     .orderBy(asc(projects.createdAt))
     .limit(1);
   if (!existing) return { ...(await createProject(databaseUrl, name)), created: true };
-  const apiKey = generateApiKey();
-  await db
-    .insert(apiKeys)
-    .values({ projectId: existing.id, keyHash: await hashApiKey(apiKey), keyPrefix: apiKey.slice(0, 8), name: 'npm run seed' });
+  const { key: apiKey } = await issueApiKey(db, { projectId: existing.id, name: 'npm run seed' });
   return { projectId: existing.id, apiKey, created: false };
 }
 

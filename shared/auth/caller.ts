@@ -1,61 +1,33 @@
 /**
- * The caller: who a request is, whatever credential it sent, as a plain typed value every route
- * and the call pipeline take. It is built in one place (shared/auth/authorize.ts) and checked in
- * one place: {@link deniedTool} and {@link deniedToolsets} say what it may list and run, and
- * {@link confirmedFor} is the one gate before anything that writes or changes state.
+ * The caller: who a request is, whatever credential it sent, as an immutable typed value every
+ * route and the call pipeline take. It is built in one place (shared/auth/authorize.ts);
+ * {@link deniedTool} and {@link deniedToolsets} say what it may list and run, and the gate
+ * (shared/auth/gate.ts) is the one way to anything that writes or changes state.
  */
 import { fail, type Failure } from '../core/contract.ts';
 import type { AnyTool, Project } from '../core/tool.ts';
 
-/** Who is calling: the project (tenant), the key that vouches for it, and what it may do now. */
+/**
+ * Who is calling: the project (tenant), the key that vouches for it, and what it may do, as last
+ * verified. An immutable value: a credential verified again gives a new one (shared/auth/gate.ts).
+ */
 export interface Caller {
-  project: Project;
+  readonly project: Readonly<Project>;
   /** The API key (for an OAuth token: the key that approved its grant). */
-  keyId: string;
+  readonly keyId: string;
   /** Calls per minute per key; null means the deployment default. */
-  rateLimitPerMinute: number | null;
+  readonly rateLimitPerMinute: number | null;
   /**
-   * The toolsets the credential reaches now; undefined for every toolset. For an OAuth token:
-   * what its grant names that the approving key still reaches (the effective scope).
+   * The toolsets the credential reaches; undefined for every toolset. For an OAuth token: what
+   * its grant names that the approving key still reaches (the effective scope).
    */
-  toolsets?: readonly string[];
+  readonly toolsets?: readonly string[];
   /** True when the credential may run only tools that do not write (annotations.readOnlyHint). */
-  readOnly?: boolean;
+  readonly readOnly?: boolean;
   /** What the credential is: an API key, or an OAuth access token (then `grantId` names its grant). */
-  credential: 'api_key' | 'oauth';
+  readonly credential: 'api_key' | 'oauth';
   /** The OAuth grant of an access token. */
-  grantId?: string;
-}
-
-/**
- * A caller whose credential was valid when last verified. Pass this object itself along (to the
- * pipeline, to every inner call): a key's re-check refreshes its toolsets in place, and the gate
- * judges the object it is given, so a copy made before the re-check keeps the old scope.
- */
-export interface Authenticated extends Caller {
-  ok: true;
-  /**
-   * Settles once the credential is known to be valid now: undefined at once when it was verified
-   * within the re-check period, else after a re-check already under way (which also refreshes
-   * this caller's toolsets); a failure when it was revoked meanwhile or could not be checked.
-   * Reads may run alongside it; anything that changes state goes through {@link confirmedFor}.
-   */
-  confirmed: Promise<Failure | undefined>;
-}
-
-/**
- * THE gate: resolves once the caller's credential is confirmed valid now, to undefined when it may
- * go on, or to why not: the credential was revoked or could not be checked, or (with `tool`) the
- * refreshed scope no longer reaches the tool. Nothing that writes or changes state (a tool call,
- * revoking a grant, approving a client) runs before it resolves to undefined.
- */
-export async function confirmedFor(
-  caller: Authenticated,
-  tool?: Pick<AnyTool, 'id' | 'toolset' | 'annotations'>,
-): Promise<Failure | undefined> {
-  const failure = await caller.confirmed;
-  if (failure) return failure;
-  return tool ? deniedTool(caller, tool) : undefined;
+  readonly grantId?: string;
 }
 
 /**

@@ -4,35 +4,18 @@
  * tokens. The tokens themselves live in the OAUTH_KV namespace (shared/auth/oauth.ts); this row
  * is what `npm run keys -- grants` lists and `… revoke-grant` revokes.
  *
- * As API keys are (shared/auth/keys.ts), a live grant is cached per isolate and re-checked
- * after `recheckAfterMs` (1 s): a grant revoked in the database, or whose approving API key was
- * revoked, stops working everywhere within about a second plus one query.
+ * As API keys are (shared/auth/keys.ts), a live grant is cached per isolate and confirmed within
+ * the re-check period (1 s, ./verification.ts) before anything changes state: a grant revoked in
+ * the database, or whose approving API key was revoked or narrowed, changes nothing more than a
+ * second later, on every isolate.
  */
 import { and, desc, eq, gt, isNull, sql } from 'drizzle-orm';
 import { apiKeys, oauthGrants, projects } from '../../drizzle/schema.ts';
+import { fail, type Failure } from '../core/contract.ts';
 import type { Database } from '../core/database.ts';
-import type { Project } from '../core/tool.ts';
-
-/** Defaults of the grant cache. */
-export const GRANT_CACHE_DEFAULTS = {
-  /** A grant verified this recently is used without asking the database. */
-  recheckAfterMs: 1_000,
-  /** Grants cached per isolate; more clear the cache. */
-  maxCachedGrants: 1_000,
-};
-
-/** A live grant, as its tokens' calls see it. */
-export interface LiveGrant {
-  grantId: string;
-  project: Project;
-  /** The API key whose holder approved it. */
-  apiKeyId: string;
-  rateLimitPerMinute: number | null;
-  /** The toolsets its tokens reach now: those it names that the approving key still reaches (possibly none). */
-  toolsets: string[];
-  /** Whether its tokens may only run tools that do not write. */
-  readOnly: boolean;
-}
+import type { Caller } from './caller.ts';
+import type { Verification } from './gate.ts';
+import { VerificationCache, type RecheckContext } from './verification.ts';
 
 /** What approving a client records. */
 export interface NewGrant {
@@ -49,8 +32,6 @@ export interface NewGrant {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-const verified = new Map<string, { grant: LiveGrant; verifiedAt: number }>();
 
 /**
  * Records a grant, and revokes the project's earlier grants to the same client for the same
@@ -75,18 +56,11 @@ export async function recordGrant(db: Database, grant: NewGrant): Promise<void> 
 }
 
 /**
- * The grant if it is live (not revoked, not expired, its approving key not revoked), from the
- * isolate's cache when verified within `recheckAfterMs`. Database errors are thrown.
+ * The caller of a grant's tokens if the grant is live (not revoked, not expired, its approving key
+ * not revoked), asked of the database: its project, the key that approved it, and its effective
+ * scope. Undefined otherwise; database errors are thrown.
  */
-export async function liveGrant(
-  db: Database,
-  grantId: string,
-  options: Partial<typeof GRANT_CACHE_DEFAULTS> = {},
-): Promise<LiveGrant | undefined> {
-  const { recheckAfterMs, maxCachedGrants } = { ...GRANT_CACHE_DEFAULTS, ...options };
-  const cached = verified.get(grantId);
-  if (cached && Date.now() - cached.verifiedAt < recheckAfterMs) return cached.grant;
-  const verifiedAt = Date.now();
+export async function lookUpGrant(db: Database, grantId: string): Promise<Caller | undefined> {
   const [row] = await db
     .select({
       grantId: oauthGrants.id,
@@ -105,21 +79,45 @@ export async function liveGrant(
       and(eq(oauthGrants.id, grantId), isNull(oauthGrants.revokedAt), gt(oauthGrants.expiresAt, sql`now()`), isNull(apiKeys.revokedAt)),
     )
     .limit(1);
-  if (!row) {
-    verified.delete(grantId);
-    return undefined;
-  }
-  const grant: LiveGrant = {
-    grantId: row.grantId,
-    project: { id: row.projectId, name: row.projectName },
-    apiKeyId: row.apiKeyId,
+  if (!row) return undefined;
+  return Object.freeze({
+    project: Object.freeze({ id: row.projectId, name: row.projectName }),
+    keyId: row.apiKeyId,
     rateLimitPerMinute: row.rateLimitPerMinute,
-    toolsets: effectiveToolsets(row.toolsets, row.keyToolsets),
+    toolsets: Object.freeze(effectiveToolsets(row.toolsets, row.keyToolsets)),
     readOnly: row.readOnly,
-  };
-  if (verified.size >= maxCachedGrants) verified.clear();
-  verified.set(grantId, { grant, verifiedAt });
-  return grant;
+    credential: 'oauth' as const,
+    grantId: row.grantId,
+  });
+}
+
+/** Live grants verified per isolate, re-checked as API keys are (./verification.ts). */
+const verifiedGrants = new VerificationCache<Caller>(() => revokedGrant());
+
+/**
+ * The verification of a grant's tokens: from the isolate's cache when it was verified before
+ * (confirmed, like a key, within the re-check period: ./verification.ts), else looked up now.
+ * Undefined for a grant that is not live; database errors are thrown.
+ */
+export async function grantVerification(db: Database, grantId: string, context: RecheckContext): Promise<Verification | undefined> {
+  const lookUpAgain = () => lookUpGrant(db, grantId);
+  let entry = verifiedGrants.get(grantId);
+  if (!entry || entry.revoked) {
+    const verifiedAt = Date.now();
+    const caller = await lookUpAgain();
+    if (!caller) return undefined;
+    entry = verifiedGrants.remember(grantId, caller, verifiedAt);
+  }
+  const verified = entry;
+  return { current: () => verified.value, confirm: () => verifiedGrants.confirm(grantId, verified, lookUpAgain, context) };
+}
+
+/** UNAUTHENTICATED for a token whose grant (or the key that approved it) was revoked since. */
+function revokedGrant(): Failure {
+  return fail('UNAUTHENTICATED', 'The access token belongs to a grant that was revoked (or whose API key was revoked).', {
+    hint: 'Authorize again through your MCP client, or send an API key: Authorization: Bearer et_…',
+    details: { reason: 'invalid_token' },
+  });
 }
 
 /** What a grant naming `granted` reaches when its approving key reaches `ofKey` (null: every toolset). */

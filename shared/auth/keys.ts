@@ -5,78 +5,81 @@
  * A key may be limited to toolsets (`api_keys.toolsets`; null for all): the caller then carries
  * them, and shared/auth/caller.ts keeps the other tools from it.
  *
- * Per isolate, verified keys are cached, and so are keys found unknown or revoked. A cached key is
- * trusted as is for `recheckAfterMs` (1 s); after that each call re-checks it in the database
- * while the call goes on (concurrently with admission: no round trip is added in series). The
- * re-check refreshes the caller's toolsets, and nothing that changes state runs before it
- * confirms the key (shared/auth/caller.ts, confirmedFor). So a key revoked or narrowed in the
- * database, by any means, is stopped or narrowed everywhere within about `recheckAfterMs` plus one query.
+ * **Signed keys.** A key is `et_`, 32 random characters and an 11-character tag: the first 8 bytes
+ * of an HMAC-SHA256 of the rest, keyed by the deployment's signing secret (`api_key_signing`, one
+ * row made by the migrations). A signed key is looked up whatever else its address sent, so no
+ * flood of unknown keys from a shared address can refuse or delay it; a key that is not signed
+ * (one issued before keys were signed, or a guess) costs a lookup only within a bound per client
+ * address (20 unknown keys a minute), so guessing cannot make the database work. An unknown or
+ * revoked key is remembered per isolate for a minute and refused without a query.
  *
- * Guessing is cheap to refuse: a key of the wrong form is refused without hashing or a query, an
- * unknown key seen recently without a query, and a client address whose unknown keys cost 20
- * queries within a minute gets 429 before any further query. (Refusals that cost no query do not
- * count: a client sending no key, or a malformed one, is told so every time.)
+ * **Freshness.** Verified keys are cached per isolate (./verification.ts): a key verified within
+ * `recheckAfterMs` (1 s) is used without a query; past it, reads go on while one shared query
+ * re-checks it, and nothing that changes state runs before that query answers (the gate,
+ * ./gate.ts). So a key revoked or narrowed in the database, by any means, changes nothing more than
+ * `recheckAfterMs` later, on every isolate.
  */
 import { and, eq, isNull } from 'drizzle-orm';
-import { apiKeys, projects } from '../../drizzle/schema.ts';
+import { apiKeys, apiKeySigning, projects } from '../../drizzle/schema.ts';
 import { fail, type Failure } from '../core/contract.ts';
 import type { Database } from '../core/database.ts';
-import { constantTimeEqual, hashApiKey } from '../core/hashing.ts';
+import { base64url, constantTimeEqual, hashApiKey } from '../core/hashing.ts';
 import { API_KEY_PREFIX } from './bearer.ts';
-import type { Authenticated, Caller } from './caller.ts';
+import type { Caller } from './caller.ts';
+import type { Verification } from './gate.ts';
+import { VERIFICATION_DEFAULTS, VerificationCache, type RecheckContext, type Verified } from './verification.ts';
 
 /** Defaults of {@link AuthOptions}. */
 export const AUTH_DEFAULTS = {
-  /** A verified key is used without asking the database for this long; then each call re-checks it. */
-  recheckAfterMs: 1_000,
+  /** A verified key is used without asking the database for this long; then it is re-checked (./verification.ts). */
+  recheckAfterMs: VERIFICATION_DEFAULTS.recheckAfterMs,
   /** Past this since it was last verified, a key is looked up again before anything else. */
   maxStaleMs: 60_000,
   /** An unknown or revoked key is refused without a query for this long. */
   unknownKeyTtlMs: 60_000,
-  /** Keys cached per isolate (each cache); a flood of random keys cannot grow it further. */
-  maxCachedKeys: 1_000,
 };
 
+/** Unknown keys remembered per isolate; past it the oldest are forgotten (verified ones: ./verification.ts). */
+const MAX_UNKNOWN_KEYS = 1_000;
+
+/** How API keys are cached and re-checked. */
 export type AuthOptions = Partial<typeof AUTH_DEFAULTS>;
 
 /** The form of every API key: 'et_' and 8 to 128 characters of base64url. */
 export const API_KEY_FORMAT = new RegExp(`^${API_KEY_PREFIX}[A-Za-z0-9_-]{8,128}$`);
 
+/** Characters of a signed key's random part, and of its tag (base64url of 24 and 8 bytes). */
+const RANDOM_CHARS = 32;
+const TAG_CHARS = 11;
+
 /** What authentication needs besides the database: where the call comes from, and its guards. */
-export interface AuthContext {
+export interface AuthContext extends RecheckContext {
   /**
-   * The client's address (`CF-Connecting-IP`, which Cloudflare and wrangler dev always set): lookups
-   * of unknown keys are bounded per address. Requests without one (tests calling the worker
-   * directly) are not bounded.
+   * The client's address as the deployment knows it (shared/auth/authorize.ts, clientAddressOf):
+   * lookups of keys that are not signed are bounded per address. Null when unknown (unbounded).
    */
   clientAddress: string | null;
   /** The bound on unknown-key lookups per address (shared/concurrency/rate-limit.ts, FailedAttempts). */
   failures: { blockedFor(address: string): number; record(address: string): Promise<void> };
-  /** Keeps counting a failure, and a re-check, running after the answer (Workers: `ctx.waitUntil`). */
-  waitUntil(work: Promise<unknown>): void;
-  /** The failure a re-check that could not reach the database answers (a DATABASE_ERROR). */
-  checkFailed(error: unknown): Failure;
 }
-
-type CachedKey = { keyHash: string; caller: Caller; verifiedAt: number; recheck?: Promise<Failure | undefined> };
-
-// Per isolate, keyed by the key itself so a warm call skips hashing. Plain data: safe at module scope.
-const verifiedKeys = new Map<string, CachedKey>();
-const unknownKeys = new Map<string, number>();
 
 const HINT = "Send the header 'Authorization: Bearer <api key>' with a key issued for your project (keys start with 'et_').";
 
+// Per isolate, keyed by the key itself so a warm call skips hashing. Plain data, bounded: safe at module scope.
+const verified = new VerificationCache<Caller>(() => notValid());
+const unknown = new Map<string, number>();
+
 /**
- * Resolves the caller of an API key (the credential of `Authorization: Bearer <key>`, see
- * shared/auth/bearer.ts; undefined when none was sent), or answers UNAUTHENTICATED
- * (RATE_LIMITED for an address with too many failed attempts). Database errors are thrown.
+ * The verification of an API key (the credential of `Authorization: Bearer <key>`, see
+ * ./bearer.ts; undefined when none was sent), or UNAUTHENTICATED (RATE_LIMITED for an address
+ * with too many failed attempts with keys that are not signed). Database errors are thrown.
  */
 export async function authenticate(
   key: string | undefined,
   db: Database,
   context: AuthContext,
   options: AuthOptions = {},
-): Promise<Authenticated | Failure> {
+): Promise<Verification | Failure> {
   const settings = { ...AUTH_DEFAULTS, ...options };
   if (!key) return fail('UNAUTHENTICATED', 'The request has no API key.', { hint: HINT });
   if (!API_KEY_FORMAT.test(key)) {
@@ -84,77 +87,46 @@ export async function authenticate(
       hint: HINT,
     });
   }
-
-  const now = Date.now();
-  const cached = verifiedKeys.get(key);
-  if (cached && now - cached.verifiedAt < settings.maxStaleMs) {
-    if (now - cached.verifiedAt < settings.recheckAfterMs) return { ok: true, ...cached.caller, confirmed: Promise.resolve(undefined) };
-    if (!cached.recheck) {
-      cached.recheck = recheck(key, cached, db, context, settings).finally(() => (cached.recheck = undefined));
-      // Its query belongs to this request, and later calls of the key wait on it too: it must
-      // finish even when this request is answered first (Workers cancel a finished request's I/O).
-      context.waitUntil(cached.recheck);
-    }
-    // The caller as last verified, refreshed by the re-check: a key narrowed meanwhile is judged
-    // on its new toolsets by the gate (confirmedFor), from the first call the re-check answers.
-    const caller: Authenticated = { ok: true, ...cached.caller, confirmed: Promise.resolve(undefined) };
-    caller.confirmed = cached.recheck.then((failure) => {
-      if (!failure)
-        Object.assign(caller, {
-          toolsets: cached.caller.toolsets,
-          readOnly: cached.caller.readOnly,
-          rateLimitPerMinute: cached.caller.rateLimitPerMinute,
-        });
-      return failure;
-    });
-    return caller;
+  const recheck = { ...context, recheckAfterMs: settings.recheckAfterMs };
+  const cached = verified.get(key);
+  const lookUpKey = async () => lookUp(db, await hashApiKey(key));
+  if (cached && Date.now() - cached.verifiedAt < settings.maxStaleMs && !cached.revoked) {
+    return verificationOf(key, cached, lookUpKey, recheck);
   }
-  if ((unknownKeys.get(key) ?? 0) > now) return notValid();
-  // Only guesses cost a query: a key this isolate verified before is looked up whatever its address.
+  if ((unknown.get(key) ?? 0) > Date.now()) return notValid();
+
+  // A signed key is looked up whatever its address did; any other costs a lookup within the
+  // address's bound. Whether it is signed is asked alongside the lookup (the signing secret is read
+  // once per isolate), except from an address over its bound, where it decides whether to look up.
   const address = context.clientAddress;
-  const blockedMs = address && !cached ? context.failures.blockedFor(address) : 0;
-  if (blockedMs > 0) return tooManyFailures(blockedMs);
-
-  const keyHash = await hashApiKey(key);
+  const signing = isSigned(key, db);
+  if (address && !cached && context.failures.blockedFor(address) > 0 && !(await signing)) {
+    return tooManyFailures(context.failures.blockedFor(address));
+  }
   const verifiedAt = Date.now();
-  const caller = await lookUp(db, keyHash);
+  const [caller, signed] = await Promise.all([lookUpKey(), signing]);
   if (!caller) {
-    forget(key, settings);
-    if (address) context.waitUntil(context.failures.record(address));
+    verified.forget(key);
+    remember(key, settings);
+    if (address && !signed) context.waitUntil(context.failures.record(address));
     return notValid();
   }
-  remember(key, { keyHash, caller, verifiedAt }, settings);
-  return { ok: true, ...caller, confirmed: Promise.resolve(undefined) };
+  unknown.delete(key);
+  const entry = verified.remember(key, caller, verifiedAt);
+  return verificationOf(key, entry, lookUpKey, recheck);
 }
 
-/**
- * Looks a cached key up again; forgets it when it was revoked. Never rejects: a failed check is a
- * failure of the calls waiting on it (the key cannot be vouched for).
- */
-async function recheck(
+/** The gate's view of a cached key: its caller as last verified, confirmed through the cache. */
+function verificationOf(
   key: string,
-  cached: CachedKey,
-  db: Database,
-  context: AuthContext,
-  settings: typeof AUTH_DEFAULTS,
-): Promise<Failure | undefined> {
-  const sentAt = Date.now();
-  let caller: Caller | undefined;
-  try {
-    caller = await lookUp(db, cached.keyHash);
-  } catch (error) {
-    return context.checkFailed(error);
-  }
-  if (!caller) {
-    forget(key, settings);
-    return notValid();
-  }
-  cached.caller = caller;
-  cached.verifiedAt = Math.max(cached.verifiedAt, sentAt);
-  return undefined;
+  entry: Verified<Caller>,
+  lookUpAgain: () => Promise<Caller | undefined>,
+  context: RecheckContext & { recheckAfterMs: number },
+): Verification {
+  return { current: () => entry.value, confirm: () => verified.confirm(key, entry, lookUpAgain, context) };
 }
 
-/** The caller a key hash belongs to, or undefined when no live key has it. */
+/** The caller a key hash belongs to (frozen), or undefined when no live key has it. */
 async function lookUp(db: Database, keyHash: string): Promise<Caller | undefined> {
   const [row] = await db
     .select({
@@ -170,26 +142,18 @@ async function lookUp(db: Database, keyHash: string): Promise<Caller | undefined
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
     .limit(1);
   if (!row || !constantTimeEqual(row.keyHash, keyHash)) return undefined;
-  const caller: Caller = {
-    project: { id: row.projectId, name: row.projectName },
+  return Object.freeze({
+    project: Object.freeze({ id: row.projectId, name: row.projectName }),
     keyId: row.keyId,
     rateLimitPerMinute: row.rateLimitPerMinute,
-    credential: 'api_key',
-  };
-  if (row.toolsets) caller.toolsets = row.toolsets;
-  return caller;
+    credential: 'api_key' as const,
+    ...(row.toolsets && { toolsets: Object.freeze([...row.toolsets]) }),
+  });
 }
 
-function remember(key: string, entry: CachedKey, settings: typeof AUTH_DEFAULTS): void {
-  if (verifiedKeys.size >= settings.maxCachedKeys) verifiedKeys.clear();
-  verifiedKeys.set(key, entry);
-  unknownKeys.delete(key);
-}
-
-function forget(key: string, settings: typeof AUTH_DEFAULTS): void {
-  verifiedKeys.delete(key);
-  if (unknownKeys.size >= settings.maxCachedKeys) unknownKeys.clear();
-  unknownKeys.set(key, Date.now() + settings.unknownKeyTtlMs);
+function remember(key: string, settings: typeof AUTH_DEFAULTS): void {
+  if (unknown.size >= MAX_UNKNOWN_KEYS) unknown.delete(unknown.keys().next().value!);
+  unknown.set(key, Date.now() + settings.unknownKeyTtlMs);
 }
 
 function notValid(): Failure {
@@ -199,7 +163,7 @@ function notValid(): Failure {
 function tooManyFailures(retryAfterMs: number): Failure {
   return fail(
     'RATE_LIMITED',
-    `Too many failed authentication attempts from this address. Wait ${Math.ceil(retryAfterMs / 1000)} s before trying again, with a valid API key.`,
+    `Too many unknown API keys were sent from this address. Wait ${Math.ceil(retryAfterMs / 1000)} s before trying again. Keys issued by this deployment since keys are signed are never refused this way: ask for a new key (npm run keys -- create) if yours is older.`,
     {
       hint: HINT,
       details: { reason: 'failed_authentications', retry_after_ms: retryAfterMs },
@@ -207,17 +171,81 @@ function tooManyFailures(retryAfterMs: number): Failure {
   );
 }
 
-/** A new random API key: 'et_' and 32 random bytes, base64url. */
-export function generateApiKey(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return (
-    'et_' +
-    btoa(String.fromCharCode(...bytes))
-      .replace(/\+/g, '-')
-      .replace(/\//g, '_')
-      .replace(/=+$/, '')
+// The deployment's signing secret, read once per isolate (plain data: safe at module scope), and
+// the HMAC key made from it.
+let signingKey: Promise<CryptoKey | undefined> | undefined;
+
+/** The HMAC key of the deployment's signing secret; undefined when the database has none (a deployment not migrated yet). */
+async function hmacKey(db: Database): Promise<CryptoKey | undefined> {
+  signingKey ??= signingSecret(db).then(
+    (secret) =>
+      secret === undefined
+        ? undefined
+        : crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']),
+    (error: unknown) => {
+      signingKey = undefined;
+      throw error;
+    },
   );
+  return signingKey;
 }
+
+/** The deployment's signing secret, from the database. */
+export async function signingSecret(db: Database): Promise<string | undefined> {
+  const [row] = await db.select({ secret: apiKeySigning.secret }).from(apiKeySigning).limit(1);
+  return row?.secret;
+}
+
+/** The tag of a key's random part: the first 8 bytes of its HMAC, base64url. */
+async function tagOf(random: string, key: CryptoKey): Promise<string> {
+  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(API_KEY_PREFIX + random));
+  return base64url(new Uint8Array(mac, 0, 8));
+}
+
+/** Whether `key` carries this deployment's tag (a key it issued); false for older keys and guesses. */
+async function isSigned(key: string, db: Database): Promise<boolean> {
+  const body = key.slice(API_KEY_PREFIX.length);
+  if (body.length !== RANDOM_CHARS + TAG_CHARS) return false;
+  const hmac = await hmacKey(db);
+  return hmac !== undefined && constantTimeEqual(await tagOf(body.slice(0, RANDOM_CHARS), hmac), body.slice(RANDOM_CHARS));
+}
+
+/**
+ * A new signed API key of this deployment: 'et_', 24 random bytes and the tag, base64url (46
+ * characters). Throws when the database has no signing secret (run the migrations).
+ */
+export async function generateApiKey(db: Database): Promise<string> {
+  const hmac = await hmacKey(db);
+  if (!hmac) throw new Error('The database has no API key signing secret: apply the migrations (npm run db:migrate) first.');
+  const random = base64url(crypto.getRandomValues(new Uint8Array(24)));
+  return API_KEY_PREFIX + random + (await tagOf(random, hmac));
+}
+
+/**
+ * Stores an API key of a project (its SHA-256 and its first characters, never the key) and
+ * answers the key and its row id: a new signed key unless `key` is given (a key of the operator's
+ * choice, such as DEV_API_KEY, works as an unsigned one).
+ */
+export async function issueApiKey(
+  db: Database,
+  { projectId, name, toolsets = null, key }: { projectId: string; name: string; toolsets?: readonly string[] | null; key?: string },
+): Promise<{ key: string; id: string }> {
+  const issued = key ?? (await generateApiKey(db));
+  const [row] = await db
+    .insert(apiKeys)
+    .values({
+      projectId,
+      keyHash: await hashApiKey(issued),
+      keyPrefix: issued.slice(0, KEY_PREFIX_LENGTH),
+      name,
+      toolsets: toolsets && [...toolsets],
+    })
+    .returning({ id: apiKeys.id });
+  return { key: issued, id: row!.id };
+}
+
+/** Characters of a key kept in `api_keys.key_prefix`, to recognise it in listings. */
+export const KEY_PREFIX_LENGTH = 8;
 
 /** Hashing and comparing keys are written once, in the ground layer, for every layer that stores or checks a secret. */
 export { constantTimeEqual, hashApiKey };

@@ -23,9 +23,11 @@ import { OAuthAuthorizationServer, OAuthError, type OAuthHelpers } from '@cloudf
 import type { KVNamespace } from '@cloudflare/workers-types';
 import { fail, type Failure } from '../core/contract.ts';
 import type { Database } from '../core/database.ts';
+import { isLoopbackHost } from '../core/loopback.ts';
 import { parseToolsets, TOOLSETS, type Toolset } from '../core/toolsets.ts';
-import type { Caller } from './caller.ts';
-import { liveGrant, type LiveGrant } from './grants.ts';
+import type { Verification } from './gate.ts';
+import { grantVerification, lookUpGrant } from './grants.ts';
+import type { RecheckContext } from './verification.ts';
 
 /** The variables and bindings OAuth reads. */
 export interface OAuthEnv {
@@ -222,7 +224,7 @@ export function authorizationServer(origin: string, env: ProviderEnv, openDb: Op
       const db = openDb(callbackEnv);
       if (!db)
         throw new OAuthError('temporarily_unavailable', { description: 'The service is not configured to check grants.', statusCode: 503 });
-      const grant = await liveGrant(db, (props as TokenProps).grantId, { recheckAfterMs: 0 });
+      const grant = await lookUpGrant(db, (props as TokenProps).grantId);
       if (!grant)
         throw new OAuthError('invalid_grant', {
           description: 'The grant was revoked, or the API key that approved it was: authorize again.',
@@ -239,7 +241,7 @@ export function oauthHelpers(origin: string, env: ProviderEnv, openDb: OpenDatab
 }
 
 /**
- * The live grant an access token belongs to, for a request to `url`: the token must have been
+ * The verification of an access token's grant, for a request to `url`: the token must have been
  * issued for that URL's resource (in any spelling), not be expired or revoked, and its grant (and
  * the API key that approved it) must be live in the database. Answers UNAUTHENTICATED otherwise;
  * database errors are thrown.
@@ -247,10 +249,8 @@ export function oauthHelpers(origin: string, env: ProviderEnv, openDb: OpenDatab
 export async function grantOfToken(
   token: string,
   url: URL,
-  env: ProviderEnv,
-  db: Database,
-  openDb: OpenDatabase,
-): Promise<LiveGrant | Failure> {
+  { env, db, openDb, context }: { env: ProviderEnv; db: Database; openDb: OpenDatabase; context: RecheckContext },
+): Promise<Verification | Failure> {
   const resource = canonicalResource(url);
   if (!resource)
     return notValid(
@@ -267,35 +267,43 @@ export async function grantOfToken(
     return notValid(
       'The access token is not valid here: it expired, was revoked, or was issued for another URL. Each token works only on the URL it was issued for.',
     );
-  const grant = await liveGrant(db, props.grantId);
+  const grant = await grantVerification(db, props.grantId, context);
   return grant ?? notValid('The access token belongs to a grant that was revoked (or whose API key was revoked).');
 }
 
 /**
- * Resolves a bearer token that is not an API key to its caller, for a request to `url`: a
+ * Resolves a bearer token that is not an API key to its verification, for a request to `url`: a
  * worker's choice of which such tokens it takes (shared/auth/authorize.ts). Undefined when it
  * takes none at that URL: the token is then refused as an API key would be. Database errors are thrown.
  */
-export type AccessTokens = (token: string, url: URL, env: OAuthEnv, db: Database) => Promise<Caller | Failure | undefined>;
+export type AccessTokens = (
+  token: string,
+  url: URL,
+  request: { env: OAuthEnv; db: Database; context: RecheckContext },
+) => Promise<Verification | Failure | undefined>;
 
 /**
- * The gateway's access tokens: OAuth's, where `enabled` says OAuth is on for the URL, as the
- * grant's caller: its project, the key that approved it, its effective toolsets and access. A
- * tool's own worker takes none: it is no resource a token is issued for, and so bundles no OAuth
- * library.
+ * Whether OAuth is on for requests to `url`: the KV namespace is bound, and the origin is one an
+ * OAuth issuer may have (https, or http on a loopback host for local development).
  */
-export function oauthAccessTokens(enabled: (env: OAuthEnv, url: URL) => env is ProviderEnv, openDb: OpenDatabase): AccessTokens {
-  return async (token, url, env, db) => {
-    if (!enabled(env, url)) return undefined;
+export function oauthEnabled<E extends OAuthEnv>(env: E, url: URL): env is E & ProviderEnv {
+  return env.OAUTH_KV !== undefined && (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname)));
+}
+
+/**
+ * The gateway's access tokens: OAuth's, where OAuth is on for the URL, verified through their
+ * grant (its project, the key that approved it, its effective toolsets and access). A tool's own
+ * worker takes none: it is no resource a token is issued for, and so bundles no OAuth library.
+ */
+export function oauthAccessTokens(openDb: OpenDatabase): AccessTokens {
+  return async (token, url, { env, db, context }) => {
+    if (!oauthEnabled(env, url)) return undefined;
     if ('problem' in oauthSettings(env)) {
       return notValid(
         "OAuth access tokens cannot be checked now: the deployment's OAuth configuration is wrong (its operator finds the cause in the log). Use an API key meanwhile.",
       );
     }
-    const grant = await grantOfToken(token, url, env, db, openDb);
-    if ('error' in grant) return grant;
-    const { project, apiKeyId: keyId, rateLimitPerMinute, toolsets, readOnly, grantId } = grant;
-    return { project, keyId, rateLimitPerMinute, toolsets, readOnly, credential: 'oauth', grantId };
+    return grantOfToken(token, url, { env, db, openDb, context });
   };
 }
 

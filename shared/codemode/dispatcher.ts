@@ -16,6 +16,8 @@ export interface InnerCallEntry {
   success: boolean;
   /** The error code, on failure. */
   error_code?: string;
+  /** The error's message, on failure, cut to {@link ERROR_MESSAGE_CHARS} characters. */
+  error_message?: string;
   /** True when the answer was an earlier call's, replayed for its idempotency key. */
   replayed?: true;
 }
@@ -140,7 +142,7 @@ export class InnerCalls {
       Object.assign(
         entry,
         { trace_id: meta.trace_id, success: outcome.ok },
-        !outcome.ok && { error_code: outcome.error.code },
+        !outcome.ok && { error_code: outcome.error.code, error_message: bounded(outcome.error.message) },
         meta.replayed && { replayed: true },
       );
       return JSON.stringify(envelope(outcome, meta));
@@ -152,8 +154,8 @@ export class InnerCalls {
 
   /** Lists a call answered without running (unknown tool, a bound reached). */
   #record(tool: string, answer: string): string {
-    const { meta, error } = JSON.parse(answer) as { meta: Meta; error: { code: string } };
-    this.entries.push({ tool, trace_id: meta.trace_id, success: false, error_code: error.code });
+    const { meta, error } = JSON.parse(answer) as { meta: Meta; error: { code: string; message: string } };
+    this.entries.push({ tool, trace_id: meta.trace_id, success: false, error_code: error.code, error_message: bounded(error.message) });
     return answer;
   }
 
@@ -165,6 +167,13 @@ export class InnerCalls {
       details: { available_tools: ids, ...(suggestions.length && { suggestions }) },
     });
   }
+}
+
+/** Characters of a failed call's message kept in its entry: enough to say what was wrong. */
+export const ERROR_MESSAGE_CHARS = 300;
+
+function bounded(message: string): string {
+  return message.length > ERROR_MESSAGE_CHARS ? `${message.slice(0, ERROR_MESSAGE_CHARS - 1)}…` : message;
 }
 
 /** A tool id's camelCase alias: `semantic-search` → `semanticSearch`. */

@@ -1,30 +1,30 @@
 /**
- * One code-mode execution, for a caller already authorised: the agent's code is read and
- * instrumented (./guard.ts), run in a sandbox (./sandbox.ts), and every `tools[...]()` it makes is
- * a real call through the pipeline under the caller's scope (./dispatcher.ts); the answer is one
- * envelope whose data is what the code returned, the calls it made and what it logged.
+ * One code-mode execution, as a call of the pipeline (shared/runtime/pipeline.ts, `runCall`): the
+ * agent's code is validated and read (./guard.ts), rate limited, gated and reported as any call is,
+ * and run in a sandbox (./sandbox.ts); every `tools[...]()` it makes is a real call through the
+ * pipeline (`callTool`) with the same gate, each passing it with the same freshness as a direct
+ * call (./dispatcher.ts). The answer is one envelope whose data is what the code returned, the
+ * calls it made and what it logged.
  *
- * The execution holds no slot of the global semaphore: only its tool calls do, each while it runs,
- * at most `concurrentInnerCalls` of them at once. So executions waiting for slots never hold any,
- * and any number of them cannot deadlock the cap.
+ * The execution holds no slot of the global semaphore (it passes the rate limit only): its tool
+ * calls do, each while it runs, at most `concurrentInnerCalls` of them at once. So executions
+ * waiting for slots never hold any, and any number of them cannot deadlock the cap. It changes no
+ * state itself: it runs alongside the credential's confirmation, and its calls that write pass the
+ * gate each.
  *
- * This is the one module of code mode that uses the caller and the pipeline (`callTool`).
+ * This is the one module of code mode that uses the gate and the pipeline.
  */
 import { truncateResult } from '@cloudflare/codemode';
-import { DEFAULT_BODY_LIMIT_BYTES, screenInput, type Parsed } from '../core/body.ts';
-import { fail, ok, type Failure, type Meta, type Outcome } from '../core/contract.ts';
+import { DEFAULT_BODY_LIMIT_BYTES, screenInput } from '../core/body.ts';
+import { fail, ok, type Failure, type Outcome } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
-import { validateInput } from '../core/validation.ts';
-import { exportSpan, otlpConfigFromEnv } from '../observability/otlp.ts';
-import { recordRefusal } from '../observability/refusals.ts';
-import { childTraceparent, startSpan, type SpanContext } from '../observability/trace-context.ts';
-import { recordExecution } from '../observability/tracing.ts';
-import type { Authorized } from '../auth/authorize.ts';
-import { confirmedFor, deniedTool } from '../auth/caller.ts';
-import { afterResponse, logUnsuccessful } from '../runtime/call-report.ts';
+import { TOOLSETS } from '../core/toolsets.ts';
+import { deniedTool, deniedToolsets } from '../auth/caller.ts';
+import type { Gate } from '../auth/gate.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { innerCallKey } from '../runtime/idempotency.ts';
-import { callTool, DEFAULT_SLOW_CALL_MS, type CallResult, type PipelineOptions } from '../runtime/pipeline.ts';
+import type { CallResult, PipelineOptions, RunContext, ToolCall, Work } from '../runtime/call.ts';
+import { callTool, runCall } from '../runtime/pipeline.ts';
 import { InnerCalls, type InnerCallEntry } from './dispatcher.ts';
 import { CODE_TOOL_ID, codeModeNotConfigured } from './enabled.ts';
 import { prepareCode } from './guard.ts';
@@ -34,72 +34,55 @@ import { runInSandbox, type SandboxEnd } from './sandbox.ts';
 
 const HINT = `Example of a valid body: ${JSON.stringify({ code: CODE_EXAMPLE })}`;
 
-/** One execution as a transport hands it over: what was sent, read the transport's way. */
-export interface CodeRequest {
-  /** Reads and screens the body (HTTP) or the arguments (MCP): `{ code }`; `hint` is an example of a valid one. */
-  readInput(hint: string): Promise<Parsed<Record<string, unknown>>>;
-  /** The execution's idempotency key, if one was sent: each write the code makes gets a key derived from it. */
-  idempotencyKey?: Parsed<string>;
-  traceparent?: string | null;
-  /** Aborts when the caller goes away: the calls the code makes are aborted too. */
-  signal: AbortSignal;
-  /** The origin the request came to: links in the tools' answers are absolute. */
-  origin: string;
-}
+/** What its span says an execution is. */
+const DESCRIPTION = 'Code mode: an agent-written function whose tool calls are child spans.';
 
 /**
- * Runs an agent's code for `caller`, its calls going to `tools` (those outside the caller's scope
- * are refused by the pipeline, as they are when called directly). Never throws.
+ * Runs an agent's code (the call's input, `{ code }`) for the request's gate, its calls going to
+ * `tools` (those outside the caller's scope are refused by the pipeline, as they are when called
+ * directly). Never throws.
  */
-export async function runCode(
+export function runCode(
   tools: readonly AnyTool[],
-  request: CodeRequest,
-  caller: Authorized,
+  call: ToolCall,
+  gate: Gate,
   scope: RequestScope,
   options: PipelineOptions = {},
 ): Promise<CallResult> {
-  const traceId = crypto.randomUUID();
-  const arrivedAt = new Date();
-  const startedAt = performance.now();
-  const slowCallMs = options.slowCallMs ?? DEFAULT_SLOW_CALL_MS;
-  const span = startSpan(traceId, request.traceparent);
-  const meta = (attempts = 0): Meta => {
-    const durationMs = Math.round((performance.now() - startedAt) * 100) / 100;
-    return {
-      tool: CODE_TOOL_ID,
-      trace_id: traceId,
-      duration_ms: durationMs,
-      attempts,
-      queued_ms: 0,
-      performance_warning: attempts > 0 && durationMs > slowCallMs,
-    };
-  };
-  const report = { traceId, arrivedAt, span, caller, scope };
-  const refuse = async (failure: Failure): Promise<CallResult> => {
-    const revoked = await confirmedFor(caller);
-    if (revoked) return { outcome: revoked, meta: meta() };
-    const answered = { outcome: failure, meta: meta() };
-    logUnsuccessful('call_refused', failure, { tool: CODE_TOOL_ID, trace_id: traceId, project_id: caller.project.id });
-    reportRefusal(report, failure, answered.meta.duration_ms);
-    return answered;
-  };
+  return runCall(codeWork(tools, scope), call, gate, scope, options);
+}
 
+/** An execution of code calling `tools`, as the pipeline's work. */
+function codeWork(tools: readonly AnyTool[], scope: RequestScope): Work {
   const loader = scope.env.LOADER;
-  if (!loader) return refuse(codeModeNotConfigured());
-  const raw = await request.readInput(HINT);
-  if (!raw.ok) return refuse(raw);
-  const input = validateInput(codeInput, raw.value, HINT);
-  if (!input.ok) return refuse(input);
-  const guard = `__guard_${crypto.randomUUID().replace(/-/g, '')}`;
-  const prepared = prepareCode(input.value.code, guard);
-  if (!prepared.ok) return refuse(prepared);
-  const key = request.idempotencyKey;
-  if (key && !key.ok) return refuse(key);
-  // The gate, before anything runs: the calls inside pass it again each, on the refreshed scope.
-  const revoked = await confirmedFor(caller);
-  if (revoked) return { outcome: revoked, meta: meta() };
+  return {
+    id: CODE_TOOL_ID,
+    description: DESCRIPTION,
+    input: codeInput,
+    hint: HINT,
+    // The code may run for any credential that reaches a toolset: each call it makes is judged on its own.
+    denied: (caller) => deniedToolsets(caller, TOOLSETS, 'code mode'),
+    writes: false,
+    holdsSlot: false,
+    key: 'forward',
+    retries: false,
+    ...(!loader && { unavailable: codeModeNotConfigured() }),
+    prepare: (input) => {
+      const guard = `__guard_${crypto.randomUUID().replace(/-/g, '')}`;
+      const prepared = prepareCode((input as { code: string }).code, guard);
+      return prepared.ok ? { ok: true, value: { source: prepared.source, guard } } : prepared;
+    },
+    run: async (prepared, context) => execute(tools, prepared as { source: string; guard: string }, context),
+  };
+}
 
-  const innerTraceparent = childTraceparent(span);
+/** Runs the prepared code in a sandbox, its calls through the pipeline, and answers how it went. */
+async function execute(
+  tools: readonly AnyTool[],
+  { source, guard }: { source: string; guard: string },
+  context: RunContext,
+): Promise<Outcome<unknown>> {
+  const { gate, call, scope, options, traceId, childTraceparent, key, caller } = context;
   const calls = new InnerCalls({
     tools,
     callable: (tool) => !deniedTool(caller, tool),
@@ -111,20 +94,22 @@ export async function runCode(
         tool,
         {
           readInput: async (hint) => screenInput(value, hint),
-          signal: request.signal,
+          signal: call.signal,
           idempotencyKey:
-            key && tool.acceptsIdempotencyKey ? { ok: true, value: await innerCallKey(key.value, position, tool.id, value) } : undefined,
-          traceparent: innerTraceparent,
-          origin: request.origin,
+            key !== undefined && tool.acceptsIdempotencyKey
+              ? { ok: true, value: await innerCallKey(key, position, tool.id, value) }
+              : undefined,
+          traceparent: childTraceparent,
+          origin: call.origin,
           parentExecutionId: traceId,
         },
-        caller,
+        gate,
         scope,
         options,
       ),
   });
-  const end = await runInSandbox(loader, {
-    source: prepared.source,
+  const end = await runInSandbox(scope.env.LOADER!, {
+    source,
     guard,
     dispatcher: calls.stub(),
     wallTimeMs: CODE_MODE_LIMITS.wallTimeMs,
@@ -132,15 +117,9 @@ export async function runCode(
   calls.close();
   // Calls the code did not await are real calls, and may be writing: the answer lists them once they answered.
   await settleWithin(calls, CODE_MODE_LIMITS.wallTimeMs);
-
-  const outcome = outcomeOf(end, calls);
-  const answerMeta = meta(1);
   const writes = calls.entries.filter((entry) => entry.success && tools.find((tool) => tool.id === entry.tool)?.acceptsIdempotencyKey);
-  if (key && writes.length > 0 && writes.every((entry) => entry.replayed)) answerMeta.replayed = true;
-  if (!outcome.ok)
-    logUnsuccessful('call_failed', outcome, { tool: CODE_TOOL_ID, trace_id: traceId, project_id: caller.project.id, attempts: 1 });
-  reportExecution(report, input.value, outcome, answerMeta);
-  return { outcome, meta: answerMeta };
+  if (key !== undefined && writes.length > 0 && writes.every((entry) => entry.replayed)) context.markReplayed();
+  return outcomeOf(end, calls);
 }
 
 /** The execution's outcome from how the sandbox ended and the calls made. */
@@ -223,10 +202,21 @@ function limitReached(limit: string, what: string, made: { calls: InnerCallEntry
   });
 }
 
-/** The calls a failed execution made, for its message: they are in `error.details.calls`. */
+/** Failed calls a failed execution's message names (the rest are in `error.details.calls`). */
+const NAMED_FAILURES = 3;
+
+/**
+ * The calls a failed execution made, for its message: how many, and the first failed ones by
+ * tool, error code and message, so that the model learns why even when the code threw without
+ * looking at them; all of them are in `error.details.calls`.
+ */
 function callSummary(entries: readonly InnerCallEntry[]): string {
   if (entries.length === 0) return 'It made no tool calls.';
-  return `It made ${callCount(entries)} (error.details.calls lists them, each with its trace id).`;
+  const failed = entries.filter((entry) => !entry.success);
+  const named = failed.slice(0, NAMED_FAILURES).map((entry) => `${entry.tool} answered ${entry.error_code}: ${entry.error_message}`);
+  const more = failed.length > NAMED_FAILURES ? ` (and ${failed.length - NAMED_FAILURES} more)` : '';
+  const why = named.length ? ` Failed: ${named.join(' | ')}${more}.` : '';
+  return `It made ${callCount(entries)} (error.details.calls lists them, each with its trace id).${why}`;
 }
 
 /** How many tool calls were made and how many failed: "4 tool calls, 1 failed". */
@@ -240,85 +230,4 @@ async function settleWithin(calls: InnerCalls, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([calls.settled(), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
-}
-
-interface Report {
-  traceId: string;
-  arrivedAt: Date;
-  span: SpanContext;
-  caller: Authorized;
-  scope: RequestScope;
-}
-
-/** The execution's trace row and span, after the answer. */
-function reportExecution({ traceId, arrivedAt, span, caller, scope }: Report, input: unknown, outcome: Outcome<unknown>, meta: Meta): void {
-  scope.waitUntil(
-    afterResponse(() =>
-      Promise.all([
-        recordExecution(caller.db, {
-          traceId,
-          tool: CODE_TOOL_ID,
-          projectId: caller.project.id,
-          input,
-          outcome,
-          durationMs: meta.duration_ms,
-          attempts: 1,
-          queuedMs: 0,
-          performanceWarning: meta.performance_warning,
-          warnings: [],
-          startedAt: arrivedAt,
-          apiKeyId: caller.keyId,
-          retryErrors: [],
-          span,
-        }),
-        exportExecutionSpan({ traceId, arrivedAt, span, caller, scope }, outcome, meta.duration_ms, false),
-      ]),
-    ),
-  );
-}
-
-/** A refused execution's refusal row and span, after the answer. */
-function reportRefusal(report: Report, failure: Failure, durationMs: number): void {
-  const { traceId, arrivedAt, caller, scope } = report;
-  scope.waitUntil(
-    afterResponse(() =>
-      Promise.all([
-        recordRefusal(caller.db, {
-          traceId,
-          projectId: caller.project.id,
-          apiKeyId: caller.keyId,
-          tool: CODE_TOOL_ID,
-          failure,
-          startedAt: arrivedAt,
-        }),
-        exportExecutionSpan(report, failure, durationMs, true),
-      ]),
-    ),
-  );
-}
-
-async function exportExecutionSpan(
-  { traceId, arrivedAt, span, caller, scope }: Report,
-  outcome: Outcome<unknown>,
-  durationMs: number,
-  refused: boolean,
-): Promise<void> {
-  const otlp = otlpConfigFromEnv(scope.env);
-  if (!otlp) return;
-  await exportSpan(otlp, {
-    context: span,
-    tool: CODE_TOOL_ID,
-    toolDescription: 'Code mode: an agent-written function whose tool calls are child spans.',
-    executionId: traceId,
-    projectId: caller.project.id,
-    startTimeMs: arrivedAt.getTime(),
-    durationMs,
-    errorCode: outcome.ok ? undefined : outcome.error.code,
-    errorMessage: outcome.ok ? undefined : outcome.error.message,
-    refused,
-    attempts: refused ? 0 : 1,
-    queuedMs: 0,
-    performanceWarning: false,
-    retries: [],
-  });
 }

@@ -25,6 +25,7 @@ const innerCall = z.object({
   trace_id: z.string().describe("The call's own trace id (GET /executions/<trace_id>)."),
   success: z.boolean(),
   error_code: z.string().optional().describe('The error code, on failure.'),
+  error_message: z.string().optional().describe("The error's message, on failure (cut to 300 characters)."),
   replayed: z.literal(true).optional().describe("The answer was an earlier call's, replayed for its idempotency key."),
 });
 

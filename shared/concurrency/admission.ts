@@ -58,6 +58,11 @@ export interface AdmitCall {
   onQueued(queueDepth: number): void;
   /** Keeps a refused call's leave running after the answer (Workers: `ctx.waitUntil`). */
   waitUntil(work: Promise<unknown>): void;
+  /**
+   * Whether the call holds a slot of the global semaphore while it runs (default true). Code mode's
+   * execution passes the rate limit only: the tool calls it makes take slots as they run.
+   */
+  slot?: boolean;
 }
 
 export interface Admitted {
@@ -65,6 +70,9 @@ export interface Admitted {
   permit: Permit;
   queuedMs: number;
 }
+
+/** The permit of a call admitted without a slot: nothing to keep, nothing to give back. */
+const NO_SLOT: Permit = { lapse: () => undefined, release: async () => {} };
 
 // The in-process fallback must be shared by every request of the isolate to cap anything at all.
 // It holds plain state, no I/O, so it may live at module scope.
@@ -171,7 +179,10 @@ async function admitThrough(
   const leave = new AbortController();
   const signal = AbortSignal.any([call.signal, leave.signal]);
   // Started together: one Redis round trip when auto-pipelining batches them.
-  const acquiring = semaphore.acquire(call.callId, { signal, onQueued: call.onQueued, waitUntil: call.waitUntil });
+  const acquiring =
+    call.slot === false
+      ? Promise.resolve({ ok: true as const, permit: NO_SLOT, queuedMs: 0 })
+      : semaphore.acquire(call.callId, { signal, onQueued: call.onQueued, waitUntil: call.waitUntil });
   const limited = redis
     ? await checkRateLimit({
         redis,

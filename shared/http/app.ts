@@ -13,7 +13,7 @@ import { grantRoutes } from './grants.ts';
 import { observabilityRoutes } from './observability.ts';
 import { recordRoutes } from './records.ts';
 import { createOpenApiDocument } from './openapi.ts';
-import { authorize, credentialsOf, oauthEnabled, openDb } from './authorize.ts';
+import { openDb } from './authorize.ts';
 import { deniedTool, deniedToolsets, type Caller } from '../auth/caller.ts';
 import { plural } from '../core/plural.ts';
 import { closestNames, didYouMean } from '../core/suggest.ts';
@@ -21,7 +21,7 @@ import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
 import { parseToolsets, TOOLSETS, type Toolset } from '../core/toolsets.ts';
 import type { JsonSchema } from './compact-schema.ts';
 import { answer, baseApp, refuseOtherMethods, scopeOf } from './base.ts';
-import { serveToolCall, type ServeOptions } from './tool-route.ts';
+import { served, serveToolCall, type Served, type ServeOptions } from './tool-route.ts';
 import type { Context } from 'hono';
 import type { Env } from '../runtime/env.ts';
 import { oauthAccessTokens } from '../auth/oauth.ts';
@@ -66,11 +66,8 @@ export interface CatalogEntry {
  * Every route takes API keys, and OAuth access tokens where OAuth is on (`accessTokens`, default
  * shared/auth/oauth.ts's; the OAuth endpoints themselves are shared/http/oauth.ts's).
  */
-export function createGateway(
-  tools: readonly AnyTool[],
-  { accessTokens = oauthAccessTokens(oauthEnabled, openDb), ...rest }: ServeOptions = {},
-) {
-  const options = { accessTokens, ...rest };
+export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthAccessTokens(openDb), ...rest }: ServeOptions = {}) {
+  const options = served({ accessTokens, ...rest });
   const byId = new Map(tools.map((tool) => [tool.id, tool]));
   if (byId.size !== tools.length) throw new Error('Two tools share an id; tool ids must be unique.');
   const viewOf = toolsetViews(tools, options);
@@ -145,7 +142,8 @@ export function createGateway(
     .route('/', observabilityRoutes(tools, options))
     .route('/', grantRoutes(options))
     .route('/', recordRoutes(options));
-  return refuseOtherMethods(app, ROUTES_HINT);
+  // The worker's authoriser goes with it: the OAuth consent page (shared/http/oauth.ts) checks keys with it too.
+  return Object.assign(refuseOtherMethods(app, ROUTES_HINT), { authorize: options.authorize });
 }
 
 /** The type of a gateway, for typed clients: `hc<Gateway>(url)` (see functions/client.ts). */
@@ -179,7 +177,7 @@ interface ToolsetView {
  * The view of `toolsets` (every tool when undefined), built on first use and kept: there are at
  * most 2^4 choices, and each builds its schemas lazily.
  */
-function toolsetViews(tools: readonly AnyTool[], options: ServeOptions): (toolsets: readonly Toolset[] | undefined) => ToolsetView {
+function toolsetViews(tools: readonly AnyTool[], options: Served): (toolsets: readonly Toolset[] | undefined) => ToolsetView {
   const views = new Map<string, ToolsetView>();
   return (toolsets) => {
     const key = toolsets?.join(',') ?? '*';
@@ -210,11 +208,12 @@ function unknownTool(toolId: string, visible: readonly AnyTool[]): Failure {
  * no caller without an `Authorization` header, for the public listing of every tool; with one,
  * the verified caller, to whom only what it may call is listed, or why the credential is refused.
  */
-async function listingCaller(c: Context<{ Bindings: Env }>, options: ServeOptions): Promise<{ ok: true; caller?: Caller } | Failure> {
+async function listingCaller(c: Context<{ Bindings: Env }>, { authorize }: Served): Promise<{ ok: true; caller?: Caller } | Failure> {
   if (!c.req.header('authorization')) return { ok: true };
-  const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), options);
-  if (!caller.ok) return caller;
-  return (await caller.confirmed) ?? { ok: true, caller };
+  const gate = await authorize(c.req.raw, scopeOf(c));
+  if (!gate.ok) return gate;
+  const caller = await gate.confirm();
+  return 'error' in caller ? caller : { ok: true, caller };
 }
 
 /**

@@ -11,17 +11,16 @@ import { readJsonObject } from '../core/body.ts';
 import { metaWithoutExecution, ok } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
 import { CODE_TOOL_ID, codeModeNotConfigured } from '../codemode/enabled.ts';
-import { confirmedFor, deniedTool } from '../auth/caller.ts';
+import { deniedTool } from '../auth/caller.ts';
 import { logUnsuccessful } from '../runtime/call-report.ts';
 import type { Env } from '../runtime/env.ts';
 import { keyFromHeader } from '../runtime/idempotency.ts';
-import { authorize, credentialsOf } from './authorize.ts';
 import { answer, respond, scopeOf } from './base.ts';
 import { createMcpHandler, mcpCors } from './mcp.ts';
-import type { ServeOptions } from './tool-route.ts';
+import type { Served } from './tool-route.ts';
 
 /** `POST /code`, `POST /mcp/code` and `GET /code/types` for code calling `tools`. */
-export function codeRoutes(tools: readonly AnyTool[], options: ServeOptions = {}) {
+export function codeRoutes(tools: readonly AnyTool[], options: Served) {
   const mcp = createMcpHandler(tools, options, () =>
     import('./mcp-code.ts').then(({ createCodeMcpServer }) => createCodeMcpServer(tools, options)),
   );
@@ -30,18 +29,19 @@ export function codeRoutes(tools: readonly AnyTool[], options: ServeOptions = {}
     .all('/mcp/code', async (c) => {
       if (c.env.LOADER) return mcp(c.req.raw, scopeOf(c));
       // Without the binding nothing could run: a verified caller is told how to enable it.
-      const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { auth: options.auth, accessTokens: options.accessTokens });
-      if (!caller.ok) return answer(caller, CODE_TOOL_ID);
-      return answer((await confirmedFor(caller)) ?? codeModeNotConfigured(), CODE_TOOL_ID);
+      const gate = await options.authorize(c.req.raw, scopeOf(c));
+      if (!gate.ok) return answer(gate, CODE_TOOL_ID);
+      const confirmed = await gate.confirm();
+      return answer('error' in confirmed ? confirmed : codeModeNotConfigured(), CODE_TOOL_ID);
     })
     .post('/code', async (c) => {
       const request = c.req.raw;
       const scope = scopeOf(c);
-      const caller = await authorize(credentialsOf(request), scope, { auth: options.auth, accessTokens: options.accessTokens });
-      if (!caller.ok) {
+      const gate = await options.authorize(request, scope);
+      if (!gate.ok) {
         const meta = metaWithoutExecution(CODE_TOOL_ID);
-        logUnsuccessful('call_refused', caller, { tool: CODE_TOOL_ID, trace_id: meta.trace_id });
-        return respond(caller, meta);
+        logUnsuccessful('call_refused', gate, { tool: CODE_TOOL_ID, trace_id: meta.trace_id });
+        return respond(gate, meta);
       }
       const { runCode } = await import('../codemode/run.ts');
       const { outcome, meta } = await runCode(
@@ -53,17 +53,17 @@ export function codeRoutes(tools: readonly AnyTool[], options: ServeOptions = {}
           signal: request.signal,
           origin: new URL(request.url).origin,
         },
-        caller,
+        gate,
         scope,
         options,
       );
       return respond(outcome, meta);
     })
     .get('/code/types', async (c) => {
-      const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { auth: options.auth, accessTokens: options.accessTokens });
-      if (!caller.ok) return answer(caller, CODE_TOOL_ID);
-      const revoked = await confirmedFor(caller);
-      if (revoked) return answer(revoked, CODE_TOOL_ID);
+      const gate = await options.authorize(c.req.raw, scopeOf(c));
+      if (!gate.ok) return answer(gate, CODE_TOOL_ID);
+      const caller = await gate.confirm();
+      if ('error' in caller) return answer(caller, CODE_TOOL_ID);
       const callable = tools.filter((tool) => !deniedTool(caller, tool));
       const { toolDeclarations } = await import('../codemode/types.ts');
       return answer(

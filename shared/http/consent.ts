@@ -26,8 +26,8 @@ import {
   type ConsentDescription,
 } from '@cloudflare/workers-oauth-provider';
 import type { Failure } from '../core/contract.ts';
+import type { Database } from '../core/database.ts';
 import { TOOLSET_PURPOSES, type Toolset } from '../core/toolsets.ts';
-import { confirmedFor } from '../auth/caller.ts';
 import { recordGrant } from '../auth/grants.ts';
 import {
   accessOf,
@@ -38,16 +38,20 @@ import {
   toolsetsOfResource,
   type ProviderEnv,
 } from '../auth/oauth.ts';
-import { createDb } from '../runtime/db.ts';
 import type { Env, RequestScope } from '../runtime/env.ts';
-import { authorize, credentialsOf, openDb } from './authorize.ts';
+import { openDb, type Authorize } from './authorize.ts';
 
-/** Who approves: the project, the API key the grant is recorded under, and the toolsets it may grant. */
+/**
+ * Who approves: the project, the API key the grant is recorded under, the toolsets it may grant,
+ * and the client that writes the grant, which only the gate gives (`gate.pass()`,
+ * shared/auth/gate.ts): an approval starts only once that key is confirmed valid now.
+ */
 export interface Approver {
   projectId: string;
   apiKeyId: string;
   /** The toolsets the approver may grant; undefined for all. */
   toolsets?: readonly Toolset[];
+  db: Database;
 }
 
 /** Options of {@link consentHandler}. */
@@ -56,24 +60,30 @@ export interface ConsentOptions {
    * Decides who approves, from the posted form and the request. Default: the holder of one of the
    * project's API keys, entered in the form's "API key" field ({@link apiKeyApprover}).
    */
-  approver?: (form: FormData, request: Request, scope: RequestScope) => Promise<Approver | Failure>;
+  approver?: (form: FormData, request: Request, scope: RequestScope, authorize: Authorize) => Promise<Approver | Failure>;
   /** Whether the page asks for an API key (false when an identity provider signs the person in). */
   asksForApiKey?: boolean;
 }
 
 /** The default approver: the holder of an API key of the project, checked as every call's key is. */
-export async function apiKeyApprover(form: FormData, request: Request, scope: RequestScope): Promise<Approver | Failure> {
+export async function apiKeyApprover(
+  form: FormData,
+  request: Request,
+  scope: RequestScope,
+  authorize: Authorize,
+): Promise<Approver | Failure> {
   const key = String(form.get('api_key') ?? '').trim();
-  const caller = await authorize({ ...credentialsOf(request), authorization: `Bearer ${key}` }, scope);
-  if (!caller.ok) return caller;
+  const gate = await authorize(request, scope, { authorization: `Bearer ${key}` });
+  if (!gate.ok) return gate;
   // Approving changes state: through the gate, on the key's scope as it is now.
-  const refused = await confirmedFor(caller);
-  if (refused) return refused;
-  return { projectId: caller.project.id, apiKeyId: caller.keyId, toolsets: caller.toolsets as readonly Toolset[] | undefined };
+  const passed = await gate.pass();
+  if ('error' in passed) return passed;
+  const { caller, db } = passed;
+  return { projectId: caller.project.id, apiKeyId: caller.keyId, toolsets: caller.toolsets as readonly Toolset[] | undefined, db };
 }
 
-/** `GET` and `POST /authorize`. */
-export function consentHandler({ approver = apiKeyApprover, asksForApiKey = true }: ConsentOptions = {}) {
+/** `GET` and `POST /authorize`, authorising keys with the worker's `authorize`. */
+export function consentHandler(authorize: Authorize, { approver = apiKeyApprover, asksForApiKey = true }: ConsentOptions = {}) {
   return async (request: Request, scope: RequestScope & { env: Env & ProviderEnv }): Promise<Response> => {
     const { env } = scope;
     const origin = new URL(request.url).origin;
@@ -98,7 +108,7 @@ export function consentHandler({ approver = apiKeyApprover, asksForApiKey = true
           description: 'The form was posted without its consent handle (the CSRF token).',
         });
       if (chosen.length === 0) return await retry('Choose at least one toolset to approve, or deny.');
-      const who = await approver(form, request, scope);
+      const who = await approver(form, request, scope, authorize);
       if ('error' in who) return await retry(`The API key was refused: ${who.error.message}`);
       // The key is known: a choice wider than what it may grant is shown again, narrowed to the key.
       const beyondKey = who.toolsets ? chosen.filter((toolset) => !who.toolsets!.includes(toolset as Toolset)) : [];
@@ -132,7 +142,7 @@ export function consentHandler({ approver = apiKeyApprover, asksForApiKey = true
         scope: grantScopes(toolsets, !(write && asked.write)),
         props: { grantId },
       });
-      await recordGrant(createDb(env.DATABASE_URL!), {
+      await recordGrant(who.db, {
         id: grantId,
         projectId: who.projectId,
         apiKeyId: who.apiKeyId,

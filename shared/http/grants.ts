@@ -3,14 +3,14 @@
  * approved (live ones: neither revoked nor expired), `DELETE /grants/:grant_id` revokes one, as
  * `npm run keys -- revoke-grant` does: its tokens stop working within about a second. Both take an
  * API key of the project that reaches every toolset: an OAuth token, or a key limited to toolsets,
- * may not list or revoke grants. Revoking changes state, so it runs only once the key is confirmed
- * valid now (the gate, shared/auth/caller.ts), never alongside its re-check.
+ * may not list or revoke grants. Revoking changes state, so it gets the client that writes from the
+ * gate (shared/auth/gate.ts), once the key is confirmed valid now, never alongside its re-check.
  */
 import { Hono } from 'hono/tiny';
 import * as z from 'zod';
 import { fail, ok, type Failure } from '../core/contract.ts';
 import { plural } from '../core/plural.ts';
-import type { Authorized } from '../auth/authorize.ts';
+import type { Caller } from '../auth/caller.ts';
 import type { Env } from '../runtime/env.ts';
 import { listGrants, revokeGrant } from '../auth/grants.ts';
 import { authenticated, type ReadRouteOptions } from './read-route.ts';
@@ -43,17 +43,17 @@ export type ConnectedClients = z.output<typeof connectedClients>;
 const HINT = 'Example of a valid call: GET /grants, then DELETE /grants/<grant_id> with an API key of the project.';
 
 /** The routes of connected clients, mounted by the gateway (shared/http/app.ts). */
-export function grantRoutes(options: ReadRouteOptions = {}) {
+export function grantRoutes(options: ReadRouteOptions) {
   return new Hono<{ Bindings: Env }>()
     .get('/grants', (c) =>
       authenticated(
         c,
         'grants',
-        async (caller) => {
+        async (db, caller) => {
           const denied = withApiKeyOnly(caller);
           if (denied) return denied;
           const now = Date.now();
-          const grants = (await listGrants(caller.db, caller.project.id))
+          const grants = (await listGrants(db, caller.project.id))
             .filter((grant) => grant.revokedAt === null && grant.expiresAt.getTime() > now)
             .map((grant): ConnectedClient => ({
               grant_id: grant.id,
@@ -79,11 +79,11 @@ export function grantRoutes(options: ReadRouteOptions = {}) {
       authenticated(
         c,
         'grants',
-        async (caller) => {
+        async (db, caller) => {
           const denied = withApiKeyOnly(caller);
           if (denied) return denied;
           const grantId = c.req.param('grant_id');
-          if (!(await revokeGrant(caller.db, grantId, { projectId: caller.project.id }))) {
+          if (!(await revokeGrant(db, grantId, { projectId: caller.project.id }))) {
             return fail('NOT_FOUND', `This project has no live grant with the id '${grantId.slice(0, 60)}' (it may be revoked already).`, {
               hint: `List the live grants with GET /grants. ${HINT}`,
               details: { entity_type: 'grant', query: { grant_id: grantId.slice(0, 60) } },
@@ -101,7 +101,7 @@ export function grantRoutes(options: ReadRouteOptions = {}) {
 }
 
 /** PERMISSION_DENIED for an OAuth token or a key limited to toolsets: grants are the project owner's, managed with a key that reaches every toolset. */
-function withApiKeyOnly(caller: Authorized): Failure | undefined {
+function withApiKeyOnly(caller: Caller): Failure | undefined {
   if (caller.credential === 'oauth') {
     return fail(
       'PERMISSION_DENIED',

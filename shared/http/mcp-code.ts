@@ -23,13 +23,14 @@ import { CODE_MODE_LIMITS } from '../codemode/limits.ts';
 import { runCode } from '../codemode/run.ts';
 import { codeInput } from '../codemode/schemas.ts';
 import { TOOL_INDEX_LEGEND, toolDeclarations, toolIndex } from '../codemode/types.ts';
-import { confirmedFor, deniedTool, type Caller } from '../auth/caller.ts';
+import { deniedTool, type Caller } from '../auth/caller.ts';
+import { duplicateKeyFailure } from '../core/duplicate-keys.ts';
 import { IDEMPOTENCY_META_KEY } from '../core/idempotency-key.ts';
 import { keyFromMeta } from '../runtime/idempotency.ts';
 import { SERVER_INFO } from './base.ts';
 import { compactSchema } from './compact-schema.ts';
 import { serveMcp, toolResult, traceparentOf, TOOLS_LIST_CACHE, type McpRequest, type McpServer } from './mcp-server.ts';
-import type { ServeOptions } from './tool-route.ts';
+import type { Served } from './tool-route.ts';
 
 const INSTRUCTIONS =
   'Code mode: instead of one tool call per step, write one async arrow function that makes the calls, ' +
@@ -47,10 +48,11 @@ const describeInput = z.strictObject({
 });
 
 /** Code mode's MCP server: `execute` and `describe` for code calling `tools`. */
-export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOptions = {}): McpServer {
+export function createCodeMcpServer(tools: readonly AnyTool[], options: Served): McpServer {
   /** The tools the caller may call; every tool for a public listing (no caller), as any credential could be offered them. */
   const callable = (caller: Caller | undefined) => tools.filter((tool) => !caller || !deniedTool(caller, tool));
-  const serverFor = ({ request, scope, calls, caller }: McpRequest): Server => {
+  const serverFor = ({ request, scope, calls, gate }: McpRequest): Server => {
+    const caller = gate?.caller;
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false } },
       instructions: INSTRUCTIONS,
@@ -62,7 +64,7 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOpt
     server.setRequestHandler('tools/list', () => ({ tools: listedTools(callable(caller)) }));
     server.setRequestHandler('tools/call', async ({ params }, ctx) => {
       const sent = calls.get(ctx.mcpReq.id) ?? { arguments: params.arguments, meta: params._meta };
-      if (!caller) {
+      if (!gate) {
         const refusal = fail(
           'UNAUTHENTICATED',
           'A tool call needs a credential: send Authorization: Bearer <API key or OAuth access token>.',
@@ -73,13 +75,14 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOpt
         const { outcome, meta } = await runCode(
           tools,
           {
-            readInput: async (hint) => screenInput(sent.arguments ?? {}, hint),
+            readInput: async (hint) =>
+              sent.duplicate ? duplicateKeyFailure(sent.duplicate, hint) : screenInput(sent.arguments ?? {}, hint),
             idempotencyKey: keyFromMeta(sent.meta),
             traceparent: traceparentOf(sent.meta) ?? request.headers.get('traceparent'),
             signal: AbortSignal.any([request.signal, ctx.mcpReq.signal]),
             origin: new URL(request.url).origin,
           },
-          caller,
+          gate,
           scope,
           options,
         );
@@ -88,9 +91,9 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: ServeOpt
         return result;
       }
       if (params.name === 'describe') {
-        const revoked = await confirmedFor(caller);
-        if (revoked) return toolResult(revoked, metaWithoutExecution('describe'));
-        const described = describe(callable(caller), sent.arguments ?? {});
+        const confirmed = await gate.confirm();
+        if ('error' in confirmed) return toolResult(confirmed, metaWithoutExecution('describe'));
+        const described = describe(callable(confirmed), sent.arguments ?? {});
         const result = toolResult(described, metaWithoutExecution('describe'));
         // The text a model reads is the declarations as TypeScript, not escaped into a JSON string.
         if (described.ok) result.content = [{ type: 'text', text: `${described.message}\n${described.data.declarations}` }];

@@ -39,7 +39,7 @@ import { mcpOutputSchema } from './envelope-schema.ts';
 import { compactSchema } from './compact-schema.ts';
 import { callTool } from '../runtime/pipeline.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
-import type { Authorized } from '../auth/authorize.ts';
+import type { Gate } from '../auth/gate.ts';
 import { deniedTool, type Caller } from '../auth/caller.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, screenInput } from '../core/body.ts';
@@ -73,11 +73,11 @@ export interface McpMessages {
   request: Request;
   scope: RequestScope;
   /**
-   * Who is calling (what it may see and run), authorised once for the request, with its clients;
+   * Who is calling (what it may see and run), authorised once for the request: its gate;
    * undefined for a request without a credential that only lists (public listing, shared/http/mcp.ts):
    * it is listed every tool a credential could reach, and any tool call answers UNAUTHENTICATED.
    */
-  caller: Authorized | undefined;
+  gate: Gate | undefined;
   /** The body, as sent. */
   body: string;
 }
@@ -91,7 +91,7 @@ export interface McpRequest {
   scope: RequestScope;
   /** Each `tools/call` of the body as sent, by JSON-RPC id (see {@link rawToolCalls}). */
   calls: Map<RequestId, RawToolCall>;
-  caller: Authorized | undefined;
+  gate: Gate | undefined;
 }
 
 /**
@@ -109,7 +109,8 @@ export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
 
   /** A fresh server for one request: it lists the tools and runs calls through the pipeline. */
-  const serverFor = ({ request, scope, calls, caller }: McpRequest): Server => {
+  const serverFor = ({ request, scope, calls, gate }: McpRequest): Server => {
+    const caller = gate?.caller;
     const server = new Server(SERVER_INFO, {
       capabilities: { tools: { listChanged: false } },
       instructions: INSTRUCTIONS,
@@ -122,7 +123,7 @@ export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions
     server.setRequestHandler('tools/call', async ({ params }, ctx) => {
       const tool = byId.get(params.name);
       // The endpoint lets no call through without a credential; should one come, it is refused the same way.
-      if (!caller)
+      if (!gate)
         return toolResult(
           fail('UNAUTHENTICATED', 'A tool call needs a credential: send Authorization: Bearer <API key or OAuth access token>.'),
           metaWithoutExecution(params.name),
@@ -153,7 +154,7 @@ export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions
               : (progress) =>
                   void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...progress } }).catch(() => {}),
         },
-        caller,
+        gate,
         scope,
         options,
       );
@@ -170,7 +171,7 @@ export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions
  * shared/http/mcp-code.ts).
  */
 export function serveMcp(serverFor: (context: McpRequest) => Server, bodyLimitBytes: number): McpServer {
-  return async ({ request, scope, caller, body }) => {
+  return async ({ request, scope, gate, body }) => {
     let parsed: unknown;
     try {
       parsed = JSON.parse(body);
@@ -178,14 +179,14 @@ export function serveMcp(serverFor: (context: McpRequest) => Server, bodyLimitBy
       parsed = undefined;
     }
     const calls = rawToolCalls(parsed, parsed === undefined ? [] : duplicateKeys(body));
-    // A tool call waits for the re-check of a cached key alongside its admission (in the pipeline);
-    // any other request waits for it here.
+    // A tool call is confirmed by the pipeline, alongside its admission; any other request waits
+    // for the credential's confirmation here.
     const messages = Array.isArray(parsed) ? parsed.length : 1;
-    if (caller && calls.size < messages) {
-      const revoked = await caller.confirmed;
-      if (revoked) return respond(revoked, metaWithoutExecution('mcp'));
+    if (gate && calls.size < messages) {
+      const confirmed = await gate.confirm();
+      if ('error' in confirmed) return respond(confirmed, metaWithoutExecution('mcp'));
     }
-    const context = { request, scope, calls, caller };
+    const context = { request, scope, calls, gate };
     if (parsed === undefined) {
       // The transport answers the protocol's parse error for the same bytes.
       const unparsed = new Request(request.url, { method: 'POST', headers: request.headers, body });

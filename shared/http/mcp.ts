@@ -30,10 +30,9 @@ import type { AnyTool } from '../core/tool.ts';
 import { deniedToolsets } from '../auth/caller.ts';
 import type { Env, RequestScope } from '../runtime/env.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readBody } from '../core/body.ts';
-import { authorize, credentialsOf } from './authorize.ts';
 import { respond } from './base.ts';
 import type { McpServer } from './mcp-server.ts';
-import type { ServeOptions } from './tool-route.ts';
+import type { Served } from './tool-route.ts';
 
 /** The variables MCP reads (see {@link Env}). */
 type McpEnv = Pick<Env, 'MCP_ALLOWED_ORIGINS' | 'PUBLIC_TOOL_LIST'>;
@@ -49,12 +48,12 @@ export type McpHandler = (request: Request, scope: RequestScope) => Promise<Resp
  * the HTTP routes.
  *
  * @example
- * const mcp = createMcpHandler(tools);
+ * const mcp = createMcpHandler(tools, served({}));
  * app.all('/mcp', (c) => mcp(c.req.raw, { env: c.env, waitUntil: (p) => c.executionCtx.waitUntil(p) }));
  */
 export function createMcpHandler(
   tools: readonly AnyTool[],
-  options: ServeOptions = {},
+  options: Served,
   load: () => Promise<McpServer> = () => import('./mcp-server.ts').then(({ createMcpServer }) => createMcpServer(tools, options)),
 ): McpHandler {
   const toolsets = [...new Set(tools.map((tool) => tool.toolset))];
@@ -76,22 +75,25 @@ export function createMcpHandler(
     if (origin !== null && !isAllowedOrigin(origin, request.url, env)) return refuse(forbiddenOrigin(origin));
     if (request.method !== 'POST') return refuse(noStream(request.method), { allow: 'POST' });
 
-    const credentials = credentialsOf(request);
     // Read first only when it may be a public listing; otherwise credentials come before the body.
     let read: Awaited<ReturnType<typeof readBody>> | undefined;
-    if (credentials.authorization === null && publicToolList(env)) {
+    if (!request.headers.has('authorization') && publicToolList(env)) {
       read = await readBody(request, bodyLimitBytes);
       if (!read.ok) return refuse(read);
-      if (onlyLists(read.value)) return (await loadServer())({ request, scope, caller: undefined, body: read.value });
+      if (onlyLists(read.value)) return (await loadServer())({ request, scope, gate: undefined, body: read.value });
     }
-    const caller = await authorize(credentials, scope, options);
-    if (!caller.ok) return refuse(caller);
+    const gate = await options.authorize(request, scope);
+    if (!gate.ok) return refuse(gate);
     // A URL serving none of the credential's toolsets is refused whole, rather than listing nothing.
-    const outside = deniedToolsets(caller, toolsets, `the MCP URL ${new URL(request.url).pathname}`);
-    if (outside) return refuse((await caller.confirmed) ?? outside);
+    if (deniedToolsets(gate.caller, toolsets, 'x')) {
+      const confirmed = await gate.confirm();
+      if ('error' in confirmed) return refuse(confirmed);
+      const outside = deniedToolsets(confirmed, toolsets, `the MCP URL ${new URL(request.url).pathname}`);
+      if (outside) return refuse(outside);
+    }
     const body = read ?? (await readBody(request, bodyLimitBytes));
     if (!body.ok) return refuse(body);
-    return (await loadServer())({ request, scope, caller, body: body.value });
+    return (await loadServer())({ request, scope, gate, body: body.value });
   };
 }
 

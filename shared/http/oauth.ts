@@ -17,6 +17,7 @@
  * and the app is served alone.
  */
 import {
+  oauthEnabled,
   oauthHelpers,
   authorizationServer,
   canonicalResourceParameter,
@@ -36,7 +37,7 @@ import { namespaceOf, redisFromEnv } from '../concurrency/admission.ts';
 import { FailedAttempts } from '../concurrency/rate-limit.ts';
 import { log } from '../core/log.ts';
 import type { Env } from '../runtime/env.ts';
-import { oauthEnabled, openDb } from './authorize.ts';
+import { openDb, type Authorize } from './authorize.ts';
 import { consentHandler, type ConsentOptions } from './consent.ts';
 
 type FetchHandler = (request: Request, env: Env, ctx: ExecutionContext) => Response | Promise<Response>;
@@ -47,8 +48,8 @@ type FetchHandler = (request: Request, env: Env, ctx: ExecutionContext) => Respo
  * @example
  * export default workerModule(withOAuth(createGateway(tools)));
  */
-export function withOAuth(app: { fetch: FetchHandler }, options: ConsentOptions = {}): { fetch: FetchHandler } {
-  const consent = consentHandler(options);
+export function withOAuth(app: { fetch: FetchHandler; authorize: Authorize }, options: ConsentOptions = {}): { fetch: FetchHandler } {
+  const consent = consentHandler(app.authorize, options);
   return {
     async fetch(request, env, ctx) {
       const url = new URL(request.url);

@@ -40,19 +40,19 @@ const METRICS_HINT = 'Example of a valid call: GET /metrics?window=24h (or ?form
 export type ServedTool = Pick<AnyTool, 'id' | 'toolset'>;
 
 /** The observability routes, mounted by the gateway (shared/http/app.ts), for the `tools` it serves. */
-export function observabilityRoutes(tools: readonly ServedTool[], options: ReadRouteOptions = {}) {
+export function observabilityRoutes(tools: readonly ServedTool[], options: ReadRouteOptions) {
   const ids = tools.map((tool) => tool.id);
   return new Hono<{ Bindings: Env }>()
     .get('/executions', (c) =>
       authenticated(
         c,
         'executions',
-        async (caller) => {
+        async (db, caller) => {
           const query = readQuery(c.req.url, executionsQuery, EXECUTIONS_NUMERIC_PARAMETERS, EXECUTIONS_HINT);
           if (!query.ok) return query;
           return (
             deniedRecords(caller, tools, query.value.tool) ??
-            listExecutions(caller.db, caller.project.id, query.value, readableTools(caller, tools))
+            listExecutions(db, caller.project.id, query.value, readableTools(caller, tools))
           );
         },
         options,
@@ -62,11 +62,11 @@ export function observabilityRoutes(tools: readonly ServedTool[], options: ReadR
       authenticated(
         c,
         'executions',
-        async (caller) => {
+        async (db, caller) => {
           const raw = c.req.param('trace_id');
           const traceId = normalizeTraceId(raw);
           if (!traceId) return invalidTraceId(raw);
-          return getExecution(caller.db, caller.project.id, traceId, readableTools(caller, tools));
+          return getExecution(db, caller.project.id, traceId, readableTools(caller, tools));
         },
         options,
       ),
@@ -75,12 +75,11 @@ export function observabilityRoutes(tools: readonly ServedTool[], options: ReadR
       authenticated(
         c,
         'refusals',
-        async (caller) => {
+        async (db, caller) => {
           const query = readQuery(c.req.url, refusalsQuery, REFUSALS_NUMERIC_PARAMETERS, REFUSALS_HINT);
           if (!query.ok) return query;
           return (
-            deniedRecords(caller, tools, query.value.tool) ??
-            listRefusals(caller.db, caller.project.id, query.value, readableTools(caller, tools))
+            deniedRecords(caller, tools, query.value.tool) ?? listRefusals(db, caller.project.id, query.value, readableTools(caller, tools))
           );
         },
         options,
@@ -91,17 +90,17 @@ export function observabilityRoutes(tools: readonly ServedTool[], options: ReadR
       return authenticated(
         c,
         'metrics',
-        async (caller) => {
+        async (db, caller) => {
           const query = readMetricsQuery(c.req.url);
           if (!query.ok) return query;
           const denied = deniedRecords(caller, tools, query.value.tool);
           if (denied) return denied;
           const readable = readableTools(caller, tools);
           if (query.value.format === 'prometheus')
-            return exposition(await readCounters(caller.db, caller.project.id), ids, query.value.tool, readable);
+            return exposition(await readCounters(db, caller.project.id), ids, query.value.tool, readable);
           const window = resolveWindow(query.value);
           if ('ok' in window) return window;
-          return readMetrics(caller.db, caller.project.id, window, query.value.tool, readable);
+          return readMetrics(db, caller.project.id, window, query.value.tool, readable);
         },
         options,
       );

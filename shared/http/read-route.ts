@@ -2,57 +2,56 @@
  * What every authenticated route outside the tool pipeline shares (the observability routes, the
  * records, `/grants`): the caller from the auth concern, with the worker's one set of options, the
  * query string validated like a tool input, and the envelope. These routes execute no tool, so
- * `meta.attempts` is 0 and no trace row is written. A route that changes state passes through the
- * gate (shared/auth/caller.ts, confirmedFor) before it runs; a read runs alongside the
- * credential's re-check, and its answer waits for it.
+ * `meta.attempts` is 0 and no trace row is written. A read runs at once with the gate's read-only
+ * client, alongside the credential's confirmation, and its answer waits for it; a route that
+ * changes state gets the client that writes from the gate (shared/auth/gate.ts), once passed.
  */
 import type { Context } from 'hono';
 import type * as z from 'zod';
 import { metaWithoutExecution, type Outcome } from '../core/contract.ts';
 import { type Parsed } from '../core/body.ts';
 import { validateInput } from '../core/validation.ts';
-import type { Authorized } from '../auth/authorize.ts';
-import { confirmedFor, deniedToolsets } from '../auth/caller.ts';
+import { deniedToolsets, type Caller } from '../auth/caller.ts';
 import type { Toolset } from '../core/toolsets.ts';
-import { databaseFailure } from '../core/database.ts';
+import { databaseFailure, type Database } from '../core/database.ts';
 import type { Env } from '../runtime/env.ts';
 import { unexpected } from '../runtime/execute.ts';
 import { log } from '../core/log.ts';
-import { authorize, credentialsOf, type AuthorizeOptions } from './authorize.ts';
+import type { Authorize } from './authorize.ts';
 import { respond, scopeOf } from './base.ts';
 
-/** Options of {@link authenticated}. */
-export interface ReadRouteOptions extends AuthorizeOptions {
+/** Options of {@link authenticated}: the worker's authoriser, and what the route reads. */
+export interface ReadRouteOptions {
+  authorize: Authorize;
   /** The toolsets whose records the route reads: a credential limited to others is PERMISSION_DENIED. Default: any credential. */
   toolsets?: readonly Toolset[];
 }
 
 /**
- * Answers a read route for an authorised caller: `run` gets the caller (its project) and the
- * request's clients, and returns an outcome (answered as the envelope) or a finished response. Database
- * failures become DATABASE_ERROR, anything else UNKNOWN_ERROR with a trace id; never throws.
+ * Answers a route for an authorised caller: `run` gets the database (read-only, or the client that
+ * writes once the gate passed, with `changesState`) and the caller, and returns an outcome
+ * (answered as the envelope) or a finished response. Database failures become DATABASE_ERROR,
+ * anything else UNKNOWN_ERROR with a trace id; never throws.
  */
 export async function authenticated(
   c: Context<{ Bindings: Env }>,
   route: string,
-  run: (caller: Authorized) => Promise<Outcome<unknown> | Response>,
-  { toolsets, ...options }: ReadRouteOptions = {},
+  run: (db: Database, caller: Caller) => Promise<Outcome<unknown> | Response>,
+  { authorize, toolsets }: ReadRouteOptions,
   { changesState = false }: { changesState?: boolean } = {},
 ): Promise<Response> {
   const traceId = crypto.randomUUID();
   const startedAt = performance.now();
   let answer: Outcome<unknown> | Response;
   try {
-    const caller = await authorize(credentialsOf(c.req.raw), scopeOf(c), { ...options, traceId });
-    const outside = caller.ok && toolsets ? deniedToolsets(caller, toolsets, `${c.req.method} ${new URL(c.req.url).pathname}`) : undefined;
-    if (!caller.ok) answer = caller;
-    else if (outside) answer = (await caller.confirmed) ?? outside;
-    else if (changesState) answer = (await confirmedFor(caller)) ?? (await run(caller));
-    else {
-      // A cached key is re-checked alongside the read: a key revoked meanwhile reads nothing.
-      const [result, revoked] = await Promise.all([run(caller), caller.confirmed]);
-      answer = revoked ?? result;
-    }
+    const gate = await authorize(c.req.raw, scopeOf(c), { traceId });
+    const what = `${c.req.method} ${new URL(c.req.url).pathname}`;
+    const judged = (caller: Caller) => (toolsets ? deniedToolsets(caller, toolsets, what) : undefined);
+    if (!gate.ok) answer = gate;
+    else if (changesState) {
+      const passed = await gate.pass();
+      answer = 'error' in passed ? passed : (judged(passed.caller) ?? (await run(passed.db, passed.caller)));
+    } else answer = await gate.read(async (db, caller) => judged(caller) ?? run(db, caller));
   } catch (error) {
     const failure = databaseFailure(error);
     if (!failure) log('error', 'read_route_failed', { trace_id: traceId, route, error: String(error) });

@@ -27,7 +27,8 @@ import { EXAMPLE_IDS } from '../records/example-ids.ts';
 import { readTaskRecord, taskRecordShape } from '../records/tasks.ts';
 import type { Env } from '../runtime/env.ts';
 import { linksFromEnv } from '../runtime/link-templates.ts';
-import type { Authorized } from '../auth/authorize.ts';
+import type { Caller } from '../auth/caller.ts';
+import type { Database } from '../core/database.ts';
 import { authenticated, readQuery, type ReadRouteOptions } from './read-route.ts';
 
 /** `data` of `GET /documents/:id`. */
@@ -51,15 +52,15 @@ const DOCUMENT_HINT = `Example of a valid call: GET /documents/${EXAMPLE_IDS.doc
 const TASK_HINT = `Example of a valid call: GET /tasks/${EXAMPLE_IDS.tasks[0]}`;
 
 /** The record routes, mounted by every worker (shared/http/app.ts, tool-app.ts): links must lead somewhere on each. */
-export function recordRoutes(options: ReadRouteOptions = {}) {
+export function recordRoutes(options: Omit<ReadRouteOptions, 'toolsets'>) {
   return new Hono<{ Bindings: Env }>()
     .get('/documents/:id', (c) =>
       authenticated(
         c,
         'documents',
-        (caller) => {
+        (db, caller) => {
           const query = readQuery(c.req.url, documentQuery, ['chunk'], DOCUMENT_HINT);
-          return query.ok ? readDocument(c.req.url, c.env, caller, c.req.param('id'), query.value) : Promise.resolve(query);
+          return query.ok ? readDocument(c.req.url, c.env, db, caller, c.req.param('id'), query.value) : Promise.resolve(query);
         },
         { ...options, toolsets: ['documents'] },
       ),
@@ -68,9 +69,9 @@ export function recordRoutes(options: ReadRouteOptions = {}) {
       authenticated(
         c,
         'tasks',
-        (caller) => {
+        (db, caller) => {
           const query = readQuery(c.req.url, taskQuery, [], TASK_HINT);
-          return query.ok ? readTask(c.req.url, c.env, caller, c.req.param('id'), query.value) : Promise.resolve(query);
+          return query.ok ? readTask(c.req.url, c.env, db, caller, c.req.param('id'), query.value) : Promise.resolve(query);
         },
         { ...options, toolsets: ['documents', 'task-analysis'] },
       ),
@@ -81,7 +82,8 @@ export function recordRoutes(options: ReadRouteOptions = {}) {
 async function readDocument(
   url: string,
   env: Env,
-  { db, project }: Authorized,
+  db: Database,
+  { project }: Caller,
   rawId: string,
   query: z.output<typeof documentQuery>,
 ): Promise<Outcome<unknown>> {
@@ -135,7 +137,8 @@ async function readDocument(
 async function readTask(
   url: string,
   env: Env,
-  { db, project }: Authorized,
+  db: Database,
+  { project }: Caller,
   rawId: string,
   query: z.output<typeof taskQuery>,
 ): Promise<Outcome<unknown>> {

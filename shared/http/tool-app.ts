@@ -15,10 +15,11 @@
 import type { AnyTool } from '../core/tool.ts';
 import { baseApp, refuseOtherMethods, scopeOf } from './base.ts';
 import { recordRoutes } from './records.ts';
-import { serveToolCall, type ServeOptions } from './tool-route.ts';
+import { served, serveToolCall, type ServeOptions } from './tool-route.ts';
 
 /** The app of a worker serving `tool` alone (see the module comment for its routes). */
-export function createToolApp(tool: AnyTool, options: ServeOptions = {}) {
+export function createToolApp(tool: AnyTool, serveOptions: ServeOptions = {}) {
+  const options = served(serveOptions);
   const routesHint = `This worker runs the tool '${tool.id}': POST / with its input as a JSON body; GET /documents/<id>, GET /tasks/<id>, GET /health, GET /health/ready. The catalog, OpenAPI, MCP and the executions are served by the gateway (POST /tools/${tool.id} there).`;
   const app = baseApp({ tools: 1, routesHint, tool: tool.id })
     .post('/', (c) => serveToolCall(tool, c.req.raw, scopeOf(c), options))

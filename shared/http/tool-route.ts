@@ -10,27 +10,38 @@ import { TOOL_CALL_ID_HEADER, toolCallIdOf } from '../observability/trace-contex
 import { logUnsuccessful } from '../runtime/call-report.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { keyFromHeader } from '../runtime/idempotency.ts';
-import { callTool, type PipelineOptions } from '../runtime/pipeline.ts';
-import { authorize, credentialsOf, type AuthorizeOptions } from './authorize.ts';
+import type { PipelineOptions } from '../runtime/call.ts';
+import { callTool } from '../runtime/pipeline.ts';
+import { createAuthorizer, type Authorize, type AuthorizeOptions } from './authorize.ts';
 import { respond } from './base.ts';
 
 /**
  * How a worker serves tool calls, over HTTP and MCP alike: the pipeline's options, and how requests
  * are read and authorised (`auth`: how API keys are cached and re-checked; `accessTokens`: which
- * other bearer tokens are taken, see shared/http/authorize.ts).
+ * other bearer tokens are taken; `clientAddress`: where a request comes from; see shared/auth/authorize.ts).
  */
-export interface ServeOptions extends PipelineOptions, Pick<AuthorizeOptions, 'auth' | 'accessTokens'> {
+export interface ServeOptions extends PipelineOptions, AuthorizeOptions {
   /** Request bodies above this are refused with PAYLOAD_TOO_LARGE (default `DEFAULT_BODY_LIMIT_BYTES`). */
   bodyLimitBytes?: number;
 }
 
+/** A worker's options with its one authoriser, built once by {@link served} and handed to every route. */
+export interface Served extends ServeOptions {
+  authorize: Authorize;
+}
+
+/** `options` with the worker's authoriser: call once per worker (createGateway, createToolApp). */
+export function served(options: ServeOptions): Served {
+  return { ...options, authorize: createAuthorizer(options) };
+}
+
 /** Runs one HTTP tool call and answers with the envelope. Never throws. */
-export async function serveToolCall(tool: AnyTool, request: Request, scope: RequestScope, options: ServeOptions = {}): Promise<Response> {
+export async function serveToolCall(tool: AnyTool, request: Request, scope: RequestScope, options: Served): Promise<Response> {
   const traceId = crypto.randomUUID();
-  const caller = await authorize(credentialsOf(request), scope, { ...options, traceId });
-  if (!caller.ok) {
-    logUnsuccessful('call_refused', caller, { tool: tool.id, trace_id: traceId });
-    return respond(caller, metaWithoutExecution(tool.id, traceId));
+  const gate = await options.authorize(request, scope, { traceId });
+  if (!gate.ok) {
+    logUnsuccessful('call_refused', gate, { tool: tool.id, trace_id: traceId });
+    return respond(gate, metaWithoutExecution(tool.id, traceId));
   }
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const call = {
@@ -41,6 +52,6 @@ export async function serveToolCall(tool: AnyTool, request: Request, scope: Requ
     toolCallId: toolCallIdOf(request.headers.get(TOOL_CALL_ID_HEADER)),
     origin: new URL(request.url).origin,
   };
-  const { outcome, meta } = await callTool(tool, call, caller, scope, options);
+  const { outcome, meta } = await callTool(tool, call, gate, scope, options);
   return respond(outcome, meta);
 }

@@ -4,18 +4,18 @@
  * when an exporter is configured. Rows and spans are written after the answer is out.
  */
 import { statusOf, type Failure, type Outcome } from '../core/contract.ts';
-import type { AnyTool } from '../core/tool.ts';
 import { log } from '../core/log.ts';
 import { exportSpan, otlpConfigFromEnv, type ExecutionSpan } from '../observability/otlp.ts';
 import { recordRefusal } from '../observability/refusals.ts';
-import { startSpan } from '../observability/trace-context.ts';
+import { childTraceparent, startSpan } from '../observability/trace-context.ts';
 import { recordExecution, type ExecutionRecord } from '../observability/tracing.ts';
-import type { Authorized } from '../auth/authorize.ts';
+import type { Gate } from '../auth/gate.ts';
 import type { RequestScope } from './env.ts';
 
 /** Who and what a report is about: the call's tool, trace and caller. */
 export interface CallReportOptions {
-  tool: AnyTool;
+  /** What the call ran: a tool, or code mode's execution (its id and description name the span). */
+  work: { id: string; description: string };
   traceId: string;
   /** When the call arrived: the rows' and the span's start. */
   arrivedAt: Date;
@@ -23,7 +23,8 @@ export interface CallReportOptions {
   traceparent?: string | null;
   /** The model's own id of this tool call: the span's `gen_ai.tool.call.id`. */
   toolCallId?: string;
-  caller: Authorized;
+  /** The request's gate: its caller names the project and key; its ledger takes the rows. */
+  gate: Gate;
   scope: RequestScope;
   /** For a call made by code mode's code: the trace id of that code's execution (its rows link to it). */
   parentExecutionId?: string;
@@ -52,33 +53,40 @@ export class CallReport {
     this.#otlp = otlpConfigFromEnv(options.scope.env);
   }
 
+  /** The `traceparent` that makes a call made during this one (code mode's) a child of its span. */
+  childTraceparent(): string {
+    return childTraceparent(this.#span);
+  }
+
   /** A call refused before it executed: its refusal row (counted in the metrics) and its span, after the answer. */
   refused(failure: Failure, durationMs: number): void {
-    const { tool, traceId, arrivedAt, caller, scope, parentExecutionId } = this.#options;
+    const { work, traceId, arrivedAt, gate, scope, parentExecutionId } = this.#options;
+    const { caller } = gate;
     const record = {
       traceId,
       projectId: caller.project.id,
       apiKeyId: caller.keyId,
-      tool: tool.id,
+      tool: work.id,
       failure,
       startedAt: arrivedAt,
       parentExecutionId,
     };
     scope.waitUntil(
-      afterResponse(() => Promise.all([recordRefusal(caller.db, record), this.#send({ outcome: failure, durationMs, refused: true })])),
+      afterResponse(() => Promise.all([recordRefusal(gate.ledger, record), this.#send({ outcome: failure, durationMs, refused: true })])),
     );
   }
 
   /** A call that executed: its execution row and its span, after the answer. */
   executed({ admittedAtMs, ...facts }: ExecutionFacts): void {
-    const { tool, traceId, arrivedAt, caller, scope, parentExecutionId } = this.#options;
+    const { work, traceId, arrivedAt, gate, scope, parentExecutionId } = this.#options;
+    const { caller } = gate;
     scope.waitUntil(
       afterResponse(() =>
         Promise.all([
-          recordExecution(caller.db, {
+          recordExecution(gate.ledger, {
             ...facts,
             traceId,
-            tool: tool.id,
+            tool: work.id,
             projectId: caller.project.id,
             startedAt: arrivedAt,
             apiKeyId: caller.keyId,
@@ -102,15 +110,15 @@ export class CallReport {
 
   async #send(sent: Pick<ExecutionSpan, 'durationMs' | 'refused'> & Partial<ExecutionSpan> & { outcome: Outcome<unknown> }): Promise<void> {
     if (!this.#otlp) return;
-    const { tool, traceId, arrivedAt, toolCallId, caller } = this.#options;
+    const { work, traceId, arrivedAt, toolCallId, gate } = this.#options;
     const { outcome, ...rest } = sent;
     await exportSpan(this.#otlp, {
       context: this.#span,
-      tool: tool.id,
-      toolDescription: tool.description,
+      tool: work.id,
+      toolDescription: work.description,
       executionId: traceId,
       toolCallId,
-      projectId: caller.project.id,
+      projectId: gate.caller.project.id,
       startTimeMs: arrivedAt.getTime(),
       errorCode: outcome.ok ? undefined : outcome.error.code,
       errorMessage: outcome.ok ? undefined : outcome.error.message,

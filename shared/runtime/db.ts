@@ -3,16 +3,10 @@
  * `drizzle-orm/neon-http` driver, pointed at the local stand-in for a loopback host. What a client
  * is and what its errors mean is in shared/core/database.ts.
  */
-import { neon, neonConfig } from '@neondatabase/serverless';
+import { neon, neonConfig, type NeonQueryFunction, type NeonQueryPromise } from '@neondatabase/serverless';
 import { drizzle } from 'drizzle-orm/neon-http';
 import type { Database } from '../core/database.ts';
-
-const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-/** Whether `hostname` is this machine (localhost, 127.0.0.1, ::1). */
-export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK_HOSTS.has(hostname);
-}
+import { isLoopbackHost } from '../core/loopback.ts';
 
 /** Whether a connection string points at the local stand-in (a loopback host), as in development and tests. */
 export function isLocalDatabaseUrl(databaseUrl: string): boolean {
@@ -28,7 +22,7 @@ const neonEndpoint = neonConfig.fetchEndpoint;
  * on its own port; any other host is Neon, where the driver's default applies.
  */
 neonConfig.fetchEndpoint = (host, port, options) => {
-  if (LOOPBACK_HOSTS.has(host)) return `http://${host}:${port}/sql`;
+  if (isLoopbackHost(host)) return `http://${host}:${port}/sql`;
   return typeof neonEndpoint === 'function' ? neonEndpoint(host, port, options) : neonEndpoint;
 };
 
@@ -41,6 +35,11 @@ export interface DbOptions {
    * (shared/runtime/query-signal.ts).
    */
   signal?: AbortSignal;
+  /**
+   * Every statement runs in a read-only transaction (Neon's `Neon-Batch-Read-Only`): Postgres
+   * refuses any write through the client. The gate's reader (shared/auth/gate.ts). Default false.
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -52,7 +51,25 @@ export interface DbOptions {
  * const db = createDb(env.DATABASE_URL);
  * const rows = await db.select().from(tasks).limit(10);
  */
-export function createDb(databaseUrl: string, { signal }: DbOptions = {}): Database {
-  const client = neon(databaseUrl, signal ? { fetchOptions: { signal } } : {});
-  return drizzle({ client });
+export function createDb(databaseUrl: string, { signal, readOnly = false }: DbOptions = {}): Database {
+  const client = neon(databaseUrl, { ...(signal && { fetchOptions: { signal } }), ...(readOnly && { readOnly }) });
+  return drizzle({ client: readOnly ? readOnlyStatements(client) : client });
+}
+
+/**
+ * `client` (made with `readOnly`) with every statement in a read-only transaction. drizzle sends a
+ * statement with `client.query()` and awaits it, and a batch with `client.transaction()` of such
+ * statements, which the driver reads without awaiting them. So a statement awaited alone is sent
+ * as a read-only transaction of its own, in the same one request; a batched one runs in the
+ * batch's transaction, read-only too.
+ */
+function readOnlyStatements(client: NeonQueryFunction<false, false>): NeonQueryFunction<false, false> {
+  const query = (...args: Parameters<typeof client.query>) => {
+    const statement = client.query(...args);
+    const alone = () => client.transaction([statement as NeonQueryPromise<false, false>]).then(([result]) => result);
+    return Object.defineProperty(statement, 'then', {
+      value: (resolve?: (value: unknown) => unknown, reject?: (reason: unknown) => unknown) => alone().then(resolve, reject),
+    });
+  };
+  return Object.assign((...args: Parameters<typeof client>) => client(...args), client, { query }) as NeonQueryFunction<false, false>;
 }

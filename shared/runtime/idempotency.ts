@@ -115,7 +115,7 @@ function invalidKey(field: string, expected: string, received: string): Failure 
 
 /** What a call may do with its key. */
 export type Claim =
-  /** The call runs; ids derive from the key; `settle` stores the answer (or drops the claim). */
+  /** The call runs; ids derive from the key; `settle` stores the answer (or drops the claim): after the answer, through `waitUntil`. */
   | {
       ok: true;
       replay?: undefined;
@@ -150,6 +150,28 @@ export interface ClaimRequest {
  * that the key is not held for the claim's lease by a call that never ran.
  */
 export async function claimIdempotencyKey(db: Database, request: ClaimRequest): Promise<Claim> {
+  const claim = await claimOnce(db, request);
+  // The first call's answer is stored after it was sent: a repeat that arrives on the same isolate
+  // before it landed waits for it rather than hearing that the call still runs.
+  const storing = settling.get(settlingId(request));
+  if (storing && !claim.ok && claim.error.details?.reason === 'idempotency_key_in_use') {
+    await storing;
+    return claimOnce(db, request);
+  }
+  return claim;
+}
+
+/**
+ * Answers being stored, per isolate, by project, tool and key: each entry lives only while its
+ * statement is under way (the calls in flight bound it).
+ */
+const settling = new Map<string, Promise<void>>();
+
+function settlingId({ projectId, toolId, key }: Pick<ClaimRequest, 'projectId' | 'toolId' | 'key'>): string {
+  return `${projectId}\n${toolId}\n${key}`;
+}
+
+async function claimOnce(db: Database, request: ClaimRequest): Promise<Claim> {
   const { projectId, toolId, key, traceId, defer } = request;
   const fingerprint = await fingerprintOf(request.input);
   const where = sql`project_id = ${projectId} and tool = ${toolId} and key = ${key} and trace_id = ${traceId}`;
@@ -171,17 +193,23 @@ export async function claimIdempotencyKey(db: Database, request: ClaimRequest): 
       ok: true,
       idFor: callIds(projectId, toolId, key, request.input),
       release,
-      async settle(outcome) {
+      settle(outcome) {
         // An answer that invites a retry is not stored: the same key may run again.
         if (!outcome.ok && outcome.error.retryable) return release();
         // The trace id fences the update: a claim taken over in the meantime belongs to its new call.
         // Unstored, the claim is taken over once its lease ends, and the call runs again, safely.
-        await db
+        const id = settlingId(request);
+        const stored = db
           .execute(
             sql`update idempotency_keys set status = 'completed', locked_until = null, response = ${JSON.stringify(storable(outcome))}::json where ${where}`,
           )
-          .catch(logged('idempotency_store_failed'));
+          .then(() => undefined, logged('idempotency_store_failed'))
+          .finally(() => {
+            if (settling.get(id) === stored) settling.delete(id);
+          });
+        settling.set(id, stored);
         defer(() => purgeExpired(db));
+        return stored;
       },
     };
   }

@@ -16,10 +16,9 @@ import { and, count, eq, isNull } from 'drizzle-orm';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiKeys, documents, moodEntries, oauthGrants } from '../../drizzle/schema.ts';
 import { tools } from '../../functions/registry.ts';
-import { generateApiKey } from '../../shared/auth/keys.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import { withOAuth } from '../../shared/http/oauth.ts';
-import { createKey, createProject, db, send } from './helpers.ts';
+import { createKey, createProject, db, send, unknownKey } from './helpers.ts';
 import {
   connect,
   exchangeCode,
@@ -351,8 +350,10 @@ describe('every spelling of a toolset URL is one resource', { timeout: 180_000 }
 });
 
 describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, () => {
-  // The gateway re-checking a cached key on every call, so each call after the first runs while its re-check does.
-  const gateway = withOAuth(createGateway(tools, { auth: { recheckAfterMs: 0 } }));
+  // The gateway with its default settings: a cached key is re-checked a second after it was verified.
+  const gateway = withOAuth(createGateway(tools));
+  /** Past the freshness bound (docs/auth.md): a change a second old reaches every write. */
+  const pastBound = () => new Promise((resolve) => setTimeout(resolve, 1_100));
   async function sendTo(request: Request): Promise<Response> {
     const ctx = createExecutionContext();
     const response = await gateway.fetch(request, env, ctx);
@@ -368,6 +369,7 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
     expect((await sendTo(new Request(`${ORIGIN}/grants`, { headers: { authorization: `Bearer ${key}` } }))).status).toBe(200);
     const before = await rows();
     await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, id));
+    await pastBound();
     // The grant's row is what the delete would change: read it straight, not through the revoked key.
     const deleted = await sendTo(
       new Request(`${ORIGIN}/grants/${grantId}`, { method: 'DELETE', headers: { authorization: `Bearer ${key}` } }),
@@ -388,6 +390,7 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
       ).status,
     ).toBe(200);
     await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, second.id));
+    await pastBound();
     const http = await sendTo(
       new Request(`${ORIGIN}/tools/log-mood`, {
         method: 'POST',
@@ -413,6 +416,7 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
       );
     expect((await mcpRequest('tools/list', {})).status).toBe(200);
     await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, third.id));
+    await pastBound();
     const overMcp = await mcpRequest('tools/call', { name: 'add-document', arguments: DOCUMENT });
     const refusedOverMcp =
       overMcp.status === 401 || ((await overMcp.json()) as Json).result?.structuredContent?.error?.code === 'UNAUTHENTICATED';
@@ -420,7 +424,7 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
     expect(await rows()).toEqual(before);
   });
 
-  it('a key narrowed a moment ago writes nothing outside its new toolsets, from the first call after it changed', async () => {
+  it('a key narrowed a second ago writes nothing outside its new toolsets', async () => {
     const { key, id } = await createKey(projectId);
     const call = (tool: string, body: unknown) =>
       sendTo(
@@ -436,13 +440,15 @@ describe('state changes wait for the key to be confirmed', { timeout: 90_000 }, 
       .update(apiKeys)
       .set({ toolsets: ['study'] })
       .where(eq(apiKeys.id, id));
+    await pastBound();
     const refused = await call('add-document', DOCUMENT);
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as Json).error.details.reason).toBe('toolset_not_granted');
     expect((await call('log-mood', MOOD)).status).toBe(403);
     expect(await rows()).toEqual(before);
-    // Widened again: judged on the new toolsets from the first call too (a read, so nothing is written).
+    // Widened again: judged on the new toolsets once the scope as last verified refuses it (a read, so nothing is written).
     await db.update(apiKeys).set({ toolsets: null }).where(eq(apiKeys.id, id));
+    await pastBound();
     expect((await call('semantic-search', { query: 'attack' })).status).toBe(200);
   });
 });
@@ -474,7 +480,7 @@ describe('OAuth hygiene', { timeout: 90_000 }, () => {
       ...consent.fields,
       toolset: 'study',
       access: 'write',
-      api_key: generateApiKey(),
+      api_key: unknownKey(),
       decision: 'approve',
     });
     expect(wrongKey.status).toBe(400);

@@ -101,8 +101,10 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
     for (;;) {
       const next = await execute(accessToken, write(written));
       if (next.status !== 200 || next.envelope?.data?.result !== 'written') {
-        // The grant now reaches no toolset: the URL refuses it whole, before any code runs.
-        expect(next.status, JSON.stringify(next.body)).toBe(403);
+        // The grant now reaches no toolset: the code's call is refused by the gate on the refreshed
+        // scope, or (once the isolate knows the narrowed scope) the URL refuses it before any code runs.
+        if (next.status === 200) expect(next.envelope!.data.result, JSON.stringify(next.body)).toBe('PERMISSION_DENIED');
+        else expect(next.status, JSON.stringify(next.body)).toBe(403);
         expect(JSON.stringify(next.body)).toContain('PERMISSION_DENIED');
         break;
       }

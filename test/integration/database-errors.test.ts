@@ -127,10 +127,11 @@ describe.each(tools.map((tool) => [tool.id, tool.example] as const))('%s', (tool
 });
 
 describe('the re-check of an API key', () => {
-  it('answers the same DATABASE_ERROR when the database cannot confirm the key, before anything runs', async () => {
+  it('answers the same DATABASE_ERROR when the database cannot confirm the key, before a write runs', async () => {
     const checkingEveryCall = createGateway(tools, { retryDelayMs: 10, auth: { recheckAfterMs: 0 } });
     await script(1_000);
-    const { status, body } = await call('list-plans', {}, checkingEveryCall);
+    const logMood = tools.find((tool) => tool.id === 'log-mood')!;
+    const { status, body } = await call('log-mood', logMood.example, checkingEveryCall);
     expect(body.error, JSON.stringify(body)).toMatchObject({ code: 'DATABASE_ERROR', retryable: true });
     expect(status).toBe(503);
     expect(body.meta.attempts).toBe(0);

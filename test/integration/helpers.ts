@@ -5,8 +5,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import * as z from 'zod';
 import { and, count, eq } from 'drizzle-orm';
-import { apiKeys, moodEntries, projects } from '../../drizzle/schema.ts';
-import { generateApiKey, hashApiKey } from '../../shared/auth/keys.ts';
+import { moodEntries, projects } from '../../drizzle/schema.ts';
+import { issueApiKey } from '../../shared/auth/keys.ts';
 import { ok, type ToolResult } from '../../shared/core/contract.ts';
 import { defineTool, READ_ONLY, type AnyTool } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
@@ -122,7 +122,7 @@ export interface KeyOptions {
   toolsets?: string[] | null;
   /** The key's label (`api_keys.name`, shown in traces); default 'test key'. */
   name?: string;
-  /** The key itself; a new random one unless given. */
+  /** The key itself; a new signed one unless given (a given key works as an unsigned one). */
   key?: string;
 }
 
@@ -133,13 +133,14 @@ export interface KeyOptions {
  */
 export async function createKey(
   projectId: string,
-  { toolsets = null, name = 'test key', key = generateApiKey() }: KeyOptions = {},
+  { toolsets = null, name = 'test key', key }: KeyOptions = {},
 ): Promise<{ key: string; id: string }> {
-  const [row] = await db
-    .insert(apiKeys)
-    .values({ projectId, keyHash: await hashApiKey(key), keyPrefix: key.slice(0, 8), name, toolsets })
-    .returning({ id: apiKeys.id });
-  return { key, id: row!.id };
+  return issueApiKey(db, { projectId, name, toolsets, ...(key && { key }) });
+}
+
+/** A key of the right form that no project has (unsigned, as a guess would be). */
+export function unknownKey(): string {
+  return `et_${crypto.randomUUID().replace(/-/g, '')}${crypto.randomUUID().replace(/-/g, '').slice(0, 11)}`;
 }
 
 /** How many mood entries `userId` has in `projectId`: the rows a log-mood call writes, read straight from the database. */

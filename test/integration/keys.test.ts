@@ -13,23 +13,27 @@ import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { apiKeys } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
-import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
+import { defineTool, READ_ONLY, type ToolAnnotations } from '../../shared/core/tool.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import { AUTH_DEFAULTS, generateApiKey } from '../../shared/auth/keys.ts';
+import { AUTH_DEFAULTS } from '../../shared/auth/keys.ts';
 import type { Env } from '../../shared/runtime/env.ts';
 import type { ServeOptions } from '../../shared/http/tool-route.ts';
-import { createTenant, db } from './helpers.ts';
+import { createTenant, db, unknownKey } from './helpers.ts';
 
 const UNREACHABLE_DATABASE = 'postgres://edge:edge@127.0.0.1:9/edge';
+const WRITES: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
-/** A tool that counts its executions. */
-function countingTool() {
+/**
+ * A tool that counts its executions. It writes (as far as the gate knows), so it runs only once
+ * the key is confirmed; a read would run alongside the key's re-check, its answer withheld.
+ */
+function countingTool({ annotations = WRITES }: { annotations?: ToolAnnotations } = {}) {
   const state = { executions: 0 };
   const tool = defineTool({
     id: 'count',
     toolset: 'documents',
     title: 'Test tool count',
-    annotations: READ_ONLY,
+    annotations,
     description: 'Counts its executions.',
     input: z.strictObject({ n: z.int().min(0).max(10) }),
     output: z.object({ n: z.int() }),
@@ -58,7 +62,9 @@ async function call(
   if (key) headers.authorization = `Bearer ${key}`;
   if (address) headers['cf-connecting-ip'] = address;
   const ctx = createExecutionContext();
-  const response = await createGateway([tool], options).fetch(
+  // Each case names the address its requests come from (locally every client is this machine).
+  const byHeader = { clientAddress: (request: Request) => request.headers.get('cf-connecting-ip'), ...options };
+  const response = await createGateway([tool], byHeader).fetch(
     new Request(`http://edge-tools.test${path}`, { method: 'POST', headers, body: JSON.stringify(body) }),
     { ...env, ...overrides },
     ctx,
@@ -102,6 +108,18 @@ describe('revocation', () => {
     expect(state.executions).toBe(2);
   });
 
+  it('a read of a warm key runs alongside its re-check, and its answer is withheld once the key is revoked', async () => {
+    const { tool, state } = countingTool({ annotations: READ_ONLY });
+    const { key, keyId } = await freshKey();
+    expect((await call(tool, { key })).status).toBe(200);
+    await db.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, keyId));
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const refused = await call(tool, { key });
+    expect(refused.status).toBe(401);
+    expect(refused.body).not.toHaveProperty('data');
+    expect(state.executions).toBeLessThanOrEqual(2);
+  });
+
   it('a refusal of a warm key for another reason still says 401 once the key is revoked', async () => {
     const { tool } = countingTool();
     const { key, keyId } = await freshKey();
@@ -124,7 +142,7 @@ describe('guessing keys is cheap to refuse', () => {
 
   it('refuses an unknown key seen before without a query', async () => {
     const { tool } = countingTool();
-    const unknown = generateApiKey();
+    const unknown = unknownKey();
     expect((await call(tool, { key: unknown })).status).toBe(401);
     const again = await call(tool, { key: unknown, env: { DATABASE_URL: UNREACHABLE_DATABASE } });
     expect(again.status).toBe(401);
@@ -138,15 +156,15 @@ describe('guessing keys is cheap to refuse', () => {
     expect((await call(tool, { key: valid, address })).status).toBe(200);
     // Refusals that cost no query do not count.
     for (let i = 0; i < 25; i++) expect((await call(tool, { key: i % 2 ? null : 'et_short', address })).status).toBe(401);
-    for (let i = 0; i < 20; i++) expect((await call(tool, { key: generateApiKey(), address })).status).toBe(401);
+    for (let i = 0; i < 20; i++) expect((await call(tool, { key: unknownKey(), address })).status).toBe(401);
 
-    const blocked = await call(tool, { key: generateApiKey(), address, env: { DATABASE_URL: UNREACHABLE_DATABASE } });
+    const blocked = await call(tool, { key: unknownKey(), address, env: { DATABASE_URL: UNREACHABLE_DATABASE } });
     expect(blocked.status).toBe(429);
     expect(blocked.body.error).toMatchObject({ code: 'RATE_LIMITED', retryable: true, details: { reason: 'failed_authentications' } });
     expect(blocked.body.error.details.retry_after_ms).toBeGreaterThan(0);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
 
-    const elsewhere = await call(tool, { key: generateApiKey(), address: '192.0.2.77' });
+    const elsewhere = await call(tool, { key: unknownKey(), address: '192.0.2.77' });
     expect(elsewhere.status).toBe(401);
     // A key this isolate verified before is no guess: the block does not stand in its way, even past its cache time.
     expect((await call(tool, { key: valid, address, options: { auth: { recheckAfterMs: 60_000 } } })).status).toBe(200);

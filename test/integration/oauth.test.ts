@@ -9,8 +9,7 @@ import { env } from 'cloudflare:workers';
 import { and, count, eq, isNull } from 'drizzle-orm';
 import { describe, expect, it, vi } from 'vitest';
 import { apiKeys, oauthGrants } from '../../drizzle/schema.ts';
-import { generateApiKey } from '../../shared/auth/keys.ts';
-import { createKey, db, send, tenantA } from './helpers.ts';
+import { createKey, db, send, tenantA, unknownKey } from './helpers.ts';
 import {
   approve,
   authorizeQuery,
@@ -298,7 +297,7 @@ describe('refused, with the OAuth error and nothing issued', { timeout: 60_000 }
     const withoutCookie = await postConsent('', form);
     expect(withoutCookie.status).toBe(400);
     expect(withoutCookie.headers.get('location')).toBeNull();
-    const wrongKey = await postConsent(consent.cookie, { ...form, api_key: generateApiKey() });
+    const wrongKey = await postConsent(consent.cookie, { ...form, api_key: unknownKey() });
     expect(wrongKey.status).toBe(400);
     expect(await wrongKey.text()).toContain('The API key was refused');
     expect(await grantRows(tenantA.projectId)).toBe(grantsBefore);

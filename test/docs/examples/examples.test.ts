@@ -8,7 +8,9 @@
  * - any other answer a `sh` block prints must be a success: a failure shown nowhere is a drifted doc;
  * - a `sh no-run` block is one the docs cannot run here (production, another vendor's API, a
  *   command that starts the stack itself): its first line says so, `# not run by the docs tests: <why>`;
- * - a `json` block after no command must parse, and an envelope in it must use a real error code.
+ * - a `json` block after no command must parse, and an envelope in it must use a real error code;
+ * - a `js` block that is one async arrow function is code mode's code: it runs through `POST /code`
+ *   on the demo data, and the execution and every tool call it made must succeed.
  * A drifted example fails here, naming the file and line.
  */
 import { execFile } from 'node:child_process';
@@ -24,6 +26,9 @@ const run = promisify(execFile);
 const SHELL = new Set(['sh', 'bash', 'shell']);
 /** Blocks the docs may hold that are neither (code to read, configuration of other tools). */
 const NOT_CHECKED = new Set(['ts', 'js', 'python', 'yaml', 'promql', 'text', 'toml', 'dotenv']);
+
+/** A `js` block that is code mode's code: one async arrow function. */
+const CODE = /^\s*async\s*\(\)\s*=>/;
 
 /** The line a block the docs cannot run must start with. */
 export const NO_RUN_NOTE = /^# not run by the docs tests: \S.{8,}/;
@@ -106,6 +111,19 @@ for (const file of exampleFiles()) {
               expect(answer.success, `${file}:${block.line}: an answer the docs do not show failed: ${answer.message}`).toBe(true);
             }
           }
+        });
+      } else if (block.lang === 'js' && CODE.test(block.text)) {
+        test(`line ${block.line}: code mode's code runs, and every call in it succeeds`, { timeout: 120_000 }, async () => {
+          const { base, key } = inject('docsStack');
+          const response = await fetch(`${base}/code`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ code: block.text }),
+          });
+          const answer = (await response.json()) as { success: boolean; message: string; data?: { calls: { tool: string; success: boolean }[] } };
+          expect(answer.success, `${file}:${block.line}: ${answer.message}`).toBe(true);
+          expect(answer.data!.calls.length, `${file}:${block.line}: the code made no tool call`).toBeGreaterThan(0);
+          for (const call of answer.data!.calls) expect(call.success, `${file}:${block.line}: ${answer.message}`).toBe(true);
         });
       } else if (block.lang === 'json' && !answers) {
         test(`line ${block.line}: json parses`, () => {
