@@ -43,6 +43,8 @@ function withoutTextPatterns(node: unknown, root = false): JsonSchema {
     if (key === 'pattern' && value === NON_BLANK_TEXT_PATTERN.source) out.pattern = NOT_BLANK_PATTERN;
     // Enum values, defaults and examples are data, not schemas: copied as they are.
     else if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples') out[key] = value;
+    // Any value, said as `true` rather than as a schema with no keyword (which the Inspector flags as constraining nothing).
+    else if (key === 'additionalProperties' && isRecord(value) && Object.keys(value).length === 0) out[key] = true;
     // The field's description says what each of its forms is for.
     else if (key === 'anyOf' && Array.isArray(value) && 'description' in node)
       out.anyOf = value.map((option) => withoutTextPatterns(withoutDescription(option)));

@@ -27,7 +27,7 @@ import { countTokens, postJsonRpc, send } from './helpers.ts';
  * `/mcp/study`'s (about 4,000 for 17), any toolset's in bytes, the OpenAI export, code mode's list.
  */
 const BUDGETS = { allTokens: 9_000, studyTokens: 4_500, toolsetBytes: 20 * 1024, openAiTokens: 6_000, codeTokens: 1_500 } as const;
-/** The Inspector's `--strict` warnings allowed in `tools/list` (a free-form JSON field is one). */
+/** The Inspector's `--strict` warnings allowed in `tools/list` (it finds none today). */
 const INSPECTOR_WARNINGS = 30;
 const LEGACY_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'];
 const MODERN = '2026-07-28';
