@@ -20,6 +20,15 @@ interface Alternative {
 const ANY = null;
 
 /**
+ * Whether the least (greatest) suffix from position `at` is the least (greatest) a date can have
+ * there whatever came before: true at the start of the year's digits, the month and the day, never
+ * on the second digit of a month or a day (day `x1` is the least only when x is 0; `x0` exists too).
+ */
+function boundary(at: number): boolean {
+  return at !== 6 && at !== 9;
+}
+
+/**
  * A regular expression (source, unanchored) that matches the start of a date YYYY-MM-DD (or of a
  * date-time) exactly when its date is from `from` to `to`, both inclusive. Both must be dates of the
  * same form, `from` <= `to`.
@@ -53,7 +62,7 @@ function after(head: string, digit: number, rest: Alternative[] | typeof ANY): A
 
 /** The suffixes of dates from position `at` on that sort at or after `date`'s. */
 function atLeast(date: string, at: number): Alternative[] | typeof ANY {
-  if (date.slice(at) === LOWEST.slice(at)) return ANY;
+  if (boundary(at) && date.slice(at) === LOWEST.slice(at)) return ANY;
   const character = date[at]!;
   const rest = atLeast(date, at + 1);
   if (character === '-') return rest === ANY ? ANY : rest.map((one) => ({ ...one, head: `-${one.head}` }));
@@ -63,7 +72,7 @@ function atLeast(date: string, at: number): Alternative[] | typeof ANY {
 
 /** The suffixes of dates from position `at` on that sort at or before `date`'s. */
 function atMost(date: string, at: number): Alternative[] | typeof ANY {
-  if (date.slice(at) === HIGHEST.slice(at)) return ANY;
+  if (boundary(at) && date.slice(at) === HIGHEST.slice(at)) return ANY;
   const character = date[at]!;
   const rest = atMost(date, at + 1);
   if (character === '-') return rest === ANY ? ANY : rest.map((one) => ({ ...one, head: `-${one.head}` }));
