@@ -7,10 +7,10 @@
  *
  * The agents are written out here: the direct one calls the next step with ids from the last
  * answer, as a model would, sending the three steps that need only the search's ids in one turn;
- * the code-mode one sends the whole story in one `execute` and keeps from each answer what the
- * story needs, written from what `tools/list` gives it (execute's description: every tool's input
- * type and the fields of its data), or after reading `describe` for the four tools (a round trip
- * of its own) too. The story's code uses no name that `tools/list` does not show.
+ * the code-mode one reads `describe` for the four tools (execute's description gives every tool's
+ * input type, not the fields of its data), then sends the whole story in one `execute` and keeps
+ * from each answer what the story needs. The story's code uses no name that `tools/list` and
+ * `describe` do not show.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -88,19 +88,16 @@ const STORY = `async () => {
   };
 }`;
 
-/** The code-mode agent: with `describe` first (two turns), or from `tools/list` alone (one turn). */
-async function codeMode(base: string, apiKey: string, { describe }: { describe: boolean }): Promise<Run> {
+/** The code-mode agent: `describe` for the story's tools, then one `execute` (two turns). */
+async function codeMode(base: string, apiKey: string): Promise<Run> {
   const client = await connect(`${base}/mcp/code`, apiKey);
   const started = performance.now();
   const { tools } = await client.listTools();
-  let answerTokens = 0;
-  if (describe) {
-    const described = (await client.callTool({
-      name: 'describe',
-      arguments: { tools: ['semantic-search', 'get-document-context', 'detect-dependencies', 'cluster-by-similarity'] },
-    })) as ToolAnswer;
-    answerTokens += tokens(textOf(described));
-  }
+  const described = (await client.callTool({
+    name: 'describe',
+    arguments: { tools: ['semantic-search', 'get-document-context', 'detect-dependencies', 'cluster-by-similarity'] },
+  })) as ToolAnswer;
+  let answerTokens = tokens(textOf(described));
   const executed = (await client.callTool({ name: 'execute', arguments: { code: STORY } })) as ToolAnswer;
   if (!executed.structuredContent?.success) throw new Error(`execute: ${textOf(executed)}`);
   answerTokens += tokens(textOf(executed));
@@ -109,7 +106,7 @@ async function codeMode(base: string, apiKey: string, { describe }: { describe: 
   return {
     listTokens: tokens({ tools }),
     answerTokens,
-    roundTrips: describe ? 2 : 1,
+    roundTrips: 2,
     wallMs,
     calls: executed.structuredContent.data.calls.length,
   };
@@ -129,10 +126,9 @@ export async function runCodeModeBench(): Promise<string> {
   try {
     // A first run of each warms the isolate and the embeddings; the second is measured.
     await direct(dev.url, demo.apiKey);
-    await codeMode(dev.url, demo.apiKey, { describe: true });
+    await codeMode(dev.url, demo.apiKey);
     const one = await direct(dev.url, demo.apiKey);
-    const described = await codeMode(dev.url, demo.apiKey, { describe: true });
-    const known = await codeMode(dev.url, demo.apiKey, { describe: false });
+    const described = await codeMode(dev.url, demo.apiKey);
     const total = (run: Run) => run.listTokens + run.answerTokens;
     const row = (name: string, run: Run) =>
       `| ${name} | ${run.calls} | ${run.listTokens.toLocaleString('en')} | ${run.answerTokens.toLocaleString('en')} | ${total(run).toLocaleString('en')} | ${run.roundTrips} | ${Math.round(run.wallMs)} |`;
@@ -144,10 +140,9 @@ export async function runCodeModeBench(): Promise<string> {
       '| way | tool calls | tools/list tokens | answer tokens | tokens read | round trips | wall ms |',
       '|---|---|---|---|---|---|---|',
       row('one call per step (/mcp)', one),
-      row('code mode, from tools/list: execute only', known),
       row('code mode, describe then execute', described),
       '',
-      `Code mode reads ${(total(one) / total(known)).toFixed(1)}× fewer tokens in one round trip, writing the code from \`tools/list\` alone (execute's description carries every tool's input type and the fields of its data), and ${(total(one) / total(described)).toFixed(1)}× fewer when it also asks \`describe\` for the four tools' full types first (two round trips). Both code-mode rows count the whole \`tools/list\` of /mcp/code. The direct agent's figure is its best case: the three steps after the search sent in one turn; one call per turn takes four round trips.`,
+      `Code mode reads ${(total(one) / total(described)).toFixed(1)}× fewer tokens: the whole \`tools/list\` of /mcp/code (execute's description gives every tool's input type), \`describe\` for the four tools' full types, and what the story's code returns. The direct agent's figure is its best case: the three steps after the search sent in one turn; one call per turn takes four round trips.`,
       '',
     ].join('\n');
   } finally {

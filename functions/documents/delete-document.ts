@@ -13,8 +13,7 @@ export default defineTool({
   toolset: 'documents',
   title: 'Delete document',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description:
-    'Delete a document for good, with its tasks and their relationships; answers the id and the number of tasks deleted. Only when it should no longer exist: to change it, use replace-document.',
+  description: 'Delete a document for good, with its tasks and their relationships. To change it, use replace-document.',
   get input() {
     return z.strictObject({ document_id: documentId });
   },

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
-import { dueDateField, itemStatus, PLAN_ID_DEFAULT, itemTitleField, notesField, planIdField, planTitleField } from './lib/fields.ts';
+import { dueDateField, itemStatus, itemTitleField, notesField, planIdField, planTitleField } from './lib/fields.ts';
 import { findPlan } from './lib/lookup.ts';
 import { reserveIds } from './lib/sql.ts';
 import { linkList } from '../../shared/core/links.ts';
@@ -24,14 +24,14 @@ export default defineTool({
   title: 'Add a plan item',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
-    'Add an item at the end of a plan named by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither means the newest plan. The item starts pending.',
+    'Add a pending item at the end of a plan, named by plan_id, plan_title or both (a plan matching both); neither: the newest plan.',
   get input() {
     return z.strictObject({
-      plan_id: planIdField.optional().describe(PLAN_ID_DEFAULT),
+      plan_id: planIdField.optional(),
       plan_title: planTitleField.optional(),
       title: itemTitleField.describe('What to do, e.g. "Practise past papers".'),
-      due_date: dueDateField.optional().describe('Due date, YYYY-MM-DD.'),
-      notes: notesField.optional().describe('Notes.'),
+      due_date: dueDateField.optional(),
+      notes: notesField.optional(),
     });
   },
   get output() {

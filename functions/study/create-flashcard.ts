@@ -31,7 +31,7 @@ export default defineTool({
     return z.strictObject({
       front: text({ max: 2_000, blank: false, trim: true }).describe('The prompt, e.g. "el perro".'),
       back: text({ max: 5_000, blank: false, trim: true }).describe('The answer, e.g. "the dog".'),
-      topic_id: recordId('topic').optional().describe('The topic the card belongs to.'),
+      topic_id: recordId().optional(),
     });
   },
   get output() {

@@ -15,7 +15,7 @@ export default defineTool({
   description:
     'Delete one quiz attempt for good, e.g. one saved by mistake. To clear questions now answered correctly, use quiz-post-save.',
   get input() {
-    return z.strictObject({ attempt_id: recordId('quiz attempt') });
+    return z.strictObject({ attempt_id: recordId() });
   },
   get output() {
     return z.object({ deleted_attempt_id: z.int() });

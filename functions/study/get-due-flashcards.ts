@@ -11,7 +11,7 @@ import { isoTime } from './lib/sql.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { linkList } from '../../shared/core/links.ts';
 
-const position = z.strictObject({ due_after: dateTime(), card_after: recordId('card') });
+const position = z.strictObject({ due_after: dateTime(), card_after: recordId() });
 
 const dueCard = z.object({
   card_id: z.int(),
@@ -34,7 +34,7 @@ export default defineTool({
   get input() {
     return z.strictObject({
       limit: limitField('cards', 20, 100),
-      topic_id: recordId('topic').optional().describe('Only cards of this topic.'),
+      topic_id: recordId().optional().describe('Only cards of this topic.'),
       cursor: cursorField.optional(),
     });
   },

@@ -11,7 +11,7 @@ import { isoTime } from './lib/sql.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { linkList } from '../../shared/core/links.ts';
 
-const position = z.strictObject({ message_after: recordId('message') });
+const position = z.strictObject({ message_after: recordId() });
 
 const message = z.object({ message_id: z.int(), role: z.enum(MESSAGE_ROLES), content: z.string(), created_at: z.string() });
 

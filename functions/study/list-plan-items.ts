@@ -11,9 +11,9 @@ import { plural } from '../../shared/core/plural.ts';
 import { linkList } from '../../shared/core/links.ts';
 
 const position = z.strictObject({
-  after_plan: recordId('plan'),
+  after_plan: recordId(),
   after_position: z.int().min(INT4.min).max(INT4.max),
-  after_item: recordId('item'),
+  after_item: recordId(),
 });
 
 const item = z.object({
@@ -40,7 +40,7 @@ export default defineTool({
   title: 'List plan items',
   annotations: READ_ONLY,
   description:
-    'List a plan\'s items in order. Name the plan by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither for every plan\'s items.',
+    "List a plan's items in order, the plan named by plan_id, plan_title or both (a plan matching both); neither: every plan's items.",
   get input() {
     return z.strictObject({
       plan_id: planIdField.optional(),

@@ -10,7 +10,7 @@ import { plural } from '../../shared/core/plural.ts';
 import { isoTime } from './lib/sql.ts';
 import { linkList } from '../../shared/core/links.ts';
 
-const position = z.strictObject({ plans_before: recordId('plan') });
+const position = z.strictObject({ plans_before: recordId() });
 
 const itemCounts = z.record(z.enum(['total', ...ITEM_STATUSES]), z.int());
 

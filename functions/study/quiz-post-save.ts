@@ -17,7 +17,7 @@ const MAX_RETRIES = 100;
 const wrongAnswer = z.strictObject({
   question: questionField,
   user_answer: userAnswerField,
-  feedback: feedbackField.nullish().describe('Feedback on the answer.'),
+  feedback: feedbackField.nullish(),
 });
 
 /** After a quiz round: saves the wrong answers and clears the earlier wrong ones now answered right, in one transaction. */
@@ -30,11 +30,11 @@ export default defineTool({
     "End a quiz round, all or nothing: saves this round's wrong answers and deletes the earlier wrong attempts now answered correctly (correct_retries, from quiz-pre-fetch).",
   get input() {
     return z.strictObject({
-      topic_id: recordId('topic'),
+      topic_id: recordId(),
       wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]).describe('Questions answered wrongly in this round. Default none.'),
-      correct_retries: distinctList(recordId('quiz attempt'), { max: MAX_RETRIES })
+      correct_retries: distinctList(recordId(), { max: MAX_RETRIES })
         .default([])
-        .describe(`Ids of earlier wrong attempts answered correctly now, each at most once: they are deleted. Default none.`),
+        .describe('Ids of earlier wrong attempts now answered correctly, to delete. Default none.'),
     });
   },
   get output() {

@@ -22,7 +22,7 @@ export default defineTool({
   get input() {
     return z.strictObject({
       session_id: sessionIdField,
-      role: z.enum(MESSAGE_ROLES).describe(`Who wrote it: ${MESSAGE_ROLES.join(', ')}.`),
+      role: z.enum(MESSAGE_ROLES).describe('Who wrote it.'),
       content: text({ max: MAX_CONTENT_CHARS, min: 1 }).describe('The message text.'),
     });
   },

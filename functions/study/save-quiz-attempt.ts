@@ -17,16 +17,16 @@ export default defineTool({
   description: `Record one answered quiz question with a score from 0 to 1; below ${PASS_MARK} is wrong and comes back for practice. For a whole round, use quiz-post-save.`,
   get input() {
     return z.strictObject({
-      topic_id: recordId('topic').optional().describe('The topic the question belongs to.'),
+      topic_id: recordId().optional(),
       question: questionField,
-      user_answer: userAnswerField.optional().describe("The user's answer. Optional."),
+      user_answer: userAnswerField.optional(),
       score: z
         .number()
         .min(0)
         .max(1)
         .optional()
-        .describe(`How right the answer was, 0 to 1 (below ${PASS_MARK} is wrong). Optional: without it the attempt is ungraded.`),
-      feedback: feedbackField.optional().describe('Feedback on the answer.'),
+        .describe(`How right the answer was (below ${PASS_MARK} is wrong); without it, the attempt is ungraded.`),
+      feedback: feedbackField.optional(),
     });
   },
   get output() {

@@ -57,22 +57,13 @@ export default defineTool({
     'Record a flashcard review by grade; FSRS schedules the next. next_review_at sets when it is due and ease_factor (SM-2) the difficulty of a card reviewed before, after the grade or instead of one.',
   get input() {
     return z.strictObject({
-      card_id: recordId('flashcard'),
+      card_id: recordId(),
       grade: z
         .enum(GRADES)
         .optional()
-        .describe(
-          'How the recall went: again, hard, good or easy. Default: good, unless ease_factor or next_review_at is given (then no review is graded, only the overrides apply).',
-        ),
-      ease_factor: z
-        .number()
-        .min(1.3)
-        .max(5)
-        .optional()
-        .describe('Override: the SM-2 style ease factor, 1.3 to 5, applied after the grade if one is given.'),
-      next_review_at: dateTime()
-        .optional()
-        .describe('Override: when the card is due next, e.g. 2031-01-15T09:30:00Z, applied after the grade if one is given.'),
+        .describe('How the recall went. Default good, unless an override is given (then only the overrides apply).'),
+      ease_factor: z.number().min(1.3).max(5).optional().describe('Override: the SM-2 ease factor, applied after any grade.'),
+      next_review_at: dateTime().optional().describe('Override: when the card is due next, applied after any grade.'),
     });
   },
   get output() {

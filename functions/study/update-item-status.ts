@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import type { ITEM_STATUSES } from '../../drizzle/schema.ts';
 import { ok } from '../../shared/core/contract.ts';
+import { oneOfRequired } from '../../shared/core/fields.ts';
 import { defineTool } from '../../shared/core/tool.ts';
 import { idOrName, itemStatus, itemTitleField, planIdField, planTitleField } from './lib/fields.ts';
 import { ambiguous, CANDIDATES_READ, findPlanIfNamed, notFound } from './lib/lookup.ts';
@@ -17,7 +18,11 @@ interface ItemRow {
   plan_title: string;
 }
 
-/** Sets the status of one plan item, named by id or by title (optionally within a plan). */
+/**
+ * Sets the status of one plan item, named by id or by title (optionally within a plan). The item is
+ * named by `item_id` (an id, or a title) or `item_title`, the field names seed clients send: one of
+ * them is required, a rule between fields no model API takes in a schema (a documented exception).
+ */
 export default defineTool({
   id: 'update-item-status',
   toolset: 'study',
@@ -25,16 +30,20 @@ export default defineTool({
   // It overwrites the item's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:
-    "Set a plan item's status. Name the item by item_id: its id, or its title (with plan_id, plan_title or both when several plans have that title).",
+    "Set a plan item's status. Name the item by item_id or item_title (one is required); plan_id or plan_title narrow a title shared by several plans.",
   get input() {
-    return z.strictObject({
-      status: itemStatus,
-      item_id: idOrName('item', itemTitleField, 'title'),
-      plan_id: planIdField
-        .optional()
-        .describe('Only look in this plan: its id, or "latest" (with plan_title: the newest plan of that title).'),
-      plan_title: planTitleField.optional().describe('Only look in the plans with this title.'),
-    });
+    return oneOfRequired(
+      z.strictObject({
+        status: itemStatus,
+        item_id: idOrName('item', itemTitleField, 'title')
+          .optional()
+          .describe('The item id, or its title (any case). Give item_id or item_title.'),
+        item_title: itemTitleField.optional().describe('The item title (any case), instead of item_id.'),
+        plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest" (the newest).'),
+        plan_title: planTitleField.optional().describe('Only look in the plans with this title.'),
+      }),
+      ['item_id', 'item_title'],
+    );
   },
   get output() {
     return z.object({
@@ -47,27 +56,35 @@ export default defineTool({
     });
   },
   example: { plan_title: 'Spanish B1 exam', item_id: 'Review the subjunctive', status: 'completed' },
-  async execute({ status, item_id: named, plan_id, plan_title }, { db, project, idFor, links }) {
-    const [item_id, item_title] = typeof named === 'number' ? [named, undefined] : [undefined, named];
+  async execute({ status, item_id, item_title, plan_id, plan_title }, { db, project, idFor, links }) {
+    // An id, and the titles given (item_id may hold one): each narrows the choice.
+    const id = typeof item_id === 'number' ? item_id : undefined;
+    const titles = [...new Set([typeof item_id === 'string' ? item_id : undefined, item_title].filter((t) => t !== undefined))];
     const plan = await findPlanIfNamed(db, project.id, { plan_id, plan_title });
     if (plan && 'ok' in plan) return plan;
     const { rows } = await db.execute(sql`
       select i.id as item_id, i.title, i.status, i.plan_id, p.title as plan_title
       from study_plan_items i join study_plans p on p.project_id = i.project_id and p.id = i.plan_id
       where i.project_id = ${project.id}
-        and ${item_title !== undefined ? sql`lower(i.title) = lower(${item_title})` : sql`i.id = ${item_id}`}
+        ${id === undefined ? sql`` : sql`and i.id = ${id}`}
+        ${sql.join(
+          titles.map((title) => sql`and lower(i.title) = lower(${title})`),
+          sql` `,
+        )}
         ${plan ? sql`and i.plan_id = ${plan.plan_id}` : sql``}
       order by i.plan_id desc, i.position, i.id
       limit ${CANDIDATES_READ}`);
     const items = rows as unknown as ItemRow[];
     const query = {
-      ...(item_title !== undefined ? { item_title } : { item_id }),
+      ...(item_id !== undefined ? { item_id } : {}),
+      ...(item_title !== undefined ? { item_title } : {}),
       ...(plan_id !== undefined ? { plan_id } : {}),
       ...(plan_title !== undefined ? { plan_title } : {}),
     };
     const within = plan ? ` in plan ${plan.plan_id} "${plan.title}"` : ' in this project';
     if (items.length === 0) {
-      const what = item_title !== undefined ? `No item is titled "${item_title}"` : `No item with id ${item_id} exists`;
+      const titled = titles.map((title) => `titled "${title}"`).join(' and ');
+      const what = id === undefined ? `No item is ${titled}` : `No item with id ${id}${titled ? ` is ${titled}` : ' exists'}`;
       return notFound(
         'item',
         query,

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { ok } from '../../shared/core/contract.ts';
 import { defineTool } from '../../shared/core/tool.ts';
-import { PLAN_ID_DEFAULT, planIdField, planStatus, planTitleField } from './lib/fields.ts';
+import { planIdField, planStatus, planTitleField } from './lib/fields.ts';
 import { findPlan } from './lib/lookup.ts';
 import { setStatus } from './lib/status.ts';
 import { statusSentence } from './lib/words.ts';
@@ -15,11 +15,11 @@ export default defineTool({
   // It overwrites the plan's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   description:
-    'Set a study plan\'s status (its items keep theirs). Name the plan by plan_id ("latest" for the newest), plan_title, or both (a plan matching both); neither means the newest plan.',
+    "Set a study plan's status (its items keep theirs), the plan named by plan_id, plan_title or both (a plan matching both); neither: the newest plan.",
   get input() {
     return z.strictObject({
       status: planStatus,
-      plan_id: planIdField.optional().describe(PLAN_ID_DEFAULT),
+      plan_id: planIdField.optional(),
       plan_title: planTitleField.optional(),
     });
   },

@@ -17,8 +17,8 @@ const item = z.union(
     itemTitle,
     z.strictObject({
       title: itemTitle,
-      due_date: dueDateField.nullish().describe('Due date, YYYY-MM-DD.'),
-      notes: notesField.nullish().describe('Notes.'),
+      due_date: dueDateField.nullish(),
+      notes: notesField.nullish(),
     }),
   ],
   { error: 'must be an item title, or an object { title, due_date, notes }' },

@@ -76,9 +76,7 @@ export default defineTool({
       linkage: z
         .enum(['average', 'complete', 'single'])
         .default(CLUSTERING_DEFAULTS.linkage)
-        .describe(
-          'How group similarity is measured: average of all pairs (default), complete (least similar pair), single (most similar pair).',
-        ),
+        .describe('Group similarity: average of all pairs (default), complete (least similar pair) or single (most similar).'),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });

@@ -40,9 +40,7 @@ export default defineTool({
         .min(1)
         .max(INT4.max)
         .default(1)
-        .describe(
-          `Which chunk of the documents to read, from 1 (default 1). Every document named must have it; a document has at most ${MAX_CHUNKS}.`,
-        ),
+        .describe(`Which chunk of the documents to read (default 1); a document has at most ${MAX_CHUNKS}.`),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });

@@ -43,16 +43,9 @@ export default defineTool({
       direction: z
         .enum(['outgoing', 'incoming', 'both'])
         .default('both')
-        .describe(
-          'incoming: what the task depends on (edges pointing at it); outgoing: what depends on it (edges from it); both (default).',
-        ),
+        .describe('incoming: what the task depends on; outgoing: what depends on it; both (default).'),
       depth: z.int().min(1).max(10).default(1).describe('How many hops to follow, 1 to 10 (default 1).'),
-      limit: z
-        .int()
-        .min(1)
-        .max(500)
-        .default(100)
-        .describe('Most relationships per page (default 100); the answer budget may cut a page shorter.'),
+      limit: z.int().min(1).max(500).default(100).describe('Most relationships per page (default 100).'),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });

@@ -62,7 +62,7 @@ export default defineTool({
         .max(1)
         .optional()
         .describe(
-          `Least similarity, 0 to 1, as shown (4 decimals, rounded down). Default: the embedding model's calibrated threshold (${HASHING_EMBEDDER_THRESHOLD} offline, ${OPENAI_THRESHOLDS['text-embedding-3-small']} OpenAI).`,
+          `Least similarity, as shown (4 decimals, rounded down). Default: the embedding model's own (${HASHING_EMBEDDER_THRESHOLD} offline, ${OPENAI_THRESHOLDS['text-embedding-3-small']} OpenAI).`,
         ),
       document_ids: z.array(uuid()).min(1).max(100).nullish().describe('Search only these documents. Optional; null means all.'),
       response_format: responseFormatField,

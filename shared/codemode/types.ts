@@ -44,8 +44,8 @@ export function toolDeclarations(selected: readonly AnyTool[]): string {
     // Inputs keep their field docs (the rules the validator enforces); outputs are names and types only,
     // which is what code reads them by: their docs would double what describe costs an agent.
     types.push(
-      jsonSchemaToType(input as JSONSchema7, `${name}Input`),
-      withoutDocComments(jsonSchemaToType(output as JSONSchema7, `${name}Output`)),
+      oneLine(jsonSchemaToType(input as JSONSchema7, `${name}Input`)),
+      oneLine(withoutDocComments(jsonSchemaToType(output as JSONSchema7, `${name}Output`))),
     );
     const signature = `(input: ${name}Input): Promise<Envelope<${name}Output>>;`;
     const doc = `  /** ${tool.purpose.replace(/\*\//g, '* /')}${tool.annotations.readOnlyHint ? '' : ' (writes)'} */`;
@@ -55,23 +55,23 @@ export function toolDeclarations(selected: readonly AnyTool[]): string {
 }
 
 /**
- * One line per tool: its id, whether it writes, the first sentence of what it does, its input as a
- * compact type (`?` optional; bounds and formats left to the validator's errors) and the field names
- * of its data, three levels deep (`[]` a list). Enough to write code without `describe`. The
+ * One line per tool, as a call: its id (`*` when it writes) and its input as a compact type (`?`
+ * optional; bounds and formats left to the validator's errors). Every tool is reachable from it;
+ * `describe` gives what each does and its full types, the fields of its data among them. The
  * camelCase alias and the `response_format` most tools share are said once, in
- * {@link TOOL_INDEX_LEGEND}.
+ * {@link TOOL_INDEX_LEGEND}. About 30 tokens a tool: the index of every tool costs less than two
+ * tools' entries in `tools/list`.
  *
  * @example
- * // list-plans: List the study plans, newest first. in {limit?:int;cursor?:string} out {plans:{plan_id,title}[],next_cursor}
- * // add-document [writes]: Add a markdown document. in {title:string;content:string}&RF out {document_id,title}
+ * // list-plans({limit?:int;cursor?:string})
+ * // add-document*({title:string;content:string}&RF)
  */
 export function toolIndex(selected: readonly AnyTool[]): string {
   return selected
-    .map((tool) => {
-      const { input, output } = tool.jsonSchemas();
-      const head = `${tool.id}${tool.annotations.readOnlyHint ? '' : ' [writes]'}: ${summary(tool.purpose)}`;
-      return `${head} in ${withSharedFormat(inputType(input as Schema, 0))} out ${outputFields(output as Schema, 0)}`;
-    })
+    .map(
+      (tool) =>
+        `${tool.id}${tool.annotations.readOnlyHint ? '' : '*'}(${withSharedFormat(inputType(tool.jsonSchemas().input as Schema, 0))})`,
+    )
     .join('\n');
 }
 
@@ -85,7 +85,7 @@ function withSharedFormat(type: string): string {
 }
 
 /** What the index's lines mean, for the header above them. */
-export const TOOL_INDEX_LEGEND = `Tools, a line each: id [writes]: purpose in <input type> out <data fields>; RF = {response_format?:'concise'|'detailed'}.`;
+export const TOOL_INDEX_LEGEND = `Tools, a line each: id(input), * when it writes; RF = {response_format?:'concise'|'detailed'}.`;
 
 type Schema = {
   type?: string | string[];
@@ -125,24 +125,9 @@ function wrapUnion(type: string): string {
   return type.includes('|') ? `(${type})` : type;
 }
 
-/** The field names of an output schema, nested objects (and lists of them) to three levels. */
-function outputFields(schema: Schema, depth: number): string {
-  const variants = schema.anyOf ?? schema.oneOf;
-  if (variants) {
-    const shapes = variants.map((variant) => outputFields(variant, depth)).filter(Boolean);
-    return [...new Set(shapes)].join('|');
-  }
-  if (schema.items) {
-    const inner = outputFields(schema.items, depth);
-    return inner ? `${inner}[]` : '';
-  }
-  if (!schema.properties || depth >= 3) return '';
-  return `{${Object.entries(schema.properties)
-    .map(([name, property]) => {
-      const inner = outputFields(property, depth + 1);
-      return inner ? `${name}:${inner}` : name;
-    })
-    .join(',')}}`;
+/** `declaration` on one line: the generator's indentation costs an agent tokens and says nothing the braces do not. */
+function oneLine(declaration: string): string {
+  return declaration.replace(/\n[ \t]*/g, ' ').trim();
 }
 
 /** `declaration` without its doc comments (the generator writes each on lines of its own). */
@@ -153,11 +138,4 @@ function withoutDocComments(declaration: string): string {
 function pascalCase(id: string): string {
   const camel = camelCase(id);
   return camel.charAt(0).toUpperCase() + camel.slice(1);
-}
-
-/** The first sentence of `text`, without the examples it gives ("(e.g. ...)", ", e.g. ..."). */
-function summary(text: string): string {
-  const end = text.search(/(?<!\b(?:e\.g|i\.e))\.(\s|$)/);
-  const sentence = end === -1 ? text : text.slice(0, end + 1);
-  return sentence.replace(/ \((?:e\.g\.|i\.e\.)[^)]*\)|, (?:e\.g\.|i\.e\.) [^;]*?(?=\.$)/g, '');
 }

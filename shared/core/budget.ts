@@ -15,7 +15,7 @@ export type ResponseFormat = 'concise' | 'detailed';
 export const responseFormatField = z
   .enum(['concise', 'detailed'])
   .default('concise')
-  .describe('concise (default) or detailed (every field).');
+  .describe('Default concise; detailed for every field.');
 
 /**
  * Characters per answer, by format:

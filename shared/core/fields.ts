@@ -6,16 +6,19 @@
  *
  * - {@link text}: lengths in Unicode code points (as JSON Schema and Postgres count them), no NUL
  *   or unpaired surrogate (`pattern`), optionally not blank;
- * - {@link uuid}, {@link uuidList}, {@link distinctList} (items never repeat: `uniqueItems`);
- * - {@link dateTime}: the RFC 3339 date-times Postgres stores (`format` and `pattern`), instants of
- *   years 0001 to 9999 (`not`), optionally bounded by calendar dates; {@link date}: calendar dates
- *   Postgres stores;
+ * - {@link uuid} (`format: "uuid"`, exactly as standard validators read it), {@link uuidList},
+ *   {@link distinctList} (items never repeat: `uniqueItems`);
+ * - {@link dateTime}: the RFC 3339 date-times Postgres stores as written (`format: "date-time"` and
+ *   one short `pattern` for what the format leaves open: the range of dates, optionally bounded, and
+ *   the form of the time); {@link date}: calendar dates (`format: "date"`, and the range of years);
  * - {@link jsonValue}: any JSON value of storable text, nested to a bounded depth (the depth is
  *   said in words: JSON Schema could bound it only with `$ref`, which model APIs refuse).
  *
- * No input ties two fields together: model APIs refuse `oneOf`, `anyOf`, `allOf` and `not` at a
+ * Rules between fields are avoided: model APIs refuse `oneOf`, `anyOf`, `allOf` and `not` at a
  * schema's root, where such a rule would have to be said, so a tool takes one field of several
- * forms, or gives an absent field a default, instead (see docs/schemas.md).
+ * forms, or gives an absent field a default, instead. Where a client's field names need one (two
+ * fields that each name the same thing), {@link oneOfRequired} states it in the fields'
+ * descriptions, a documented exception (docs/schemas.md).
  *
  * Each builder checks with the same RegExp it advertises, or with code whose equivalence to the
  * advertised keyword the differential test (test/unit/schema-differential.test.ts) verifies.
@@ -29,8 +32,9 @@
  */
 import * as z from 'zod';
 import { plural } from './plural.ts';
-import { refuseValue } from './issues.ts';
+import { refuseValue, type FieldProblem } from './issues.ts';
 import { codePointLength, NON_BLANK_TEXT_PATTERN, quote, SAFE_TEXT_PATTERN } from './text.ts';
+import { sortsBetween } from './date-range.ts';
 import { FORBIDDEN_KEYS } from './validation.ts';
 
 /**
@@ -89,13 +93,27 @@ export function text({ max, min = 0, blank = true, trim = false }: TextOptions) 
   });
 }
 
+/** What `format: "uuid"` accepts in standard validators (Ajv's ajv-formats, among others). */
+const UUID = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+const URN_PREFIX = /^urn:uuid:/i;
+const UUID_EXPECTED = 'a UUID, e.g. 3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f';
+
 /**
- * A UUID (any RFC 9562 version, either case), advertised as `format: uuid` with zod's pattern. It
- * is lower-cased, the form Postgres prints, so an id matches its record (and repeats are
- * recognised) whatever case the caller wrote it in.
+ * A UUID as the JSON Schema format `uuid` has it (standard validators: 32 hex digits in groups of
+ * 8-4-4-4-12, either case, optionally after `urn:uuid:`), advertised as `format: "uuid"` alone. It is
+ * received without the prefix and in lower case, the form Postgres prints, so an id matches its
+ * record (and repeats are recognised) however the caller wrote it. Any version: an id that names
+ * nothing is NOT_FOUND, as for every id.
  */
 export function uuid() {
-  return z.uuid().toLowerCase();
+  return z
+    .string()
+    .check((payload) => {
+      if (!UUID.test(payload.value))
+        refuseValue(payload, { code: 'invalid_format', expected: UUID_EXPECTED, received: quote(payload.value) });
+    })
+    .overwrite((value) => value.replace(URN_PREFIX, '').toLowerCase())
+    .meta({ format: 'uuid' });
 }
 
 /** A list of `min` to `max` UUIDs in which no id repeats (`uniqueItems`). */
@@ -105,10 +123,8 @@ export function uuidList({ min, max }: { min: number; max: number }) {
 
 /** A list of `min` (default 0) to `max` ids (strings or numbers) in which none repeats (`uniqueItems`). */
 export function distinctList<Item extends z.ZodType<string | number>>(item: Item, { min = 0, max }: { min?: number; max: number }) {
-  return z
-    .array(item)
-    .min(min)
-    .max(max)
+  const list = z.array(item).max(max);
+  return (min > 0 ? list.min(min) : list)
     .check((payload) => {
       const seen = new Map<unknown, number>();
       for (const [index, id] of payload.value.entries()) {
@@ -138,49 +154,66 @@ const LEAP_PAIR = String.raw`(?:0[48]|[2468][048]|[13579][26])`;
 const DATE = String.raw`(?:${YEAR}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|02-(?:0[1-9]|1\d|2[0-8]))|(?:\d\d${LEAP_PAIR}|${LEAP_PAIR}00)-02-29)`;
 
 /**
- * The date-times accepted everywhere: RFC 3339 `date-time` (`YYYY-MM-DDTHH:MM:SS`, optional
- * fraction of 1 to 9 digits, then `Z` or `±HH:MM`), restricted to what Postgres `timestamptz` stores
- * exactly as written: years 0001-9999, no leap second, UTC offsets within ±15:59, upper-case `T`
- * and `Z`. Every such string is also a valid JSON Schema `date-time`.
+ * The time of an accepted date-time, after its date, as advertised: what it adds to the RFC 3339
+ * `date-time` format (which bounds the hours and minutes itself): upper-case T and Z, no leap second,
+ * a fraction of 1 to 9 digits, an offset of ±HH:MM within ±15:59.
  */
-export const DATE_TIME_PATTERN = new RegExp(
-  String.raw`^${DATE}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:0\d|1[0-5]):[0-5]\d)$`,
-);
+const TIME = String.raw`T\d\d:\d\d:[0-5]\d(\.\d{1,9})?(Z|[+-](0\d|1[0-5]):\d\d)$`;
+/** {@link TIME} with the bounds the format adds: what the server checks. */
+const BOUNDED_TIME = String.raw`T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?(?:Z|[+-](?:0\d|1[0-5]):[0-5]\d)$`;
+
+/**
+ * The date-times Postgres `timestamptz` stores exactly as written, of any year 0001 to 9999: RFC 3339
+ * `date-time` (`YYYY-MM-DDTHH:MM:SS`, optional fraction of 1 to 9 digits, then `Z` or `±HH:MM`) with
+ * no leap second, UTC offsets within ±15:59, upper-case `T` and `Z`. What a standard validator's
+ * `format: "date-time"` accepts, with {@link TIME}'s pattern, within years 0001 to 9999.
+ */
+export const DATE_TIME_PATTERN = new RegExp(`^${DATE}${BOUNDED_TIME}`);
 
 const DATE_TIME_EXPECTED =
   'an RFC 3339 date-time with seconds and a UTC offset between -15:59 and +15:59, e.g. 2025-10-05T14:30:00Z or 2025-10-05T16:30:00+02:00';
 
-/**
- * Date-times on the first or last day of years 0001 to 9999 whose offset could carry the instant
- * out of them: 0001-01-01 with an offset ahead of UTC, 9999-12-31 with one behind. Refused (and
- * advertised as `not`), so that every accepted date-time is an instant of years 0001 to 9999 in
- * UTC too, which JavaScript writes (`toISOString`) in a form Postgres reads.
- */
-export const EDGE_OFFSET_PATTERN = new RegExp(
-  String.raw`^(?:0001-01-01T[^+]*\+|9999-12-31T[^-]*-)(?:00:(?:0[1-9]|[1-5]\d)|(?:0[1-9]|1\d):\d\d)$`,
-);
-
-const EDGE_OFFSET_EXPECTED =
-  'a date-time within years 0001 to 9999 in UTC too: on 0001-01-01 end with Z or an offset behind UTC, on 9999-12-31 with Z or an offset ahead of UTC';
-
-/** A calendar date, YYYY-MM-DD, years 0001 to 9999: the form of {@link date} and of {@link DateTimeOptions} bounds. */
+/** A calendar date, YYYY-MM-DD, years 0001 to 9999: what a standard validator's `format: "date"` accepts, year 0000 aside. */
 export const DATE_PATTERN = new RegExp(`^${DATE}$`);
 
-/** A calendar date, YYYY-MM-DD, that Postgres `date` stores (years 0001 to 9999; advertised as `format: date` and that pattern). */
+/**
+ * The dates {@link date} accepts: years 1000 to 9999, which the pattern `^[1-9]` says beside
+ * `format: "date"` (which alone would allow year 0000, where Postgres has none).
+ */
+export const DATE_RANGE = { from: '1000-01-01', to: '9999-12-31' } as const;
+
+/**
+ * The dates of the date-times {@link dateTime} accepts, as written: years 1000 to 8999. A UTC offset
+ * moves an instant by at most 16 hours, so every accepted date-time is an instant that JavaScript
+ * (`toISOString`) and Postgres both write with a four-digit year; and the pattern says the range in
+ * one character class (`^[1-8]`).
+ */
+export const DATE_TIME_RANGE = { from: '1000-01-01', to: '8999-12-31' } as const;
+
+/** A calendar date, YYYY-MM-DD, that Postgres `date` stores, within {@link DATE_RANGE} (advertised as `format: date` and a short pattern). */
 export function date() {
+  const range = new RegExp(`^${sortsBetween(DATE_RANGE.from, DATE_RANGE.to)}`);
   return z
     .string()
     .check((payload) => {
-      if (DATE_PATTERN.test(payload.value)) return;
-      const day = /^(\d{4})-(\d\d)-(\d\d)$/.exec(payload.value);
-      const why = !day ? 'not in the form YYYY-MM-DD' : day[1] === '0000' ? 'there is no year 0000' : 'not a calendar date';
-      refuseValue(payload, {
-        code: 'invalid_format',
-        expected: 'a calendar date YYYY-MM-DD, e.g. 2025-10-05',
-        received: `${quote(payload.value)} (${why})`,
-      });
+      const value = payload.value;
+      if (!DATE_PATTERN.test(value)) {
+        const day = /^(\d{4})-(\d\d)-(\d\d)$/.exec(value);
+        const why = !day ? 'not in the form YYYY-MM-DD' : day[1] === '0000' ? 'there is no year 0000' : 'not a calendar date';
+        refuseValue(payload, {
+          code: 'invalid_format',
+          expected: 'a calendar date YYYY-MM-DD, e.g. 2025-10-05',
+          received: `${quote(value)} (${why})`,
+        });
+      } else if (!range.test(value)) {
+        refuseValue(payload, {
+          code: 'out_of_range',
+          expected: `a date from ${DATE_RANGE.from} to ${DATE_RANGE.to}`,
+          received: quote(value),
+        });
+      }
     })
-    .meta({ format: 'date', pattern: DATE_PATTERN.source });
+    .meta({ format: 'date', pattern: range.source });
 }
 
 export interface DateTimeOptions {
@@ -191,16 +224,20 @@ export interface DateTimeOptions {
 }
 
 /**
- * A date-time as {@link DATE_TIME_PATTERN} describes it (advertised as `format: date-time` and
- * that `pattern`), optionally within calendar-date bounds. Bounds apply to the date as written,
- * so that a JSON Schema `pattern` can state them exactly (an offset moves the instant by at most
- * 16 hours, which a pattern cannot follow).
+ * A date-time as {@link DATE_TIME_PATTERN} describes it, its date as written within
+ * {@link DATE_TIME_RANGE} and the bounds given. Advertised as `format: "date-time"` and one short
+ * pattern saying the rest: the range of dates, then {@link TIME}. Bounds apply to the date as written,
+ * so that a pattern can state them exactly (an offset moves the instant by at most 16 hours, which a
+ * pattern cannot follow).
  */
 export function dateTime({ minDate, maxDate }: DateTimeOptions = {}) {
-  const bounds = [
-    ...(minDate ? [{ pattern: sortsFrom(minDate, 'after'), expected: `on or after ${minDate}` }] : []),
-    ...(maxDate ? [{ pattern: sortsFrom(maxDate, 'before'), expected: `on or before ${maxDate}` }] : []),
-  ];
+  const from = minDate && minDate > DATE_TIME_RANGE.from ? minDate : DATE_TIME_RANGE.from;
+  const to = maxDate && maxDate < DATE_TIME_RANGE.to ? maxDate : DATE_TIME_RANGE.to;
+  if (from > to)
+    throw new Error(
+      `dateTime: no date from ${from} to ${to}; give minDate <= maxDate within ${DATE_TIME_RANGE.from} to ${DATE_TIME_RANGE.to}.`,
+    );
+  const advertised = new RegExp(`^${sortsBetween(from, to)}.*${TIME}`);
   return z
     .string()
     .check((payload) => {
@@ -212,45 +249,16 @@ export function dateTime({ minDate, maxDate }: DateTimeOptions = {}) {
           expected: DATE_TIME_EXPECTED,
           received: `${quote(value)}${why ? ` (${why})` : ''}`,
         });
-        return;
-      }
-      if (EDGE_OFFSET_PATTERN.test(value)) {
-        refuseValue(payload, { code: 'out_of_range', expected: EDGE_OFFSET_EXPECTED, received: quote(value) });
-        return;
-      }
-      for (const bound of bounds) {
-        if (!bound.pattern.test(value)) {
-          refuseValue(payload, {
-            code: 'out_of_range',
-            expected: `a date-time ${bound.expected} (its date as written)`,
-            received: quote(value),
-          });
-          return;
-        }
+      } else if (!advertised.test(value)) {
+        // Of the right form: its date is out of range.
+        refuseValue(payload, {
+          code: 'out_of_range',
+          expected: `a date-time from ${from} to ${to} (its date as written)`,
+          received: quote(value),
+        });
       }
     })
-    .meta({
-      format: 'date-time',
-      pattern: DATE_TIME_PATTERN.source,
-      not: { pattern: EDGE_OFFSET_PATTERN.source },
-      ...(bounds.length ? { allOf: bounds.map((bound) => ({ pattern: bound.pattern.source })) } : {}),
-    });
-}
-
-/**
- * A pattern for date-times whose date (`YYYY-MM-DD`, fixed width, so text order is time order)
- * sorts at or after / at or before `date`: the same date, or a first differing digit that is
- * larger / smaller. Matches the start of the value only.
- */
-function sortsFrom(date: string, side: 'after' | 'before'): RegExp {
-  const alternatives = [date];
-  for (let i = 0; i < date.length; i++) {
-    const digit = Number(date[i]);
-    if (Number.isNaN(digit)) continue;
-    if (side === 'after' && digit < 9) alternatives.push(`${date.slice(0, i)}[${digit + 1}-9]`);
-    if (side === 'before' && digit > 0) alternatives.push(`${date.slice(0, i)}[0-${digit - 1}]`);
-  }
-  return new RegExp(`^(?:${alternatives.join('|')})`);
+    .meta({ format: 'date-time', pattern: advertised.source });
 }
 
 /** The parts of anything shaped like a date-time, to say what is wrong with one that is refused. */
@@ -261,7 +269,7 @@ function dateTimeProblem(value: string): string | undefined {
   const parts = DATE_TIME_LIKE.exec(value);
   if (!parts) return 'not in the form YYYY-MM-DDTHH:MM:SS followed by Z or ±HH:MM';
   const [, year, month, day, separator, hour, minute, second, fraction, zone = ''] = parts;
-  if (year === '0000') return 'there is no year 0000; years run from 0001 to 9999';
+  if (year === '0000') return 'there is no year 0000';
   if (!DATE_PATTERN.test(`${year}-${month}-${day}`)) return `${year}-${month}-${day} is not a calendar date`;
   if (separator !== 'T') return 'separate the date and the time with an upper-case T';
   if (second === undefined) return 'the seconds are missing';
@@ -332,7 +340,7 @@ export function jsonObject({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDep
 
 /** The depth rule in words, for a description (where a field's own description is appended). */
 export function depthSentence(maxDepth: number): string {
-  return `Any JSON nested at most ${maxDepth} levels deep (an object or array is one level; {"a": {"b": 1}} is 2).`;
+  return `JSON nested at most ${maxDepth} levels deep (each object or array is one).`;
 }
 
 /** How many levels of arrays and objects `value` nests. */
@@ -341,4 +349,27 @@ function depthOf(value: unknown): number {
   let deepest = 0;
   for (const item of Object.values(value)) deepest = Math.max(deepest, depthOf(item));
   return deepest + 1;
+}
+
+// Rules between fields ----------------------------------------------------------------------
+
+/** The code of the field error {@link oneOfRequired} answers. */
+export const ONE_OF_REQUIRED = 'one_of_required';
+
+/**
+ * `object` refusing an input that gives none of `names` (null counts as not given): the one kind of
+ * rule between fields an input may have, for fields that each name the same thing (an item by
+ * `item_id` or by `item_title`). No model API takes it in a schema (it would need `anyOf` at the
+ * root), so the fields' descriptions say it, and docs/schemas.md lists it among the documented
+ * exceptions. The error is on the first name, with {@link ONE_OF_REQUIRED} as its code.
+ */
+export function oneOfRequired<T extends z.ZodObject>(object: T, names: readonly [string, string, ...string[]]): T {
+  const others = names.slice(1);
+  const expected = `given, or ${others.length === 1 ? others[0] : `one of ${others.join(', ')}`} instead`;
+  return object.check((payload) => {
+    const value = payload.value as Record<string, unknown>;
+    if (names.some((name) => value[name] !== undefined && value[name] !== null)) return;
+    const problem: FieldProblem = { code: ONE_OF_REQUIRED, expected, received: others.length === 1 ? 'neither' : 'none of them' };
+    payload.issues.push({ code: 'custom', path: [names[0]], message: `must be ${expected}`, input: undefined, params: problem });
+  });
 }

@@ -27,8 +27,10 @@ export interface BaseAppOptions {
   /** The hint of a NOT_FOUND answer: the worker's routes. */
   routesHint: string;
   /**
-   * The id of the one tool a tool's own worker runs at `POST /`: a path that names it
-   * (`/tools/<id>`, `/<id>`) is pointed there, not to a route whose parameter it would fill.
+   * The id of the one tool a tool's own worker runs at `POST /`: a path that names it, or nearly
+   * (`/tools/<id>`, `/<id>`, `/tools/list_plans`), is pointed there; a path naming another tool is
+   * pointed nowhere on this worker (the hint says the gateway serves it), never to a record route
+   * whose parameter a tool's name would fill (`GET /tasks/list-plans`).
    */
   tool?: string;
 }
@@ -45,7 +47,7 @@ export function baseApp({ tools, routesHint, tool }: BaseAppOptions) {
     .get('/health/ready', async (c) => answer(await checkReadiness(c.env), 'health'));
   app.notFound((c) => {
     const path = new URL(c.req.url).pathname;
-    const suggestions = tool !== undefined && path.split('/').includes(tool) ? ['POST /'] : nearestRoutes(app.routes, path);
+    const suggestions = tool === undefined ? nearestRoutes(app.routes, path) : toolWorkerRoutes(app.routes, path, tool);
     return answer(
       fail('NOT_FOUND', `There is no route ${c.req.method} ${path.slice(0, 200)}.${didYouMean(suggestions)}`, {
         hint: routesHint,
@@ -92,6 +94,21 @@ export function refuseOtherMethods<App extends Hono<{ Bindings: Env }>>(app: App
     });
   }
   return app;
+}
+
+/** What a tool-like name looks like: words joined by `-` or `_`, or camelCase (`list-plans`, `getDueFlashcards`). */
+const TOOL_LIKE = /^[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+$|^[a-z][a-z0-9]*[A-Z]/;
+
+/**
+ * The suggestions of a tool's own worker for `path`: `POST /` when a segment names its `tool` (or
+ * nearly); none when one names another tool (only the gateway serves it); else the nearest routes.
+ */
+function toolWorkerRoutes(routes: readonly { method: string; path: string }[], path: string, tool: string): string[] {
+  const segments = path.split('/').filter(Boolean);
+  if (segments.some((segment) => closestNames(segment, [tool]).length > 0)) return ['POST /'];
+  const literals = new Set(routes.flatMap((route) => route.path.split('/')));
+  if (segments.some((segment) => TOOL_LIKE.test(segment) && !literals.has(segment))) return [];
+  return nearestRoutes(routes, path);
 }
 
 /**

@@ -7,42 +7,27 @@
  * instead. So a client that validates arguments against the list refuses exactly what the server
  * refuses, text Postgres cannot store excepted (a documented exception, docs/schemas.md).
  *
- * An output schema is cut to what changes how the model reads an answer: descriptions, `enum`,
- * `required`, `additionalProperties`, `propertyNames`, patterns beside a format and the storage's
- * integer range are dropped (a client checks answers against them, and the model reads the values
- * themselves); an answer's choice among bare types is a list of types.
+ * An optional field's "or null" stays an `anyOf` option (a choice of values is flattened into one
+ * `anyOf`, an `enum` takes null among its values): never a list of types (`["string", "null"]`),
+ * which clients that map schemas onto a single-`type` dialect refuse or misread (the MCP Inspector
+ * warns of it).
  */
 import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
 
 /** A JSON Schema, as zod generates it. */
 export type JsonSchema = Record<string, unknown>;
 
-/** Bounds at or past Postgres's `integer` range are the storage's, not a choice a model must know. */
-const POSTGRES_INTEGER_MAX = 2_147_483_647;
-const TEXT_PATTERNS: ReadonlySet<unknown> = new Set([SAFE_TEXT_PATTERN.source, NON_BLANK_TEXT_PATTERN.source]);
 /** "At least one character other than whitespace", as JSON Schema's unanchored `pattern` reads it. */
 export const NOT_BLANK_PATTERN = String.raw`\S`;
-const OUTPUT_ONLY_DROPPED: ReadonlySet<string> = new Set([
-  'description',
-  'required',
-  'additionalProperties',
-  'propertyNames',
-  'title',
-  'enum',
-]);
-/** Keywords whose value is a schema, or a list or map of schemas, to compact in turn. */
-const SUBSCHEMA_LISTS: ReadonlySet<string> = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
-const SUBSCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', '$defs']);
 
-/** `schema` (a tool's input or output JSON Schema) as a model is shown it. */
-export function compactSchema(schema: JsonSchema, { output = false }: { output?: boolean } = {}): JsonSchema {
-  return output ? withoutUnusedDefinitions(dropKeywords(schema)) : withoutTextPatterns(schema, true);
+/** `schema` (a tool's input JSON Schema) as a model is shown it. */
+export function compactSchema(schema: JsonSchema): JsonSchema {
+  return withoutTextPatterns(schema, true);
 }
 
 /**
  * An input schema without `$schema` and with the storable-text patterns dropped ("not blank" said as
- * `\S`); an optional field's "or null" said as a type list (`["string", "null"]`) rather than as
- * an `anyOf` around it, which says the same in fewer words.
+ * `\S`); an optional field's "or null" said in the fewest words that stay one `type` per schema.
  */
 function withoutTextPatterns(node: unknown, root = false): JsonSchema {
   if (Array.isArray(node)) return node.map((item) => withoutTextPatterns(item)) as unknown as JsonSchema;
@@ -50,46 +35,34 @@ function withoutTextPatterns(node: unknown, root = false): JsonSchema {
   const nullable = orNull(node);
   if (nullable) return withoutTextPatterns(nullable);
   const out: JsonSchema = {};
+  // An enum or a constant says every value it takes: its `type` says nothing more.
+  const listed = 'enum' in node || 'const' in node;
   for (const [key, value] of Object.entries(node)) {
-    if (root && key === '$schema') continue;
+    if ((root && key === '$schema') || (listed && key === 'type')) continue;
     if (key === 'pattern' && value === SAFE_TEXT_PATTERN.source) continue;
     if (key === 'pattern' && value === NON_BLANK_TEXT_PATTERN.source) out.pattern = NOT_BLANK_PATTERN;
     // Enum values, defaults and examples are data, not schemas: copied as they are.
     else if (key === 'enum' || key === 'const' || key === 'default' || key === 'examples') out[key] = value;
+    // Any value, said as `true` rather than as a schema with no keyword (which the Inspector flags as constraining nothing).
+    else if (key === 'additionalProperties' && isRecord(value) && Object.keys(value).length === 0) out[key] = true;
+    // The field's description says what each of its forms is for.
+    else if (key === 'anyOf' && Array.isArray(value) && 'description' in node)
+      out.anyOf = value.map((option) => withoutTextPatterns(withoutDescription(option)));
     else out[key] = withoutTextPatterns(value);
   }
   return out;
 }
 
-function dropKeywords(schema: JsonSchema): JsonSchema {
-  const out: JsonSchema = {};
-  // A value of a form of its own (a cursor) is copied, not read: its form and length say nothing.
-  const copied = typeof schema.pattern === 'string' && !TEXT_PATTERNS.has(schema.pattern) && !('format' in schema);
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === '$schema' || OUTPUT_ONLY_DROPPED.has(key)) continue;
-    if (copied && (key === 'pattern' || key === 'minLength' || key === 'maxLength')) continue;
-    if (key === 'pattern' && (TEXT_PATTERNS.has(value) || 'format' in schema)) continue;
-    if (key === 'not' && 'format' in schema) continue;
-    if ((key === 'minimum' || key === 'maximum') && typeof value === 'number' && Math.abs(value) >= POSTGRES_INTEGER_MAX) continue;
-    // `properties` and `items` say what an answer's object or array is.
-    if (key === 'type' && (value === 'object' ? 'properties' in schema : value === 'array' && 'items' in schema)) continue;
-    if (key === 'anyOf' && Array.isArray(value) && value.every(isBareType)) out.type = value.map((item: JsonSchema) => item.type);
-    else if (SUBSCHEMA_LISTS.has(key) && Array.isArray(value)) {
-      // A condition emptied by what was dropped says nothing: it goes too, never left as `{}`.
-      const items = value.map((item: JsonSchema) => dropKeywords(item)).filter((item) => Object.keys(item).length > 0 || key !== 'allOf');
-      if (items.length) out[key] = items;
-    } else if (SUBSCHEMA_MAPS.has(key) && isRecord(value))
-      out[key] = Object.fromEntries(Object.entries(value).map(([name, item]) => [name, dropKeywords(item as JsonSchema)]));
-    else if ((key === 'items' || key === 'additionalProperties' || key === 'not') && isRecord(value)) out[key] = dropKeywords(value);
-    else out[key] = value;
-  }
-  return out;
+function withoutDescription(node: unknown): unknown {
+  if (!isRecord(node)) return node;
+  const { description: _description, ...rest } = node;
+  return rest;
 }
 
 /**
- * `{ anyOf: [X, { type: "null" }], ...rest }` as one schema accepting the same values: X with
- * "null" among its types (and its enum), or X's own options with null among them. Undefined when
- * `node` is not of that form, or X cannot take null that way (a `const`, no `type`).
+ * `{ anyOf: [X, { type: "null" }], ...rest }` in fewer words, accepting the same values: a choice
+ * (`X` an `anyOf` alone) as one flat `anyOf` with null among its options; values of an `enum` as that
+ * enum with null among them. Undefined when `node` is not of that form, or `X` is of neither kind.
  */
 function orNull(node: JsonSchema): JsonSchema | undefined {
   const options = node.anyOf;
@@ -98,27 +71,18 @@ function orNull(node: JsonSchema): JsonSchema | undefined {
   const value = options[0] as JsonSchema;
   if (Array.isArray(value.anyOf) && Object.keys(value).length === 1)
     return { ...rest, anyOf: [...(value.anyOf as JsonSchema[]), { type: 'null' }] };
-  // A condition that also judges null (`not`, `allOf`, ...) would judge it differently once null is among the types.
-  if (typeof value.type !== 'string' || ['const', 'anyOf', 'oneOf', 'allOf', 'not', 'if'].some((keyword) => keyword in value))
-    return undefined;
-  const { description: inner, ...schema } = value;
-  const enumValues = Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {};
+  // An enum says every value it takes, so its `type` says nothing more.
+  const { description: inner, type: _type, ...values } = value;
+  if (!Array.isArray(values.enum) || Object.keys(values).length !== 1) return undefined;
   return {
     ...(inner !== undefined && rest.description === undefined ? { description: inner } : {}),
     ...rest,
-    ...schema,
-    type: [schema.type, 'null'],
-    ...enumValues,
+    enum: [...(values.enum as unknown[]), null],
   };
 }
 
 function isNullType(schema: unknown): boolean {
   return isRecord(schema) && schema.type === 'null' && Object.keys(schema).length === 1;
-}
-
-/** `{ type: "integer" }` and nothing else: options of this kind say the same as a list of types. */
-function isBareType(schema: unknown): boolean {
-  return isRecord(schema) && typeof schema.type === 'string' && Object.keys(schema).length === 1;
 }
 
 /** `schema` without the `$defs` nothing refers to any more (those only a free-form field used). */

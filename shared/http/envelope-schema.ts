@@ -1,14 +1,11 @@
 /**
- * The envelope of shared/core/contract.ts as JSON Schema, for the interfaces that advertise it: the
- * OpenAPI document's responses in full, and MCP's `outputSchema` (a tool's `structuredContent` is
- * its envelope) in brief. The parts are written in zod, checked at compile time against the contract's types,
+ * The envelope of shared/core/contract.ts as JSON Schema, for the OpenAPI document's responses. The parts are written in zod, checked at compile time against the contract's types,
  * and a tool's `data` is its own output schema, as the catalog advertises it.
  */
 import * as z from 'zod';
 import { ERROR_STATUS, type ErrorCode, type Link, type Meta, type ToolError } from '../core/contract.ts';
-import type { AnyTool } from '../core/tool.ts';
 import { warningSchema } from '../core/warning-schema.ts';
-import { compactSchema, type JsonSchema } from './compact-schema.ts';
+import type { JsonSchema } from './compact-schema.ts';
 
 const fieldErrorSchema = z.object({
   field: z.string().describe('The offending field, as a path (e.g. "energy_level", "task_ids[3]", "symptoms.headache").'),
@@ -114,29 +111,6 @@ export function failureEnvelopeSchema(parts: EnvelopeParts = envelopeParts()): J
     required: ['success', 'message', 'error', 'meta'],
     additionalProperties: false,
   };
-}
-
-const resultSchemas = new WeakMap<AnyTool, JsonSchema>();
-
-/**
- * MCP's `outputSchema` of `tool`: the envelope its `structuredContent` carries, saying what a
- * successful call's `data` holds (compacted: see compact-schema.ts) and nothing else. The
- * specification has clients validate structured results against it; the SDK's v2 client checks only
- * results without `isError`, its v1 client (`@modelcontextprotocol/sdk`) every `structuredContent`,
- * failures too. So it admits the failure envelope without describing it (no `required`, no
- * `additionalProperties`): the server's instructions describe the envelope once for every tool.
- * The root says `type: "object"`, as MCP requires of an `outputSchema`.
- */
-export function mcpOutputSchema(tool: AnyTool): JsonSchema {
-  let schema = resultSchemas.get(tool);
-  if (!schema) {
-    schema = {
-      type: 'object',
-      properties: { data: embed(compactSchema(tool.jsonSchemas().output, { output: true }), '#/properties/data') },
-    };
-    resultSchemas.set(tool, schema);
-  }
-  return schema;
 }
 
 /**

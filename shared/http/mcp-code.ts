@@ -4,8 +4,8 @@
  *
  * - `execute` `{ code }` runs an agent's code (shared/codemode/run.ts), the same execution and the
  *   same envelope as `POST /code`. Its description lists every tool the credential may call, one
- *   line each with its input type and its data's fields, so an agent can write its code in its
- *   first turn.
+ *   line each with its input type, so every tool is reachable from the list alone at about 30
+ *   tokens a tool.
  * - `describe` `{ tools? }` answers the TypeScript declarations (input and output types, generated
  *   from the zod schemas the validator enforces) of the tools named, or of all of them.
  *
@@ -34,7 +34,7 @@ import type { Served } from './tool-route.ts';
 
 const INSTRUCTIONS =
   'Code mode: instead of one tool call per step, write one async arrow function that makes the calls, ' +
-  "and get back only what it returns. execute's description gives each tool's input type and data fields; call describe only for full types. " +
+  "and get back only what it returns. execute's description gives each tool's input type; describe gives what each does and the fields of its data. " +
   `Code that writes takes an idempotency key in the execute call's _meta "${IDEMPOTENCY_META_KEY}": sent again with the same key and code, its writes are not repeated.`;
 
 /** The input of `describe`. */
@@ -124,11 +124,10 @@ export function listedTools(callable: readonly AnyTool[]): McpTool[] {
       title: 'Run code that calls the tools',
       description:
         'Runs one async arrow function (JavaScript) and answers what it returns. In it, tools["<id>"](input) or tools.<camelCaseId>(input) ' +
-        'runs a tool through the full pipeline (validation, limits, idempotency, trace) and resolves to its envelope ' +
-        '{success, message, data|error, meta}: failures are values, not exceptions. Return only what you need. ' +
-        'Answer: data.result, data.calls (tool, trace_id, success, error_code), data.logs (console). ' +
-        `Bounds: ${CODE_MODE_LIMITS.innerCalls} calls (${CODE_MODE_LIMITS.concurrentInnerCalls} at once), ${CODE_MODE_LIMITS.wallTimeMs / 1000} s, ` +
-        `a result of ${CODE_MODE_LIMITS.resultChars} characters (cut beyond); no network. describe gives full types, if needed. ${TOOL_INDEX_LEGEND}\n` +
+        'runs a tool through the full pipeline and resolves to its envelope {success, message, data|error, meta}: failures are values. ' +
+        'Return only what you need: the answer is data.result, with data.calls and data.logs. ' +
+        `Limits: ${CODE_MODE_LIMITS.innerCalls} calls (${CODE_MODE_LIMITS.concurrentInnerCalls} at once), ${CODE_MODE_LIMITS.wallTimeMs / 1000} s, ` +
+        `${CODE_MODE_LIMITS.resultChars} characters of result; no network. describe gives each tool's purpose and full types. ${TOOL_INDEX_LEGEND}\n` +
         toolIndex(callable),
       inputSchema: compactSchema(z.toJSONSchema(codeInput)) as McpTool['inputSchema'],
       annotations: { readOnlyHint: callable.every((tool) => tool.annotations.readOnlyHint), openWorldHint: false },

@@ -12,9 +12,9 @@
  *   `initialize` handshake and the messages after it, statelessly, over the SDK's Streamable HTTP
  *   transport with JSON answers (no session id, no event stream).
  * - `tools/list` advertises each tool in registry order (the same every time), with its title,
- *   annotations, description, input JSON Schema (the catalog's) and an `outputSchema` describing
- *   the envelope, which every result carries as `structuredContent`. On 2026-07-28 it carries
- *   cache hints ({@link TOOLS_LIST_CACHE}).
+ *   annotations, description and input JSON Schema (the catalog's, compacted: compact-schema.ts);
+ *   every result carries the envelope as `structuredContent`, which the instructions describe once.
+ *   On 2026-07-28 it carries cache hints ({@link TOOLS_LIST_CACHE}).
  * - `tools/call` runs the pipeline (`callTool`: validation, rate limit, slot, retries, trace) for
  *   the caller the request was authorised as, once for all its messages. An idempotency key travels in the request's `_meta["edge-tools/idempotency-key"]`, a W3C
  *   `traceparent` in `params._meta.traceparent` (or the HTTP header) makes the execution a span of
@@ -35,7 +35,6 @@ import {
   type Tool as McpTool,
 } from '@modelcontextprotocol/server';
 import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome, type ToolResult } from '../core/contract.ts';
-import { mcpOutputSchema } from './envelope-schema.ts';
 import { compactSchema } from './compact-schema.ts';
 import { callTool } from '../runtime/pipeline.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
@@ -224,7 +223,12 @@ export function serveMcp(serverFor: (context: McpRequest) => Server, bodyLimitBy
   };
 }
 
-/** What `tools/list` answers for `tools`: each tool's name, title, annotations, description and schemas. */
+/**
+ * What `tools/list` answers for `tools`: each tool's name, title, annotations, description and input
+ * schema. No `outputSchema`: every result's `structuredContent` is the envelope the server's
+ * instructions describe once, and its `data` speaks for itself; a schema per tool would cost every
+ * request about a tenth of the list for what the model reads in the answer anyway.
+ */
 export function listedTools(tools: readonly AnyTool[]): McpTool[] {
   return tools.map(describeTool);
 }
@@ -236,7 +240,6 @@ function describeTool(tool: AnyTool): McpTool {
     description: tool.purpose,
     annotations: annotationsOf(tool.annotations),
     inputSchema: compactSchema(tool.jsonSchemas().input) as McpTool['inputSchema'],
-    outputSchema: mcpOutputSchema(tool) as McpTool['outputSchema'],
   };
 }
 

@@ -22,7 +22,7 @@ import { plural } from '../core/plural.ts';
 import { withoutUnusedDefinitions, type JsonSchema } from './compact-schema.ts';
 
 /** Text ceilings from here on are not said in the export's descriptions. */
-const LONG_TEXT = 500;
+const LONG_TEXT = 200;
 import type { AnyTool } from '../core/tool.ts';
 
 /** One tool, in the Chat Completions `tools` format (for the Responses API, spread `function`). */
@@ -129,7 +129,9 @@ function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSc
     } else if (key === 'items' && isRecord(value)) {
       out.items = convert(value, `${path}[]`, conversion);
     } else if (key === 'anyOf' && Array.isArray(value)) {
-      out.anyOf = value.map((option: JsonSchema) => convert(option, path, conversion));
+      // The field's description says what each of its forms is for.
+      const options = typeof node.description === 'string' ? value.map(({ description: _said, ...option }: JsonSchema) => option) : value;
+      out.anyOf = options.map((option: JsonSchema) => convert(option, path, conversion));
     } else if (key === 'additionalProperties' && value !== false) {
       // A free-form object: said as `type: "object"` alone, which a non-strict definition reads as any keys.
       report(conversion, path, 'allows objects with any keys');
@@ -153,6 +155,8 @@ function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSc
       // The storage's range (or zod's safe-integer range), not a bound anyone chose.
     } else if (key === 'minItems' && value === 0) {
       // Says nothing.
+    } else if (key === 'type' && ('enum' in node || 'const' in node)) {
+      // An enum or a constant says every value it takes: its type says nothing more.
     } else if (KEPT_KEYWORDS.has(key)) {
       out[key] = value;
     }
@@ -198,6 +202,7 @@ function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
     }
     return described({ ...schema, anyOf: [...values, { type: 'null' }] });
   }
+  if (Array.isArray(schema.enum)) return described({ ...schema, enum: [...schema.enum, null] });
   if (typeof schema.type === 'string' && !('const' in schema)) {
     const { description: inner, ...value } = schema;
     const merged = sentences(text, inner);
@@ -205,7 +210,6 @@ function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
       ...(merged && { description: merged }),
       ...value,
       type: [schema.type, 'null'],
-      ...(Array.isArray(schema.enum) && { enum: [...schema.enum, null] }),
     };
   }
   return described({ anyOf: [schema, { type: 'null' }] });

@@ -118,11 +118,21 @@ describe("a tool's own worker", () => {
   });
 
   it('points a path naming its own tool to POST /, never to a record route it would fill', async () => {
-    for (const path of ['/tools/log-mood', '/log-mood', '/tool/log-mood']) {
+    for (const path of ['/tools/log-mood', '/log-mood', '/tool/log-mood', '/tools/log_mood', '/tools/logMood']) {
       const { status, body } = await get('POST', path);
       expect(status, path).toBe(404);
       expect(body.error, path).toMatchObject({ code: 'NOT_FOUND', details: { suggestions: ['POST /'] } });
       expect(JSON.stringify(body.error), path).not.toContain('/tasks/log-mood');
+    }
+  });
+
+  it('suggests no route of its own for a path naming another tool: the gateway serves that one', async () => {
+    for (const path of ['/tools/list-plans', '/tool/list_plans', '/getDueFlashcards']) {
+      const { status, body } = await get('POST', path);
+      expect(status, path).toBe(404);
+      expect(body.error, path).toMatchObject({ code: 'NOT_FOUND', hint: expect.stringContaining('served by the gateway') });
+      expect(JSON.stringify(body.error), path).not.toMatch(/\/(tasks|documents)\/(list|get)/i);
+      expect((body.error as { details?: { suggestions?: unknown } }).details?.suggestions, path).toBeUndefined();
     }
   });
 

@@ -350,7 +350,7 @@ describe('submit-health-form: every data type', () => {
       'a date before the minimum',
       { recorded_at: '1899-12-31T23:59:59Z' },
       'recorded_at',
-      'must be a date-time on or after 1900-01-01 (its date as written)',
+      'must be a date-time from 1900-01-01 to 8999-12-31 (its date as written)',
     ],
     [
       'symptoms nested too deep',

@@ -4,22 +4,31 @@
  * - every advertised input schema (MCP `tools/list` on each protocol version and toolset, `GET /tools`,
  *   the OpenAI export, the OpenAPI document's request bodies) passes the judges written from
  *   Anthropic's, OpenAI's and Gemini's documentation (test/support/vendor-rules/);
- * - the sizes, in bytes of JSON and in tokens of OpenAI's o200k_base encoding (js-tiktoken, counted in Node: test/setup/token-counter.ts): all of
- *   `tools/list` ≤ 60 KB and 15,000 tokens, each toolset's ≤ 24 KB, the OpenAI export ≤ 6,000 tokens.
- *   (A toolset's list was held to 20 KB while MCP's schemas left out bounds; stating every rule the
- *   server enforces, as docs/schemas.md promises, costs the study toolset about 3 KB more.)
+ * - the MCP Inspector's `--strict` portability check (test/support/vendor-rules/inspector.ts) finds
+ *   no error and at most {@link INSPECTOR_WARNINGS} warnings in `tools/list`;
+ * - the sizes, in bytes of JSON and in tokens of OpenAI's o200k_base encoding (js-tiktoken, counted in
+ *   Node: test/setup/token-counter.ts), within the budgets below, which leave room for more tools
+ *   of today's average size (`npm run bench -- tool-list` says how many).
  *
  * `npm run bench -- tool-list` prints the same sizes per tool.
  */
 import { describe, expect, it } from 'vitest';
 import { TOOLSETS } from '../../shared/core/toolsets.ts';
 import { anthropicTool } from '../support/vendor-rules/anthropic.ts';
+import { inspectorFindings } from '../support/vendor-rules/inspector.ts';
 import { geminiDeclaration, geminiSchemaSubset } from '../support/vendor-rules/gemini.ts';
 import { portable } from '../support/vendor-rules/walk.ts';
 import { openAiFunction, type OpenAiFunction } from '../support/vendor-rules/openai.ts';
 import type { Schema } from '../support/vendor-rules/walk.ts';
 import { countTokens, postJsonRpc, send } from './helpers.ts';
 
+/**
+ * What an agent may be given to read: every tool's `tools/list` (about 7,300 tokens for 29 tools),
+ * `/mcp/study`'s (about 4,000 for 17), any toolset's in bytes, the OpenAI export, code mode's list.
+ */
+const BUDGETS = { allTokens: 9_000, studyTokens: 4_500, toolsetBytes: 20 * 1024, openAiTokens: 6_000, codeTokens: 1_500 } as const;
+/** The Inspector's `--strict` warnings allowed in `tools/list` (it finds none today). */
+const INSPECTOR_WARNINGS = 30;
 const LEGACY_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'];
 const MODERN = '2026-07-28';
 const KB = 1024;
@@ -146,27 +155,48 @@ describe('the Gemini export', { timeout: 120_000 }, () => {
   });
 });
 
+describe("the MCP Inspector's --strict check", { timeout: 120_000 }, () => {
+  it.each(['/mcp', '/mcp/code'])(`%s: no error, at most ${INSPECTOR_WARNINGS} warnings`, async (path) => {
+    const { tools } = await toolsList(path, MODERN);
+    const findings = inspectorFindings(tools);
+    expect(findings.filter((finding) => finding.severity === 'error')).toEqual([]);
+    expect(findings.length, JSON.stringify(findings)).toBeLessThanOrEqual(INSPECTOR_WARNINGS);
+  });
+});
+
 describe('the tool list fits in an agent context (bytes of JSON, o200k_base tokens)', { timeout: 120_000 }, () => {
-  it('all of tools/list: at most 60 KB and 15,000 tokens, on every protocol version', async () => {
+  it(`all of tools/list: at most ${BUDGETS.allTokens} tokens, on every protocol version`, async () => {
     for (const version of [...LEGACY_VERSIONS, MODERN]) {
       const size = await sizeOf((await toolsList('/mcp', version)).json);
-      expect(size.bytes, version).toBeLessThanOrEqual(60 * KB);
-      expect(size.tokens, version).toBeLessThanOrEqual(15_000);
+      expect(size.tokens, version).toBeLessThanOrEqual(BUDGETS.allTokens);
     }
   });
 
-  it.each(TOOLSETS)('tools/list of /mcp/%s: at most 24 KB', async (toolset) => {
-    const { json } = await toolsList(`/mcp/${toolset}`, MODERN);
-    expect(new TextEncoder().encode(json).length).toBeLessThanOrEqual(24 * KB);
+  it(`tools/list of /mcp/study: at most ${BUDGETS.studyTokens} tokens`, async () => {
+    const size = await sizeOf((await toolsList('/mcp/study', MODERN)).json);
+    expect(size.tokens).toBeLessThanOrEqual(BUDGETS.studyTokens);
   });
 
-  it('the OpenAI export of all tools: at most 6,000 tokens, and a subset is smaller', async () => {
+  it.each(TOOLSETS)(`tools/list of /mcp/%s: at most ${BUDGETS.toolsetBytes / KB} KB`, async (toolset) => {
+    const { json } = await toolsList(`/mcp/${toolset}`, MODERN);
+    expect(new TextEncoder().encode(json).length).toBeLessThanOrEqual(BUDGETS.toolsetBytes);
+  });
+
+  it(`tools/list of /mcp/code: at most ${BUDGETS.codeTokens} tokens, every tool named in execute's description`, async () => {
+    const { json, tools } = await toolsList('/mcp/code', MODERN);
+    expect((await sizeOf(json)).tokens).toBeLessThanOrEqual(BUDGETS.codeTokens);
+    const catalog = await served<{ data: { tools: { id: string }[] } }>('/tools');
+    const execute = (tools as unknown as { name: string; description: string }[]).find((tool) => tool.name === 'execute')!;
+    for (const { id } of catalog.data.tools) expect(execute.description, id).toMatch(new RegExp(`^${id}\\*?\\(`, 'm'));
+  });
+
+  it(`the OpenAI export of all tools: at most ${BUDGETS.openAiTokens} tokens, and a subset is smaller`, async () => {
     const exported = async (query: string) => {
       const body = await served<OpenAiExport>(`/tools?format=openai${query}`);
       return { count: body.data.tools.length, size: await sizeOf(JSON.stringify(body.data.tools)) };
     };
     const all = await exported('');
-    expect(all.size.tokens).toBeLessThanOrEqual(6_000);
+    expect(all.size.tokens).toBeLessThanOrEqual(BUDGETS.openAiTokens);
     const study = await exported('&toolset=study');
     const one = await exported('&tool=log-mood');
     expect(one.count).toBe(1);

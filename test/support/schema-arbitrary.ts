@@ -97,10 +97,12 @@ class Generator {
     if (typeof schema.$ref === 'string') return this.reference(schema.$ref);
     if (Array.isArray(schema.anyOf)) return fc.oneof(...schema.anyOf.map((option: Schema) => this.valueOf(option)));
     if (Array.isArray(schema.enum)) return this.enumValue(schema.enum);
+    if ('const' in schema) return this.enumValue([schema.const]);
     switch (schema.type) {
       case 'string':
         if (schema.format === 'date-time') return this.mode === 'valid' ? validDateTime : dateTimeLike;
         if (schema.format === 'uuid') return this.mode === 'valid' ? fc.uuid() : uuidLike;
+        if (schema.format === 'date') return this.mode === 'valid' ? validDateTime.map((value) => value.slice(0, 10)) : dateLike;
         return this.text(schema);
       case 'integer':
       case 'number':
@@ -354,6 +356,21 @@ export const dateTimeLike: fc.Arbitrary<string> = fc.oneof(
       .map(([day, hour, zone]) => `${day}T${two(hour)}:30:00${zone}`),
   },
   { weight: 1, arbitrary: fc.constantFrom('2025-10-05', 'yesterday', '2025-10-05T14:30:00Z\u0000', '') },
+);
+
+/** Calendar dates of every year form, and near misses: year 0000, the first and last years, days past a month's end, other shapes. */
+const dateLike: fc.Arbitrary<string> = fc.oneof(
+  {
+    weight: 8,
+    arbitrary: fc
+      .tuple(
+        fc.oneof(fc.integer({ min: 0, max: 9999 }), fc.constantFrom(0, 999, 1000, 1900, 2024, 9999)),
+        fc.integer({ min: 0, max: 13 }),
+        fc.integer({ min: 0, max: 32 }),
+      )
+      .map(([year, month, day]) => `${String(year).padStart(4, '0')}-${two(month)}-${two(day)}`),
+  },
+  { weight: 1, arbitrary: fc.constantFrom('2025-10-05T00:00:00Z', '05/10/2025', '2025-1-5', '+12025-10-05', '') },
 );
 
 /** UUIDs, and near misses: other versions and variants, upper case, a URN prefix, wrong shapes. */

@@ -37,8 +37,8 @@ describe("the tool index of execute's description", () => {
   const lines = toolIndex(tools).split('\n');
   const inputTypes = tools.map((tool, i) => {
     const line = lines[i]!;
-    expect(line.startsWith(`${tool.id}${tool.annotations.readOnlyHint ? '' : ' [writes]'}: `)).toBe(true);
-    return line.slice(line.indexOf(' in {') + ' in '.length, line.lastIndexOf(' out '));
+    expect(line.startsWith(`${tool.id}${tool.annotations.readOnlyHint ? '' : '*'}({`)).toBe(true);
+    return line.slice(line.indexOf('(') + 1, line.lastIndexOf(')'));
   });
   const prelude = `type RF = {response_format?: 'concise'|'detailed'}; type int = number; type bool = boolean;\n${inputTypes.map((type, i) => `type In${i} = ${type};`).join('\n')}\n`;
 
@@ -54,19 +54,14 @@ describe("the tool index of execute's description", () => {
     for (const error of errors) expect(error).toMatch(/not_a_field/);
   });
 
-  it('names the data fields the seed story reads', () => {
-    const line = (id: string) => lines.find((one) => one.startsWith(`${id}: `) || one.startsWith(`${id} [writes]: `))!;
-    expect(line('semantic-search')).toMatch(/out \{results:\{task_id,text,document_id,document_title/);
-    expect(line('get-document-context')).toMatch(/out \{documents:\{document_id,title,/);
-    expect(line('detect-dependencies')).toMatch(/relationships:\{source_task_id,target_task_id,type,/);
-    expect(line('cluster-by-similarity')).toMatch(/clusters:\{cluster_id,size,.*representative_tasks:\{task_id,text\}\[\]/);
-  });
-
-  it('gives the first sentence of each purpose, without its examples', () => {
-    expect(lines.find((one) => one.startsWith('embed-tasks'))).toContain(
-      ': Embed tasks whose embedding is pending, failed or from another model. in ',
+  it('leaves what each tool does and its data to describe, whose declarations name the fields the seed story reads', () => {
+    const declared = toolDeclarations(
+      tools.filter((tool) => ['semantic-search', 'get-document-context', 'detect-dependencies', 'cluster-by-similarity'].includes(tool.id)),
     );
-    expect(lines.find((one) => one.startsWith('delete-quiz-attempt'))).toContain(': Delete one quiz attempt for good. in ');
+    for (const name of ['task_id', 'document_title', 'documents', 'relationships', 'source_task_id', 'representative_tasks'])
+      expect(declared).toContain(name);
+    expect(declared).toContain(tools.find((tool) => tool.id === 'semantic-search')!.purpose.slice(0, 40));
+    expect(lines.join('\n')).not.toContain('task_count');
   });
 });
 

@@ -49,7 +49,9 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s as an OpenAI fu
       const property = parameters.properties[field];
       const nullable = Array.isArray(property.anyOf)
         ? property.anyOf.some((option: Schema) => option.type === 'null')
-        : Array.isArray(property.type) && property.type.includes('null') && (!Array.isArray(property.enum) || property.enum.includes(null));
+        : Array.isArray(property.enum)
+          ? property.enum.includes(null)
+          : Array.isArray(property.type) && property.type.includes('null');
       expect(nullable, field).toBe(true);
     }
     const example = tool.example as Record<string, unknown>;
@@ -125,7 +127,8 @@ describe('toStrictSchema', () => {
       properties: { data: { type: 'object', additionalProperties: { $ref: '#/$defs/value' } }, tag: { $ref: '#/$defs/tag' } },
       required: ['data', 'tag'],
     }).schema;
-    expect(converted.$defs).toEqual({ tag: { type: 'string', enum: ['a', 'b'] } });
+    // An enum says its values: its type goes.
+    expect(converted.$defs).toEqual({ tag: { enum: ['a', 'b'] } });
     expect((converted.properties as Record<string, Schema>).data).toEqual({ type: 'object' });
   });
 
@@ -141,7 +144,8 @@ describe('toStrictSchema', () => {
       },
       required: ['cursor'],
     }).schema.properties as Record<string, Schema>;
-    expect(converted.feedback).toEqual({ description: 'Feedback: what was right or wrong.', type: ['string', 'null'] });
+    // The field's description speaks for its forms.
+    expect(converted.feedback).toEqual({ description: 'Feedback.', type: ['string', 'null'] });
     expect(converted.cursor).toEqual({ description: 'next_cursor.', type: 'string' });
   });
 });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { anthropicTool } from '../support/vendor-rules/anthropic.ts';
 import { geminiDeclaration, geminiSchemaSubset } from '../support/vendor-rules/gemini.ts';
 import { openAiFunction } from '../support/vendor-rules/openai.ts';
+import { inspectorFindings } from '../support/vendor-rules/inspector.ts';
 import { portable } from '../support/vendor-rules/walk.ts';
 
 const plain = {
@@ -119,6 +120,41 @@ describe('every host', () => {
     ]);
     expect(portable({ type: 'object', properties: { at: { type: 'string', allOf: [{}] } } })).toEqual([
       '.properties.at: an empty schema in allOf',
+    ]);
+  });
+});
+
+describe('MCP Inspector (--strict)', () => {
+  it('finds nothing in schemas of one type per subschema', () => {
+    expect(inspectorFindings([{ name: 'log-mood', inputSchema: plain, outputSchema: { type: 'object', required: ['mood'] } }])).toEqual([]);
+    const nullable = {
+      type: 'object',
+      properties: { notes: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
+      additionalProperties: false,
+    };
+    expect(inspectorFindings([{ name: 'log-mood', inputSchema: nullable }])).toEqual([]);
+  });
+  it('warns of a list of types, a schema that constrains nothing and a remote $ref; errs on a bare boolean schema', () => {
+    const findings = inspectorFindings([
+      {
+        name: 'plan',
+        inputSchema: {
+          type: 'object',
+          properties: {
+            notes: { type: ['string', 'null'] },
+            data: { description: 'Anything.' },
+            other: { $ref: 'https://x.test/s' },
+            never: false,
+          },
+          additionalProperties: false,
+        },
+      },
+    ]);
+    expect(findings.map(({ rule, severity, path }) => `${severity} ${rule} ${path}`)).toEqual([
+      'warning type-union inputSchema.properties.notes',
+      'warning untyped-schema inputSchema.properties.data',
+      'warning remote-ref inputSchema.properties.other',
+      'error boolean-schema inputSchema.properties.never',
     ]);
   });
 });

@@ -10,7 +10,7 @@ import type { EmbeddingReport, StoredTask } from './ingest.ts';
 
 export const documentFields = {
   title: text({ max: 500, blank: false }).describe('The document title, e.g. "Q3 hiring plan".'),
-  content: text({ max: MAX_DOCUMENT_CHARS }).describe('Markdown; its checkbox items ("- [ ] Do something") are the tasks.'),
+  content: text({ max: MAX_DOCUMENT_CHARS }).describe('Markdown; its checkbox items are the tasks.'),
 };
 
 export const documentId = uuid().describe('A document id, from add-document.');

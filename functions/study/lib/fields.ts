@@ -7,21 +7,20 @@ import { ITEM_STATUSES, PLAN_STATUSES } from '../../../drizzle/schema.ts';
 import { date, INT4, text } from '../../../shared/core/fields.ts';
 
 /** The id of a study record (numbered per project: plan 1, 2, 3 …). */
-export function recordId(what: string) {
-  return z.int().min(1).max(INT4.max).describe(`The ${what} id, from an earlier answer.`);
+export function recordId() {
+  return z.int().min(1).max(INT4.max);
 }
 
-/** `plan_id`: a plan's id, or "latest" for the project's most recently created plan. */
+/**
+ * `plan_id`: a plan's id, or "latest" for the project's most recently created plan. What leaving it
+ * out means is the tool's to say (in its description): every plan, or the newest.
+ */
 export const planIdField = z
   .union([z.int().min(1).max(INT4.max), z.literal('latest')], { error: "must be a plan id (a positive integer) or 'latest'" })
-  .describe('The plan id, or "latest" for the newest plan (with plan_title: the newest plan of that title).');
-
-/** `plan_id`'s description in tools that act on one plan: absent, it means the newest plan unless plan_title names one. */
-export const PLAN_ID_DEFAULT =
-  'The plan id, or "latest" for the newest plan (with plan_title: the newest plan of that title). Default: "latest" when plan_title is not given either.';
+  .describe('The plan id, or "latest" (the newest).');
 
 /** `plan_title`: matched exactly, ignoring case (and surrounding whitespace). */
-export const planTitleField = text({ max: 200, blank: false, trim: true }).describe('The plan title, ignoring case.');
+export const planTitleField = text({ max: 200, blank: false, trim: true }).describe('The plan title (any case).');
 
 /** A plan item's title (matched exactly, ignoring case and surrounding whitespace). */
 export const itemTitleField = text({ max: 300, blank: false, trim: true });
@@ -30,9 +29,9 @@ export const planStatus = z.enum(PLAN_STATUSES);
 export const itemStatus = z.enum(ITEM_STATUSES);
 
 /** An ISO date, e.g. 2026-03-01. */
-export const dueDateField = date().describe('Due date, YYYY-MM-DD.');
+export const dueDateField = date();
 
-export const notesField = text({ max: 2_000, trim: true }).describe('Free-form notes.');
+export const notesField = text({ max: 2_000, trim: true });
 
 /** A page size: `fallback` when absent, at most `max`. */
 export function limitField(what: string, fallback: number, max: number) {
@@ -40,9 +39,7 @@ export function limitField(what: string, fallback: number, max: number) {
 }
 
 /** A topic name, matched ignoring case. */
-export const topicNameField = text({ max: 100, blank: false, trim: true }).describe(
-  'The topic name, e.g. "Spanish grammar" (case-insensitive).',
-);
+export const topicNameField = text({ max: 100, blank: false, trim: true }).describe('The topic name (any case), e.g. "Spanish grammar".');
 
 /**
  * A plan named by `plan_id`, `plan_title` or both (the field names every plan tool uses). Each
@@ -58,5 +55,5 @@ export interface PlanRef {
 export function idOrName(what: string, name: z.ZodType<string>, nameWord: string) {
   return z
     .union([z.int().min(1).max(INT4.max), name], { error: `must be the ${what} id (a positive integer) or its ${nameWord} (text)` })
-    .describe(`The ${what}: its id from an earlier answer, or its ${nameWord} (matched exactly, ignoring case).`);
+    .describe(`The ${what} id, or its ${nameWord} (any case).`);
 }

@@ -14,7 +14,7 @@ export const PASS_MARK = 0.7;
 
 export const questionField = text({ max: 2_000, blank: false, trim: true }).describe('The question as it was asked.');
 export const userAnswerField = text({ max: 5_000 }).describe("The user's answer.");
-export const feedbackField = text({ max: 5_000 }).describe('Feedback on the answer: what was right or wrong.');
+export const feedbackField = text({ max: 5_000 }).describe('What was right or wrong.');
 
 export const attempt = z.object({
   attempt_id: z.int(),
@@ -31,7 +31,7 @@ export type Attempt = z.output<typeof attempt>;
 export const attemptColumns = sql`a.id as attempt_id, a.topic_id, a.question, a.user_answer, a.score, a.feedback, ${isoTime(sql`a.created_at`)} as created_at`;
 
 /** Where a page of wrong answers continues (shared by get-wrong-questions and quiz-pre-fetch). */
-const wrongAnswersPosition = z.strictObject({ wrong_before: recordId('attempt') });
+const wrongAnswersPosition = z.strictObject({ wrong_before: recordId() });
 
 /**
  * Reads a page of the topic's wrong answers, newest first, from the position a cursor holds. The

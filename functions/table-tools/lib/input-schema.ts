@@ -75,7 +75,6 @@ function describeField(field: FieldConfig): string {
   const text = field.description ?? (field.label.toLowerCase() === field.name.replaceAll('_', ' ') ? undefined : field.label);
   const parts = text ? [/[.!?)]$/.test(text) ? text : `${text}.`] : [];
   if (field.dataType === 'datetime') {
-    parts.push('e.g. 2025-10-05T14:30:00Z.');
     if (field.minDate) parts.push(`On or after ${field.minDate}.`);
     if (field.maxDate) parts.push(`On or before ${field.maxDate}.`);
   }

@@ -3,7 +3,7 @@
  * when the tool is first needed, so a broken configuration is reported by name instead of misbehaving.
  */
 import * as z from 'zod';
-import { DATE_PATTERN } from '../../../shared/core/fields.ts';
+import { DATE_PATTERN, DATE_TIME_RANGE } from '../../../shared/core/fields.ts';
 import { TOOL_ID_PATTERN } from '../../../shared/core/tool.ts';
 
 export const DATA_TYPES = ['text', 'integer', 'numeric', 'boolean', 'enum', 'datetime', 'json'] as const;
@@ -22,7 +22,13 @@ export const TENANT_COLUMN = 'project_id';
 export const ROW_ID_COLUMN = 'id';
 
 const identifier = z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier (letters, digits, _)');
-const calendarDate = z.string().regex(DATE_PATTERN, 'must be a calendar date, YYYY-MM-DD (years 0001 to 9999)');
+const calendarDate = z
+  .string()
+  .regex(DATE_PATTERN, 'must be a calendar date, YYYY-MM-DD')
+  .refine(
+    (day) => day >= DATE_TIME_RANGE.from && day <= DATE_TIME_RANGE.to,
+    `must be a date from ${DATE_TIME_RANGE.from} to ${DATE_TIME_RANGE.to}, the dates a date-time may have`,
+  );
 
 const fieldConfig = z
   .strictObject({

@@ -349,7 +349,8 @@ describe('statuses', () => {
   });
 
   it('answers an item title found in several plans with CONFLICT, and finds it within one plan', async () => {
-    const error = await failure(tenant, 'update-item-status', { item_id: 'long run', status: 'completed' }, 409, 'CONFLICT');
+    const error = await failure(tenant, 'update-item-status', { item_title: 'long run', status: 'completed' }, 409, 'CONFLICT');
+    expect(error.message).toContain('match item_title "long run"');
     expect(error.details).toMatchObject({
       entity_type: 'item',
       query: { item_title: 'long run' },
@@ -359,18 +360,54 @@ describe('statuses', () => {
       ],
     });
     expect(await rowCount('study_plan_items', tenant.projectId, sql`status = 'completed'`)).toBe(0);
-    const updated = await data(tenant, 'update-item-status', { item_id: 'long run', plan_title: 'Marathon', status: 'completed' });
+    const updated = await data(tenant, 'update-item-status', { item_title: 'long run', plan_title: 'Marathon', status: 'completed' });
     expect(updated).toMatchObject({ item_id: 1, plan_id: 1, status: 'completed' });
     const latest = await data(tenant, 'update-item-status', { item_id: 'Long run', plan_id: 'latest', status: 'skipped' });
     expect(latest).toMatchObject({ item_id: 3, plan_id: 2, status: 'skipped' });
   });
 
   it('answers an item not in the named plan with NOT_FOUND naming both', async () => {
-    const error = await failure(tenant, 'update-item-status', { item_id: 'Tempo run', plan_id: 1, status: 'completed' }, 404, 'NOT_FOUND');
+    const error = await failure(
+      tenant,
+      'update-item-status',
+      { item_title: 'Tempo run', plan_id: 1, status: 'completed' },
+      404,
+      'NOT_FOUND',
+    );
     expect(error.details).toEqual({ entity_type: 'item', query: { item_title: 'Tempo run', plan_id: 1 } });
     const byId = await failure(tenant, 'update-item-status', { item_id: 4, plan_title: 'Marathon', status: 'completed' }, 404, 'NOT_FOUND');
     expect(byId.details).toEqual({ entity_type: 'item', query: { item_id: 4, plan_title: 'Marathon' } });
     expect(await rowCount('study_plan_items', tenant.projectId, sql`id = 4 and status = 'pending'`)).toBe(1);
+  });
+
+  it("takes the seed's item_title, item_id's title as well, and both together (an item matching both)", async () => {
+    // Seed clients name an item by item_title; item_id takes a title too, and the answer's query names the field sent.
+    const byTitle = await data(tenant, 'update-item-status', { item_title: 'Intervals', plan_id: 1, status: 'completed' });
+    expect(byTitle).toMatchObject({ item_id: 2, status: 'completed' });
+    const error = await failure(tenant, 'update-item-status', { item_id: 'long run', status: 'completed' }, 409, 'CONFLICT');
+    expect(error.message).toContain('match item_id "long run"');
+    expect(await data(tenant, 'update-item-status', { item_id: 2, item_title: 'intervals', status: 'pending' })).toMatchObject({
+      item_id: 2,
+      status: 'pending',
+    });
+    const mismatch = await failure(
+      tenant,
+      'update-item-status',
+      { item_id: 2, item_title: 'Long run', status: 'completed' },
+      404,
+      'NOT_FOUND',
+    );
+    expect(mismatch.message).toContain('No item with id 2 is titled "Long run"');
+    expect(mismatch.details).toEqual({ entity_type: 'item', query: { item_id: 2, item_title: 'Long run' } });
+  });
+
+  it('refuses an update that names no item, saying both fields it takes', async () => {
+    for (const input of [{ status: 'completed' }, { item_id: null, item_title: null, status: 'completed' }]) {
+      const error = await failure(tenant, 'update-item-status', input, 400, 'VALIDATION_ERROR');
+      expect(error.message).toBe("Field 'item_id' must be given, or item_title instead, but received neither.");
+      expect(error.details!.fields).toMatchObject([{ field: 'item_id', code: 'one_of_required' }]);
+    }
+    expect(await rowCount('study_plan_items', tenant.projectId, sql`status = 'completed'`)).toBe(1);
   });
 
   it('sets a plan status by "latest", title or id', async () => {
