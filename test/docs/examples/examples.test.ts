@@ -120,7 +120,11 @@ for (const file of exampleFiles()) {
             headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
             body: JSON.stringify({ code: block.text }),
           });
-          const answer = (await response.json()) as { success: boolean; message: string; data?: { calls: { tool: string; success: boolean }[] } };
+          const answer = (await response.json()) as {
+            success: boolean;
+            message: string;
+            data?: { calls: { tool: string; success: boolean }[] };
+          };
           expect(answer.success, `${file}:${block.line}: ${answer.message}`).toBe(true);
           expect(answer.data!.calls.length, `${file}:${block.line}: the code made no tool call`).toBeGreaterThan(0);
           for (const call of answer.data!.calls) expect(call.success, `${file}:${block.line}: ${answer.message}`).toBe(true);
