@@ -1,6 +1,6 @@
 /**
  * One code-mode execution, for a caller already authorised: the agent's code is read and
- * instrumented (./guard.ts), run in a sandbox (./sandbox.ts), and every `tools[...]()` it makes is
+ * instrumented (./guard.ts), run in the sandbox worker (./sandbox.ts), and every `tools[...]()` it makes is
  * a real call through the pipeline under the caller's scope (./dispatcher.ts); the answer is one
  * envelope whose data is what the code returned, the calls it made and what it logged.
  *
@@ -10,7 +10,6 @@
  *
  * This is the one module of code mode that uses the caller and the pipeline (`callTool`).
  */
-import { truncateResult } from '@cloudflare/codemode';
 import { DEFAULT_BODY_LIMIT_BYTES, screenInput, type Parsed } from '../core/body.ts';
 import { fail, ok, type Failure, type Meta, type Outcome } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
@@ -26,11 +25,12 @@ import type { RequestScope } from '../runtime/env.ts';
 import { innerCallKey } from '../runtime/idempotency.ts';
 import { callTool, DEFAULT_SLOW_CALL_MS, type CallResult, type PipelineOptions } from '../runtime/pipeline.ts';
 import { InnerCalls, type InnerCallEntry } from './dispatcher.ts';
-import { CODE_TOOL_ID, codeModeNotConfigured } from './enabled.ts';
+import { CODE_TOOL_ID, codeModeNotConfigured, sandboxOf } from './enabled.ts';
 import { prepareCode } from './guard.ts';
-import { CODE_MODE_LIMITS } from './limits.ts';
+import { CODE_MODE_LIMITS, STOPPING_LIMITS, type StoppingLimit } from './limits.ts';
 import { CODE_EXAMPLE, codeInput } from './schemas.ts';
 import { runInSandbox, type SandboxEnd } from './sandbox.ts';
+import { TOO_DEEP_MARKER } from './cut-json.ts';
 
 const HINT = `Example of a valid body: ${JSON.stringify({ code: CODE_EXAMPLE })}`;
 
@@ -84,8 +84,8 @@ export async function runCode(
     return answered;
   };
 
-  const loader = scope.env.LOADER;
-  if (!loader) return refuse(codeModeNotConfigured());
+  const sandbox = sandboxOf(scope.env);
+  if (!sandbox) return refuse(codeModeNotConfigured());
   const raw = await request.readInput(HINT);
   if (!raw.ok) return refuse(raw);
   const input = validateInput(codeInput, raw.value, HINT);
@@ -123,13 +123,9 @@ export async function runCode(
         options,
       ),
   });
-  const end = await runInSandbox(loader, {
-    source: prepared.source,
-    guard,
-    dispatcher: calls.stub(),
-    wallTimeMs: CODE_MODE_LIMITS.wallTimeMs,
-  });
+  const end = await runInSandbox(sandbox, { source: prepared.source, guard, calls });
   calls.close();
+  if (end.ok) calls.overLimit += end.callsRefused;
   // Calls the code did not await are real calls, and may be writing: the answer lists them once they answered.
   await settleWithin(calls, CODE_MODE_LIMITS.wallTimeMs);
 
@@ -148,47 +144,19 @@ function outcomeOf(end: SandboxEnd, calls: InnerCalls): Outcome<unknown> {
   const made = { calls: calls.entries, ...(calls.overLimit > 0 && { calls_refused: calls.overLimit }) };
   const summary = callSummary(calls.entries);
   if (!end.ok) {
-    if (end.reason === 'wall_time')
-      return limitReached(
-        'wall_time_ms',
-        `The code did not finish within ${CODE_MODE_LIMITS.wallTimeMs} ms, the most one execution may take`,
-        made,
-        [],
-      );
-    if (/cpu|exceeded/i.test(end.message))
-      return limitReached(
-        'cpu_ms',
-        `The code used more than ${CODE_MODE_LIMITS.cpuMs} ms of CPU time, the most one execution may use (${end.message})`,
-        made,
-        [],
-      );
+    if (end.reason === 'limit') return limitReached(end.limit, made, [], end.message);
+    if (end.reason === 'busy')
+      return fail('BUSY', `The code did not run: ${end.message}. ${summary} Retry in a few seconds.`, {
+        retryable: true,
+        details: { reason: 'sandbox_unavailable', retry_after_ms: 2_000, ...made },
+      });
     return fail('UNKNOWN_ERROR', `The sandbox running the code failed: ${end.message}. ${summary}`, {
       details: { reason: 'sandbox_failed', ...made },
     });
   }
   const { answer } = end;
   const logs = { logs: answer.logs, ...(answer.logsDropped > 0 && { logs_dropped: answer.logsDropped }) };
-  if (answer.stopped === 'guard_ticks')
-    return limitReached(
-      'guard_ticks',
-      `The code ran more than ${CODE_MODE_LIMITS.guardTicks} loop iterations and function calls, the most one execution may run (an endless loop or runaway recursion?)`,
-      made,
-      answer.logs,
-    );
-  if (answer.stopped === 'blocking_ms')
-    return limitReached(
-      'blocking_ms',
-      `The code ran for ${CODE_MODE_LIMITS.blockingMs} ms without letting anything else run (a loop that never awaits a tool call or a timer)`,
-      made,
-      answer.logs,
-    );
-  if (answer.stopped === 'wall_time_ms')
-    return limitReached(
-      'wall_time_ms',
-      `The code ran longer than ${CODE_MODE_LIMITS.wallTimeMs} ms, the most one execution may take`,
-      made,
-      answer.logs,
-    );
+  if (answer.stopped) return limitReached(answer.stopped, made, answer.logs);
   if (answer.error) {
     const { name, message } = answer.error;
     return fail('VALIDATION_ERROR', `The code threw ${name}: ${message.replace(/\.$/, '')}. ${summary}`, {
@@ -196,30 +164,33 @@ function outcomeOf(end: SandboxEnd, calls: InnerCalls): Outcome<unknown> {
       details: { reason: 'code_threw', exception: answer.error, ...made, ...logs },
     });
   }
-  if (answer.tooLarge !== undefined) {
-    return limitReached(
-      'transfer_chars',
-      `The code returned ${answer.tooLarge} characters of JSON, more than the ${CODE_MODE_LIMITS.transferChars} an execution may hand back even to be cut`,
-      made,
-      answer.logs,
-    );
-  }
-  const json = answer.result ?? 'null';
-  const value = JSON.parse(json) as unknown;
-  const cut = json.length > CODE_MODE_LIMITS.resultChars;
-  const result = cut ? truncateResult(value, { maxChars: CODE_MODE_LIMITS.resultChars }) : value;
+  const { value, chars, cut, tooDeep } = answer.result!;
   const ran = `The code ran: ${callCount(calls.entries)}.`;
+  const why = [
+    chars > CODE_MODE_LIMITS.resultChars && `its result was ${chars} characters of JSON, cut to about ${CODE_MODE_LIMITS.resultChars}`,
+    tooDeep && `values nested deeper than ${CODE_MODE_LIMITS.resultDepth} levels were replaced by "${TOO_DEEP_MARKER}"`,
+  ].filter(Boolean);
   const message = cut
-    ? `${ran} Its result was ${json.length} characters of JSON, cut to about ${CODE_MODE_LIMITS.resultChars} (the cuts are marked "--- TRUNCATED ---"): return only the fields you need, or page through the data over several executions.`
+    ? `${ran} Its result was cut: ${why.join('; ') || 'it was larger than the answer keeps'} (the cuts are marked "--- TRUNCATED"). Return only the fields you need, or page through the data over several executions.`
     : ran;
-  return ok({ result, ...made, ...logs }, message, cut ? { truncated: true } : {});
+  return ok({ result: value, ...made, ...logs }, message, cut ? { truncated: true } : {});
 }
 
-/** A bound of code mode reached: the failure names it (`details.limit`) and lists what the code did before. */
-function limitReached(limit: string, what: string, made: { calls: InnerCallEntry[] }, logs: string[]): Failure {
-  return fail('VALIDATION_ERROR', `${what}, so it was stopped (limit ${limit}). ${callSummary(made.calls)}`, {
-    hint: 'Do less in one execution: fewer iterations, fewer or smaller calls; split the work over several executions.',
-    details: { reason: 'code_limit', limit, value: CODE_MODE_LIMITS[limit as keyof typeof CODE_MODE_LIMITS], ...made, logs },
+/** What reaching each bound says, for a failure's message. */
+const STOPPED_BECAUSE: Record<StoppingLimit, string> = {
+  wall_time_ms: `The code ran longer than ${CODE_MODE_LIMITS.wallTimeMs} ms, the most one execution may take`,
+  cpu_ms: `The code used more than ${CODE_MODE_LIMITS.cpuMs} ms of CPU time, the most one execution may use`,
+  memory_mb: `The code's sandbox ran out of memory (${CODE_MODE_LIMITS.memoryMb} MB, the most one execution may use)`,
+  guard_ticks: `The code ran more than ${CODE_MODE_LIMITS.guardTicks} loop iterations and function calls, the most one execution may run (an endless loop or runaway recursion?)`,
+  blocking_ms: `The code ran for ${CODE_MODE_LIMITS.blockingMs} ms without letting anything else run (a loop, or a long builtin call such as a regular expression, that never awaits a tool call or a timer)`,
+};
+
+/** A bound of code mode reached: the failure names it (`details.limit`, `details.value`) and lists what the code did before. */
+function limitReached(limit: StoppingLimit, made: { calls: InnerCallEntry[] }, logs: string[], cause?: string): Failure {
+  const why = cause ? ` (${cause})` : '';
+  return fail('VALIDATION_ERROR', `${STOPPED_BECAUSE[limit]}, so it was stopped (limit ${limit})${why}. ${callSummary(made.calls)}`, {
+    hint: 'Do less in one execution: fewer iterations, fewer or smaller calls, smaller values; split the work over several executions.',
+    details: { reason: 'code_limit', limit, value: STOPPING_LIMITS[limit], ...made, logs },
   });
 }
 
