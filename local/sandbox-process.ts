@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, stop as stopEsbuild } from 'esbuild';
 import { SANDBOX_COMPATIBILITY_DATE, SANDBOX_HEALTH_PATH } from '../shared/codemode/protocol.ts';
 
 /** The workerd binary of the `workerd` package (the one wrangler and Miniflare run). */
@@ -47,6 +47,8 @@ export async function writeSandboxConfig(folder: string, v8Flags: readonly strin
     external: ['cloudflare:*'],
     logLevel: 'silent',
   });
+  // esbuild's service process would otherwise stay for the host's whole life.
+  await stopEsbuild();
   const config = join(folder, 'sandbox.capnp');
   writeFileSync(
     config,
