@@ -23,6 +23,7 @@ import {
   toFrames,
   Unframer,
   type FromSandbox,
+  type RelayLimits,
   type SandboxAnswer,
   type ToSandbox,
 } from './protocol.ts';
@@ -73,7 +74,7 @@ export function createSandboxWorker() {
       if (!env.LOADER) return new Response('The sandbox worker has no Worker Loader binding named LOADER.', { status: 500 });
       const { 0: client, 1: server } = new WebSocketPair();
       server.accept();
-      serveExecution(server, env.LOADER);
+      new SandboxExecution(server, env.LOADER);
       return new Response(null, { status: 101, webSocket: client });
     },
   };
@@ -84,75 +85,59 @@ export function agentModule(source: string, guard: string): string {
   return `export default (${guard}, tools, console) => (${source});\n`;
 }
 
-/** Runs the one execution `socket` carries. */
-function serveExecution(socket: WebSocket, loader: WorkerLoaderBinding): void {
-  const unframer = new Unframer(MAX_GATEWAY_MESSAGE_CHARS);
-  const pending = new Map<number, { label: string; resolve: (envelope: string) => void }>();
-  let open = true;
-  let started = false;
-  const send = (message: FromSandbox) => {
-    if (!open) return;
-    for (const frame of toFrames(JSON.stringify(message))) socket.send(frame);
-  };
-  const close = (code: number, reason: string) => {
-    if (!open) return;
-    open = false;
-    socket.close(code, reason);
-  };
-  const startTimer = setTimeout(() => close(1008, 'no start message'), START_TIMEOUT_MS);
-  socket.addEventListener('message', (event) => {
+/** The one execution a socket carries: its start, the tool calls relayed, its answer. */
+class SandboxExecution {
+  readonly #socket: WebSocket;
+  readonly #loader: WorkerLoaderBinding;
+  readonly #unframer = new Unframer(MAX_GATEWAY_MESSAGE_CHARS);
+  /** Calls relayed to the gateway and not yet answered, by id. */
+  readonly #pending = new Map<number, { label: string; resolve: (envelope: string) => void }>();
+  readonly #startTimer: ReturnType<typeof setTimeout>;
+  #open = true;
+  #started = false;
+  /** The loaded worker's entrypoint while the code runs: disposed when the gateway goes away first. */
+  #running: ExecutionEntrypoint | undefined;
+  #relayed = 0;
+  #refused = 0;
+
+  constructor(socket: WebSocket, loader: WorkerLoaderBinding) {
+    this.#socket = socket;
+    this.#loader = loader;
+    this.#startTimer = setTimeout(() => this.#close(1008, 'no start message'), START_TIMEOUT_MS);
+    socket.addEventListener('message', (event) => this.#received(event.data));
+    socket.addEventListener('close', () => {
+      this.#open = false;
+      clearTimeout(this.#startTimer);
+      for (const { label, resolve } of this.#pending.values()) resolve(ended(label));
+      this.#pending.clear();
+      dispose(this.#running);
+    });
+  }
+
+  #received(frame: unknown): void {
     let text: string | undefined;
     try {
-      text = unframer.push(event.data);
+      text = this.#unframer.push(frame);
     } catch (error) {
-      close(1009, (error as Error).message.slice(0, 100));
-      return;
+      return this.#close(1009, (error as Error).message.slice(0, 100));
     }
     if (text === undefined) return;
     const message = JSON.parse(text) as ToSandbox;
-    if (message.type === 'start' && !started) {
-      started = true;
-      clearTimeout(startTimer);
-      void execute(message).finally(() => close(1000, 'done'));
+    if (message.type === 'start' && !this.#started) {
+      this.#started = true;
+      clearTimeout(this.#startTimer);
+      void this.#execute(message).finally(() => this.#close(1000, 'done'));
     } else if (message.type === 'answer') {
-      pending.get(message.id)?.resolve(message.envelope);
-      pending.delete(message.id);
+      this.#pending.get(message.id)?.resolve(message.envelope);
+      this.#pending.delete(message.id);
     }
-  });
-  socket.addEventListener('close', () => {
-    open = false;
-    clearTimeout(startTimer);
-    for (const { label, resolve } of pending.values()) resolve(ended(label));
-    pending.clear();
-  });
+  }
 
-  async function execute({ source, guard, limits, relay }: Extract<ToSandbox, { type: 'start' }>): Promise<void> {
-    send({ type: 'running' });
-    let relayed = 0;
-    let refused = 0;
-    let nextId = 0;
-    const dispatcher = (name: unknown, input: unknown, problem: unknown): Promise<string> => {
-      const label = String(name).slice(0, 200);
-      if (!open) return Promise.resolve(ended(label));
-      if (relayed >= relay.innerCalls) {
-        refused++;
-        return Promise.resolve(overCallLimit(label.slice(0, 100), relay.innerCalls));
-      }
-      relayed++;
-      const id = nextId++;
-      const json = typeof input === 'string' ? input : null;
-      const fits = json !== null && json.length <= relay.inputChars;
-      const call: FromSandbox = { type: 'call', id, name: label, input: fits ? json : null };
-      if (json !== null && !fits) call.inputChars = json.length;
-      if (typeof problem === 'string') call.problem = problem.slice(0, 2_000);
-      return new Promise<string>((resolve) => {
-        pending.set(id, { label, resolve });
-        send(call);
-      });
-    };
-    let entrypoint: ExecutionEntrypoint | undefined;
+  /** Loads the code in a worker of its own and runs it; answers `end`, or `failed` when the loaded worker fails. */
+  async #execute({ source, guard, limits, relay }: Extract<ToSandbox, { type: 'start' }>): Promise<void> {
+    this.#send({ type: 'running' });
     try {
-      const worker = loader.load({
+      const worker = this.#loader.load({
         compatibilityDate: SANDBOX_COMPATIBILITY_DATE,
         mainModule: 'execution.js',
         modules: { 'execution.js': EXECUTION_MODULE, 'agent.js': agentModule(source, guard) },
@@ -161,18 +146,58 @@ function serveExecution(socket: WebSocket, loader: WorkerLoaderBinding): void {
         env: {},
         limits: { cpuMs: relay.cpuMs },
       });
-      entrypoint = worker.getEntrypoint() as ExecutionEntrypoint;
-      const answer = await entrypoint.evaluate(dispatcher, limits);
-      send({ type: 'end', answer, callsRefused: refused });
+      this.#running = worker.getEntrypoint() as ExecutionEntrypoint;
+      const answer = await this.#running.evaluate((name, input, problem) => this.#dispatch(relay, name, input, problem), limits);
+      this.#send({ type: 'end', answer, callsRefused: this.#refused });
     } catch (error) {
-      send({ type: 'failed', failure: error instanceof Error ? error.message : String(error) });
+      this.#send({ type: 'failed', failure: error instanceof Error ? error.message : String(error) });
     } finally {
-      try {
-        entrypoint?.[Symbol.dispose]?.();
-      } catch {
-        // Disposal never masks the answer.
-      }
+      dispose(this.#running);
     }
+  }
+
+  /** A tool call of the code: relayed to the gateway while within the bound, answered here past it. */
+  #dispatch(relay: RelayLimits, name: unknown, input: unknown, problem: unknown): Promise<string> {
+    const label = String(name).slice(0, 200);
+    if (!this.#open) return Promise.resolve(ended(label));
+    if (this.#relayed >= relay.innerCalls) {
+      this.#refused++;
+      return Promise.resolve(overCallLimit(label.slice(0, 100), relay.innerCalls));
+    }
+    const id = this.#relayed++;
+    const json = typeof input === 'string' ? input : null;
+    const fits = json !== null && json.length <= relay.inputChars;
+    const call: FromSandbox = { type: 'call', id, name: label, input: fits ? json : null };
+    if (json !== null && !fits) call.inputChars = json.length;
+    if (typeof problem === 'string') call.problem = problem.slice(0, 2_000);
+    return new Promise<string>((resolve) => {
+      this.#pending.set(id, { label, resolve });
+      this.#send(call);
+    });
+  }
+
+  #send(message: FromSandbox): void {
+    if (!this.#open) return;
+    try {
+      for (const frame of toFrames(JSON.stringify(message))) this.#socket.send(frame);
+    } catch {
+      this.#open = false;
+    }
+  }
+
+  #close(code: number, reason: string): void {
+    if (!this.#open) return;
+    this.#open = false;
+    this.#socket.close(code, reason);
+  }
+}
+
+/** Releases the loaded worker's native handles now rather than at the collector's leisure (as @cloudflare/codemode's executor does). */
+function dispose(entrypoint: ExecutionEntrypoint | undefined): void {
+  try {
+    entrypoint?.[Symbol.dispose]?.();
+  } catch {
+    // Disposal never masks the answer.
   }
 }
 

@@ -74,90 +74,126 @@ export async function runInSandbox(
   } catch (error) {
     return { ok: false, reason: 'busy', message: `the sandbox could not be reached (${(error as Error).message})` };
   }
-  const open = socket;
-  open.accept();
-  return new Promise<SandboxEnd>((resolve) => {
-    const unframer = new Unframer(MAX_MESSAGE_CHARS);
-    let settled = false;
-    let relayed = 0;
-    let wallTimer: ReturnType<typeof setTimeout> | undefined;
-    const waitTimer = setTimeout(
-      () => settle({ ok: false, reason: 'busy', message: `no sandbox took the code within ${CODE_MODE_LIMITS.sandboxWaitMs} ms` }),
+  socket.accept();
+  return new SandboxRun(socket, calls).ended({ source, guard });
+}
+
+/** One execution's socket, from the start it sends to the end it resolves with. */
+class SandboxRun {
+  readonly #socket: WorkersWebSocket;
+  readonly #calls: InnerCalls;
+  readonly #unframer = new Unframer(MAX_MESSAGE_CHARS);
+  #settled = false;
+  #relayed = 0;
+  #waitTimer?: ReturnType<typeof setTimeout>;
+  #wallTimer?: ReturnType<typeof setTimeout>;
+  #resolve: (end: SandboxEnd) => void = () => undefined;
+
+  constructor(socket: WorkersWebSocket, calls: InnerCalls) {
+    this.#socket = socket;
+    this.#calls = calls;
+  }
+
+  /** Sends the code, and resolves with how the execution ended. */
+  ended({ source, guard }: { source: string; guard: string }): Promise<SandboxEnd> {
+    const done = new Promise<SandboxEnd>((resolve) => (this.#resolve = resolve));
+    this.#waitTimer = setTimeout(
+      () => this.#settle({ ok: false, reason: 'busy', message: `no sandbox took the code within ${CODE_MODE_LIMITS.sandboxWaitMs} ms` }),
       CODE_MODE_LIMITS.sandboxWaitMs + WAIT_GRACE_MS,
     );
-    const send = (message: ToSandbox) => {
-      for (const frame of toFrames(JSON.stringify(message))) open.send(frame);
-    };
-    const settle = (end: SandboxEnd) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(waitTimer);
-      clearTimeout(wallTimer);
-      try {
-        open.close(1000, 'done');
-      } catch {
-        // Already closed by the other side.
-      }
-      resolve(end);
-    };
-    const broken = (problem: string) => settle({ ok: false, reason: 'sandbox_failed', message: `the sandbox sent ${problem}` });
-
-    open.addEventListener('message', (event) => {
-      if (settled) return;
-      let text: string | undefined;
-      try {
-        text = unframer.push(event.data);
-      } catch (error) {
-        return broken((error as Error).message);
-      }
-      if (text === undefined) return;
-      const read = readSandboxMessage(text);
-      if (!read.ok) return broken(read.problem);
-      const message = read.message;
-      if (message.type === 'running') {
-        clearTimeout(waitTimer);
-        wallTimer ??= setTimeout(
-          () =>
-            settle({
-              ok: false,
-              reason: 'limit',
-              limit: 'wall_time_ms',
-              message: `the code did not finish within ${CODE_MODE_LIMITS.wallTimeMs} ms`,
-            }),
-          CODE_MODE_LIMITS.wallTimeMs,
-        );
-      } else if (message.type === 'call') {
-        if (++relayed > CODE_MODE_LIMITS.innerCalls + RELAYED_CALLS_SLACK)
-          return broken(`more than the ${CODE_MODE_LIMITS.innerCalls} calls it may relay`);
-        const { id, name, input, problem, inputChars } = message;
-        void calls.call(name, input, { problem, inputChars }).then((envelope) => {
-          if (!settled) send({ type: 'answer', id, envelope });
-        });
-      } else if (message.type === 'end') {
-        const checked = checkAnswer(message.answer);
-        settle(
-          checked.ok
-            ? { ok: true, answer: checked.answer, callsRefused: message.callsRefused }
-            : { ok: false, reason: 'sandbox_failed', message: `the sandbox sent ${checked.problem}` },
-        );
-      } else {
-        settle(loadedWorkerFailed(message.failure));
-      }
-    });
-    open.addEventListener('close', (event) => settle(closedEarly(event.code, event.reason)));
-    open.addEventListener('error', () => settle({ ok: false, reason: 'sandbox_failed', message: 'the connection to the sandbox broke' }));
-    send({
+    this.#socket.addEventListener('message', (event) => this.#received(event.data));
+    this.#socket.addEventListener('close', (event) => this.#settle(closedEarly(event.code, event.reason)));
+    this.#socket.addEventListener('error', () =>
+      this.#settle({ ok: false, reason: 'sandbox_failed', message: 'the connection to the sandbox broke' }),
+    );
+    this.#send({
       type: 'start',
       source,
       guard,
       limits: SANDBOX_LIMITS,
       relay: { innerCalls: CODE_MODE_LIMITS.innerCalls, inputChars: DEFAULT_BODY_LIMIT_BYTES, cpuMs: CODE_MODE_LIMITS.cpuMs },
     });
-  });
+    return done;
+  }
+
+  /** A frame from the sandbox: checked (./answer.ts) before anything is done with it. */
+  #received(frame: unknown): void {
+    if (this.#settled) return;
+    let text: string | undefined;
+    try {
+      text = this.#unframer.push(frame);
+    } catch (error) {
+      return this.#broken((error as Error).message);
+    }
+    if (text === undefined) return;
+    const read = readSandboxMessage(text);
+    if (!read.ok) return this.#broken(read.problem);
+    const message = read.message;
+    if (message.type === 'running') {
+      clearTimeout(this.#waitTimer);
+      this.#wallTimer ??= setTimeout(
+        () =>
+          this.#settle({
+            ok: false,
+            reason: 'limit',
+            limit: 'wall_time_ms',
+            message: `the code did not finish within ${CODE_MODE_LIMITS.wallTimeMs} ms`,
+          }),
+        CODE_MODE_LIMITS.wallTimeMs,
+      );
+    } else if (message.type === 'call') {
+      if (++this.#relayed > CODE_MODE_LIMITS.innerCalls + RELAYED_CALLS_SLACK)
+        return this.#broken(`more than the ${CODE_MODE_LIMITS.innerCalls} calls it may relay`);
+      const { id, name, input, problem, inputChars } = message;
+      void this.#calls.call(name, input, { problem, inputChars }).then((envelope) => {
+        if (!this.#settled) this.#send({ type: 'answer', id, envelope });
+      });
+    } else if (message.type === 'end') {
+      const checked = checkAnswer(message.answer);
+      this.#settle(
+        checked.ok ? { ok: true, answer: checked.answer, callsRefused: message.callsRefused } : this.#brokenEnd(checked.problem),
+      );
+    } else {
+      this.#settle(loadedWorkerFailed(message.failure));
+    }
+  }
+
+  #send(message: ToSandbox): void {
+    try {
+      for (const frame of toFrames(JSON.stringify(message))) this.#socket.send(frame);
+    } catch {
+      this.#settle({
+        ok: false,
+        reason: 'sandbox_failed',
+        message: 'the connection to the sandbox closed while the gateway was writing to it',
+      });
+    }
+  }
+
+  #brokenEnd(problem: string): SandboxEnd {
+    return { ok: false, reason: 'sandbox_failed', message: `the sandbox sent ${problem}` };
+  }
+
+  #broken(problem: string): void {
+    this.#settle(this.#brokenEnd(problem));
+  }
+
+  #settle(end: SandboxEnd): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#waitTimer);
+    clearTimeout(this.#wallTimer);
+    try {
+      this.#socket.close(1000, 'done');
+    } catch {
+      // Already closed by the other side.
+    }
+    this.#resolve(end);
+  }
 }
 
 /** The end of a socket that closed before the sandbox answered: a bound when its close code (the sandbox host's) names one. */
-function closedEarly(code: number, reason: unknown): SandboxEnd {
+export function closedEarly(code: number, reason: unknown): SandboxEnd {
   const said = typeof reason === 'string' && reason ? `: ${reason.slice(0, 200)}` : '';
   const limit = CLOSED_AT[code];
   if (limit) return { ok: false, reason: 'limit', limit, message: `the sandbox's process was stopped${said}` };
@@ -170,7 +206,7 @@ function closedEarly(code: number, reason: unknown): SandboxEnd {
  * a loaded worker past its CPU limit ("Worker exceeded CPU time limit.") or its isolate's memory
  * ("Worker has exceeded memory limit."), and the call into it throws that error.
  */
-function loadedWorkerFailed(message: string): SandboxEnd {
+export function loadedWorkerFailed(message: string): SandboxEnd {
   if (/memory limit|out of memory/i.test(message)) return { ok: false, reason: 'limit', limit: 'memory_mb', message };
   if (/CPU time limit|exceeded CPU|CPU limit/i.test(message)) return { ok: false, reason: 'limit', limit: 'cpu_ms', message };
   return { ok: false, reason: 'sandbox_failed', message };

@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkAnswer, MAX_MESSAGE_CHARS, readSandboxMessage } from '../../shared/codemode/answer.ts';
 import { CODE_MODE_LIMITS } from '../../shared/codemode/limits.ts';
-import { FRAME_CHARS, toFrames, Unframer, type SandboxAnswer } from '../../shared/codemode/protocol.ts';
+import { FRAME_CHARS, SANDBOX_CLOSE_CODES, toFrames, Unframer, type SandboxAnswer } from '../../shared/codemode/protocol.ts';
+import { closedEarly, loadedWorkerFailed } from '../../shared/codemode/sandbox.ts';
 
 const join = (frames: string[], maxChars = 10_000_000) => {
   const unframer = new Unframer(maxChars);
@@ -131,5 +132,25 @@ describe('checkAnswer', () => {
     expect(checkAnswer(answer({ result: '{"a":' })).ok).toBe(false);
     expect(checkAnswer(answer({})).ok).toBe(false);
     expect(checkAnswer(answer({ result: '1', error: { name: 'E', message: 'm' } })).ok).toBe(false);
+  });
+});
+
+describe('how a sandbox that did not answer ended', () => {
+  it("names Cloudflare's CPU and memory errors of a loaded worker as those bounds", () => {
+    expect(loadedWorkerFailed('Worker exceeded CPU time limit.')).toMatchObject({ reason: 'limit', limit: 'cpu_ms' });
+    expect(loadedWorkerFailed('Worker has exceeded memory limit.')).toMatchObject({ reason: 'limit', limit: 'memory_mb' });
+    expect(loadedWorkerFailed('Worker exceeded memory limit.')).toMatchObject({ reason: 'limit', limit: 'memory_mb' });
+    expect(loadedWorkerFailed('Network connection lost.')).toMatchObject({ reason: 'sandbox_failed' });
+  });
+
+  it("names the bound the sandbox host's close code says, and BUSY when no process was free", () => {
+    expect(closedEarly(SANDBOX_CLOSE_CODES.memory, 'its resident memory reached 400 MB')).toMatchObject({
+      reason: 'limit',
+      limit: 'memory_mb',
+    });
+    expect(closedEarly(SANDBOX_CLOSE_CODES.blocking, '')).toMatchObject({ reason: 'limit', limit: 'blocking_ms' });
+    expect(closedEarly(SANDBOX_CLOSE_CODES.cpu, '')).toMatchObject({ reason: 'limit', limit: 'cpu_ms' });
+    expect(closedEarly(SANDBOX_CLOSE_CODES.busy, '')).toMatchObject({ reason: 'busy' });
+    expect(closedEarly(1006, '')).toMatchObject({ reason: 'sandbox_failed' });
   });
 });
