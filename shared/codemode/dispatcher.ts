@@ -7,6 +7,14 @@
 import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome } from '../core/contract.ts';
 import { closestNames, didYouMean } from '../core/suggest.ts';
 import type { AnyTool } from '../core/tool.ts';
+import { nestsDeeperThan } from './cut-json.ts';
+
+/**
+ * Levels of nesting a call's input may have before the gateway parses it: the pipeline's own
+ * screening refuses far less deep inputs with its own message (shared/core/validation.ts); this
+ * keeps what the gateway walks recursively (an idempotency key's canonical JSON) off deep inputs.
+ */
+const MAX_INPUT_DEPTH = 1_000;
 
 /** One tool call the code made, as the execution's answer lists it (`data.calls`). */
 export interface InnerCallEntry {
@@ -92,6 +100,16 @@ export class InnerCalls {
         refused(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: ${why}.`, { hint: tool.hint })),
       );
     }
+    if (nestsDeeperThan(inputJson, MAX_INPUT_DEPTH))
+      return this.#record(
+        tool.id,
+        refused(
+          tool.id,
+          fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: its input nests more than ${MAX_INPUT_DEPTH} levels deep.`, {
+            hint: tool.hint,
+          }),
+        ),
+      );
     let input: unknown;
     try {
       input = JSON.parse(inputJson);
@@ -126,7 +144,10 @@ export class InnerCalls {
     while (this.#running >= this.#options.maxConcurrent) await new Promise<void>((resolve) => this.#waiting.push(resolve));
     this.#running++;
     try {
-      const { outcome, meta } = await this.#options.run(tool, input, position);
+      const { outcome, meta } = await this.#options.run(tool, input, position).catch((error: unknown) => ({
+        outcome: fail('UNKNOWN_ERROR', `The call of '${tool.id}' failed in the gateway: ${(error as Error).message}`),
+        meta: metaWithoutExecution(tool.id),
+      }));
       Object.assign(
         entry,
         { trace_id: meta.trace_id, success: outcome.ok },

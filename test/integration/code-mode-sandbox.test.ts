@@ -107,6 +107,14 @@ describe('what the sandbox hands back', { timeout: 60_000 }, () => {
     }
   });
 
+  it('refuses a call whose input nests 100,000 levels deep, keyed or not, before the gateway walks it', async () => {
+    const code = 'async () => { let v = {}; for (let i = 0; i < 100000; i++) v = { v }; return (await tools.logMood(v)).error.code; }';
+    for (const idempotencyKey of [undefined, `deep-${crypto.randomUUID()}`]) {
+      const { body } = await runCodeOver('http', code, { key, idempotencyKey });
+      expect(resultOf(body).result).toBe('VALIDATION_ERROR');
+    }
+  });
+
   it('stops a result whose toJSON never returns, naming the bound', async () => {
     const { body } = await runCodeOver('http', 'async () => ({ toJSON() { for (;;) {} } })', { key });
     expectStopped(body, ['guard_ticks', 'blocking_ms', 'cpu_ms', 'wall_time_ms']);
