@@ -1,8 +1,8 @@
 /**
  * One code-mode execution, for a caller already authorised: the agent's code is read and
- * instrumented (./guard.ts), run in the sandbox worker (./sandbox.ts), and every `tools[...]()` it makes is
- * a real call through the pipeline under the caller's scope (./dispatcher.ts); the answer is one
- * envelope whose data is what the code returned, the calls it made and what it logged.
+ * instrumented (./guard.ts), run in the sandbox worker (./sandbox.ts), and every `tools[...]()` it
+ * makes is a real call through the pipeline under the caller's scope (./dispatcher.ts); the answer
+ * is one envelope whose data is what the code returned, the calls it made and what it logged.
  *
  * The execution holds no slot of the global semaphore: only its tool calls do, each while it runs,
  * at most `concurrentInnerCalls` of them at once. So executions waiting for slots never hold any,
