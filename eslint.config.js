@@ -16,6 +16,7 @@ export default tseslint.config(
       'test-artifacts/',
       'drizzle/meta/',
       'shared/http/dashboard/script.ts',
+      'shared/codemode/sandbox/module.ts',
     ],
   },
   js.configs.recommended,

@@ -57,6 +57,8 @@ function workersProject(name: string, include: string[], exclude: string[] = [],
           // fails its test.
           verbose: false,
           miniflare: {
+            // The gateway's SANDBOX service binding (wrangler.toml) goes to the sandbox host, as it goes to the sandbox worker when deployed.
+            serviceBindings: { SANDBOX: { external: { address: new URL(services.sandboxUrl).host, http: {} } } },
             bindings: {
               DATABASE_URL: inject('databaseUrl'),
               // Empty when redis-server is missing: the worker then uses its in-process semaphore.

@@ -27,6 +27,11 @@ const SECTIONS: Section[] = [
     run: async () => (await import('./code-mode.ts')).runCodeModeBench(),
   },
   {
+    name: 'code-mode-attacks',
+    progress: "What each code-mode attack costs another tenant's latency, on wrangler dev (about 4 minutes)...",
+    run: async () => (await import('./code-mode-attacks.ts')).runCodeModeAttacksBench(),
+  },
+  {
     name: 'pipeline',
     progress: 'Pipeline overhead without I/O...',
     run: async () => {

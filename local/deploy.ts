@@ -1,7 +1,9 @@
 /**
  * `npm run deploy -- <tool-id> [--dry-run]`: deploys one tool as its own worker (`edge-tools-<id>`),
  *   bundling that tool only.
- * `npm run deploy -- --all [--dry-run]`: deploys the gateway worker with every tool.
+ * `npm run deploy -- --all [--dry-run]`: deploys code mode's sandbox worker (`edge-tools-sandbox`,
+ *   wrangler.sandbox.toml), then the gateway worker with every tool, whose SANDBOX service binding
+ *   names it (Cloudflare refuses a binding to a worker that does not exist yet).
  * `--dry-run` bundles into dist/<name> without uploading (works offline) and prints the size.
  */
 import { spawnSync } from 'node:child_process';
@@ -24,6 +26,16 @@ export function toolFiles(): Map<string, string> {
     }
   }
   return files;
+}
+
+/** The sandbox worker's own wrangler configuration. */
+export const SANDBOX_CONFIG = 'wrangler.sandbox.toml';
+
+/** The wrangler arguments that build the sandbox worker (shared/codemode/sandbox-worker.ts). */
+export function sandboxDeployArgs(dryRun: boolean): string[] {
+  const args = ['deploy', '--minify', '--config', SANDBOX_CONFIG];
+  if (dryRun) args.push('--dry-run', '--outdir', join('dist', 'sandbox'));
+  return args;
 }
 
 /** The wrangler arguments that build the worker of one tool, or of the gateway (`undefined`). */
@@ -60,12 +72,16 @@ function main(argv: string[]): number {
     console.error(`There is no tool '${toolId}'. Tools: ${[...known.keys()].join(', ')}`);
     return 2;
   }
-  const result = spawnSync(join(ROOT, 'node_modules/.bin/wrangler'), deployArgs(toolId, dryRun), {
-    cwd: ROOT,
-    stdio: 'inherit',
-    env: wranglerEnv(ROOT, { offline: dryRun }),
-  });
-  return result.status ?? 1;
+  const runs = toolId === undefined ? [sandboxDeployArgs(dryRun), deployArgs(undefined, dryRun)] : [deployArgs(toolId, dryRun)];
+  for (const args of runs) {
+    const result = spawnSync(join(ROOT, 'node_modules/.bin/wrangler'), args, {
+      cwd: ROOT,
+      stdio: 'inherit',
+      env: wranglerEnv(ROOT, { offline: dryRun }),
+    });
+    if (result.status !== 0) return result.status ?? 1;
+  }
+  return 0;
 }
 
 if (import.meta.main) process.exit(main(process.argv.slice(2)));

@@ -7,10 +7,12 @@
  * 3. the migrations, and a demo project with its API key (DEV_API_KEY when set), seeded on first
  *    start, all or nothing, with sample project plans and the study planner's demo data
  *    (local/demo-data.ts);
- * 4. `wrangler dev` serving the gateway on http://127.0.0.1:PORT (8787 by default), with the observability variables
+ * 4. code mode's sandbox host (local/sandbox-host.ts) on a free port: agents' code runs in workerd
+ *    processes of its own, never in the gateway's;
+ * 5. `wrangler dev` serving the gateway on http://127.0.0.1:PORT (8787 by default), with the observability variables
  *    of this shell passed on (OTEL_*, TRACE_RETENTION_DAYS, METRICS_TOKEN), spans carrying the tools'
- *    arguments and results unless the shell says otherwise, and the Cron Trigger callable at
- *    /__scheduled (retention).
+ *    arguments and results unless the shell says otherwise, the sandbox host's URL (SANDBOX_URL),
+ *    and the Cron Trigger callable at /__scheduled (retention).
  * Ctrl-C stops everything it started.
  */
 import { spawn } from 'node:child_process';
@@ -18,6 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_KEY_FORMAT } from '../shared/auth/keys.ts';
 import { LOCAL_DATA, openDemoData } from './demo-data.ts';
+import { startSandboxHost } from './sandbox-host.ts';
 import { startRedisServer, startUpstashStandIn } from './upstash-rest.ts';
 import { wranglerEnv } from './wrangler-env.ts';
 
@@ -44,6 +47,8 @@ const PASSED_ON =
 const passedVars = Object.entries({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', ...process.env }).flatMap(
   ([name, value]) => (PASSED_ON.test(name) && value ? ['--var', `${name}:${value}`] : []),
 );
+const sandbox = await startSandboxHost();
+console.log(`Code mode's sandbox host: ${sandbox.url} (each execution in a workerd process of its own; GET /health lists them)`);
 console.log(
   upstash
     ? `Global semaphore and rate limit: redis-server behind the Upstash REST stand-in on ${upstash.url}`
@@ -64,6 +69,8 @@ const wrangler = spawn(
     '--var',
     `DATABASE_URL:${databaseUrl}`,
     ...redisVars,
+    '--var',
+    `SANDBOX_URL:${sandbox.url}`,
     ...passedVars,
     '--test-scheduled',
     '--show-interactive-dev-session=false',
@@ -85,6 +92,7 @@ async function stop(code: number) {
   stopping = true;
   // wrangler leaves workerd children behind unless its whole process group is stopped.
   if (wrangler.pid && wrangler.exitCode === null) process.kill(-wrangler.pid, 'SIGTERM');
+  sandbox.stop();
   await upstash?.close();
   await redis?.stop();
   await neon.close();
@@ -100,6 +108,7 @@ function announce(apiKey: string) {
 edge-tools is running on ${base}
   Demo project API key: ${apiKey}
   Catalog:   curl ${base}/tools
+  Code mode: POST ${base}/code or MCP ${base}/mcp/code (docs/code-mode.md); its sandbox host: ${sandbox.url}/health
   Dashboard: ${base}/dashboard (paste the key above)
   Traces:    curl -H 'Authorization: Bearer ${apiKey}' '${base}/executions?status=failure'
   MCP:       ${base}/mcp (or ${base}/mcp/study, ...): an MCP client with OAuth opens the consent page; approve with the key above.

@@ -1,13 +1,20 @@
 /**
- * The host's side of `tools[...]()`: each call the code makes arrives here over RPC, is bounded
- * (how many one execution makes, how many run at once, none once the execution has answered) and
- * handed to `run` (the pipeline, under the caller's scope: ./run.ts). Every answer is an envelope
- * as JSON text: failures are values the code branches on, never exceptions.
+ * The gateway's side of `tools[...]()`: each call the code makes arrives here from the sandbox
+ * (./sandbox.ts), is bounded (how many one execution makes, how many run at once, none once the
+ * execution has answered) and handed to `run` (the pipeline, under the caller's scope: ./run.ts).
+ * Every answer is an envelope as JSON text: failures are values the code branches on, never exceptions.
  */
 import { envelope, fail, metaWithoutExecution, type Failure, type Meta, type Outcome } from '../core/contract.ts';
 import { closestNames, didYouMean } from '../core/suggest.ts';
 import type { AnyTool } from '../core/tool.ts';
-import type { DispatcherStub } from './sandbox.ts';
+import { nestsDeeperThan } from './cut-json.ts';
+
+/**
+ * Levels of nesting a call's input may have before the gateway parses it: the pipeline's own
+ * screening refuses far less deep inputs with its own message (shared/core/validation.ts); this
+ * keeps what the gateway walks recursively (an idempotency key's canonical JSON) off deep inputs.
+ */
+const MAX_INPUT_DEPTH = 1_000;
 
 /** One tool call the code made, as the execution's answer lists it (`data.calls`). */
 export interface InnerCallEntry {
@@ -58,15 +65,16 @@ export class InnerCalls {
     this.#byName = new Map(options.tools.flatMap((tool) => [[tool.id, tool] as const, [camelCase(tool.id), tool] as const]));
   }
 
-  /** The function handed to the sandbox (over RPC it becomes a stub): it reaches `call` and nothing else of this object. */
-  stub(): DispatcherStub {
-    return (name, inputJson, problem) =>
-      this.call(String(name), typeof inputJson === 'string' ? inputJson : null, typeof problem === 'string' ? problem : undefined);
-  }
-
-  /** Answers one call of the code with an envelope, as JSON text. */
-  async call(name: string, inputJson: string | null, problem?: string): Promise<string> {
-    const label = String(name).slice(0, 100);
+  /**
+   * Answers one call of the code with an envelope, as JSON text. `inputJson` is null when the input
+   * could not be written as JSON (`problem` says why) or was too large to send (`inputChars`).
+   */
+  async call(
+    name: string,
+    inputJson: string | null,
+    { problem, inputChars }: { problem?: string; inputChars?: number } = {},
+  ): Promise<string> {
+    const label = name.slice(0, 100);
     if (this.#closed)
       return refused(
         label,
@@ -78,32 +86,32 @@ export class InnerCalls {
       );
     if (this.#made >= this.#options.maxCalls) {
       this.overLimit++;
-      return refused(
-        label,
-        fail(
-          'RATE_LIMITED',
-          `The code already made ${this.#options.maxCalls} tool calls, the most one execution may make, so this call of '${label}' did not run.`,
-          {
-            hint: 'Do fewer calls in one execution (a tool that takes a list, or a narrower query), or split the work over several executions.',
-            retryable: false,
-            details: { reason: 'inner_call_limit', limit: this.#options.maxCalls },
-          },
-        ),
-      );
+      return overCallLimit(label, this.#options.maxCalls);
     }
     const position = this.#made++;
     const tool = this.#byName.get(name);
     if (!tool) return this.#record(label, refused(label, this.#unknownTool(label)));
-    if (inputJson === null || inputJson.length > this.#options.maxInputChars) {
+    const size = inputJson?.length ?? inputChars;
+    if (inputJson === null || (size !== undefined && size > this.#options.maxInputChars)) {
       const why =
-        inputJson === null
-          ? `its input cannot be written as JSON (${problem ?? 'unknown reason'})`
-          : `its input is ${inputJson.length} characters as JSON, over the ${this.#options.maxInputChars} one call may take`;
+        size !== undefined && size > this.#options.maxInputChars
+          ? `its input is ${size} characters as JSON, over the ${this.#options.maxInputChars} one call may take`
+          : `its input cannot be written as JSON (${problem ?? 'unknown reason'})`;
       return this.#record(
         tool.id,
         refused(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: ${why}.`, { hint: tool.hint })),
       );
     }
+    if (nestsDeeperThan(inputJson, MAX_INPUT_DEPTH))
+      return this.#record(
+        tool.id,
+        refused(
+          tool.id,
+          fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: its input nests more than ${MAX_INPUT_DEPTH} levels deep.`, {
+            hint: tool.hint,
+          }),
+        ),
+      );
     let input: unknown;
     try {
       input = JSON.parse(inputJson);
@@ -138,7 +146,10 @@ export class InnerCalls {
     while (this.#running >= this.#options.maxConcurrent) await new Promise<void>((resolve) => this.#waiting.push(resolve));
     this.#running++;
     try {
-      const { outcome, meta } = await this.#options.run(tool, input, position);
+      const { outcome, meta } = await this.#options.run(tool, input, position).catch((error: unknown) => ({
+        outcome: fail('UNKNOWN_ERROR', `The call of '${tool.id}' failed in the gateway: ${(error as Error).message}`),
+        meta: metaWithoutExecution(tool.id),
+      }));
       Object.assign(
         entry,
         { trace_id: meta.trace_id, success: outcome.ok },
@@ -179,6 +190,25 @@ function bounded(message: string): string {
 /** A tool id's camelCase alias: `semantic-search` → `semanticSearch`. */
 export function camelCase(id: string): string {
   return id.replace(/-([a-z0-9])/g, (_match, letter: string) => letter.toUpperCase());
+}
+
+/**
+ * The answer of a call past the most one execution may make (`maxCalls`), as JSON text: given here,
+ * and by the sandbox worker to the calls it does not relay.
+ */
+export function overCallLimit(label: string, maxCalls: number): string {
+  return refused(
+    label,
+    fail(
+      'RATE_LIMITED',
+      `The code already made ${maxCalls} tool calls, the most one execution may make, so this call of '${label}' did not run.`,
+      {
+        hint: 'Do fewer calls in one execution (a tool that takes a list, or a narrower query), or split the work over several executions.',
+        retryable: false,
+        details: { reason: 'inner_call_limit', limit: maxCalls },
+      },
+    ),
+  );
 }
 
 function refused(tool: string, failure: Failure): string {

@@ -1,7 +1,7 @@
 /**
  * One code-mode execution, as a call of the pipeline (shared/runtime/pipeline.ts, `runCall`): the
  * agent's code is validated and read (./guard.ts), rate limited, gated and reported as any call is,
- * and run in a sandbox (./sandbox.ts); every `tools[...]()` it makes is a real call through the
+ * and run in the sandbox worker (./sandbox.ts); every `tools[...]()` it makes is a real call through the
  * pipeline (`callTool`) with the same gate, each passing it with the same freshness as a direct
  * call (./dispatcher.ts). The answer is one envelope whose data is what the code returned, the
  * calls it made and what it logged.
@@ -14,7 +14,6 @@
  *
  * This is the one module of code mode that uses the gate and the pipeline.
  */
-import { truncateResult } from '@cloudflare/codemode';
 import { DEFAULT_BODY_LIMIT_BYTES, screenInput } from '../core/body.ts';
 import { fail, ok, type Failure, type Outcome } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
@@ -26,11 +25,12 @@ import { innerCallKey } from '../runtime/idempotency.ts';
 import type { CallResult, PipelineOptions, RunContext, ToolCall, Work } from '../runtime/call.ts';
 import { callTool, runCall } from '../runtime/pipeline.ts';
 import { InnerCalls, type InnerCallEntry } from './dispatcher.ts';
-import { CODE_TOOL_ID, codeModeNotConfigured } from './enabled.ts';
+import { CODE_TOOL_ID, codeModeNotConfigured, sandboxOf } from './enabled.ts';
 import { prepareCode } from './guard.ts';
-import { CODE_MODE_LIMITS } from './limits.ts';
+import { CODE_MODE_LIMITS, STOPPING_LIMITS, type StoppingLimit } from './limits.ts';
 import { CODE_EXAMPLE, codeInput } from './schemas.ts';
 import { runInSandbox, type SandboxEnd } from './sandbox.ts';
+import { TOO_DEEP_MARKER } from './cut-json.ts';
 
 const HINT = `Example of a valid body: ${JSON.stringify({ code: CODE_EXAMPLE })}`;
 
@@ -54,7 +54,7 @@ export function runCode(
 
 /** An execution of code calling `tools`, as the pipeline's work. */
 function codeWork(tools: readonly AnyTool[], scope: RequestScope): Work {
-  const loader = scope.env.LOADER;
+  const sandbox = sandboxOf(scope.env);
   return {
     id: CODE_TOOL_ID,
     description: DESCRIPTION,
@@ -66,19 +66,20 @@ function codeWork(tools: readonly AnyTool[], scope: RequestScope): Work {
     holdsSlot: false,
     key: 'forward',
     retries: false,
-    ...(!loader && { unavailable: codeModeNotConfigured() }),
+    ...(!sandbox && { unavailable: codeModeNotConfigured() }),
     prepare: (input) => {
       const guard = `__guard_${crypto.randomUUID().replace(/-/g, '')}`;
       const prepared = prepareCode((input as { code: string }).code, guard);
       return prepared.ok ? { ok: true, value: { source: prepared.source, guard } } : prepared;
     },
-    run: async (prepared, context) => execute(tools, prepared as { source: string; guard: string }, context),
+    run: async (prepared, context) => execute(tools, sandbox!, prepared as { source: string; guard: string }, context),
   };
 }
 
-/** Runs the prepared code in a sandbox, its calls through the pipeline, and answers how it went. */
+/** Runs the prepared code in the sandbox, its calls through the pipeline, and answers how it went. */
 async function execute(
   tools: readonly AnyTool[],
+  sandbox: NonNullable<ReturnType<typeof sandboxOf>>,
   { source, guard }: { source: string; guard: string },
   context: RunContext,
 ): Promise<Outcome<unknown>> {
@@ -108,13 +109,9 @@ async function execute(
         options,
       ),
   });
-  const end = await runInSandbox(scope.env.LOADER!, {
-    source,
-    guard,
-    dispatcher: calls.stub(),
-    wallTimeMs: CODE_MODE_LIMITS.wallTimeMs,
-  });
+  const end = await runInSandbox(sandbox, { source, guard, calls });
   calls.close();
+  if (end.ok) calls.overLimit += end.callsRefused;
   // Calls the code did not await are real calls, and may be writing: the answer lists them once they answered.
   await settleWithin(calls, CODE_MODE_LIMITS.wallTimeMs);
   const writes = calls.entries.filter((entry) => entry.success && tools.find((tool) => tool.id === entry.tool)?.acceptsIdempotencyKey);
@@ -127,47 +124,19 @@ function outcomeOf(end: SandboxEnd, calls: InnerCalls): Outcome<unknown> {
   const made = { calls: calls.entries, ...(calls.overLimit > 0 && { calls_refused: calls.overLimit }) };
   const summary = callSummary(calls.entries);
   if (!end.ok) {
-    if (end.reason === 'wall_time')
-      return limitReached(
-        'wall_time_ms',
-        `The code did not finish within ${CODE_MODE_LIMITS.wallTimeMs} ms, the most one execution may take`,
-        made,
-        [],
-      );
-    if (/cpu|exceeded/i.test(end.message))
-      return limitReached(
-        'cpu_ms',
-        `The code used more than ${CODE_MODE_LIMITS.cpuMs} ms of CPU time, the most one execution may use (${end.message})`,
-        made,
-        [],
-      );
+    if (end.reason === 'limit') return limitReached(end.limit, made, [], end.message);
+    if (end.reason === 'busy')
+      return fail('BUSY', `The code did not run: ${end.message}. ${summary} Retry in a few seconds.`, {
+        retryable: true,
+        details: { reason: 'sandbox_unavailable', retry_after_ms: 2_000, ...made },
+      });
     return fail('UNKNOWN_ERROR', `The sandbox running the code failed: ${end.message}. ${summary}`, {
       details: { reason: 'sandbox_failed', ...made },
     });
   }
   const { answer } = end;
   const logs = { logs: answer.logs, ...(answer.logsDropped > 0 && { logs_dropped: answer.logsDropped }) };
-  if (answer.stopped === 'guard_ticks')
-    return limitReached(
-      'guard_ticks',
-      `The code ran more than ${CODE_MODE_LIMITS.guardTicks} loop iterations and function calls, the most one execution may run (an endless loop or runaway recursion?)`,
-      made,
-      answer.logs,
-    );
-  if (answer.stopped === 'blocking_ms')
-    return limitReached(
-      'blocking_ms',
-      `The code ran for ${CODE_MODE_LIMITS.blockingMs} ms without letting anything else run (a loop that never awaits a tool call or a timer)`,
-      made,
-      answer.logs,
-    );
-  if (answer.stopped === 'wall_time_ms')
-    return limitReached(
-      'wall_time_ms',
-      `The code ran longer than ${CODE_MODE_LIMITS.wallTimeMs} ms, the most one execution may take`,
-      made,
-      answer.logs,
-    );
+  if (answer.stopped) return limitReached(answer.stopped, made, answer.logs);
   if (answer.error) {
     const { name, message } = answer.error;
     return fail('VALIDATION_ERROR', `The code threw ${name}: ${message.replace(/\.$/, '')}. ${summary}`, {
@@ -175,30 +144,33 @@ function outcomeOf(end: SandboxEnd, calls: InnerCalls): Outcome<unknown> {
       details: { reason: 'code_threw', exception: answer.error, ...made, ...logs },
     });
   }
-  if (answer.tooLarge !== undefined) {
-    return limitReached(
-      'transfer_chars',
-      `The code returned ${answer.tooLarge} characters of JSON, more than the ${CODE_MODE_LIMITS.transferChars} an execution may hand back even to be cut`,
-      made,
-      answer.logs,
-    );
-  }
-  const json = answer.result ?? 'null';
-  const value = JSON.parse(json) as unknown;
-  const cut = json.length > CODE_MODE_LIMITS.resultChars;
-  const result = cut ? truncateResult(value, { maxChars: CODE_MODE_LIMITS.resultChars }) : value;
+  const { value, chars, cut, tooDeep } = answer.result!;
   const ran = `The code ran: ${callCount(calls.entries)}.`;
+  const why = [
+    chars > CODE_MODE_LIMITS.resultChars && `its result was ${chars} characters of JSON, cut to about ${CODE_MODE_LIMITS.resultChars}`,
+    tooDeep && `values nested deeper than ${CODE_MODE_LIMITS.resultDepth} levels were replaced by "${TOO_DEEP_MARKER}"`,
+  ].filter(Boolean);
   const message = cut
-    ? `${ran} Its result was ${json.length} characters of JSON, cut to about ${CODE_MODE_LIMITS.resultChars} (the cuts are marked "--- TRUNCATED ---"): return only the fields you need, or page through the data over several executions.`
+    ? `${ran} Its result was cut: ${why.join('; ') || 'it was larger than the answer keeps'} (the cuts are marked "--- TRUNCATED"). Return only the fields you need, or page through the data over several executions.`
     : ran;
-  return ok({ result, ...made, ...logs }, message, cut ? { truncated: true } : {});
+  return ok({ result: value, ...made, ...logs }, message, cut ? { truncated: true } : {});
 }
 
-/** A bound of code mode reached: the failure names it (`details.limit`) and lists what the code did before. */
-function limitReached(limit: string, what: string, made: { calls: InnerCallEntry[] }, logs: string[]): Failure {
-  return fail('VALIDATION_ERROR', `${what}, so it was stopped (limit ${limit}). ${callSummary(made.calls)}`, {
-    hint: 'Do less in one execution: fewer iterations, fewer or smaller calls; split the work over several executions.',
-    details: { reason: 'code_limit', limit, value: CODE_MODE_LIMITS[limit as keyof typeof CODE_MODE_LIMITS], ...made, logs },
+/** What reaching each bound says, for a failure's message. */
+const STOPPED_BECAUSE: Record<StoppingLimit, string> = {
+  wall_time_ms: `The code ran longer than ${CODE_MODE_LIMITS.wallTimeMs} ms, the most one execution may take`,
+  cpu_ms: `The code used more than ${CODE_MODE_LIMITS.cpuMs} ms of CPU time, the most one execution may use`,
+  memory_mb: `The code's sandbox ran out of memory (${CODE_MODE_LIMITS.memoryMb} MB, the most one execution may use)`,
+  guard_ticks: `The code ran more than ${CODE_MODE_LIMITS.guardTicks} loop iterations and function calls, the most one execution may run (an endless loop or runaway recursion?)`,
+  blocking_ms: `The code ran for ${CODE_MODE_LIMITS.blockingMs} ms without letting anything else run (a loop, or a long builtin call such as a regular expression, that never awaits a tool call or a timer)`,
+};
+
+/** A bound of code mode reached: the failure names it (`details.limit`, `details.value`) and lists what the code did before. */
+function limitReached(limit: StoppingLimit, made: { calls: InnerCallEntry[] }, logs: string[], cause?: string): Failure {
+  const why = cause ? ` (${cause})` : '';
+  return fail('VALIDATION_ERROR', `${STOPPED_BECAUSE[limit]}, so it was stopped (limit ${limit})${why}. ${callSummary(made.calls)}`, {
+    hint: 'Do less in one execution: fewer iterations, fewer or smaller calls, smaller values; split the work over several executions.',
+    details: { reason: 'code_limit', limit, value: STOPPING_LIMITS[limit], ...made, logs },
   });
 }
 

@@ -1,246 +1,213 @@
 /**
- * Running an agent's code in a sandbox: a worker loaded through the Worker Loader binding, with
- * no network (`globalOutbound: null`), no `env`, and one capability, the tool dispatcher it is
- * handed over RPC. Each execution loads a worker of its own, so nothing one execution does to its
- * globals (prototypes included) reaches another.
+ * Running an agent's code in the sandbox, from the gateway's side: one WebSocket to the sandbox
+ * worker per execution (./protocol.ts), through the fetcher ./enabled.ts finds: deployed the
+ * `SANDBOX` service binding, locally the sandbox host (`SANDBOX_URL`, set by `npm run dev`, the
+ * tests and local/wrangler-dev.ts). The code runs there, never in the gateway's isolate or process: what it
+ * does to its sandbox (memory, a loop no guard reaches, a fatal error of V8) ends that sandbox only.
  *
- * Worker Loader is used directly rather than through @cloudflare/codemode's DynamicWorkerExecutor,
- * which this module follows closely, because the executor falls short here: it sets no `limits`
- * (so a deployed sandbox would get no CPU limit of its own), it keeps every log line (unbounded
- * memory in the sandbox), it splices the code into its own class (so a syntax error fails the load
- * instead of being named) and it has no room for the loop guard (./guard.ts). Its type generation
- * and result truncation are used as they are (./types.ts, ./run.ts).
+ * Each tool call the sandbox relays is answered through `calls` (./dispatcher.ts: the pipeline,
+ * under the caller's scope). Every message is checked by ./answer.ts before use, and every way the
+ * sandbox can end is an answer ({@link SandboxEnd}): its result, a bound it reached, no sandbox
+ * free, or its failure.
  */
-import type { WorkerLoaderBinding } from '../runtime/env.ts';
-import { CODE_MODE_LIMITS } from './limits.ts';
+import { DEFAULT_BODY_LIMIT_BYTES } from '../core/body.ts';
+import type { ServiceFetcher } from '../runtime/env.ts';
+import { checkAnswer, MAX_MESSAGE_CHARS, readSandboxMessage, type CheckedAnswer } from './answer.ts';
+import type { InnerCalls } from './dispatcher.ts';
+import { CODE_MODE_LIMITS, type StoppingLimit } from './limits.ts';
+import { SANDBOX_CLOSE_CODES, SANDBOX_EXECUTE_PATH, toFrames, Unframer, type SandboxLimits, type ToSandbox } from './protocol.ts';
 
-/** The sandbox's compatibility date: the gateway's own (wrangler.toml), never newer than the bundled workerd supports. */
-const SANDBOX_COMPATIBILITY_DATE = '2026-10-01';
-
-/** What the sandbox answers: the result as JSON, or the exception thrown, with the bounded logs. */
-export interface SandboxAnswer {
-  /** The JSON of what the function returned (`null` for undefined), when it returned. */
-  result?: string;
-  /** Characters of a result too large to hand back at all (over `transferChars`). */
-  tooLarge?: number;
-  /** What the code threw (or why its result could not be serialised). */
-  error?: { name: string; message: string };
-  logs: string[];
-  /** Log lines dropped past the log bounds. */
-  logsDropped: number;
-  /** The limit the guard stopped the code at, even if the code caught the guard's error. */
-  stopped: 'guard_ticks' | 'wall_time_ms' | 'blocking_ms' | null;
-}
-
-/** How a sandbox run ended without an answer from the sandbox: too slow, or the sandbox failed (deployed: its CPU limit). */
+/** How an execution in the sandbox ended. */
 export type SandboxEnd =
-  { ok: true; answer: SandboxAnswer } | { ok: false; reason: 'wall_time' } | { ok: false; reason: 'sandbox_failed'; message: string };
+  /** The code answered (what it returned or threw), checked; `callsRefused`: calls the sandbox answered itself, past the bound. */
+  | { ok: true; answer: CheckedAnswer; callsRefused: number }
+  /** The sandbox was stopped at a bound: its wall time, or (its process or Cloudflare said so) its CPU time, memory or blocking. */
+  | { ok: false; reason: 'limit'; limit: StoppingLimit; message: string }
+  /** No sandbox took the code in time, or none could be reached: nothing ran. */
+  | { ok: false; reason: 'busy'; message: string }
+  /** The sandbox failed otherwise, or sent what the gateway does not accept. */
+  | { ok: false; reason: 'sandbox_failed'; message: string };
 
-/** What the sandbox may call, over RPC: one function answering a tool call with its envelope as JSON text. */
-export type DispatcherStub = (name: string, inputJson: string | null, problem?: string) => Promise<string>;
+/** A WebSocket as the Workers runtime hands it over in a 101 answer: accepted before use (typed here for Node's type check too). */
+type WorkersWebSocket = WebSocket & { accept(): void };
 
-/** The settings the sandbox reads, passed to it with each run. */
-type SandboxLimits = Pick<
-  typeof CODE_MODE_LIMITS,
-  'guardTicks' | 'blockingMs' | 'logLines' | 'logChars' | 'transferChars' | 'allocation'
-> & { wallTimeMs: number };
+/** Close codes (./protocol.ts) that name a bound. */
+const CLOSED_AT: Record<number, StoppingLimit> = {
+  [SANDBOX_CLOSE_CODES.memory]: 'memory_mb',
+  [SANDBOX_CLOSE_CODES.blocking]: 'blocking_ms',
+  [SANDBOX_CLOSE_CODES.cpu]: 'cpu_ms',
+};
+
+/** Calls the sandbox may relay beyond the bound before the gateway takes it for broken (it answers those itself). */
+const RELAYED_CALLS_SLACK = 10;
+
+/** How long past `sandboxWaitMs` the gateway waits for the sandbox to say it runs the code (the sandbox host answers first). */
+const WAIT_GRACE_MS = 2_000;
+
+/** The bounds the execution module reads. */
+const SANDBOX_LIMITS: SandboxLimits = {
+  guardTicks: CODE_MODE_LIMITS.guardTicks,
+  blockingMs: CODE_MODE_LIMITS.blockingMs,
+  wallTimeMs: CODE_MODE_LIMITS.wallTimeMs,
+  logLines: CODE_MODE_LIMITS.logLines,
+  logChars: CODE_MODE_LIMITS.logChars,
+  allocation: CODE_MODE_LIMITS.allocation,
+  resultHandedBackChars: CODE_MODE_LIMITS.resultHandedBackChars,
+};
 
 /**
  * Runs `source` (an instrumented async arrow function whose guard is named `guard`, see
- * ./guard.ts) in a fresh sandbox loaded by `loader`, handing it `dispatcher`. Answers once the
- * code settled, or at `wallTimeMs`.
+ * ./guard.ts) in the sandbox, answering its tool calls through `calls`. Resolves once the code
+ * answered, at its wall time (counted from when the sandbox runs it), or when the sandbox ends.
+ * Never throws.
  */
 export async function runInSandbox(
-  loader: WorkerLoaderBinding,
-  { source, guard, dispatcher, wallTimeMs }: { source: string; guard: string; dispatcher: DispatcherStub; wallTimeMs: number },
+  sandbox: ServiceFetcher,
+  { source, guard, calls }: { source: string; guard: string; calls: InnerCalls },
 ): Promise<SandboxEnd> {
-  const limits: SandboxLimits = {
-    guardTicks: CODE_MODE_LIMITS.guardTicks,
-    blockingMs: CODE_MODE_LIMITS.blockingMs,
-    logLines: CODE_MODE_LIMITS.logLines,
-    logChars: CODE_MODE_LIMITS.logChars,
-    transferChars: CODE_MODE_LIMITS.transferChars,
-    allocation: CODE_MODE_LIMITS.allocation,
-    wallTimeMs,
-  };
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const worker = loader.load({
-    compatibilityDate: SANDBOX_COMPATIBILITY_DATE,
-    mainModule: 'execution.js',
-    modules: { 'execution.js': EXECUTION_MODULE, 'agent.js': `export default (${guard}, tools, console) => (${source});\n` },
-    // No network and no bindings: the dispatcher, passed as an argument, is the only capability.
-    globalOutbound: null,
-    env: {},
-    // Enforced by Cloudflare when deployed; workerd enforces neither locally, hence the guard.
-    limits: { cpuMs: CODE_MODE_LIMITS.cpuMs },
-  });
-  const entrypoint = worker.getEntrypoint() as {
-    evaluate(dispatcher: DispatcherStub, limits: SandboxLimits): Promise<SandboxAnswer>;
-  } & Partial<Disposable>;
+  let socket: WorkersWebSocket | null;
   try {
-    const timedOut = new Promise<SandboxEnd>((resolve) => {
-      timer = setTimeout(() => resolve({ ok: false, reason: 'wall_time' }), wallTimeMs);
-    });
-    const answered = entrypoint.evaluate(dispatcher, limits).then(
-      (answer): SandboxEnd => ({ ok: true, answer }),
-      (error: unknown): SandboxEnd => ({
-        ok: false,
-        reason: 'sandbox_failed',
-        message: error instanceof Error ? error.message : String(error),
-      }),
+    const response = await sandbox.fetch(`https://sandbox${SANDBOX_EXECUTE_PATH}`, { headers: { upgrade: 'websocket' } });
+    socket = (response as Response & { webSocket: WorkersWebSocket | null }).webSocket;
+    if (!socket)
+      return { ok: false, reason: 'sandbox_failed', message: `the sandbox answered ${response.status} instead of taking the code` };
+  } catch (error) {
+    return { ok: false, reason: 'busy', message: `the sandbox could not be reached (${(error as Error).message})` };
+  }
+  socket.accept();
+  return new SandboxRun(socket, calls).ended({ source, guard });
+}
+
+/** One execution's socket, from the start it sends to the end it resolves with. */
+class SandboxRun {
+  readonly #socket: WorkersWebSocket;
+  readonly #calls: InnerCalls;
+  readonly #unframer = new Unframer(MAX_MESSAGE_CHARS);
+  #settled = false;
+  #relayed = 0;
+  #waitTimer?: ReturnType<typeof setTimeout>;
+  #wallTimer?: ReturnType<typeof setTimeout>;
+  #resolve: (end: SandboxEnd) => void = () => undefined;
+
+  constructor(socket: WorkersWebSocket, calls: InnerCalls) {
+    this.#socket = socket;
+    this.#calls = calls;
+  }
+
+  /** Sends the code, and resolves with how the execution ended. */
+  ended({ source, guard }: { source: string; guard: string }): Promise<SandboxEnd> {
+    const done = new Promise<SandboxEnd>((resolve) => (this.#resolve = resolve));
+    this.#waitTimer = setTimeout(
+      () => this.#settle({ ok: false, reason: 'busy', message: `no sandbox took the code within ${CODE_MODE_LIMITS.sandboxWaitMs} ms` }),
+      CODE_MODE_LIMITS.sandboxWaitMs + WAIT_GRACE_MS,
     );
-    return await Promise.race([answered, timedOut]);
-  } finally {
-    clearTimeout(timer);
-    // Native handles are released now rather than left to the collector (as the codemode executor does).
+    this.#socket.addEventListener('message', (event) => this.#received(event.data));
+    this.#socket.addEventListener('close', (event) => this.#settle(closedEarly(event.code, event.reason)));
+    this.#socket.addEventListener('error', () =>
+      this.#settle({ ok: false, reason: 'sandbox_failed', message: 'the connection to the sandbox broke' }),
+    );
+    this.#send({
+      type: 'start',
+      source,
+      guard,
+      limits: SANDBOX_LIMITS,
+      relay: { innerCalls: CODE_MODE_LIMITS.innerCalls, inputChars: DEFAULT_BODY_LIMIT_BYTES, cpuMs: CODE_MODE_LIMITS.cpuMs },
+    });
+    return done;
+  }
+
+  /** A frame from the sandbox: checked (./answer.ts) before anything is done with it. */
+  #received(frame: unknown): void {
+    if (this.#settled) return;
+    let text: string | undefined;
     try {
-      entrypoint[Symbol.dispose]?.();
-    } catch {
-      // Disposal never masks the answer.
+      text = this.#unframer.push(frame);
+    } catch (error) {
+      return this.#broken((error as Error).message);
+    }
+    if (text === undefined) return;
+    const read = readSandboxMessage(text);
+    if (!read.ok) return this.#broken(read.problem);
+    const message = read.message;
+    if (message.type === 'running') {
+      clearTimeout(this.#waitTimer);
+      this.#wallTimer ??= setTimeout(
+        () =>
+          this.#settle({
+            ok: false,
+            reason: 'limit',
+            limit: 'wall_time_ms',
+            message: `the code did not finish within ${CODE_MODE_LIMITS.wallTimeMs} ms`,
+          }),
+        CODE_MODE_LIMITS.wallTimeMs,
+      );
+    } else if (message.type === 'call') {
+      if (++this.#relayed > CODE_MODE_LIMITS.innerCalls + RELAYED_CALLS_SLACK)
+        return this.#broken(`more than the ${CODE_MODE_LIMITS.innerCalls} calls it may relay`);
+      const { id, name, input, problem, inputChars } = message;
+      void this.#calls.call(name, input, { problem, inputChars }).then((envelope) => {
+        if (!this.#settled) this.#send({ type: 'answer', id, envelope });
+      });
+    } else if (message.type === 'end') {
+      const checked = checkAnswer(message.answer);
+      this.#settle(
+        checked.ok ? { ok: true, answer: checked.answer, callsRefused: message.callsRefused } : this.#brokenEnd(checked.problem),
+      );
+    } else {
+      this.#settle(loadedWorkerFailed(message.failure));
     }
   }
+
+  #send(message: ToSandbox): void {
+    try {
+      for (const frame of toFrames(JSON.stringify(message))) this.#socket.send(frame);
+    } catch {
+      this.#settle({
+        ok: false,
+        reason: 'sandbox_failed',
+        message: 'the connection to the sandbox closed while the gateway was writing to it',
+      });
+    }
+  }
+
+  #brokenEnd(problem: string): SandboxEnd {
+    return { ok: false, reason: 'sandbox_failed', message: `the sandbox sent ${problem}` };
+  }
+
+  #broken(problem: string): void {
+    this.#settle(this.#brokenEnd(problem));
+  }
+
+  #settle(end: SandboxEnd): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#waitTimer);
+    clearTimeout(this.#wallTimer);
+    try {
+      this.#socket.close(1000, 'done');
+    } catch {
+      // Already closed by the other side.
+    }
+    this.#resolve(end);
+  }
+}
+
+/** The end of a socket that closed before the sandbox answered: a bound when its close code (the sandbox host's) names one. */
+export function closedEarly(code: number, reason: unknown): SandboxEnd {
+  const said = typeof reason === 'string' && reason ? `: ${reason.slice(0, 200)}` : '';
+  const limit = CLOSED_AT[code];
+  if (limit) return { ok: false, reason: 'limit', limit, message: `the sandbox's process was stopped${said}` };
+  if (code === SANDBOX_CLOSE_CODES.busy) return { ok: false, reason: 'busy', message: `no sandbox took the code in time${said}` };
+  return loadedWorkerFailed(`the sandbox closed the connection before answering (code ${code}${said})`);
 }
 
 /**
- * The sandbox's main module. `evaluate` keeps its state (the guard's count, the logs) in its own
- * scope: the agent's code lives in another module (agent.js) and sees only the guard, `tools` and
- * `console` it is handed. Tool inputs and envelopes cross as JSON text, so no object of the sandbox
- * reaches the host and none of the host's reaches the sandbox.
+ * The end of a sandbox whose loaded worker failed instead of answering. Deployed, Cloudflare ends
+ * a loaded worker past its CPU limit ("Worker exceeded CPU time limit.") or its isolate's memory
+ * ("Worker has exceeded memory limit."), and the call into it throws that error.
  */
-const EXECUTION_MODULE = String.raw`
-import { WorkerEntrypoint } from "cloudflare:workers";
-import agent from "./agent.js";
-
-export default class CodeExecution extends WorkerEntrypoint {
-  async evaluate(dispatcher, limits) {
-    capAllocations(limits.allocation);
-    // The guard counts; every 1024 counts it also reads the clock, where the clock moves during
-    // synchronous code (it does under wrangler dev; where it does not, the count still holds). A
-    // timer beats while the event loop turns: code that keeps it from turning (a synchronous loop,
-    // or one of microtasks) for blockingMs holds up every other request of a local workerd.
-    // Taken before the code runs: the code may replace the globals, never these.
-    const now = Date.now.bind(Date);
-    const schedule = setTimeout.bind(globalThis);
-    const unschedule = clearTimeout.bind(globalThis);
-    let ticks = 0;
-    let stopped = null;
-    const deadline = now() + limits.wallTimeMs;
-    let beat = now();
-    let heartbeat;
-    const beating = () => { beat = now(); heartbeat = schedule(beating, 100); };
-    beating();
-    const guard = () => {
-      if (stopped === null) {
-        if (++ticks > limits.guardTicks) stopped = "guard_ticks";
-        else if ((ticks & 1023) !== 0) return;
-        else if (now() > deadline) stopped = "wall_time_ms";
-        else if (now() - beat > limits.blockingMs) stopped = "blocking_ms";
-        else return;
-      }
-      throw new RangeError(MESSAGES[stopped](limits));
-    };
-    const logs = [];
-    let logChars = 0;
-    let logsDropped = 0;
-    const format = (value) => {
-      if (typeof value === "string") return value;
-      try { return JSON.stringify(value) ?? String(value); } catch { try { return String(value); } catch { return "[unprintable]"; } }
-    };
-    const writer = (prefix) => (...args) => {
-      if (logs.length >= limits.logLines || logChars >= limits.logChars) { logsDropped++; return; }
-      const line = (prefix + args.map(format).join(" ")).slice(0, limits.logChars - logChars);
-      logChars += line.length;
-      logs.push(line);
-    };
-    const sandboxConsole = Object.freeze({ log: writer(""), info: writer(""), debug: writer(""), warn: writer("[warn] "), error: writer("[error] ") });
-    for (const name of ["log", "info", "debug", "warn", "error", "trace", "dir", "table"]) {
-      try { globalThis.console[name] = sandboxConsole[name] ?? sandboxConsole.log; } catch {}
-    }
-    const call = async (name, input) => {
-      let json;
-      try { json = JSON.stringify(input === undefined ? {} : input); } catch (error) {
-        return JSON.parse(await dispatcher(name, null, describe(error).message));
-      }
-      return JSON.parse(await dispatcher(name, json ?? null, json === undefined ? "the input is not a JSON value" : undefined));
-    };
-    const tools = new Proxy(Object.create(null), {
-      get: (_target, name) => (typeof name === "string" && name !== "then" ? (input) => call(name, input) : undefined),
-      set: () => false,
-      defineProperty: () => false,
-      deleteProperty: () => false,
-      setPrototypeOf: () => false,
-    });
-    const answer = (fields) => {
-      unschedule(heartbeat);
-      return { ...fields, logs, logsDropped, stopped };
-    };
-    let value;
-    try {
-      value = await agent(guard, tools, sandboxConsole)();
-    } catch (error) {
-      return answer({ error: describe(error) });
-    }
-    let json;
-    try {
-      json = JSON.stringify(value === undefined ? null : value) ?? "null";
-    } catch (error) {
-      return answer({ error: { name: "TypeError", message: "The value the function returned cannot be written as JSON: " + describe(error).message } });
-    }
-    if (json.length > limits.transferChars) return answer({ tooLarge: json.length });
-    return answer({ result: json });
-  }
+export function loadedWorkerFailed(message: string): SandboxEnd {
+  if (/memory limit|out of memory/i.test(message)) return { ok: false, reason: 'limit', limit: 'memory_mb', message };
+  if (/CPU time limit|exceeded CPU|CPU limit/i.test(message)) return { ok: false, reason: 'limit', limit: 'cpu_ms', message };
+  return { ok: false, reason: 'sandbox_failed', message };
 }
-
-// Memory, where workerd enforces no limit of its own (locally): the builtins that allocate much in
-// one call refuse more than the cap. Best effort; deployed, Cloudflare's memory limit holds.
-function capAllocations(cap) {
-  const refuse = (what, n) => {
-    throw new RangeError(what + " of " + n + " is more than the " + cap + " one execution may allocate at once.");
-  };
-  const check = (what, n) => { if (typeof n === "number" && n > cap) refuse(what, n); };
-  const wrapMethod = (proto, name, size) => {
-    const original = proto[name];
-    Object.defineProperty(proto, name, { value: function (...args) { check("A result", size(this, args)); return original.apply(this, args); }, writable: true, configurable: true });
-  };
-  wrapMethod(String.prototype, "repeat", (s, [count]) => String(s).length * Number(count));
-  wrapMethod(String.prototype, "padStart", (_s, [length]) => Number(length));
-  wrapMethod(String.prototype, "padEnd", (_s, [length]) => Number(length));
-  wrapMethod(Array.prototype, "fill", (a) => a.length);
-  wrapMethod(Array.prototype, "concat", (a, args) => args.reduce((sum, item) => sum + (Array.isArray(item) ? item.length : 1), a.length));
-  wrapMethod(Array.prototype, "join", (a, [separator]) => a.length * Math.max(1, String(separator ?? ",").length));
-  const arrayFrom = Array.from;
-  Array.from = function (source, ...rest) { check("An array", source?.length); return arrayFrom.call(this, source, ...rest); };
-  const guardConstructor = (name, bytes) => {
-    const Original = globalThis[name];
-    if (typeof Original !== "function") return;
-    const size = (args) => (typeof args[0] === "number" ? args[0] * bytes : undefined);
-    const Capped = new Proxy(Original, {
-      construct: (target, args, newTarget) => { check("new " + name, size(args)); check("new " + name, args[1]?.maxByteLength); return Reflect.construct(target, args, newTarget === Capped ? target : newTarget); },
-      apply: (target, self, args) => { check(name, size(args)); return Reflect.apply(target, self, args); },
-    });
-    Object.defineProperty(Original.prototype, "constructor", { value: Capped, writable: true, configurable: true });
-    globalThis[name] = Capped;
-  };
-  guardConstructor("Array", 1);
-  guardConstructor("ArrayBuffer", 1);
-  guardConstructor("SharedArrayBuffer", 1);
-  for (const name of ["Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array", "Int32Array", "Uint32Array", "Float16Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"]) {
-    guardConstructor(name, globalThis[name]?.BYTES_PER_ELEMENT ?? 8);
-  }
-}
-
-const MESSAGES = {
-  guard_ticks: (limits) => "The code was stopped after " + limits.guardTicks + " loop iterations and function calls, the most one execution may run.",
-  wall_time_ms: (limits) => "The code was stopped after " + limits.wallTimeMs + " ms, the most one execution may take.",
-  blocking_ms: (limits) => "The code was stopped after running " + limits.blockingMs + " ms without ever letting other work run (no await of a tool call or a timer).",
-};
-
-function describe(error) {
-  try {
-    if (error instanceof Error) return { name: String(error.name).slice(0, 100), message: String(error.message).slice(0, 2000) };
-    return { name: typeof error, message: String(error).slice(0, 2000) };
-  } catch {
-    return { name: "unknown", message: "a value that cannot be described" };
-  }
-}
-`;

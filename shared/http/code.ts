@@ -2,15 +2,15 @@
  * Code mode over HTTP, on the gateway: `POST /code` runs an agent's code (`{ code }`, the source
  * of an async arrow function) with the same credentials and the same answer as MCP's `execute`
  * on `POST /mcp/code` (shared/http/mcp-code.ts); `GET /code/types` answers the TypeScript
- * declarations of the tools the credential may call from code. Running code needs the gateway's
- * Worker Loader binding (shared/codemode/). Code mode itself, its parser included, is loaded by
+ * declarations of the tools the credential may call from code. Running code needs the sandbox
+ * worker (shared/codemode/enabled.ts). Code mode itself, its parser included, is loaded by
  * the first request that runs or describes code (see shared/codemode/enabled.ts).
  */
 import { Hono } from 'hono/tiny';
 import { readJsonObject } from '../core/body.ts';
 import { metaWithoutExecution, ok } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
-import { CODE_TOOL_ID, codeModeNotConfigured } from '../codemode/enabled.ts';
+import { CODE_TOOL_ID, codeModeNotConfigured, sandboxOf } from '../codemode/enabled.ts';
 import { deniedTool } from '../auth/caller.ts';
 import { logUnsuccessful } from '../runtime/call-report.ts';
 import type { Env } from '../runtime/env.ts';
@@ -27,7 +27,7 @@ export function codeRoutes(tools: readonly AnyTool[], options: Served) {
   return new Hono<{ Bindings: Env }>()
     .use('/mcp/code', mcpCors())
     .all('/mcp/code', async (c) => {
-      if (c.env.LOADER) return mcp(c.req.raw, scopeOf(c));
+      if (sandboxOf(c.env)) return mcp(c.req.raw, scopeOf(c));
       // Without the binding nothing could run: a verified caller is told how to enable it.
       const gate = await options.authorize(c.req.raw, scopeOf(c));
       if (!gate.ok) return answer(gate, CODE_TOOL_ID);

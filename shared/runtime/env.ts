@@ -39,24 +39,24 @@ export interface Env extends AdmissionEnv, OtlpEnv, MetricsEnv, RetentionEnv, Li
    * tool call still needs one. Default: off, and a request without a credential is refused.
    */
   PUBLIC_TOOL_LIST?: string;
-  /** The Worker Loader binding code mode runs agents' code with (`[[worker_loaders]]` in wrangler.toml); without it code mode is off. */
-  LOADER?: WorkerLoaderBinding;
+  /**
+   * The sandbox worker code mode runs agents' code in (functions/sandbox.ts), as a service binding
+   * (`[[services]]` in wrangler.toml); without it (and without SANDBOX_URL) code mode is off.
+   */
+  SANDBOX?: ServiceFetcher;
+  /**
+   * The sandbox host's URL on this machine (local/sandbox-host.ts), set by `npm run dev`, the tests
+   * and local/wrangler-dev.ts: locally it takes the place of the SANDBOX binding.
+   */
+  SANDBOX_URL?: string;
 }
 
 /**
- * The Worker Loader binding as code mode uses it (workers-types' `WorkerLoader`, written out so
- * that code type-checked for Node, which imports this file, needs no Workers types).
+ * A service binding as the runtime uses it: a fetch to another worker (workers-types' `Fetcher`,
+ * written out so that code type-checked for Node, which imports this file, needs no Workers types).
  */
-export interface WorkerLoaderBinding {
-  load(code: {
-    compatibilityDate: string;
-    mainModule: string;
-    modules: Record<string, string>;
-    /** null: no network at all from the loaded worker. */
-    globalOutbound?: null;
-    env?: Record<string, unknown>;
-    limits?: { cpuMs?: number; subRequests?: number };
-  }): { getEntrypoint(): unknown };
+export interface ServiceFetcher {
+  fetch(input: string, init?: RequestInit): Promise<Response>;
 }
 
 /** What the runtime needs from the Workers runtime for one request: its variables and `waitUntil`. */

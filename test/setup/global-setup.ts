@@ -1,12 +1,14 @@
 /**
  * Starts the local stand-ins for the workers under test: the Neon stand-in (in memory, migrated,
  * with two tenants, each with the study planner's demo data), a fault-injecting proxy in front of
- * it, when redis-server is installed a real Redis behind the Upstash REST stand-in, and an OTLP
- * receiver that records the spans it gets. Hands their URLs and keys to the workers.
+ * it, when redis-server is installed a real Redis behind the Upstash REST stand-in, an OTLP
+ * receiver that records the spans it gets, and code mode's sandbox host (local/sandbox-host.ts),
+ * which the gateway reaches through its SANDBOX service binding. Hands their URLs and keys to the workers.
  */
 import type { TestProject } from 'vitest/node';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
 import { startFaultProxy } from '../../local/fault-proxy.ts';
+import { startSandboxHost } from '../../local/sandbox-host.ts';
 import { seedStudy } from '../../local/study-seed.ts';
 import { startCpuHogControl } from './cpu-hog.ts';
 import { startOtlpReceiver } from './otlp-receiver.ts';
@@ -41,6 +43,8 @@ export type TestServices = {
   cpuHogControlUrl: string;
   /** Counts o200k_base tokens in Node: `POST {tokenCounterUrl}` with the text (test/setup/token-counter.ts). */
   tokenCounterUrl: string;
+  /** Code mode's sandbox host (local/sandbox-host.ts): the workers' SANDBOX binding points at it; `GET {sandboxUrl}/health` lists its processes. */
+  sandboxUrl: string;
 };
 
 declare module 'vitest' {
@@ -54,10 +58,13 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   // The Neon and Upstash stand-ins and the token counter each answer from a process of their own
   // (test/setup/service-process.ts), never from Vitest's busy event loop.
-  const [neonProcess, upstashProcess, tokenProcess] = await Promise.all([
+  // The sandbox host runs each execution in a workerd process of its own, so that code that ends
+  // its sandbox (out of memory, a loop no guard reaches) never touches the workers under test.
+  const [neonProcess, upstashProcess, tokenProcess, sandboxHost] = await Promise.all([
     startServiceProcess('neon'),
     startServiceProcess('upstash'),
     startServiceProcess('tokens'),
+    startSandboxHost(),
   ]);
   const neon = neonProcess.info;
   const upstash = upstashProcess.info;
@@ -92,12 +99,14 @@ export default async function setup(project: TestProject) {
     redisControlUrl: faultyRedis?.controlUrl ?? '',
     cpuHogControlUrl: cpuHog.controlUrl,
     tokenCounterUrl: tokenProcess.info.url,
+    sandboxUrl: sandboxHost.url,
   });
   return async () => {
     await cpuHog.close();
     await faultyRedis?.close();
     await otlp.close();
     await proxy.close();
+    sandboxHost.stop();
     await Promise.all([tokenProcess.stop(), upstashProcess.stop(), neonProcess.stop()]);
   };
 }
