@@ -61,7 +61,8 @@ describe('accepted date-times, judged by Postgres timestamptz', () => {
   it('stores every accepted date-time as JavaScript writes it back (toISOString), as the same instant', async () => {
     const values = fc.sample(dateTimeLike, { seed: 17, numRuns: 3_000 });
     const accepted = values.filter((value) => validateInput(input, { at: value }, '').ok);
-    expect(accepted.filter((value) => /^(0001-01-01|9999-12-31)/.test(value)).length).toBeGreaterThan(50);
+    // Many of them in the first and last accepted years, where an offset moves the instant the most.
+    expect(accepted.filter((value) => /^(1000|8999)-/.test(value)).length).toBeGreaterThan(50);
     for (const value of accepted) {
       const written = new Date(value).toISOString();
       const result = await cast(written, 'timestamptz');

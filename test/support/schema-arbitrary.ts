@@ -308,6 +308,8 @@ export const dateTimeLike: fc.Arbitrary<string> = fc.oneof(
         year: fc.oneof(
           { weight: 8, arbitrary: fc.integer({ min: 1, max: 9999 }) },
           { weight: 1, arbitrary: fc.constantFrom(0, 1899, 1900, 2000, 2024, 10_000) },
+          // Each side of the accepted years' bounds (1000 and 8999 for date-times, 9999 for dates).
+          { weight: 2, arbitrary: fc.constantFrom(999, 1000, 8999, 9000, 9999) },
         ),
         month: fc.oneof({ weight: 10, arbitrary: fc.integer({ min: 1, max: 12 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 13) }),
         day: fc.oneof(
