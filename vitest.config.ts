@@ -148,7 +148,9 @@ export default defineConfig({
         },
       },
       {
-        // The docs: every relative link resolves, and the judge of their JSON examples (fast, no stack).
+        // The docs: every relative link resolves, the reference tables against the code (the registry, whose
+        // clustering tool imports a .wasm module), and the judge of their JSON examples (fast, no stack).
+        plugins: [wasmModules],
         test: { name: 'docs', environment: 'node', include: ['test/docs/*.test.ts'] },
       },
       {
