@@ -9,8 +9,8 @@
  *    (local/demo-data.ts);
  * 4. `wrangler dev` serving the gateway on http://127.0.0.1:PORT (8787 by default), with the observability variables
  *    of this shell passed on (OTEL_*, TRACE_RETENTION_DAYS, METRICS_TOKEN), spans carrying the tools'
- *    arguments and results unless the shell says otherwise, and the Cron Trigger callable at
- *    /__scheduled (retention).
+ *    arguments and results unless the shell says otherwise, and the gateway's Cron Trigger callable
+ *    at /__scheduled (retention).
  * Ctrl-C stops everything it started.
  */
 import { spawn } from 'node:child_process';
