@@ -119,7 +119,7 @@ export class DataDirBusyError extends Error {
  */
 export async function openLocalDatabase(
   dataDir: string = LOCAL_DATA_DIR,
-  { gatewayUrl }: { gatewayUrl?: string } = {},
+  { gatewayUrl, port }: { gatewayUrl?: string; port?: number } = {},
 ): Promise<NeonStandIn> {
   const lock = lockPath(dataDir);
   mkdirSync(dirname(lock), { recursive: true });
@@ -130,7 +130,7 @@ export async function openLocalDatabase(
   process.once('exit', release);
   let neon: NeonStandIn;
   try {
-    neon = await startNeonStandIn({ dataDir });
+    neon = await startNeonStandIn({ dataDir, port });
   } catch (error) {
     release();
     throw error;

@@ -320,7 +320,7 @@ function codesOf(status: number): string[] {
   const codes: string[] = Object.entries(ERROR_STATUS)
     .filter(([, s]) => s === status)
     .map(([code]) => code);
-  // A transient database failure is answered 503 instead of 500 (shared/db.ts), and is retryable.
+  // A transient database failure is answered 503 instead of 500 (shared/core/database.ts), and is retryable.
   if (status === 503) codes.push('DATABASE_ERROR (transient)');
   return codes;
 }
