@@ -1,7 +1,7 @@
 /**
  * Names in the code that point elsewhere still point somewhere: every path of the checkout a source
  * file, a config or a script names (`shared/core/contract.ts`, `./lib/fields.ts`, in comments as in
- * code) exists, and every `{@link Name}` of a doc comment names something declared in the checkout.
+ * code) exists, and every `@link` of a doc comment names something declared in the checkout.
  * Refactors move files and rename functions; a comment that names what is gone misleads the next
  * reader. (The docs' own paths and anchors are checked by test/docs/links.test.ts.)
  */
@@ -37,11 +37,11 @@ it('every path a source file names exists (from the root, or from the file)', ()
   expect(missing).toEqual([]);
 });
 
-it('every {@link Name} names something declared in the checkout', () => {
+it('every @link of a doc comment names something declared in the checkout', () => {
   const declared = new Set<string>();
   for (const { text } of SOURCES) {
     for (const [, name] of text.matchAll(/\b(?:function|const|let|class|interface|type|enum)\s+([A-Za-z_$][\w$]*)/g)) declared.add(name!);
-    // Members of interfaces and object types, which `{@link Options.member}` may name.
+    // Members of interfaces and object types, which a link may name after its type (`Options.member`).
     for (const [, name] of text.matchAll(/^\s+(?:readonly\s+)?([A-Za-z_$][\w$]*)\??\s*[:(]/gm)) declared.add(name!);
   }
   const unknown = SOURCES.flatMap(({ file, text }) =>
