@@ -12,6 +12,7 @@ import { fail, ok, type Failure, type Outcome } from '../core/contract.ts';
 import { dateTime } from '../core/fields.ts';
 import { plural } from '../core/plural.ts';
 import type { Database } from '../core/database.ts';
+import { roundToHundredths } from '../core/numbers.ts';
 
 const WINDOW = /^([1-9]\d{0,6})([smhd])$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -325,8 +326,9 @@ function figuresOf(row: AggregateRow | undefined): Figures {
   };
 }
 
+/** A figure of the database (a number, a numeric's text, or null), rounded as answers show figures. */
 function round(value: number | null | undefined): number | null {
-  return value === null || value === undefined ? null : Math.round(Number(value) * 100) / 100;
+  return value === null || value === undefined ? null : roundToHundredths(Number(value));
 }
 
 function invalid(field: string, message: string, expected: string, received: string): Failure {

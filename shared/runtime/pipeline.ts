@@ -27,6 +27,7 @@ import { callIds, claimIdempotencyKey, type Claim } from './idempotency.ts';
 import { linksFromEnv } from './link-templates.ts';
 import { withQuerySignal } from './query-signal.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, leavesWriteUnknown, withRetries } from './retry.ts';
+import { roundToHundredths } from '../core/numbers.ts';
 
 /** Options of {@link callTool}, the same for every call a worker serves. */
 export interface PipelineOptions {
@@ -189,9 +190,9 @@ function metaOf(state: CallState, attempts = 0, queuedMs = 0, executionMs = 0): 
   return {
     tool: state.tool.id,
     trace_id: state.traceId,
-    duration_ms: round(performance.now() - state.startedAt),
+    duration_ms: roundToHundredths(performance.now() - state.startedAt),
     attempts,
-    queued_ms: round(queuedMs),
+    queued_ms: roundToHundredths(queuedMs),
     performance_warning: executionMs > state.options.slowCallMs,
   };
 }
@@ -290,7 +291,7 @@ async function admit(state: CallState, admission: Admission, claimed: ClaimedKey
     if (admitted.ok) scope.waitUntil(admitted.permit.release());
     return revoked ? refuse(state, revoked) : refuseChecked(state, admitted as Failure);
   }
-  if (queued) log('info', 'dequeued', { tool: tool.id, trace_id: traceId, queued_ms: round(admitted.queuedMs) });
+  if (queued) log('info', 'dequeued', { tool: tool.id, trace_id: traceId, queued_ms: roundToHundredths(admitted.queuedMs) });
   const admittedAtMs = Date.now();
   const lapsedBefore = admitted.permit.lapse();
   if (lapsedBefore) {
@@ -400,7 +401,12 @@ async function finish(
 
   const meta = { ...metaOf(state, attempts, admitted.queuedMs, executionMs), ...(warnings && { warnings }) };
   if (meta.performance_warning) {
-    log('warn', 'slow_execution', { tool: tool.id, trace_id: traceId, execution_ms: round(executionMs), threshold_ms: options.slowCallMs });
+    log('warn', 'slow_execution', {
+      tool: tool.id,
+      trace_id: traceId,
+      execution_ms: roundToHundredths(executionMs),
+      threshold_ms: options.slowCallMs,
+    });
   }
   state.report.executed({
     input,
@@ -414,8 +420,4 @@ async function finish(
     admittedAtMs: admitted.admittedAtMs,
   });
   return { outcome, meta };
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 100) / 100;
 }
