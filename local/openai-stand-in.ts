@@ -87,27 +87,7 @@ export async function startOpenAiStandIn({
       send(response, failure.status, payload, failure.headers);
       return;
     }
-    const presented = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
-    if (presented === undefined) {
-      sendError(
-        response,
-        401,
-        "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-        'invalid_request_error',
-      );
-      return;
-    }
-    if (presented !== apiKey) {
-      // Quotes the wrong key on purpose: the adapters must never pass such a message on.
-      sendError(
-        response,
-        401,
-        `Incorrect API key provided: ${presented}. You can find your API key at https://platform.openai.com/account/api-keys.`,
-        'invalid_request_error',
-        'invalid_api_key',
-      );
-      return;
-    }
+    if (refusedCredential(response, request.headers.authorization, apiKey)) return;
     if (request.method !== 'POST' || (path !== '/v1/embeddings' && path !== '/v1/chat/completions')) {
       sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error');
       return;
@@ -143,6 +123,32 @@ export async function startOpenAiStandIn({
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
+}
+
+/** Answers 401 as OpenAI does for a missing or wrong key, and says whether it did. */
+function refusedCredential(response: ServerResponse, authorization: string | undefined, apiKey: string): boolean {
+  const presented = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
+  if (presented === undefined) {
+    sendError(
+      response,
+      401,
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+      'invalid_request_error',
+    );
+    return true;
+  }
+  if (presented !== apiKey) {
+    // Quotes the wrong key on purpose: the adapters must never pass such a message on.
+    sendError(
+      response,
+      401,
+      `Incorrect API key provided: ${presented}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+      'invalid_request_error',
+      'invalid_api_key',
+    );
+    return true;
+  }
+  return false;
 }
 
 /** `POST /v1/embeddings`: the offline embedder's vectors, checked as OpenAI checks the request. */
