@@ -2,6 +2,7 @@ import { cloudflareTest } from '@cloudflare/vitest-plugin';
 import { defineConfig, type Plugin } from 'vitest/config';
 import { wasmModuleSource } from './local/wasm.ts';
 import { localV8Flags } from './local/wrangler-env.ts';
+import TimeLimitReporter from './test/reporters/time-limits.ts';
 
 // The workerd of the workers projects runs with the V8 flags of every local workerd (local/wrangler-env.ts):
 // Miniflare reads them from here when the plugin starts it.
@@ -112,6 +113,8 @@ export default defineConfig({
   test: {
     // What a passing test logged is not printed; a failing test shows its own logs.
     silent: 'passed-only',
+    // A failure that was a time limit says so, with the load average (test/reporters/time-limits.ts).
+    reporters: ['default', new TimeLimitReporter()],
     projects: [
       nodeProject('unit', ['test/unit/**/*.test.ts', 'test/local/**/*.test.ts'], [STRESS, E2E]),
       workersProject('workers', ['test/integration/**/*.test.ts'], [STRESS], { isolate: false }),
@@ -150,7 +153,9 @@ export default defineConfig({
         },
       },
       {
-        // The docs: every relative link resolves, and the judge of their JSON examples (fast, no stack).
+        // The docs: every relative link resolves, the reference tables against the code (the registry, whose
+        // clustering tool imports a .wasm module), and the judge of their JSON examples (fast, no stack).
+        plugins: [wasmModules],
         test: { name: 'docs', environment: 'node', include: ['test/docs/*.test.ts'] },
       },
       {

@@ -22,6 +22,7 @@ import { seedCorpus } from '../local/seed.ts';
 import { seedStudy } from '../local/study-seed.ts';
 import { tools } from '../functions/registry.ts';
 import { createGateway } from '../shared/http/app.ts';
+import type { Database } from '../shared/core/database.ts';
 import { createDb } from '../shared/runtime/db.ts';
 
 /** One measured call. */
@@ -100,161 +101,203 @@ export async function measureAnswerSizes(): Promise<SizeRow[]> {
     log('seeding the demo corpus (50 plans, 1,000 tasks) and the study planner demo data...');
     await seedCorpus(url, projectId);
     await seedStudy(url, projectId);
-    const db = createDb(url);
-    const gateway = createGateway(tools, { retryDelayMs: 10 });
-    const pending: Promise<unknown>[] = [];
-    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
-    const env = { DATABASE_URL: url };
-    const send = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
-      const response = await gateway.fetch(
-        new Request(`http://127.0.0.1:8787${path}`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
-          body: JSON.stringify(body),
-        }),
-        env,
-        ctx as unknown as Parameters<typeof gateway.fetch>[2],
-      );
-      const text = await response.text();
-      await Promise.all(pending.splice(0));
-      return { status: response.status, text };
-    };
-    const http = (tool: string, input: unknown) => send(`/tools/${tool}`, input);
-    const mcp = (tool: string, input: unknown) =>
-      send(
-        '/mcp',
-        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: input } },
-        { accept: 'application/json, text/event-stream' },
-      );
-    const data = async (tool: string, input: unknown) => {
-      const { text } = await http(tool, input);
-      const body = JSON.parse(text) as { success: boolean; data: any; message: string };
-      if (!body.success) throw new Error(`${tool}: ${body.message}`);
-      return body.data;
-    };
-
-    // A long plan (about 200,000 characters, 1,400 tasks), added as an agent would.
-    const [long] = generateCorpus({ documents: 1, tasks: 1_400, seed: 7 });
-    log(`adding a ${long!.content.length.toLocaleString('en')}-character plan...`);
-    const longDocument = await data('add-document', { title: long!.title, content: long!.content });
-    const longTaskIds: string[] = (
-      await db.execute(sql`select id from tasks where document_id = ${longDocument.document_id} order by position`)
-    ).rows.map((r) => String(r.id));
-    log('detecting its dependencies in windows of 50 tasks...');
-    for (let start = 0; start + 50 <= longTaskIds.length; start += 50)
-      await data('detect-dependencies', { task_ids: longTaskIds.slice(start, start + 50) });
-
-    const { rows: corpusDocuments } = await db.execute(sql`select d.id, d.title, d.content,
-        (select array_agg(t.id::text order by t.position) from tasks t where t.document_id = d.id) as task_ids
-      from documents d where d.project_id = ${projectId} and d.id <> ${longDocument.document_id} order by d.created_at, d.id`);
-    const typical = corpusDocuments[0] as { id: string; title: string; content: string; task_ids: string[] };
-    const oneTaskPerDocument = (corpusDocuments as { task_ids: string[] }[]).map((d) => d.task_ids[0]!).slice(0, 50);
-    const allTaskIds = (
-      await db.execute(sql`select id from tasks where project_id = ${projectId} and document_id <> ${longDocument.document_id} order by id`)
-    ).rows.map((r) => String(r.id));
-    const graphStart = String(
-      (
-        await db.execute(
-          sql`select source_task_id from task_relationships where project_id = ${projectId} group by source_task_id order by count(*) desc, source_task_id limit 1`,
-        )
-      ).rows[0]!.source_task_id,
-    );
-    let scratch: string | undefined;
-    const scratchDocument = async () => {
-      scratch ??= (await data('add-document', { title: typical.title, content: typical.content })).document_id;
-      return { document_id: scratch };
-    };
-
-    const cases: Case[] = [
-      {
-        tool: 'add-document',
-        call: `a typical plan (${typical.content.length.toLocaleString('en')} characters, ${typical.task_ids.length} tasks)`,
-        input: { title: typical.title, content: typical.content },
-        formats: true,
-      },
-      {
-        tool: 'add-document',
-        call: `the long plan (${long!.content.length.toLocaleString('en')} characters, ${longTaskIds.length} tasks)`,
-        input: { title: long!.title, content: long!.content },
-        formats: true,
-      },
-      {
-        tool: 'replace-document',
-        call: 'a typical plan',
-        input: { title: typical.title, content: typical.content },
-        formats: true,
-        prepare: scratchDocument,
-      },
-      {
-        tool: 'delete-document',
-        call: 'a typical plan',
-        input: {},
-        formats: false,
-        prepare: async () => ((scratch = undefined), scratchDocument()),
-      },
-      { tool: 'embed-tasks', call: 'nothing pending', input: {}, formats: false },
-      { tool: 'semantic-search', call: '"hire backend engineers", defaults', input: { query: 'hire backend engineers' }, formats: true },
-      {
-        tool: 'semantic-search',
-        call: '"hire backend engineers", limit 50, threshold 0',
-        input: { query: 'hire backend engineers', limit: 50, threshold: 0 },
-        formats: true,
-      },
-      { tool: 'get-document-context', call: 'one task of a typical plan', input: { task_ids: [typical.task_ids[0]] }, formats: true },
-      { tool: 'get-document-context', call: '50 tasks of 50 plans', input: { task_ids: oneTaskPerDocument }, formats: true },
-      { tool: 'get-document-context', call: 'one task of the long plan', input: { task_ids: [longTaskIds[0]] }, formats: true },
-      {
-        tool: 'detect-dependencies',
-        call: `the ${typical.task_ids.length} tasks of a typical plan`,
-        input: { task_ids: typical.task_ids },
-        formats: true,
-      },
-      { tool: 'detect-dependencies', call: '50 tasks of the long plan', input: { task_ids: longTaskIds.slice(0, 50) }, formats: true },
-      { tool: 'query-task-graph', call: 'depth 2 from a well-connected task', input: { task_id: graphStart, depth: 2 }, formats: true },
-      { tool: 'query-task-graph', call: 'depth 10, limit 500', input: { task_id: graphStart, depth: 10, limit: 500 }, formats: true },
-      {
-        tool: 'cluster-by-similarity',
-        call: `the ${typical.task_ids.length} tasks of a typical plan`,
-        input: { task_ids: typical.task_ids },
-        formats: true,
-      },
-      { tool: 'cluster-by-similarity', call: `${allTaskIds.length} tasks of 50 plans`, input: { task_ids: allTaskIds }, formats: true },
-    ];
-    // Every other tool (the table tools, the study planner) with its example, in catalog order.
-    const covered = new Set(cases.map((c) => c.tool));
-    for (const tool of tools) {
-      if (!covered.has(tool.id))
-        cases.push({
-          tool: tool.id,
-          call: 'its example',
-          input: tool.example as Record<string, unknown>,
-          formats: 'response_format' in tool.input.shape,
-        });
-    }
-
-    const rows: SizeRow[] = [];
-    let variant = 0;
-    for (const c of cases) {
-      for (const format of c.formats ? (['concise', 'detailed'] as const) : (['-'] as const)) {
-        const row: SizeRow = { tool: c.tool, call: c.call, format, http: '', mcp: '' };
-        for (const transport of ['http', 'mcp'] as const) {
-          const extra = (await c.prepare?.()) ?? {};
-          // A tool without response_format has one format only: both rows measure it.
-          const hasFormats = format !== '-' && 'response_format' in tools.find((tool) => tool.id === c.tool)!.input.shape;
-          let input: Record<string, unknown> = { ...c.input, ...extra, ...(hasFormats ? { response_format: format } : {}) };
-          // Table tools may refuse a second row with the same key: vary the timestamps.
-          if (TABLE_TOOLS.includes(c.tool)) input = withUniqueTime(input, ++variant);
-          const answer = transport === 'http' ? await http(c.tool, input) : await mcp(c.tool, input);
-          row[transport] = outcomeOf(answer.text, transport) ?? answer.text.length;
-        }
-        rows.push(row);
-        log(`${row.tool} | ${row.call} | ${row.format}: ${row.http} / ${row.mcp}`);
-      }
-    }
-    return rows;
+    const calls = gatewayCalls(url, apiKey);
+    const cases = casesOf(await prepareRecords(createDb(url), projectId, calls.data));
+    return await measure(cases, calls);
   } finally {
     await standIn.close();
   }
+}
+
+/** What the cases call: a tool over HTTP or MCP (the answer's status and text), and its data when it succeeds. */
+type GatewayCalls = ReturnType<typeof gatewayCalls>;
+
+/** The gateway over every tool and the database at `url`, called with `apiKey`. */
+function gatewayCalls(url: string, apiKey: string) {
+  const gateway = createGateway(tools, { retryDelayMs: 10 });
+  const pending: Promise<unknown>[] = [];
+  const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {}, props: {} };
+  const env = { DATABASE_URL: url };
+  const send = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const response = await gateway.fetch(
+      new Request(`http://127.0.0.1:8787${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      }),
+      env,
+      ctx as unknown as Parameters<typeof gateway.fetch>[2],
+    );
+    const text = await response.text();
+    await Promise.all(pending.splice(0));
+    return { status: response.status, text };
+  };
+  const http = (tool: string, input: unknown) => send(`/tools/${tool}`, input);
+  const mcp = (tool: string, input: unknown) =>
+    send(
+      '/mcp',
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: input } },
+      { accept: 'application/json, text/event-stream' },
+    );
+  const data = async (tool: string, input: unknown) => {
+    const { text } = await http(tool, input);
+    const body = JSON.parse(text) as { success: boolean; data: any; message: string };
+    if (!body.success) throw new Error(`${tool}: ${body.message}`);
+    return body.data;
+  };
+
+  return { http, mcp, data };
+}
+
+/** The records the cases name: a long plan (with its dependencies detected), a typical plan, every task, a well-connected task. */
+async function prepareRecords(db: Database, projectId: string, data: GatewayCalls['data']) {
+  // A long plan (about 200,000 characters, 1,400 tasks), added as an agent would.
+  const [long] = generateCorpus({ documents: 1, tasks: 1_400, seed: 7 });
+  log(`adding a ${long!.content.length.toLocaleString('en')}-character plan...`);
+  const longDocument = await data('add-document', { title: long!.title, content: long!.content });
+  const longTaskIds: string[] = (
+    await db.execute(sql`select id from tasks where document_id = ${longDocument.document_id} order by position`)
+  ).rows.map((r: Record<string, unknown>) => String(r.id));
+  log('detecting its dependencies in windows of 50 tasks...');
+  for (let start = 0; start + 50 <= longTaskIds.length; start += 50)
+    await data('detect-dependencies', { task_ids: longTaskIds.slice(start, start + 50) });
+
+  const { rows: corpusDocuments } = await db.execute(sql`select d.id, d.title, d.content,
+      (select array_agg(t.id::text order by t.position) from tasks t where t.document_id = d.id) as task_ids
+    from documents d where d.project_id = ${projectId} and d.id <> ${longDocument.document_id} order by d.created_at, d.id`);
+  const typical = corpusDocuments[0] as { id: string; title: string; content: string; task_ids: string[] };
+  const oneTaskPerDocument = (corpusDocuments as { task_ids: string[] }[]).map((d) => d.task_ids[0]!).slice(0, 50);
+  const allTaskIds = (
+    await db.execute(sql`select id from tasks where project_id = ${projectId} and document_id <> ${longDocument.document_id} order by id`)
+  ).rows.map((r: Record<string, unknown>) => String(r.id));
+  const graphStart = String(
+    (
+      await db.execute(
+        sql`select source_task_id from task_relationships where project_id = ${projectId} group by source_task_id order by count(*) desc, source_task_id limit 1`,
+      )
+    ).rows[0]!.source_task_id,
+  );
+  let scratch: string | undefined;
+  const scratchDocument = async () => {
+    scratch ??= (await data('add-document', { title: typical.title, content: typical.content })).document_id;
+    return { document_id: scratch };
+  };
+
+  return {
+    long: long!,
+    longTaskIds,
+    typical,
+    oneTaskPerDocument,
+    allTaskIds,
+    graphStart,
+    scratchDocument,
+    resetScratch: () => (scratch = undefined),
+  };
+}
+
+/** The cases: the task-analysis tools on the records, then every other tool with its example, in catalog order. */
+function casesOf({
+  long,
+  longTaskIds,
+  typical,
+  oneTaskPerDocument,
+  allTaskIds,
+  graphStart,
+  scratchDocument,
+  resetScratch,
+}: Awaited<ReturnType<typeof prepareRecords>>): Case[] {
+  const cases: Case[] = [
+    {
+      tool: 'add-document',
+      call: `a typical plan (${typical.content.length.toLocaleString('en')} characters, ${typical.task_ids.length} tasks)`,
+      input: { title: typical.title, content: typical.content },
+      formats: true,
+    },
+    {
+      tool: 'add-document',
+      call: `the long plan (${long.content.length.toLocaleString('en')} characters, ${longTaskIds.length} tasks)`,
+      input: { title: long.title, content: long.content },
+      formats: true,
+    },
+    {
+      tool: 'replace-document',
+      call: 'a typical plan',
+      input: { title: typical.title, content: typical.content },
+      formats: true,
+      prepare: scratchDocument,
+    },
+    {
+      tool: 'delete-document',
+      call: 'a typical plan',
+      input: {},
+      formats: false,
+      prepare: async () => (resetScratch(), scratchDocument()),
+    },
+    { tool: 'embed-tasks', call: 'nothing pending', input: {}, formats: false },
+    { tool: 'semantic-search', call: '"hire backend engineers", defaults', input: { query: 'hire backend engineers' }, formats: true },
+    {
+      tool: 'semantic-search',
+      call: '"hire backend engineers", limit 50, threshold 0',
+      input: { query: 'hire backend engineers', limit: 50, threshold: 0 },
+      formats: true,
+    },
+    { tool: 'get-document-context', call: 'one task of a typical plan', input: { task_ids: [typical.task_ids[0]] }, formats: true },
+    { tool: 'get-document-context', call: '50 tasks of 50 plans', input: { task_ids: oneTaskPerDocument }, formats: true },
+    { tool: 'get-document-context', call: 'one task of the long plan', input: { task_ids: [longTaskIds[0]] }, formats: true },
+    {
+      tool: 'detect-dependencies',
+      call: `the ${typical.task_ids.length} tasks of a typical plan`,
+      input: { task_ids: typical.task_ids },
+      formats: true,
+    },
+    { tool: 'detect-dependencies', call: '50 tasks of the long plan', input: { task_ids: longTaskIds.slice(0, 50) }, formats: true },
+    { tool: 'query-task-graph', call: 'depth 2 from a well-connected task', input: { task_id: graphStart, depth: 2 }, formats: true },
+    { tool: 'query-task-graph', call: 'depth 10, limit 500', input: { task_id: graphStart, depth: 10, limit: 500 }, formats: true },
+    {
+      tool: 'cluster-by-similarity',
+      call: `the ${typical.task_ids.length} tasks of a typical plan`,
+      input: { task_ids: typical.task_ids },
+      formats: true,
+    },
+    { tool: 'cluster-by-similarity', call: `${allTaskIds.length} tasks of 50 plans`, input: { task_ids: allTaskIds }, formats: true },
+  ];
+  // Every other tool (the table tools, the study planner) with its example, in catalog order.
+  const covered = new Set(cases.map((c) => c.tool));
+  for (const tool of tools) {
+    if (!covered.has(tool.id))
+      cases.push({
+        tool: tool.id,
+        call: 'its example',
+        input: tool.example as Record<string, unknown>,
+        formats: 'response_format' in tool.input.shape,
+      });
+  }
+
+  return cases;
+}
+
+/** Each case in each of its formats, over HTTP and MCP: the answer's length in characters, or its error code. */
+async function measure(cases: Case[], { http, mcp }: GatewayCalls): Promise<SizeRow[]> {
+  const rows: SizeRow[] = [];
+  let variant = 0;
+  for (const c of cases) {
+    for (const format of c.formats ? (['concise', 'detailed'] as const) : (['-'] as const)) {
+      const row: SizeRow = { tool: c.tool, call: c.call, format, http: '', mcp: '' };
+      for (const transport of ['http', 'mcp'] as const) {
+        const extra = (await c.prepare?.()) ?? {};
+        // A tool without response_format has one format only: both rows measure it.
+        const hasFormats = format !== '-' && 'response_format' in tools.find((tool) => tool.id === c.tool)!.input.shape;
+        let input: Record<string, unknown> = { ...c.input, ...extra, ...(hasFormats ? { response_format: format } : {}) };
+        // Table tools may refuse a second row with the same key: vary the timestamps.
+        if (TABLE_TOOLS.includes(c.tool)) input = withUniqueTime(input, ++variant);
+        const answer = transport === 'http' ? await http(c.tool, input) : await mcp(c.tool, input);
+        row[transport] = outcomeOf(answer.text, transport) ?? answer.text.length;
+      }
+      rows.push(row);
+      log(`${row.tool} | ${row.call} | ${row.format}: ${row.http} / ${row.mcp}`);
+    }
+  }
+  return rows;
 }
 
 /** The error code of a failed answer, or undefined for a success. */

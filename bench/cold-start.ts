@@ -257,49 +257,58 @@ export async function runColdStartBench({ baseline = COLD_START_BASELINE, sample
     for (let round = 0; round < samples; round++) {
       for (const [index, row] of rows.entries()) results[index]!.push(await coldStart(row.config, row.first));
     }
-    const medianOf = (index: number, measure: (sample: Sample) => number | undefined) => {
-      const values = results[index]!.map(measure).filter((value) => value !== undefined);
-      return values.length === samples ? median(values) : undefined;
-    };
-    const shown = (value: number | undefined) => (value === undefined ? '–' : value.toFixed(0));
-    const difference = (index: number, against: number | undefined, measure: (sample: Sample) => number | undefined) => {
-      const value = medianOf(index, measure);
-      const base = against === undefined ? undefined : medianOf(against, measure);
-      return shown(value !== undefined && base !== undefined ? value - base : undefined);
-    };
-    const startLine = (row: Row, index: number) => {
-      const size = row.size ? `${row.size.kib} / ${row.size.gzipKib}` : '–';
-      const total = (sample: Sample) => sample.totalMs;
-      const cpu = (sample: Sample) => sample.cpuMs;
-      return `| ${row.label} | ${size} | ${shown(medianOf(index, (sample) => sample.readyMs))} | ${shown(medianOf(index, total))} | ${difference(index, row.against, total)} | ${shown(medianOf(index, cpu))} | ${difference(index, row.against, cpu)} |`;
-    };
-    /** A first MCP answer: what it took after workerd was ready, within each sample. */
-    const mcpLine = (row: Row, index: number) => {
-      const afterReady = (sample: Sample) => sample.totalMs - sample.readyMs;
-      const cpuAfterReady = (sample: Sample) =>
-        sample.cpuMs !== undefined && sample.cpuReadyMs !== undefined ? sample.cpuMs - sample.cpuReadyMs : undefined;
-      return `| ${row.label} | ${shown(medianOf(index, (sample) => sample.readyMs))} | ${shown(medianOf(index, (sample) => sample.totalMs))} | ${shown(medianOf(index, afterReady))} | ${shown(medianOf(index, (sample) => sample.cpuMs))} | ${shown(medianOf(index, cpuAfterReady))} |`;
-    };
-    return [
-      '## Cold start in workerd (bench/cold-start.ts)',
-      '',
-      `Each sample spawns \`workerd serve\` (the binary wrangler runs) on a config of one worker, the dry-run bundle, and one socket on 127.0.0.1, and asks its first request once workerd listens: \`GET /health\` (no I/O) for the starts, \`POST /mcp\` \`initialize\` with an API key (checked against the Neon stand-in) for the first MCP answers. Medians of ${samples} samples per row, all rows interleaved. Before: commit ${baseline.slice(0, 7)}. "Ready" is when workerd listens, after it has loaded the worker and run its module scope. What the bundle adds = the row's median minus the floor's (workerd's own start), in elapsed time and in workerd's CPU time (all its threads, until the answer). "Its code loaded, not run": the same bundle inside a function never called, so V8 reads all of it and runs none of it: what its size alone costs.`,
-      '',
-      '| worker | bundle KiB (minified / gzip) | start to ready, ms | start to first answer, ms | added by the bundle, ms | workerd CPU until the answer, ms | CPU added by the bundle, ms |',
-      '|---|---|---:|---:|---:|---:|---:|',
-      ...rows.slice(0, firstMcp).map((row, index) => startLine(row, index)),
-      '',
-      "The gateway's first MCP answer after a cold start, and what it took once workerd was ready (within each sample): the API key's check against the Neon stand-in, and, after, loading the MCP server and its SDK:",
-      '',
-      '| request | start to ready, ms | start to the MCP answer, ms | ready to the MCP answer, ms | workerd CPU until the answer, ms | workerd CPU from ready to the answer, ms |',
-      '|---|---:|---:|---:|---:|---:|',
-      ...rows.slice(firstMcp).map((row, index) => mcpLine(row, firstMcp + index)),
-    ].join('\n');
+    return coldStartReport(rows, results, { samples, baseline, firstMcp });
   } finally {
     await neon.close();
     rmSync(scratch, { recursive: true, force: true });
     old.dispose();
   }
+}
+
+/** The section of RESULTS.md: the medians of every row's samples, starts first, then the first MCP answers (rows from `firstMcp` on). */
+function coldStartReport(
+  rows: Row[],
+  results: Sample[][],
+  { samples, baseline, firstMcp }: { samples: number; baseline: string; firstMcp: number },
+): string {
+  const medianOf = (index: number, measure: (sample: Sample) => number | undefined) => {
+    const values = results[index]!.map(measure).filter((value) => value !== undefined);
+    return values.length === samples ? median(values) : undefined;
+  };
+  const shown = (value: number | undefined) => (value === undefined ? '–' : value.toFixed(0));
+  const difference = (index: number, against: number | undefined, measure: (sample: Sample) => number | undefined) => {
+    const value = medianOf(index, measure);
+    const base = against === undefined ? undefined : medianOf(against, measure);
+    return shown(value !== undefined && base !== undefined ? value - base : undefined);
+  };
+  const startLine = (row: Row, index: number) => {
+    const size = row.size ? `${row.size.kib} / ${row.size.gzipKib}` : '–';
+    const total = (sample: Sample) => sample.totalMs;
+    const cpu = (sample: Sample) => sample.cpuMs;
+    return `| ${row.label} | ${size} | ${shown(medianOf(index, (sample) => sample.readyMs))} | ${shown(medianOf(index, total))} | ${difference(index, row.against, total)} | ${shown(medianOf(index, cpu))} | ${difference(index, row.against, cpu)} |`;
+  };
+  /** A first MCP answer: what it took after workerd was ready, within each sample. */
+  const mcpLine = (row: Row, index: number) => {
+    const afterReady = (sample: Sample) => sample.totalMs - sample.readyMs;
+    const cpuAfterReady = (sample: Sample) =>
+      sample.cpuMs !== undefined && sample.cpuReadyMs !== undefined ? sample.cpuMs - sample.cpuReadyMs : undefined;
+    return `| ${row.label} | ${shown(medianOf(index, (sample) => sample.readyMs))} | ${shown(medianOf(index, (sample) => sample.totalMs))} | ${shown(medianOf(index, afterReady))} | ${shown(medianOf(index, (sample) => sample.cpuMs))} | ${shown(medianOf(index, cpuAfterReady))} |`;
+  };
+  return [
+    '## Cold start in workerd (bench/cold-start.ts)',
+    '',
+    `Each sample spawns \`workerd serve\` (the binary wrangler runs) on a config of one worker, the dry-run bundle, and one socket on 127.0.0.1, and asks its first request once workerd listens: \`GET /health\` (no I/O) for the starts, \`POST /mcp\` \`initialize\` with an API key (checked against the Neon stand-in) for the first MCP answers. Medians of ${samples} samples per row, all rows interleaved. Before: commit ${baseline.slice(0, 7)}. "Ready" is when workerd listens, after it has loaded the worker and run its module scope. What the bundle adds = the row's median minus the floor's (workerd's own start), in elapsed time and in workerd's CPU time (all its threads, until the answer). "Its code loaded, not run": the same bundle inside a function never called, so V8 reads all of it and runs none of it: what its size alone costs.`,
+    '',
+    '| worker | bundle KiB (minified / gzip) | start to ready, ms | start to first answer, ms | added by the bundle, ms | workerd CPU until the answer, ms | CPU added by the bundle, ms |',
+    '|---|---|---:|---:|---:|---:|---:|',
+    ...rows.slice(0, firstMcp).map((row, index) => startLine(row, index)),
+    '',
+    "The gateway's first MCP answer after a cold start, and what it took once workerd was ready (within each sample): the API key's check against the Neon stand-in, and, after, loading the MCP server and its SDK:",
+    '',
+    '| request | start to ready, ms | start to the MCP answer, ms | ready to the MCP answer, ms | workerd CPU until the answer, ms | workerd CPU from ready to the answer, ms |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows.slice(firstMcp).map((row, index) => mcpLine(row, firstMcp + index)),
+  ].join('\n');
 }
 
 if (import.meta.main) {

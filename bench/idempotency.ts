@@ -81,26 +81,7 @@ export async function runIdempotencyBench(): Promise<string> {
       ],
     ];
     const rows: Row[] = [];
-    for (const [label, run] of scenarios) {
-      for (let i = 0; i < BENCH.warmup; i++) await run();
-      const samples: number[] = [];
-      let totalRequests = 0;
-      let executions = 0;
-      for (let i = 0; i < BENCH.calls; i++) {
-        const { ms, requests: used, executed } = await run();
-        samples.push(ms);
-        totalRequests += used;
-        if (executed) executions++;
-      }
-      samples.sort((a, b) => a - b);
-      rows.push({
-        label,
-        p50Ms: samples[Math.floor(samples.length * 0.5)]!,
-        p99Ms: samples[Math.floor(samples.length * 0.99)]!,
-        requests: totalRequests / BENCH.calls,
-        executions,
-      });
-    }
+    for (const [label, run] of scenarios) rows.push(await measureScenario(label, run));
     globalThis.fetch = realFetch;
     return [
       `## What an idempotency key adds to a write call (log-mood, Neon stand-in on loopback, ${BENCH.calls} sequential calls each)`,
@@ -112,6 +93,28 @@ export async function runIdempotencyBench(): Promise<string> {
   } finally {
     await neon.close();
   }
+}
+
+/** One scenario: its warm-up calls, then BENCH.calls timed ones (p50, p99), their database requests per call and how many executed. */
+async function measureScenario(label: string, run: () => Promise<{ ms: number; requests: number; executed: boolean }>): Promise<Row> {
+  for (let i = 0; i < BENCH.warmup; i++) await run();
+  const samples: number[] = [];
+  let totalRequests = 0;
+  let executions = 0;
+  for (let i = 0; i < BENCH.calls; i++) {
+    const { ms, requests: used, executed } = await run();
+    samples.push(ms);
+    totalRequests += used;
+    if (executed) executions++;
+  }
+  samples.sort((a, b) => a - b);
+  return {
+    label,
+    p50Ms: samples[Math.floor(samples.length * 0.5)]!,
+    p99Ms: samples[Math.floor(samples.length * 0.99)]!,
+    requests: totalRequests / BENCH.calls,
+    executions,
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) console.log(await runIdempotencyBench());

@@ -74,68 +74,7 @@ export async function runObservabilityBench(): Promise<string> {
     await load(db, project.projectId, other.projectId);
     log(`loaded in ${((performance.now() - loaded) / 1000).toFixed(1)} s`);
 
-    const now = new Date();
-    const window = (query: Parameters<typeof resolveWindow>[0]) => resolveWindow(query, now) as MetricsWindow;
-    const countIn =
-      (w: MetricsWindow, extra = sql``) =>
-      async () =>
-        Number(
-          (
-            (
-              await db.execute(
-                sql`select count(*)::int as n from tool_executions where project_id = ${project.projectId} and created_at >= ${w.since.toISOString()}::timestamptz and created_at < ${w.until.toISOString()}::timestamptz ${extra}`,
-              )
-            ).rows[0] as { n: number }
-          ).n,
-        );
-    const all = window({ window: `${BENCH.days + 1}d` });
-    const listing = (query: Record<string, unknown>) => executionsQuery.parse(query);
-    const deepCursor = await cursorAfter(db, project.projectId, 50);
-
-    const cases: Case[] = [
-      { name: 'GET /metrics (24 h, default)', rows: countIn(window({})), call: () => readMetrics(db, project.projectId, window({})) },
-      {
-        name: 'GET /metrics?window=7d',
-        rows: countIn(window({ window: '7d' })),
-        call: () => readMetrics(db, project.projectId, window({ window: '7d' })),
-      },
-      {
-        name: 'GET /metrics?window=30d (every execution)',
-        rows: countIn(window({ window: '30d' })),
-        call: () => readMetrics(db, project.projectId, window({ window: '30d' })),
-      },
-      {
-        name: 'GET /metrics?window=7d&tool=semantic-search',
-        rows: countIn(window({ window: '7d' }), sql`and tool = 'semantic-search'`),
-        call: () => readMetrics(db, project.projectId, window({ window: '7d' }), 'semantic-search'),
-      },
-      { name: 'GET /executions (first page of 20)', rows: countIn(all), call: () => listExecutions(db, project.projectId, listing({})) },
-      {
-        name: 'GET /executions, page 51 (by cursor)',
-        rows: countIn(all),
-        call: () => listExecutions(db, project.projectId, listing({ cursor: deepCursor })),
-      },
-      {
-        name: 'GET /executions?status=failure',
-        rows: countIn(all, sql`and status = 'error'`),
-        call: () => listExecutions(db, project.projectId, listing({ status: 'failure' })),
-      },
-      {
-        name: 'GET /executions?tool=log-mood&response_format=detailed',
-        rows: countIn(all, sql`and tool = 'log-mood'`),
-        call: () => listExecutions(db, project.projectId, listing({ tool: 'log-mood', response_format: 'detailed' })),
-      },
-      {
-        name: 'GET /executions?error_code=UPSTREAM_ERROR',
-        rows: countIn(all, sql`and error_code = 'UPSTREAM_ERROR'`),
-        call: () => listExecutions(db, project.projectId, listing({ error_code: 'UPSTREAM_ERROR' })),
-      },
-      {
-        name: 'GET /executions?min_duration_ms=1000',
-        rows: countIn(all, sql`and duration_ms >= 1000`),
-        call: () => listExecutions(db, project.projectId, listing({ min_duration_ms: 1_000 })),
-      },
-    ];
+    const cases = observabilityCases(db, project.projectId, await cursorAfter(db, project.projectId, 50));
 
     const rows = await Promise.all(cases.map((c) => c.rows()));
     const withIndexes: Measured[] = [];
@@ -155,6 +94,72 @@ export async function runObservabilityBench(): Promise<string> {
     captured.restore();
     await standIn.close();
   }
+}
+
+/** The reads measured: the metrics over several windows, and pages of the executions, filtered; each with the rows in its scope. */
+function observabilityCases(db: Database, projectId: string, deepCursor: string): Case[] {
+  const now = new Date();
+  const window = (query: Parameters<typeof resolveWindow>[0]) => resolveWindow(query, now) as MetricsWindow;
+  const countIn =
+    (w: MetricsWindow, extra = sql``) =>
+    async () =>
+      Number(
+        (
+          (
+            await db.execute(
+              sql`select count(*)::int as n from tool_executions where project_id = ${projectId} and created_at >= ${w.since.toISOString()}::timestamptz and created_at < ${w.until.toISOString()}::timestamptz ${extra}`,
+            )
+          ).rows[0] as { n: number }
+        ).n,
+      );
+  const all = window({ window: `${BENCH.days + 1}d` });
+  const listing = (query: Record<string, unknown>) => executionsQuery.parse(query);
+
+  const cases: Case[] = [
+    { name: 'GET /metrics (24 h, default)', rows: countIn(window({})), call: () => readMetrics(db, projectId, window({})) },
+    {
+      name: 'GET /metrics?window=7d',
+      rows: countIn(window({ window: '7d' })),
+      call: () => readMetrics(db, projectId, window({ window: '7d' })),
+    },
+    {
+      name: 'GET /metrics?window=30d (every execution)',
+      rows: countIn(window({ window: '30d' })),
+      call: () => readMetrics(db, projectId, window({ window: '30d' })),
+    },
+    {
+      name: 'GET /metrics?window=7d&tool=semantic-search',
+      rows: countIn(window({ window: '7d' }), sql`and tool = 'semantic-search'`),
+      call: () => readMetrics(db, projectId, window({ window: '7d' }), 'semantic-search'),
+    },
+    { name: 'GET /executions (first page of 20)', rows: countIn(all), call: () => listExecutions(db, projectId, listing({})) },
+    {
+      name: 'GET /executions, page 51 (by cursor)',
+      rows: countIn(all),
+      call: () => listExecutions(db, projectId, listing({ cursor: deepCursor })),
+    },
+    {
+      name: 'GET /executions?status=failure',
+      rows: countIn(all, sql`and status = 'error'`),
+      call: () => listExecutions(db, projectId, listing({ status: 'failure' })),
+    },
+    {
+      name: 'GET /executions?tool=log-mood&response_format=detailed',
+      rows: countIn(all, sql`and tool = 'log-mood'`),
+      call: () => listExecutions(db, projectId, listing({ tool: 'log-mood', response_format: 'detailed' })),
+    },
+    {
+      name: 'GET /executions?error_code=UPSTREAM_ERROR',
+      rows: countIn(all, sql`and error_code = 'UPSTREAM_ERROR'`),
+      call: () => listExecutions(db, projectId, listing({ error_code: 'UPSTREAM_ERROR' })),
+    },
+    {
+      name: 'GET /executions?min_duration_ms=1000',
+      rows: countIn(all, sql`and duration_ms >= 1000`),
+      call: () => listExecutions(db, projectId, listing({ min_duration_ms: 1_000 })),
+    },
+  ];
+  return cases;
 }
 
 /** Inserts the synthetic executions and refusals in SQL (generate_series), then analyzes. */

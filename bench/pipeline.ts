@@ -40,7 +40,7 @@ export interface Figures {
  */
 async function inMemoryNeon(keyHash: string): Promise<() => void> {
   const answer = ({ query }: { query: string }) => {
-    // The key lookup of shared/runtime/auth.ts, column for column: key id, key hash, project id and
+    // The key lookup of shared/auth/keys.ts, column for column: key id, key hash, project id and
     // name, rate limit, toolsets (null: every toolset). Any other statement gets no rows. The
     // project's limit is lifted far above the calls a run sends, so that the limiter still runs
     // for every call and never refuses one (a refusal would be timed instead of an admission).

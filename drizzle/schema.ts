@@ -1,6 +1,8 @@
 /**
  * The database schema. Every tenant-owned row carries `project_id`, and every query filters by it.
- * Migrations are generated from this file by drizzle-kit into drizzle/migrations.
+ * Migrations are generated from this file by drizzle-kit into drizzle/migrations. One file of some
+ * 600 lines on purpose: it is the whole schema, each table with its constraints and indexes beside
+ * its columns, read as one (by drizzle-kit too, drizzle.config.ts).
  */
 import { sql } from 'drizzle-orm';
 import {

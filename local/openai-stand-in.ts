@@ -87,27 +87,7 @@ export async function startOpenAiStandIn({
       send(response, failure.status, payload, failure.headers);
       return;
     }
-    const presented = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
-    if (presented === undefined) {
-      sendError(
-        response,
-        401,
-        "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-        'invalid_request_error',
-      );
-      return;
-    }
-    if (presented !== apiKey) {
-      // Quotes the wrong key on purpose: the adapters must never pass such a message on.
-      sendError(
-        response,
-        401,
-        `Incorrect API key provided: ${presented}. You can find your API key at https://platform.openai.com/account/api-keys.`,
-        'invalid_request_error',
-        'invalid_api_key',
-      );
-      return;
-    }
+    if (refusedCredential(response, request.headers.authorization, apiKey)) return;
     if (request.method !== 'POST' || (path !== '/v1/embeddings' && path !== '/v1/chat/completions')) {
       sendError(response, 404, `Invalid URL (${request.method} ${path})`, 'invalid_request_error');
       return;
@@ -116,78 +96,8 @@ export async function startOpenAiStandIn({
       sendError(response, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error');
       return;
     }
-    if (path === '/v1/embeddings') embeddings(response, body as Record<string, unknown>);
-    else chat(response, body as Record<string, unknown>);
-  }
-
-  function embeddings(response: ServerResponse, body: Record<string, unknown>): void {
-    const { model, input, dimensions } = body;
-    const inputs = typeof input === 'string' ? [input] : input;
-    if (typeof model !== 'string' || model === '')
-      return sendError(response, 400, 'you must provide a model parameter', 'invalid_request_error');
-    if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((x) => typeof x === 'string' && x !== '')) {
-      return sendError(
-        response,
-        400,
-        "'$.input' is invalid: expected a non-empty string or array of non-empty strings.",
-        'invalid_request_error',
-      );
-    }
-    if (inputs.length > MAX_EMBEDDING_INPUTS) {
-      return sendError(
-        response,
-        400,
-        `'$.input' is too long: at most ${MAX_EMBEDDING_INPUTS} inputs per request.`,
-        'invalid_request_error',
-      );
-    }
-    if (
-      dimensions !== undefined &&
-      (!Number.isInteger(dimensions) || (dimensions as number) < 1 || (dimensions as number) > HASHING_EMBEDDER_DIMENSIONS)
-    ) {
-      return sendError(response, 400, `'dimensions' must be an integer from 1 to ${HASHING_EMBEDDER_DIMENSIONS}.`, 'invalid_request_error');
-    }
-    const size = (dimensions as number | undefined) ?? HASHING_EMBEDDER_DIMENSIONS;
-    const tokens = (inputs as string[]).reduce((sum, text) => sum + text.split(/\s+/).length, 0);
-    send(response, 200, {
-      object: 'list',
-      data: (inputs as string[]).map((text, index) => ({ object: 'embedding', index, embedding: Array.from(embedText(text, size)) })),
-      model,
-      usage: { prompt_tokens: tokens, total_tokens: tokens },
-    });
-  }
-
-  function chat(response: ServerResponse, body: Record<string, unknown>): void {
-    const {
-      model,
-      messages,
-      response_format: format,
-    } = body as {
-      model?: unknown;
-      messages?: unknown;
-      response_format?: { type?: unknown; json_schema?: { name?: unknown; schema?: unknown } };
-    };
-    if (typeof model !== 'string' || model === '')
-      return sendError(response, 400, 'you must provide a model parameter', 'invalid_request_error');
-    if (!Array.isArray(messages) || messages.length === 0)
-      return sendError(response, 400, "'messages' must be a non-empty array.", 'invalid_request_error');
-    if (format?.type !== 'json_schema' || typeof format.json_schema?.name !== 'string' || typeof format.json_schema.schema !== 'object') {
-      return sendError(
-        response,
-        400,
-        "The stand-in answers only with response_format { type: 'json_schema', json_schema: { name, schema } }.",
-        'invalid_request_error',
-      );
-    }
-    const content = chatAnswers.shift() ?? JSON.stringify(heuristicAnswer(messages as ChatMessage[]));
-    send(response, 200, {
-      id: `chatcmpl-stand-in-${requests.length}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model,
-      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-    });
+    if (path === '/v1/embeddings') answerEmbeddings(response, body as Record<string, unknown>);
+    else answerChat(response, body as Record<string, unknown>, () => chatAnswers.shift(), `chatcmpl-stand-in-${requests.length}`);
   }
 
   keepIdleConnections(server);
@@ -213,6 +123,102 @@ export async function startOpenAiStandIn({
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
+}
+
+/** Answers 401 as OpenAI does for a missing or wrong key, and says whether it did. */
+function refusedCredential(response: ServerResponse, authorization: string | undefined, apiKey: string): boolean {
+  const presented = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
+  if (presented === undefined) {
+    sendError(
+      response,
+      401,
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+      'invalid_request_error',
+    );
+    return true;
+  }
+  if (presented !== apiKey) {
+    // Quotes the wrong key on purpose: the adapters must never pass such a message on.
+    sendError(
+      response,
+      401,
+      `Incorrect API key provided: ${presented}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+      'invalid_request_error',
+      'invalid_api_key',
+    );
+    return true;
+  }
+  return false;
+}
+
+/** `POST /v1/embeddings`: the offline embedder's vectors, checked as OpenAI checks the request. */
+function answerEmbeddings(response: ServerResponse, body: Record<string, unknown>): void {
+  const { model, input, dimensions } = body;
+  const inputs = typeof input === 'string' ? [input] : input;
+  if (typeof model !== 'string' || model === '')
+    return sendError(response, 400, 'you must provide a model parameter', 'invalid_request_error');
+  if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((x) => typeof x === 'string' && x !== '')) {
+    return sendError(
+      response,
+      400,
+      "'$.input' is invalid: expected a non-empty string or array of non-empty strings.",
+      'invalid_request_error',
+    );
+  }
+  if (inputs.length > MAX_EMBEDDING_INPUTS) {
+    return sendError(response, 400, `'$.input' is too long: at most ${MAX_EMBEDDING_INPUTS} inputs per request.`, 'invalid_request_error');
+  }
+  if (
+    dimensions !== undefined &&
+    (!Number.isInteger(dimensions) || (dimensions as number) < 1 || (dimensions as number) > HASHING_EMBEDDER_DIMENSIONS)
+  ) {
+    return sendError(response, 400, `'dimensions' must be an integer from 1 to ${HASHING_EMBEDDER_DIMENSIONS}.`, 'invalid_request_error');
+  }
+  const size = (dimensions as number | undefined) ?? HASHING_EMBEDDER_DIMENSIONS;
+  const tokens = (inputs as string[]).reduce((sum, text) => sum + text.split(/\s+/).length, 0);
+  send(response, 200, {
+    object: 'list',
+    data: (inputs as string[]).map((text, index) => ({ object: 'embedding', index, embedding: Array.from(embedText(text, size)) })),
+    model,
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  });
+}
+
+/**
+ * `POST /v1/chat/completions` with a JSON-schema answer: the next scripted one when the test set one
+ * (taken only by a valid request), else the offline heuristic's answer to the prompt's tasks.
+ */
+function answerChat(response: ServerResponse, body: Record<string, unknown>, scripted: () => string | undefined, id: string): void {
+  const {
+    model,
+    messages,
+    response_format: format,
+  } = body as {
+    model?: unknown;
+    messages?: unknown;
+    response_format?: { type?: unknown; json_schema?: { name?: unknown; schema?: unknown } };
+  };
+  if (typeof model !== 'string' || model === '')
+    return sendError(response, 400, 'you must provide a model parameter', 'invalid_request_error');
+  if (!Array.isArray(messages) || messages.length === 0)
+    return sendError(response, 400, "'messages' must be a non-empty array.", 'invalid_request_error');
+  if (format?.type !== 'json_schema' || typeof format.json_schema?.name !== 'string' || typeof format.json_schema.schema !== 'object') {
+    return sendError(
+      response,
+      400,
+      "The stand-in answers only with response_format { type: 'json_schema', json_schema: { name, schema } }.",
+      'invalid_request_error',
+    );
+  }
+  const content = scripted() ?? JSON.stringify(heuristicAnswer(messages as ChatMessage[]));
+  send(response, 200, {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+  });
 }
 
 /** Runs the offline heuristic on the tasks of the first user message (the adapters' prompt payload). */

@@ -119,7 +119,7 @@ export class DataDirBusyError extends Error {
  */
 export async function openLocalDatabase(
   dataDir: string = LOCAL_DATA_DIR,
-  { gatewayUrl }: { gatewayUrl?: string } = {},
+  { gatewayUrl, port }: { gatewayUrl?: string; port?: number } = {},
 ): Promise<NeonStandIn> {
   const lock = lockPath(dataDir);
   mkdirSync(dirname(lock), { recursive: true });
@@ -130,7 +130,7 @@ export async function openLocalDatabase(
   process.once('exit', release);
   let neon: NeonStandIn;
   try {
-    neon = await startNeonStandIn({ dataDir });
+    neon = await startNeonStandIn({ dataDir, port });
   } catch (error) {
     release();
     throw error;
@@ -240,7 +240,8 @@ function integerOption(value: string, name: string, min: number): number {
   return n;
 }
 
-async function main(): Promise<void> {
+/** The command line: the corpus to seed and the project's name, or undefined after printing the help. */
+function parseCommand(): { corpus: Required<CorpusOptions>; projectName: string } | undefined {
   const { values } = parseArgs({
     options: {
       documents: { type: 'string', default: String(CORPUS_DEFAULTS.documents) },
@@ -256,7 +257,7 @@ async function main(): Promise<void> {
         `Defaults: ${CORPUS_DEFAULTS.documents} documents, ${CORPUS_DEFAULTS.tasks} tasks, seed ${CORPUS_DEFAULTS.seed}, project "Demo project".\n` +
         'Seeds DATABASE_URL when set, else the local database of `npm run dev` (.local-data/postgres).',
     );
-    return;
+    return undefined;
   }
   const corpus: Required<CorpusOptions> = {
     documents: integerOption(values.documents, 'documents', 1),
@@ -266,25 +267,34 @@ async function main(): Promise<void> {
   if (corpus.tasks < corpus.documents)
     throw new RangeError(`--tasks (${corpus.tasks}) must be at least --documents (${corpus.documents}): every document gets a task.`);
 
-  // The whole command, opening the database and migrating included: what a person waiting sees.
-  const commandStarted = performance.now();
-  let databaseUrl = process.env.DATABASE_URL;
-  let gatewayUrl = `http://127.0.0.1:${process.env.PORT ?? 8787}`;
-  let opened: NeonStandIn | undefined;
+  return { corpus, projectName: values['project-name'] };
+}
+
+/** Where to seed: DATABASE_URL, else `npm run dev`'s database through the process that holds it, else the local database opened here. */
+async function openTarget(): Promise<{ databaseUrl: string; gatewayUrl: string; opened?: NeonStandIn }> {
+  const gatewayUrl = `http://127.0.0.1:${process.env.PORT ?? 8787}`;
+  const databaseUrl = process.env.DATABASE_URL;
   if (databaseUrl) {
     console.log(`Seeding DATABASE_URL (${new URL(databaseUrl).host}).`);
-  } else {
-    const holder = localDatabaseHolder();
-    if (holder?.databaseUrl) {
-      databaseUrl = holder.databaseUrl;
-      gatewayUrl = holder.gatewayUrl ?? gatewayUrl;
-      console.log(`Seeding the local database through the process that has it open (${holder.pid}, normally \`npm run dev\`).`);
-    } else {
-      console.log(`Opening the local database ${LOCAL_DATA_DIR} (PGlite takes a few seconds to start)...`);
-      opened = await openLocalDatabase();
-      databaseUrl = opened.connectionString;
-    }
+    return { databaseUrl, gatewayUrl };
   }
+  const holder = localDatabaseHolder();
+  if (holder?.databaseUrl) {
+    console.log(`Seeding the local database through the process that has it open (${holder.pid}, normally \`npm run dev\`).`);
+    return { databaseUrl: holder.databaseUrl, gatewayUrl: holder.gatewayUrl ?? gatewayUrl };
+  }
+  console.log(`Opening the local database ${LOCAL_DATA_DIR} (PGlite takes a few seconds to start)...`);
+  const opened = await openLocalDatabase();
+  return { databaseUrl: opened.connectionString, gatewayUrl, opened };
+}
+
+async function main(): Promise<void> {
+  const command = parseCommand();
+  if (!command) return;
+  const { corpus, projectName } = command;
+  // The whole command, opening the database and migrating included: what a person waiting sees.
+  const commandStarted = performance.now();
+  const { databaseUrl, gatewayUrl, opened } = await openTarget();
 
   const stop = new AbortController();
   process.once('SIGINT', () => {
@@ -293,8 +303,8 @@ async function main(): Promise<void> {
   });
   try {
     await migrateDatabase(databaseUrl);
-    const project = await projectWithKey(databaseUrl, values['project-name']);
-    console.log(`${project.created ? 'Created' : 'Using'} project "${values['project-name']}" (${project.projectId}).`);
+    const project = await projectWithKey(databaseUrl, projectName);
+    console.log(`${project.created ? 'Created' : 'Using'} project "${projectName}" (${project.projectId}).`);
     const bar = progressBar();
     const report = await seedCorpus(databaseUrl, project.projectId, corpus, bar.update, stop.signal)
       .catch((error: unknown) => {

@@ -33,6 +33,76 @@ export async function hasStudyData(databaseUrl: string, projectId: string): Prom
   return (rows[0] as { found: boolean }).found;
 }
 
+/** The quiz attempts of the demo: topic 1's attempts 1-4 (three wrong), topic 2's 5-7 (6 repeats 5 by mistake, 7 wrong). */
+const DEMO_ATTEMPTS = [
+  {
+    topic_id: 1,
+    question: 'What is the yo form of "ir" in the present subjunctive?',
+    user_answer: 'voy',
+    score: 0,
+    feedback: 'It is "vaya": "voy" is the indicative.',
+  },
+  {
+    topic_id: 1,
+    question: 'Translate: "I hope it rains tomorrow."',
+    user_answer: 'Espero que llueve mañana.',
+    score: 0.5,
+    feedback: 'After "espero que" use the subjunctive: "llueva".',
+  },
+  {
+    topic_id: 1,
+    question: 'Ser or estar: "La fiesta ___ en mi casa."',
+    user_answer: 'está',
+    score: 0,
+    feedback: 'Events take "ser": "es en mi casa".',
+  },
+  {
+    topic_id: 1,
+    question: 'What is the plural of "el lápiz"?',
+    user_answer: 'los lápices',
+    score: 1,
+    feedback: 'Correct: z becomes c before -es.',
+  },
+  {
+    topic_id: 2,
+    question: 'Where in the cell does photosynthesis happen?',
+    user_answer: 'In the chloroplasts',
+    score: 1,
+    feedback: 'Correct.',
+  },
+  {
+    topic_id: 2,
+    question: 'Where in the cell does photosynthesis happen?',
+    user_answer: 'In the chloroplasts',
+    score: 1,
+    feedback: 'Correct.',
+  },
+  {
+    topic_id: 2,
+    question: 'What does the mitochondrion produce?',
+    user_answer: 'Glucose',
+    score: 0.2,
+    feedback: 'It produces ATP; glucose is made by photosynthesis.',
+  },
+];
+
+/** The demo's flashcards 1-5. */
+const DEMO_CARDS = [
+  { front: 'tener, yo, present subjunctive', back: 'tenga', topic_id: 1 },
+  { front: 'ir, yo, present subjunctive', back: 'vaya', topic_id: 1 },
+  { front: 'la mochila', back: 'the backpack', topic_id: 1 },
+  { front: 'The organelle that produces ATP', back: 'the mitochondrion', topic_id: 2 },
+  { front: 'Where photosynthesis happens', back: 'the chloroplast', topic_id: 2 },
+];
+
+/** The demo's conversation, `demo-session`. */
+const DEMO_CONVERSATION = [
+  ['user', 'Can you help me prepare for my Spanish B1 exam?'],
+  ['assistant', 'Yes. I made a plan, "Spanish B1 exam", starting with the subjunctive. Shall we start with a quiz?'],
+  ['user', 'Yes, quiz me on the subjunctive.'],
+  ['assistant', 'What is the yo form of "ir" in the present subjunctive?'],
+] as const;
+
 /** Writes the demo study data into the project. */
 export async function seedStudy(databaseUrl: string, projectId: string): Promise<void> {
   const run = caller(createDb(databaseUrl), projectId);
@@ -57,80 +127,16 @@ export async function seedStudy(databaseUrl: string, projectId: string): Promise
   // Quizzes: topic 1 with attempts 1-4 (three wrong), topic 2 with attempts 5-7 (6 repeats 5 by mistake, 7 wrong).
   await run(quizPreFetch, { topic_name: 'Spanish grammar' });
   await run(quizPreFetch, { topic_name: 'Cell biology' });
-  const attempts = [
-    {
-      topic_id: 1,
-      question: 'What is the yo form of "ir" in the present subjunctive?',
-      user_answer: 'voy',
-      score: 0,
-      feedback: 'It is "vaya": "voy" is the indicative.',
-    },
-    {
-      topic_id: 1,
-      question: 'Translate: "I hope it rains tomorrow."',
-      user_answer: 'Espero que llueve mañana.',
-      score: 0.5,
-      feedback: 'After "espero que" use the subjunctive: "llueva".',
-    },
-    {
-      topic_id: 1,
-      question: 'Ser or estar: "La fiesta ___ en mi casa."',
-      user_answer: 'está',
-      score: 0,
-      feedback: 'Events take "ser": "es en mi casa".',
-    },
-    {
-      topic_id: 1,
-      question: 'What is the plural of "el lápiz"?',
-      user_answer: 'los lápices',
-      score: 1,
-      feedback: 'Correct: z becomes c before -es.',
-    },
-    {
-      topic_id: 2,
-      question: 'Where in the cell does photosynthesis happen?',
-      user_answer: 'In the chloroplasts',
-      score: 1,
-      feedback: 'Correct.',
-    },
-    {
-      topic_id: 2,
-      question: 'Where in the cell does photosynthesis happen?',
-      user_answer: 'In the chloroplasts',
-      score: 1,
-      feedback: 'Correct.',
-    },
-    {
-      topic_id: 2,
-      question: 'What does the mitochondrion produce?',
-      user_answer: 'Glucose',
-      score: 0.2,
-      feedback: 'It produces ATP; glucose is made by photosynthesis.',
-    },
-  ];
-  for (const attempt of attempts) await run(saveQuizAttempt, attempt);
+  for (const attempt of DEMO_ATTEMPTS) await run(saveQuizAttempt, attempt);
 
   // Flashcards 1-5: new and due now; 1 and 2 made overdue, 5 reviewed (so not due for days).
-  const cards = [
-    { front: 'tener, yo, present subjunctive', back: 'tenga', topic_id: 1 },
-    { front: 'ir, yo, present subjunctive', back: 'vaya', topic_id: 1 },
-    { front: 'la mochila', back: 'the backpack', topic_id: 1 },
-    { front: 'The organelle that produces ATP', back: 'the mitochondrion', topic_id: 2 },
-    { front: 'Where photosynthesis happens', back: 'the chloroplast', topic_id: 2 },
-  ];
-  for (const card of cards) await run(createFlashcard, card);
+  for (const card of DEMO_CARDS) await run(createFlashcard, card);
   await run(updateFlashcardReview, { card_id: 1, next_review_at: inDays(-2).toISOString() });
   await run(updateFlashcardReview, { card_id: 2, next_review_at: inDays(-1).toISOString() });
   await run(updateFlashcardReview, { card_id: 5, grade: 'easy' });
 
   // A conversation.
-  const conversation = [
-    ['user', 'Can you help me prepare for my Spanish B1 exam?'],
-    ['assistant', 'Yes. I made a plan, "Spanish B1 exam", starting with the subjunctive. Shall we start with a quiz?'],
-    ['user', 'Yes, quiz me on the subjunctive.'],
-    ['assistant', 'What is the yo form of "ir" in the present subjunctive?'],
-  ] as const;
-  for (const [role, content] of conversation) await run(saveMessage, { session_id: 'demo-session', role, content });
+  for (const [role, content] of DEMO_CONVERSATION) await run(saveMessage, { session_id: 'demo-session', role, content });
 }
 
 /** Runs tools as one agent's calls would: the input validated by the tool's schema, then its execute. */

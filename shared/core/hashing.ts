@@ -1,12 +1,22 @@
 /**
  * Hashing and comparing secrets, written once for every layer that stores or checks one (API keys,
- * the metrics token): a key is stored only as its SHA-256, and compared in constant time.
+ * the metrics token): a key is stored only as its SHA-256, and compared in constant time. Hex
+ * encoding of bytes (digests, random ids) is here too, once.
  */
 
+/** Bytes as lower-case hex, two digits a byte: `[0x0a, 0xff]` -> `'0aff'`. */
+export function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+/** The SHA-256 of a text (its UTF-8 bytes), hex-encoded. */
+export async function sha256Hex(text: string): Promise<string> {
+  return toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))));
+}
+
 /** The SHA-256 of a key, hex-encoded: what `api_keys.key_hash` stores. */
-export async function hashApiKey(key: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+export function hashApiKey(key: string): Promise<string> {
+  return sha256Hex(key);
 }
 
 /** Compares two strings in time that depends only on their length. */

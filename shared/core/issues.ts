@@ -28,7 +28,10 @@ export function refuseValue(payload: z.core.ParsePayload<unknown>, problem: Fiel
   payload.issues.push({ code: 'custom', message: `must be ${problem.expected}`, input: payload.value, params: problem, continue: true });
 }
 
-/** Turns one zod issue into field errors (an unknown-keys issue lists several fields). */
+/**
+ * Turns one zod issue into field errors (an unknown-keys issue lists several fields). Long on
+ * purpose: one case per zod issue code, so that every message an agent can get reads as one table.
+ */
 export function describeIssue(root: z.ZodType, issue: z.core.$ZodIssue): FieldError[] {
   const field = fieldPath(issue.path);
   const name = `Field '${field}'`;

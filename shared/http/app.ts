@@ -75,32 +75,7 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
 
   // Chained, so that the routes' types reach `hc<Gateway>`.
   const app = baseApp({ tools: byId.size, routesHint: ROUTES_HINT })
-    .get('/tools', async (c) => {
-      const format = c.req.query('format');
-      if (format !== undefined && format !== 'openai' && format !== 'gemini') {
-        return answer(
-          fail(
-            'VALIDATION_ERROR',
-            `Query parameter 'format' must be 'openai', 'gemini' or absent, but received '${format.slice(0, 60)}'.`,
-            {
-              hint: 'GET /tools for the catalog, GET /tools?format=openai for OpenAI function definitions, GET /tools?format=gemini for Gemini function declarations.',
-            },
-          ),
-          'catalog',
-        );
-      }
-      const who = await listingCaller(c, options);
-      if (!who.ok) return answer(who, 'catalog');
-      const selected = selectTools(viewOf, c.req.queries('toolset'), c.req.queries('tool'), who.caller);
-      if (!selected.ok) return answer(selected, 'catalog');
-      const chosen = selected.tools;
-      if (format === 'openai') return answer(openAiCatalog(chosen), 'catalog');
-      if (format === 'gemini') return answer(geminiCatalog(chosen), 'catalog');
-      return answer(
-        ok({ tools: chosen.map(catalogEntry) }, `${plural(chosen.length, 'tool')} available: ${chosen.map((tool) => tool.id).join(', ')}.`),
-        'catalog',
-      );
-    })
+    .get('/tools', catalogHandler(viewOf, options))
     .get('/openapi.json', async (c) => {
       const who = await listingCaller(c, options);
       if (!who.ok) return answer(who, 'openapi');
@@ -144,6 +119,32 @@ export function createGateway(tools: readonly AnyTool[], { accessTokens = oauthA
     .route('/', recordRoutes(options));
   // The worker's authoriser goes with it: the OAuth consent page (shared/http/oauth.ts) checks keys with it too.
   return Object.assign(refuseOtherMethods(app, ROUTES_HINT), { authorize: options.authorize });
+}
+
+/** `GET /tools`: the catalog of the tools the caller may list, or its OpenAI (`format=openai`) or Gemini (`format=gemini`) export. */
+function catalogHandler(viewOf: ReturnType<typeof toolsetViews>, options: Served) {
+  return async (c: Context<{ Bindings: Env }>) => {
+    const format = c.req.query('format');
+    if (format !== undefined && format !== 'openai' && format !== 'gemini') {
+      return answer(
+        fail('VALIDATION_ERROR', `Query parameter 'format' must be 'openai', 'gemini' or absent, but received '${format.slice(0, 60)}'.`, {
+          hint: 'GET /tools for the catalog, GET /tools?format=openai for OpenAI function definitions, GET /tools?format=gemini for Gemini function declarations.',
+        }),
+        'catalog',
+      );
+    }
+    const who = await listingCaller(c, options);
+    if (!who.ok) return answer(who, 'catalog');
+    const selected = selectTools(viewOf, c.req.queries('toolset'), c.req.queries('tool'), who.caller);
+    if (!selected.ok) return answer(selected, 'catalog');
+    const chosen = selected.tools;
+    if (format === 'openai') return answer(openAiCatalog(chosen), 'catalog');
+    if (format === 'gemini') return answer(geminiCatalog(chosen), 'catalog');
+    return answer(
+      ok({ tools: chosen.map(catalogEntry) }, `${plural(chosen.length, 'tool')} available: ${chosen.map((tool) => tool.id).join(', ')}.`),
+      'catalog',
+    );
+  };
 }
 
 /** The type of a gateway, for typed clients: `hc<Gateway>(url)` (see functions/client.ts). */

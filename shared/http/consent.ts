@@ -85,24 +85,22 @@ export async function apiKeyApprover(
 /** `GET` and `POST /authorize`, authorising keys with the worker's `authorize`. */
 export function consentHandler(authorize: Authorize, { approver = apiKeyApprover, asksForApiKey = true }: ConsentOptions = {}) {
   return async (request: Request, scope: RequestScope & { env: Env & ProviderEnv }): Promise<Response> => {
-    const { env } = scope;
     const origin = new URL(request.url).origin;
-    const oauth = oauthHelpers(origin, env, openDb);
+    const consent: Consent = { oauth: oauthHelpers(origin, scope.env, openDb), asksForApiKey };
     try {
-      if (request.method === 'GET') return await showPage(request.url);
+      if (request.method === 'GET') return await showPage(consent, request.url);
       if (request.method !== 'POST')
         return page('Not allowed', '<p>The consent page answers GET and POST only.</p>', 405, { allow: 'GET, POST' });
       const form = await request.formData();
       const handle = String(form.get('handle') ?? '');
       if (form.get('decision') === 'deny') {
-        const denied = await oauth.denyConsent(request, handle);
+        const denied = await consent.oauth.denyConsent(request, handle);
         return new Response(null, { status: 302, headers: denied.headers });
       }
       const chosen = form.getAll('toolset').map(String);
-      const write = form.get('access') === 'write';
       // The person's own mistakes are answered with the page again, before the handle is spent.
       const retry = (message: string, keyToolsets?: readonly Toolset[]) =>
-        showPage(`${origin}/authorize?${String(form.get('request') ?? '')}`, message, handle, keyToolsets);
+        showPage(consent, `${origin}/authorize?${String(form.get('request') ?? '')}`, message, handle, keyToolsets);
       if (!handle)
         throw new AuthorizationError('invalid_request', {
           description: 'The form was posted without its consent handle (the CSRF token).',
@@ -120,78 +118,103 @@ export function consentHandler(authorize: Authorize, { approver = apiKeyApprover
           who.toolsets,
         );
       }
-
-      const approved = await oauth.approveConsent(request, handle);
-      const resource = approved.request.resource!;
-      // Within what the client asked for: the person narrows, never widens.
-      const asked = accessOf(approved.request.scope, toolsetsOfResource(resource));
-      const toolsets = asked.toolsets.filter((toolset) => chosen.includes(toolset) && (!who.toolsets || who.toolsets.includes(toolset)));
-      if (toolsets.length === 0) {
-        return page(
-          'Nothing to approve',
-          `<p>The API key may not grant the toolsets chosen (${escape(chosen.join(', '))}). Start the connection again from your client.</p>`,
-          403,
-        );
-      }
-      const client = await oauth.describeConsent(approved.request);
-      const grantId = crypto.randomUUID();
-      const { redirectTo } = await oauth.completeAuthorization({
-        request: approved.request,
-        userId: who.projectId,
-        metadata: { grantId },
-        scope: grantScopes(toolsets, !(write && asked.write)),
-        props: { grantId },
-      });
-      await recordGrant(who.db, {
-        id: grantId,
-        projectId: who.projectId,
-        apiKeyId: who.apiKeyId,
-        clientId: approved.request.clientId,
-        clientName: client.clientName.slice(0, 200),
-        redirectHost: client.redirectHost.slice(0, 200),
-        resource,
-        toolsets,
-        readOnly: !(write && asked.write),
-        expiresAt: new Date(Date.now() + OAUTH_DEFAULTS.refreshTokenTtlSeconds * 1000),
-      });
-      approved.headers.set('location', redirectTo);
-      return new Response(null, { status: 302, headers: approved.headers });
+      return await approve(consent, request, { handle, chosen, write: form.get('access') === 'write', who });
     } catch (error) {
-      if (error instanceof AuthorizationError && error.redirectTo) return Response.redirect(error.redirectTo, 302);
-      if (error instanceof AuthorizationError) {
-        return page(
-          'This request cannot be approved',
-          `<p>${escape(error.description)}</p><p>Start the connection again from your client.</p><p><small>OAuth error: ${escape(error.code)}</small></p>`,
-          400,
-        );
-      }
-      if (error instanceof CimdFetchError)
-        return page('Unknown app', '<p>The app could not be verified: its metadata document could not be read.</p>', 400);
-      throw error;
-    }
-
-    /**
-     * Parses the authorization request at `url` and shows its consent page (with `problem`, after a
-     * refused post; offering only `keyToolsets` once the approving key is known).
-     */
-    async function showPage(url: string, problem?: string, previousHandle?: string, keyToolsets?: readonly Toolset[]): Promise<Response> {
-      const authRequest = await oauth.parseAuthRequest(new Request(canonicalRequestUrl(url)));
-      if (!authRequest.codeChallenge) {
-        return Response.redirect(
-          authorizationErrorRedirect(
-            authRequest,
-            'invalid_request',
-            'PKCE is required: send code_challenge with code_challenge_method=S256.',
-          ),
-          302,
-        );
-      }
-      const details = await oauth.describeConsent(authRequest);
-      const consent = previousHandle ? { handle: previousHandle, headers: new Headers() } : await oauth.beginConsent(authRequest);
-      const body = consentForm(authRequest, details, consent.handle, new URL(url).search.slice(1), asksForApiKey, problem, keyToolsets);
-      return page(`Connect ${details.clientName}`, body, problem ? 400 : 200, consent.headers);
+      return errorPage(error);
     }
   };
+}
+
+/** What every step of one consent request shares: the provider's helpers, and whether the page asks for a key. */
+interface Consent {
+  oauth: ReturnType<typeof oauthHelpers>;
+  asksForApiKey: boolean;
+}
+
+/**
+ * Parses the authorization request at `url` and shows its consent page (with `problem`, after a
+ * refused post; offering only `keyToolsets` once the approving key is known).
+ */
+async function showPage(
+  { oauth, asksForApiKey }: Consent,
+  url: string,
+  problem?: string,
+  previousHandle?: string,
+  keyToolsets?: readonly Toolset[],
+): Promise<Response> {
+  const authRequest = await oauth.parseAuthRequest(new Request(canonicalRequestUrl(url)));
+  if (!authRequest.codeChallenge) {
+    return Response.redirect(
+      authorizationErrorRedirect(authRequest, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.'),
+      302,
+    );
+  }
+  const details = await oauth.describeConsent(authRequest);
+  const consent = previousHandle ? { handle: previousHandle, headers: new Headers() } : await oauth.beginConsent(authRequest);
+  const body = consentForm(authRequest, details, consent.handle, new URL(url).search.slice(1), asksForApiKey, problem, keyToolsets);
+  return page(`Connect ${details.clientName}`, body, problem ? 400 : 200, consent.headers);
+}
+
+/**
+ * Approves what the person chose, within what the client asked for and the approver may grant:
+ * spends the handle, records the grant and redirects to the client with the code.
+ */
+async function approve(
+  { oauth }: Consent,
+  request: Request,
+  { handle, chosen, write, who }: { handle: string; chosen: string[]; write: boolean; who: Approver },
+): Promise<Response> {
+  const approved = await oauth.approveConsent(request, handle);
+  const resource = approved.request.resource!;
+  // Within what the client asked for: the person narrows, never widens.
+  const asked = accessOf(approved.request.scope, toolsetsOfResource(resource));
+  const toolsets = asked.toolsets.filter((toolset) => chosen.includes(toolset) && (!who.toolsets || who.toolsets.includes(toolset)));
+  if (toolsets.length === 0) {
+    return page(
+      'Nothing to approve',
+      `<p>The API key may not grant the toolsets chosen (${escape(chosen.join(', '))}). Start the connection again from your client.</p>`,
+      403,
+    );
+  }
+  const client = await oauth.describeConsent(approved.request);
+  const grantId = crypto.randomUUID();
+  const readOnly = !(write && asked.write);
+  const { redirectTo } = await oauth.completeAuthorization({
+    request: approved.request,
+    userId: who.projectId,
+    metadata: { grantId },
+    scope: grantScopes(toolsets, readOnly),
+    props: { grantId },
+  });
+  await recordGrant(who.db, {
+    id: grantId,
+    projectId: who.projectId,
+    apiKeyId: who.apiKeyId,
+    clientId: approved.request.clientId,
+    clientName: client.clientName.slice(0, 200),
+    redirectHost: client.redirectHost.slice(0, 200),
+    resource,
+    toolsets,
+    readOnly,
+    expiresAt: new Date(Date.now() + OAUTH_DEFAULTS.refreshTokenTtlSeconds * 1000),
+  });
+  approved.headers.set('location', redirectTo);
+  return new Response(null, { status: 302, headers: approved.headers });
+}
+
+/** The page (or the redirect to the client) for an OAuth error; anything else is thrown on. */
+function errorPage(error: unknown): Response {
+  if (error instanceof AuthorizationError && error.redirectTo) return Response.redirect(error.redirectTo, 302);
+  if (error instanceof AuthorizationError) {
+    return page(
+      'This request cannot be approved',
+      `<p>${escape(error.description)}</p><p>Start the connection again from your client.</p><p><small>OAuth error: ${escape(error.code)}</small></p>`,
+      400,
+    );
+  }
+  if (error instanceof CimdFetchError)
+    return page('Unknown app', '<p>The app could not be verified: its metadata document could not be read.</p>', 400);
+  throw error;
 }
 
 /** The authorization request at `url` with its `resource` in canonical form (every spelling of a toolset URL is one resource). */

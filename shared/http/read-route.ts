@@ -19,6 +19,7 @@ import { unexpected } from '../runtime/execute.ts';
 import { log } from '../core/log.ts';
 import type { Authorize } from './authorize.ts';
 import { respond, scopeOf } from './base.ts';
+import { roundToHundredths } from '../core/numbers.ts';
 
 /** Options of {@link authenticated}: the worker's authoriser, and what the route reads. */
 export interface ReadRouteOptions {
@@ -60,7 +61,7 @@ export async function authenticated(
   if (answer instanceof Response) return answer;
   const response = respond(answer, {
     ...metaWithoutExecution(route, traceId),
-    duration_ms: Math.round((performance.now() - startedAt) * 100) / 100,
+    duration_ms: roundToHundredths(performance.now() - startedAt),
   });
   response.headers.set('cache-control', 'no-store');
   return response;

@@ -12,6 +12,7 @@ import { fail, ok, type Failure, type Outcome } from '../core/contract.ts';
 import { dateTime } from '../core/fields.ts';
 import { plural } from '../core/plural.ts';
 import type { Database } from '../core/database.ts';
+import { roundToHundredths } from '../core/numbers.ts';
 
 const WINDOW = /^([1-9]\d{0,6})([smhd])$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -163,59 +164,21 @@ export async function readMetrics(
     db.execute(statements[3]),
     db.execute(statements[4]),
   ]);
-  const byTool = new Map<string | null, Figures>();
-  for (const row of aggregates.rows as AggregateRow[]) byTool.set(row.is_total ? null : row.tool, figuresOf(row));
-  const figuresFor = (name: string | null) => {
-    let found = byTool.get(name);
-    if (!found) byTool.set(name, (found = figuresOf(undefined)));
-    return found;
-  };
-  for (const row of failures.rows as { tool: string; code: string; count: number }[]) {
-    for (const target of [figuresFor(row.tool), figuresFor(null)])
-      target.failures_by_code[row.code] = (target.failures_by_code[row.code] ?? 0) + row.count;
-  }
-  for (const row of refusals.rows as { tool: string; code: string; count: number }[]) {
-    const counter = REFUSAL_COUNTERS[row.code];
-    if (!counter) continue;
-    for (const target of [figuresFor(row.tool), figuresFor(null)]) target[counter] += row.count;
-  }
-
-  const starts: string[] = [];
-  const width = window.bucketSeconds * 1000;
-  for (let start = window.since.getTime(); start < window.until.getTime(); start += width) starts.push(new Date(start).toISOString());
-  const perTool = new Map<string, Map<string, { calls: number; failures: number }>>();
-  for (const row of toolSeries.rows as (SeriesRow & { tool: string })[]) {
-    let points = perTool.get(row.tool);
-    if (!points) perTool.set(row.tool, (points = new Map()));
-    points.set(row.start, row);
-  }
-
-  const totals = figuresFor(null);
-  const tools: ToolMetrics[] = [];
-  for (const [name, f] of byTool) {
-    if (name === null) continue;
-    const points = perTool.get(name);
-    const at = (start: string) => points?.get(start);
-    tools.push({
-      tool: name,
-      ...f,
-      series: { calls: starts.map((start) => at(start)?.calls ?? 0), failures: starts.map((start) => at(start)?.failures ?? 0) },
-    });
-  }
-  tools.sort((a, b) => b.calls - a.calls || a.tool.localeCompare(b.tool));
-
+  const byTool = figuresByTool(aggregates.rows as AggregateRow[], failures.rows as CodeCount[], refusals.rows as CodeCount[]);
+  const totals = byTool.get(null)!;
+  const starts = bucketStarts(window);
+  const tools = metricsPerTool(byTool, toolSeries.rows as (SeriesRow & { tool: string })[], starts);
   const points = new Map((series.rows as SeriesRow[]).map((row) => [row.start, row]));
-  const buckets: Metrics['series'] = [];
-  for (const key of starts) {
+  const buckets: Metrics['series'] = starts.map((key) => {
     const point = points.get(key);
-    buckets.push({
+    return {
       start: key,
       calls: point?.calls ?? 0,
       failures: point?.failures ?? 0,
       duration_ms_p50: round(point?.percentiles?.[0]),
       duration_ms_p95: round(point?.percentiles?.[1]),
-    });
-  }
+    };
+  });
 
   const data: Metrics = {
     window: { since: window.since.toISOString(), until: window.until.toISOString(), bucket_seconds: window.bucketSeconds },
@@ -228,6 +191,65 @@ export async function readMetrics(
     data,
     `${plural(totals.calls, 'execution')} of ${plural(tools.length, 'tool')} between ${data.window.since} and ${data.window.until}${rate}.`,
   );
+}
+
+/** A count of calls by tool and error code, as the failures' and refusals' statements read it. */
+type CodeCount = { tool: string; code: string; count: number };
+
+/** Each tool's figures (null: all tools), with its failures and refusals counted by code. */
+function figuresByTool(aggregates: AggregateRow[], failures: CodeCount[], refusals: CodeCount[]): Map<string | null, Figures> {
+  const byTool = new Map<string | null, Figures>();
+  for (const row of aggregates) byTool.set(row.is_total ? null : row.tool, figuresOf(row));
+  const figuresFor = (name: string | null) => {
+    let found = byTool.get(name);
+    if (!found) byTool.set(name, (found = figuresOf(undefined)));
+    return found;
+  };
+  figuresFor(null);
+  for (const row of failures) {
+    for (const target of [figuresFor(row.tool), figuresFor(null)])
+      target.failures_by_code[row.code] = (target.failures_by_code[row.code] ?? 0) + row.count;
+  }
+  for (const row of refusals) {
+    const counter = REFUSAL_COUNTERS[row.code];
+    if (!counter) continue;
+    for (const target of [figuresFor(row.tool), figuresFor(null)]) target[counter] += row.count;
+  }
+  return byTool;
+}
+
+/** The start of every bucket of `window`, oldest first. */
+function bucketStarts(window: MetricsWindow): string[] {
+  const starts: string[] = [];
+  const width = window.bucketSeconds * 1000;
+  for (let start = window.since.getTime(); start < window.until.getTime(); start += width) starts.push(new Date(start).toISOString());
+  return starts;
+}
+
+/** Each tool's metrics with its calls and failures per bucket, busiest first. */
+function metricsPerTool(
+  byTool: Map<string | null, Figures>,
+  toolSeries: (SeriesRow & { tool: string })[],
+  starts: string[],
+): ToolMetrics[] {
+  const perTool = new Map<string, Map<string, { calls: number; failures: number }>>();
+  for (const row of toolSeries) {
+    let points = perTool.get(row.tool);
+    if (!points) perTool.set(row.tool, (points = new Map()));
+    points.set(row.start, row);
+  }
+  const tools: ToolMetrics[] = [];
+  for (const [name, f] of byTool) {
+    if (name === null) continue;
+    const points = perTool.get(name);
+    const at = (start: string) => points?.get(start);
+    tools.push({
+      tool: name,
+      ...f,
+      series: { calls: starts.map((start) => at(start)?.calls ?? 0), failures: starts.map((start) => at(start)?.failures ?? 0) },
+    });
+  }
+  return tools.sort((a, b) => b.calls - a.calls || a.tool.localeCompare(b.tool));
 }
 
 /**
@@ -325,8 +347,9 @@ function figuresOf(row: AggregateRow | undefined): Figures {
   };
 }
 
+/** A figure of the database (a number, a numeric's text, or null), rounded as answers show figures. */
 function round(value: number | null | undefined): number | null {
-  return value === null || value === undefined ? null : Math.round(Number(value) * 100) / 100;
+  return value === null || value === undefined ? null : roundToHundredths(Number(value));
 }
 
 function invalid(field: string, message: string, expected: string, received: string): Failure {

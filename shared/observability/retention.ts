@@ -1,6 +1,6 @@
 /**
  * Retention: executions and refusals older than `TRACE_RETENTION_DAYS` are deleted by the
- * workers' Cron Trigger (`crons` in wrangler.toml, the `scheduled` handler of
+ * gateway's Cron Trigger (GATEWAY_CRON in local/deploy.ts, the `scheduled` handler of
  * shared/runtime/worker.ts), in bounded batches so one run never holds the database for long nor
  * exceeds a Worker's limits. Whatever a run leaves is deleted by the next one.
  */

@@ -4,6 +4,7 @@
  * whose id is its trace UUID written as 32 hex digits, so `meta.trace_id` and the exported span
  * name the same trace.
  */
+import { toHex } from '../core/hashing.ts';
 
 /** Where an execution sits in a distributed trace. */
 export interface SpanContext {
@@ -74,7 +75,7 @@ function randomHex(bytes: number): string {
   const random = crypto.getRandomValues(new Uint8Array(bytes));
   // An all-zero span id is invalid; the chance is 2^-64, but it costs one comparison to exclude.
   if (random.every((byte) => byte === 0)) random[bytes - 1] = 1;
-  return Array.from(random, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return toHex(random);
 }
 
 /** Where an MCP `tools/call` carries the model's id of the call: `params._meta["edge-tools/tool-call-id"]`. */

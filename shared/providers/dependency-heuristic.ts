@@ -5,6 +5,7 @@
  */
 import { embedText } from './hashing-embedder.ts';
 import type { DependencyTask, DetectedRelationship } from '../core/providers.ts';
+import { roundToHundredths } from '../core/numbers.ts';
 
 /** Stored as `detection_method` on every relationship this detector finds. */
 export const HEURISTIC_DETECTOR_ID = 'offline-heuristic-v1';
@@ -147,7 +148,7 @@ function taskWording(profiles: Profile[], settings: Settings): DetectedRelations
         sourceTaskId: source.task.id,
         targetTaskId: target.task.id,
         type: cue.rule.type,
-        confidence: round(0.6 + 0.15 * named.score + 0.15 * named.specificity),
+        confidence: roundToHundredths(0.6 + 0.15 * named.score + 0.15 * named.specificity),
         rationale: `"${self.task.text}" says "${cue.cue} ${cue.phrase}", which names "${named.profile.task.text}" (shared words: ${named.words.join(', ')}).`,
       });
     }
@@ -174,7 +175,9 @@ function contextWording(profiles: Profile[], context: Map<string, string> | unde
           sourceTaskId: source.profile.task.id,
           targetTaskId: target.profile.task.id,
           type: cue.rule.type,
-          confidence: round(0.45 + 0.15 * Math.min(source.score, target.score) + 0.15 * Math.min(source.specificity, target.specificity)),
+          confidence: roundToHundredths(
+            0.45 + 0.15 * Math.min(source.score, target.score) + 0.15 * Math.min(source.specificity, target.specificity),
+          ),
           rationale: `The document says "${sentence}", relating "${subjectTask.profile.task.text}" and "${phraseTask.profile.task.text}".`,
         });
       }
@@ -297,7 +300,7 @@ function relatedPair(a: Profile, b: Profile, similarity: number, settings: Setti
     sourceTaskId: a.task.id,
     targetTaskId: b.task.id,
     type: 'related',
-    confidence: round(Math.min(0.6, Math.max(0.3, confidence))),
+    confidence: roundToHundredths(Math.min(0.6, Math.max(0.3, confidence))),
     rationale: `"${a.task.text}" and "${b.task.text}": ${reasons.join('; ')}.`,
   };
 }
@@ -306,10 +309,6 @@ function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
   return s;
-}
-
-function round(x: number): number {
-  return Math.round(x * 100) / 100;
 }
 
 // ---- Words -----------------------------------------------------------------------------------------

@@ -129,49 +129,10 @@ export async function readDocumentPage(
   // A position past the call's documents (a forged cursor) has nothing to read.
   if (from.document >= documents.length) return { entries: [], next: null };
   const budget = ANSWER_BUDGETS[format];
-  const span = chunkWindow(chunk);
-  // Documents whose content fits the page (the first always does); the tasks may end it sooner.
-  const planned: DocumentSummary[] = [];
-  let content = 0;
-  for (let index = from.document; index < documents.length; index++) {
-    const document = documents[index]!;
-    const { start, end } = document.layout.span(chunk);
-    const length = index === from.document && from.task > 0 ? 0 : end - start;
-    if (planned.length > 0 && content + length > budget.content) break;
-    planned.push(document);
-    content += length;
-  }
-  const ids = planned.map((document) => document.id);
-  const withContent = from.task > 0 ? ids.slice(1) : ids;
-  const limit = Math.floor(budget.list / MIN_TASK_JSON_CHARS) + 1;
-  const [contentRows, taskRows] = await db.batch([
-    db.execute(sql`select id, case when id = any(${uuidArray(withContent)}) then substr(content, ${span.start + 1}, ${span.end - span.start}) end as content
-      from documents where project_id = ${projectId} and id = any(${uuidArray(ids)})`),
-    db.execute(sql`select task_id, document_id, text, position, embedding_status, content_offset from (
-        select t.id as task_id, t.document_id, t.text, t.position, t.embedding_status, coalesce(t.content_offset, 0) as content_offset,
-               (row_number() over (partition by t.document_id order by t.position) - 1)::int as rank
-        from tasks t
-        where t.project_id = ${projectId} and t.document_id = any(${uuidArray(ids)})
-          and coalesce(t.content_offset, 0) >= ${span.start} and coalesce(t.content_offset, 0) < ${span.end}
-      ) chunk_tasks
-      where rank >= (case when document_id = ${ids[0]}::uuid then ${from.task}::int else 0 end)
-        and rank < (case when document_id = ${ids[0]}::uuid then ${from.task}::int else 0 end) + ${limit}::int
-      order by document_id, position`),
-  ]);
-  const contents = new Map((contentRows.rows as { id: string; content: string | null }[]).map((row) => [row.id, row.content]));
-  const vanished = ids.find((id) => !contents.has(id));
-  if (vanished) return { entries: [], next: null, vanished };
-  const tasksOf = Map.groupBy(
-    taskRows.rows as {
-      task_id: string;
-      document_id: string;
-      text: string;
-      position: number;
-      embedding_status: 'pending' | 'completed' | 'failed';
-      content_offset: number;
-    }[],
-    (row) => row.document_id,
-  );
+  const planned = plannedDocuments(documents, chunk, from, budget.content);
+  const read = await readChunks(db, projectId, planned, chunk, from, Math.floor(budget.list / MIN_TASK_JSON_CHARS) + 1);
+  if ('vanished' in read) return { entries: [], next: null, vanished: read.vanished };
+  const { contents, tasksOf } = read;
 
   const entries: DocumentPageEntry[] = [];
   let listBudget = budget.list;
@@ -210,4 +171,70 @@ export async function readDocumentPage(
   }
   const after = from.document + planned.length;
   return { entries, next: after < documents.length ? { document: after, task: 0 } : null };
+}
+
+/** The documents from `from` on whose chunk fits `contentBudget` (the first always does); their tasks may end the page sooner. */
+function plannedDocuments(
+  documents: readonly DocumentSummary[],
+  chunk: number,
+  from: PagePosition,
+  contentBudget: number,
+): DocumentSummary[] {
+  const planned: DocumentSummary[] = [];
+  let content = 0;
+  for (let index = from.document; index < documents.length; index++) {
+    const document = documents[index]!;
+    const { start, end } = document.layout.span(chunk);
+    const length = index === from.document && from.task > 0 ? 0 : end - start;
+    if (planned.length > 0 && content + length > contentBudget) break;
+    planned.push(document);
+    content += length;
+  }
+  return planned;
+}
+
+/** A task of a chunk, as the page's query reads it. */
+type ChunkTaskRow = {
+  task_id: string;
+  document_id: string;
+  text: string;
+  position: number;
+  embedding_status: 'pending' | 'completed' | 'failed';
+  content_offset: number;
+};
+
+/**
+ * Chunk `chunk` of the `planned` documents (but the first's, when the page starts inside its tasks)
+ * and at most `limit` of each one's tasks in that chunk, from `from.task` for the first, in one
+ * batch; or the id of a document that vanished meanwhile.
+ */
+async function readChunks(
+  db: Database,
+  projectId: string,
+  planned: readonly DocumentSummary[],
+  chunk: number,
+  from: PagePosition,
+  limit: number,
+): Promise<{ contents: Map<string, string | null>; tasksOf: Map<string, ChunkTaskRow[]> } | { vanished: string }> {
+  const span = chunkWindow(chunk);
+  const ids = planned.map((document) => document.id);
+  const withContent = from.task > 0 ? ids.slice(1) : ids;
+  const [contentRows, taskRows] = await db.batch([
+    db.execute(sql`select id, case when id = any(${uuidArray(withContent)}) then substr(content, ${span.start + 1}, ${span.end - span.start}) end as content
+      from documents where project_id = ${projectId} and id = any(${uuidArray(ids)})`),
+    db.execute(sql`select task_id, document_id, text, position, embedding_status, content_offset from (
+        select t.id as task_id, t.document_id, t.text, t.position, t.embedding_status, coalesce(t.content_offset, 0) as content_offset,
+               (row_number() over (partition by t.document_id order by t.position) - 1)::int as rank
+        from tasks t
+        where t.project_id = ${projectId} and t.document_id = any(${uuidArray(ids)})
+          and coalesce(t.content_offset, 0) >= ${span.start} and coalesce(t.content_offset, 0) < ${span.end}
+      ) chunk_tasks
+      where rank >= (case when document_id = ${ids[0]}::uuid then ${from.task}::int else 0 end)
+        and rank < (case when document_id = ${ids[0]}::uuid then ${from.task}::int else 0 end) + ${limit}::int
+      order by document_id, position`),
+  ]);
+  const contents = new Map((contentRows.rows as { id: string; content: string | null }[]).map((row) => [row.id, row.content]));
+  const vanished = ids.find((id) => !contents.has(id));
+  if (vanished) return { vanished };
+  return { contents, tasksOf: Map.groupBy(taskRows.rows as ChunkTaskRow[], (row) => row.document_id) };
 }

@@ -31,6 +31,7 @@ import { nameBasedUuid } from './ids.ts';
 import { withRetries } from './retry.ts';
 import { errorForLog, log } from '../core/log.ts';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_META_KEY, KEY_TTL_HOURS, MAX_KEY_LENGTH } from '../core/idempotency-key.ts';
+import { sha256Hex } from '../core/hashing.ts';
 
 const KEY_TTL_MS = KEY_TTL_HOURS * 3_600_000;
 /**
@@ -297,12 +298,12 @@ export function callIds(projectId: string, toolId: string, key: string, input: u
  * and their writes replay instead of running twice.
  */
 export async function innerCallKey(key: string, position: number, toolId: string, input: unknown): Promise<string> {
-  return `code:${await sha256(`${key}\n${position}\n${toolId}\n${canonicalJson(input)}`)}`;
+  return `code:${await sha256Hex(`${key}\n${position}\n${toolId}\n${canonicalJson(input)}`)}`;
 }
 
 /** A validated input's fingerprint: the SHA-256 of its canonical JSON, in hex. */
 function fingerprintOf(input: unknown): Promise<string> {
-  return sha256(canonicalJson(input));
+  return sha256Hex(canonicalJson(input));
 }
 
 /** The outcome as stored for replay: what the caller saw, without the cause (kept in the trace only). */
@@ -344,9 +345,4 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.map(([name, item]) => `${JSON.stringify(name)}:${canonicalJson(item)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
-}
-
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('');
 }

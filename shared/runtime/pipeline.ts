@@ -37,6 +37,7 @@ import { callIds, claimIdempotencyKey, type Claim } from './idempotency.ts';
 import { linksFromEnv } from './link-templates.ts';
 import { withQuerySignal } from './query-signal.ts';
 import { DEFAULT_RETRIES, DEFAULT_RETRY_DELAY_MS, leavesWriteUnknown, withRetries } from './retry.ts';
+import { roundToHundredths } from '../core/numbers.ts';
 
 /**
  * Runs one tool call through the whole pipeline for the request's gate: the request's database
@@ -154,9 +155,9 @@ function metaOf(state: CallState, attempts = 0, queuedMs = 0, executionMs = 0): 
   return {
     tool: state.work.id,
     trace_id: state.traceId,
-    duration_ms: round(performance.now() - state.startedAt),
+    duration_ms: roundToHundredths(performance.now() - state.startedAt),
     attempts,
-    queued_ms: round(queuedMs),
+    queued_ms: roundToHundredths(queuedMs),
     performance_warning: executionMs > state.options.slowCallMs,
     ...(state.replayed && { replayed: true }),
   };
@@ -273,7 +274,7 @@ async function admit(state: CallState, { admission, input, key }: Checked): Prom
     giveBack();
     return refuseConfirmed(state, admitted);
   }
-  if (queued) log('info', 'dequeued', { tool: work.id, trace_id: traceId, queued_ms: round(admitted.queuedMs) });
+  if (queued) log('info', 'dequeued', { tool: work.id, trace_id: traceId, queued_ms: roundToHundredths(admitted.queuedMs) });
   const lapsedBefore = admitted.permit.lapse();
   if (lapsedBefore) {
     giveBack();
@@ -393,7 +394,12 @@ function finish(
 
   const meta = { ...metaOf(state, attempts, admitted.queuedMs, executionMs), ...(warnings && { warnings }) };
   if (meta.performance_warning) {
-    log('warn', 'slow_execution', { tool: work.id, trace_id: traceId, execution_ms: round(executionMs), threshold_ms: options.slowCallMs });
+    log('warn', 'slow_execution', {
+      tool: work.id,
+      trace_id: traceId,
+      execution_ms: roundToHundredths(executionMs),
+      threshold_ms: options.slowCallMs,
+    });
   }
   state.report.executed({
     input,
@@ -407,8 +413,4 @@ function finish(
     admittedAtMs,
   });
   return { outcome, meta };
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 100) / 100;
 }

@@ -13,6 +13,7 @@ import { admissionFromEnv, redisFromEnv } from '../concurrency/admission.ts';
 import { errorForLog, log } from '../core/log.ts';
 import { createDb } from './db.ts';
 import { runsLocally, type Env } from './env.ts';
+import { roundToHundredths } from '../core/numbers.ts';
 
 /** Defaults of {@link checkReadiness}'s options. */
 export const READINESS_DEFAULTS = {
@@ -69,7 +70,7 @@ async function probeDatabase(env: Env, timeoutMs: number): Promise<DependencyChe
   const startedAt = performance.now();
   try {
     await createDb(env.DATABASE_URL, { signal: AbortSignal.timeout(timeoutMs) }).execute(sql`select 1`);
-    return { status: 'up', latency_ms: round(performance.now() - startedAt) };
+    return { status: 'up', latency_ms: roundToHundredths(performance.now() - startedAt) };
   } catch (error) {
     return down('database', errorForLog(error));
   }
@@ -80,14 +81,10 @@ async function probeRedis(env: Env, timeoutMs: number): Promise<DependencyCheck>
   if ('ok' in admission) return down('redis', admission.error.message);
   if (admission.backend === 'memory') return { status: 'in_process', latency_ms: null };
   const probe = await admission.probe(timeoutMs);
-  return probe.ok ? { status: 'up', latency_ms: round(probe.latencyMs) } : down('redis', `no PONG within ${timeoutMs} ms`);
+  return probe.ok ? { status: 'up', latency_ms: roundToHundredths(probe.latencyMs) } : down('redis', `no PONG within ${timeoutMs} ms`);
 }
 
 function down(dependency: string, cause: unknown): DependencyCheck {
   log('warn', 'not_ready', { dependency, cause });
   return { status: 'down', latency_ms: null };
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 100) / 100;
 }

@@ -1,6 +1,6 @@
 /**
- * A worker's module: its HTTP routes, and the `scheduled` handler its Cron Trigger runs
- * (`crons` in wrangler.toml): retention of the trace (shared/observability/retention.ts) and the
+ * A worker's module: its HTTP routes, and the `scheduled` handler the gateway's Cron Trigger runs
+ * (GATEWAY_CRON in local/deploy.ts): retention of the trace (shared/observability/retention.ts) and the
  * purge of expired idempotency records (shared/runtime/idempotency.ts).
  */
 import { log } from '../core/log.ts';
@@ -14,8 +14,8 @@ type FetchHandler = (request: Request, env: Env, ctx: ExecutionContext) => Respo
 /**
  * The module a worker exports: `app`'s `fetch`, and a `scheduled` handler that deletes expired
  * executions and refusals, and expired idempotency records (which keyed calls purge too, but only
- * when keyed calls come). Every deployed worker (the gateway, a tool's own worker) has both, so
- * retention runs whichever of them are deployed; runs overlapping are harmless.
+ * when keyed calls come). Every worker has both; only the gateway is deployed with a Cron Trigger,
+ * so retention runs once per deployment (a run overlapping another would be harmless).
  *
  * @example
  * export default workerModule(createGateway(tools));

@@ -66,7 +66,11 @@ export function consentFields(html: string): Record<string, string> {
   return fields;
 }
 
-/** A client of the gateway at `options.origin`: every step of the flow, and the whole of it ({@link connect}). */
+/**
+ * A client of the gateway at `options.origin`: every step of the flow, and the whole of it
+ * ({@link connect}). Long as a whole, short in its parts: each step is a function of its own,
+ * sharing the origin and `send` this closure holds.
+ */
 export function oauthClient({ origin, send, apiKey, resource: defaultResource = `${origin}/mcp/study` }: OAuthClientOptions) {
   /** One request to `path`; the status, the headers and the JSON body (`{}` when empty). */
   async function fetchJson(path: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: Json }> {

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
 import { parseToolsets, TOOLSETS } from '../../shared/core/toolsets.ts';
@@ -10,6 +10,20 @@ describe('toolsets', () => {
       expect(existsSync(file), `${tool.id} in ${tool.toolset}`).toBe(true);
     }
     expect(new Set(tools.map((tool) => tool.toolset))).toEqual(new Set(TOOLSETS));
+  });
+
+  it('every tool file of functions/<toolset>/ is in the registry, once', () => {
+    const files = TOOLSETS.flatMap((toolset) =>
+      readdirSync(`functions/${toolset}`)
+        .filter((file) => file.endsWith('.ts'))
+        .map((file) => file.slice(0, -3)),
+    );
+    const registered = tools.map((tool) => tool.id);
+    expect(new Set(registered).size, 'an id listed twice in functions/registry.ts').toBe(registered.length);
+    expect(
+      files.filter((id) => !registered.includes(id)),
+      'tool files missing from functions/registry.ts: import each and add it to `tools`',
+    ).toEqual([]);
   });
 
   it('reads comma-separated lists in catalog order, without repeats, ignoring case and _ for -', () => {

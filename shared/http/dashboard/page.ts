@@ -13,7 +13,10 @@ import { html, raw } from 'hono/html';
 import { DASHBOARD_SCRIPT } from './script.ts';
 import { DASHBOARD_STYLE } from './style.ts';
 
-/** The dashboard page, with a fresh CSP nonce. */
+/**
+ * The dashboard page, with a fresh CSP nonce. Long on purpose: the page's whole markup is one
+ * template, read top to bottom as the browser gets it (its style and script live in their own files).
+ */
 export async function dashboardPage(): Promise<Response> {
   const nonce = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
   const page = await html`<!doctype html>

@@ -2,7 +2,10 @@
  * Every shell and JSON example of README.md and docs/*.md, run as a reader runs them, in order,
  * against the stack of stack.ts (`wrangler dev` over the stand-ins, with the demo project):
  * - a `sh` block runs in bash (`set -euo pipefail`, in the checkout, with BASE, KEY, EDGE_TOOLS_KEY
- *   and DATABASE_URL set as the docs tell the reader to); it must exit 0;
+ *   and DATABASE_URL set as the docs tell the reader to), twice in a row, as a reader runs an example
+ *   again; it must exit 0 and answer as shown both times;
+ * - a `sh once` block creates something by a name the reader chooses: its first line says so,
+ *   `# run once: <why>`, and it runs once;
  * - a `json` block right after it (only blank lines between) is the answer its last command gives:
  *   the answer must have the shape the example shows (json-shape.ts says how it is read);
  * - any other answer a `sh` block prints must be a success: a failure shown nowhere is a drifted doc;
@@ -32,6 +35,9 @@ const CODE = /^\s*async\s*\(\)\s*=>/;
 
 /** The line a block the docs cannot run must start with. */
 export const NO_RUN_NOTE = /^# not run by the docs tests: \S.{8,}/;
+
+/** The line a block that can run only once must start with. */
+export const ONCE_NOTE = /^# run once: \S.{8,}/;
 
 /** Curl's answers end with a newline, so that each answer is a line of its own (the API answers JSON on one line). */
 const PRELUDE = `set -euo pipefail\ncurl() { command curl -w '\\n' "$@"; }\n`;
@@ -99,16 +105,29 @@ for (const file of exampleFiles()) {
         }
         const next = blocks[index + 1];
         const expected = next && next.lang === 'json' && next.followsBlock ? next : undefined;
-        test(`line ${block.line}: sh${expected ? `, answer at line ${expected.line}` : ''}`, { timeout: 180_000 }, async () => {
-          const printed = printedJson(await runShell(block));
-          if (expected) {
-            const answer = printed.at(-1);
-            expect(answer, `${file}:${block.line}: the example printed no JSON answer`).toBeDefined();
-            const mismatches = shapeMismatches(JSON.parse(expected.text), answer);
-            expect(mismatches, `${file}:${expected.line}: the answer differs from the example:\n${JSON.stringify(answer)}`).toEqual([]);
-          } else {
-            for (const answer of printed.filter(isEnvelope)) {
-              expect(answer.success, `${file}:${block.line}: an answer the docs do not show failed: ${answer.message}`).toBe(true);
+        const once = block.flags.includes('once');
+        if (once) {
+          test(`line ${block.line}: sh once says why`, () => {
+            expect(block.text, `${file}:${block.line}: a once block starts with "# run once: <why>"`).toMatch(ONCE_NOTE);
+          });
+        }
+        test(`line ${block.line}: sh${expected ? `, answer at line ${expected.line}` : ''}`, { timeout: 300_000 }, async () => {
+          for (const run of once ? ['run'] : ['first run', 'second run']) {
+            const printed = printedJson(await runShell(block));
+            if (expected) {
+              const answer = printed.at(-1);
+              expect(answer, `${file}:${block.line}: the example printed no JSON answer (${run})`).toBeDefined();
+              const mismatches = shapeMismatches(JSON.parse(expected.text), answer);
+              expect(
+                mismatches,
+                `${file}:${expected.line}: the answer of the ${run} differs from the example:\n${JSON.stringify(answer)}`,
+              ).toEqual([]);
+            } else {
+              for (const answer of printed.filter(isEnvelope)) {
+                expect(answer.success, `${file}:${block.line}: an answer the docs do not show failed (${run}): ${answer.message}`).toBe(
+                  true,
+                );
+              }
             }
           }
         });
