@@ -11,6 +11,8 @@
  *    of this shell passed on (OTEL_*, TRACE_RETENTION_DAYS, METRICS_TOKEN), spans carrying the tools'
  *    arguments and results unless the shell says otherwise, and the Cron Trigger callable at
  *    /__scheduled (retention).
+ * With LOCAL_NEON_RTT_MS / LOCAL_UPSTASH_RTT_MS set (local/round-trip.ts), every request the worker
+ * sends to the stand-ins costs that round trip, as deployed; the first start's seeding does not.
  * Ctrl-C stops everything it started.
  */
 import { spawn } from 'node:child_process';
@@ -18,6 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_KEY_FORMAT } from '../shared/auth/keys.ts';
 import { LOCAL_DATA, openDemoData } from './demo-data.ts';
+import { describeRoundTrips, injectedRoundTrips } from './round-trip.ts';
 import { startRedisServer, startUpstashStandIn } from './upstash-rest.ts';
 import { wranglerEnv } from './wrangler-env.ts';
 
@@ -30,12 +33,18 @@ if (process.env.DEV_API_KEY && !API_KEY_FORMAT.test(process.env.DEV_API_KEY)) {
   );
   process.exit(2);
 }
+// Read before anything starts: a wrong value stops here, naming the variable.
+const roundTrips = injectedRoundTrips();
 // Until the stack runs, Ctrl-C just ends the process: an unfinished first start is begun again next time.
 const { neon, demo } = await openDemoData({ apiKey: process.env.DEV_API_KEY, gatewayUrl: `http://127.0.0.1:${PORT}` });
 const databaseUrl = neon.connectionString;
+// Seeded at the stand-in's own speed; the worker's requests pay the round trip asked for.
+neon.roundTrip.set(roundTrips.neon);
 
 const redis = await startRedisServer();
-const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() }) : undefined;
+const upstash = redis
+  ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID(), roundTrip: roundTrips.upstash })
+  : undefined;
 const redisVars = upstash ? ['--var', `UPSTASH_REDIS_REST_URL:${upstash.url}`, '--var', `UPSTASH_REDIS_REST_TOKEN:${upstash.token}`] : [];
 /** Variables of this shell the worker should see too: the OpenTelemetry export and retention. */
 const PASSED_ON =
@@ -49,6 +58,7 @@ console.log(
     ? `Global semaphore and rate limit: redis-server behind the Upstash REST stand-in on ${upstash.url}`
     : 'NOTICE: redis-server is not installed, so the worker uses its in-process semaphore (one isolate only) and no rate limit.\n        Install redis-server (e.g. apt-get install redis-server) to run the global semaphore locally.',
 );
+console.log(`Injected round trips (LOCAL_NEON_RTT_MS, LOCAL_UPSTASH_RTT_MS): ${describeRoundTrips(roundTrips)}.`);
 
 const wrangler = spawn(
   join(ROOT, 'node_modules/.bin/wrangler'),
@@ -103,6 +113,7 @@ edge-tools is running on ${base}
   Dashboard: ${base}/dashboard (paste the key above)
   Traces:    curl -H 'Authorization: Bearer ${apiKey}' '${base}/executions?status=failure'
   MCP:       ${base}/mcp (or ${base}/mcp/study, ...): an MCP client with OAuth opens the consent page; approve with the key above.
+  Requests the worker sent to the stand-ins: curl http://127.0.0.1:${neon.port}/__stats${upstash ? ` and curl ${upstash.url}/__stats` : ''}
   Try a tool:
     curl -s ${base}/tools/log-mood \\
       -H 'Authorization: Bearer ${apiKey}' -H 'Content-Type: application/json' \\

@@ -2,10 +2,13 @@
  * Starts the local stand-ins for the workers under test: the Neon stand-in (in memory, migrated,
  * with two tenants, each with the study planner's demo data), a fault-injecting proxy in front of
  * it, when redis-server is installed a real Redis behind the Upstash REST stand-in, and an OTLP
- * receiver that records the spans it gets. Hands their URLs and keys to the workers.
+ * receiver that records the spans it gets. Hands their URLs and keys to the workers. With
+ * LOCAL_NEON_RTT_MS / LOCAL_UPSTASH_RTT_MS set, every request to the stand-ins costs that round
+ * trip (local/round-trip.ts), the setup's own included.
  */
 import type { TestProject } from 'vitest/node';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
+import { describeRoundTrips, injectedRoundTrips, NO_ROUND_TRIP } from '../../local/round-trip.ts';
 import { startFaultProxy } from '../../local/fault-proxy.ts';
 import { seedStudy } from '../../local/study-seed.ts';
 import { startCpuHogControl } from './cpu-hog.ts';
@@ -52,6 +55,12 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // Read here first, so that a wrong value stops the run naming the variable, and a deliberate one is said.
+  const roundTrips = injectedRoundTrips();
+  if (
+    Object.values(roundTrips).some((roundTrip) => roundTrip.rttMs !== NO_ROUND_TRIP.rttMs || roundTrip.jitterMs !== NO_ROUND_TRIP.jitterMs)
+  )
+    console.warn(`\nInjected round trips to the stand-ins: ${describeRoundTrips(roundTrips)}.\n`);
   // The Neon and Upstash stand-ins and the token counter each answer from a process of their own
   // (test/setup/service-process.ts), never from Vitest's busy event loop.
   const [neonProcess, upstashProcess, tokenProcess] = await Promise.all([
