@@ -30,6 +30,7 @@ import { seedCorpus } from '../local/seed.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { freePort, startWranglerDev } from '../local/wrangler-dev.ts';
 import { FLAT_MEMORY_V8_FLAGS, LOCAL_V8_FLAGS, localV8Flags } from '../local/wrangler-env.ts';
+import { injectRoundTrips } from './measure.ts';
 
 /** The run's shape and bounds. */
 export const MEMORY_BENCH = {
@@ -83,6 +84,7 @@ export async function runMemoryBench({
     await migrateDatabase(neon.connectionString);
     const { projectId, apiKey } = await createProject(neon.connectionString, 'Memory bench');
     await seedCorpus(neon.connectionString, projectId, MEMORY_BENCH.corpus);
+    injectRoundTrips({ neon, upstash });
     worker = await startWranglerDev({
       vars: {
         DATABASE_URL: neon.connectionString,

@@ -59,11 +59,14 @@ export type CreatedProject = {
 export async function createProject(databaseUrl: string, name: string, apiKey = generateApiKey()): Promise<CreatedProject> {
   const db = createDb(databaseUrl);
   const [project] = await db.insert(projects).values({ name }).returning({ id: projects.id });
-  await db.insert(apiKeys).values({
-    projectId: project!.id,
-    keyHash: await hashApiKey(apiKey),
-    keyPrefix: apiKey.slice(0, 8),
-    name: `${name} key`,
-  });
+  await addApiKey(databaseUrl, project!.id, `${name} key`, apiKey);
   return { projectId: project!.id, apiKey };
+}
+
+/** Adds an API key (a new random one unless given) to a project; answers the key. */
+export async function addApiKey(databaseUrl: string, projectId: string, name: string, apiKey = generateApiKey()): Promise<string> {
+  await createDb(databaseUrl)
+    .insert(apiKeys)
+    .values({ projectId, keyHash: await hashApiKey(apiKey), keyPrefix: apiKey.slice(0, 8), name });
+  return apiKey;
 }
