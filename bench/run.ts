@@ -62,7 +62,7 @@ const SECTIONS: Section[] = [
   },
   {
     name: 'memory',
-    progress: "workerd's memory over 20,000 calls on wrangler dev (bounded at 50 minutes)...",
+    progress: "The gateway isolate's heap after full collections over 20,000 calls on wrangler dev (bounded at 50 minutes)...",
     run: async () => (await import('./memory.ts')).runMemoryBench(),
   },
   {
