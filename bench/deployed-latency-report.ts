@@ -98,6 +98,21 @@ function medianSample(samples: Sample[]): Sample | undefined {
   return ok[Math.floor((ok.length - 1) / 2)];
 }
 
+/**
+ * The round trips a sample waited for in series, by the order of its requests: each step (requests
+ * sent together) counts as one round trip of the slower service it reached.
+ */
+function seriesByOrder(sample: Sample | undefined, { neon, upstash }: RoundTrips): string {
+  if (!sample) return '–';
+  const counts = { database: 0, redis: 0 };
+  for (const step of stepsOf(sample.before)) {
+    const services = new Set(step.map((request) => request.service));
+    const slower = services.has('database') && (!services.has('redis') || neon.rttMs >= upstash.rttMs) ? 'database' : 'redis';
+    counts[slower]++;
+  }
+  return `${counts.database} + ${counts.redis}`;
+}
+
 /** `+0 DB key lookup ‖ +1 Redis slot acquire + rate limit → +27 DB tool: select study_plans → answer +58`. */
 function sequence(sample: Sample): string {
   const steps = stepsOf(sample.before).map((step) => step.map((request) => describe(request, sample.sentAt)).join(' ‖ '));
@@ -126,13 +141,13 @@ export function latencyMarkdown({ heading, rows, fresh, roundTrips, samples, pac
   const lines = [
     heading,
     '',
-    `The gateway under \`wrangler dev\` against the Neon and Upstash stand-ins, every answer held for the injected round trip (**${rtts}**; \`local/round-trip.ts\`), on a project of ${corpus.documents} documents with ${corpus.tasks} tasks and the study planner's demo data; every tool with its own example. ${samples} samples per call at each of four settings, interleaved: both round trips, the database's alone, Redis's alone, none. "In series" is (p50 with that round trip alone − p50 with none) ÷ the round trip: how many of them the call waited for one after another. "Requests before the answer" counts what the stand-ins received before the answer, less what \`waitUntil\` sends (the slot's release, the trace), which the answer never waits for. Credentials are used as an agent calling every few seconds uses them: each of a pool of API keys (or OAuth tokens) is used again only after ${pacedMs} ms, when its cached verification is due for the re-check; rows marked "warm" follow another call with the same credential. The minimum is one Redis round trip (admission) and the tool's essential database round trips (named below); the bare peer is a Hono route running the same statements with \`@neondatabase/serverless\` (bench/bare-peer/), also under \`wrangler dev\`, against the same stand-ins at the same round trips. Targets: p50 within 1.15× the minimum, and within 1.1× the peer's p50 plus one Redis round trip. "p50 with no round trip" is the same call with nothing injected: what this machine adds (wrangler's proxy, workerd, the stand-ins' own work), which is in every figure here, the peer's too, and not in the minimum. Load: the 1-minute load average when the row was done.`,
+    `The gateway under \`wrangler dev\` against the Neon and Upstash stand-ins, every answer held for the injected round trip (**${rtts}**; \`local/round-trip.ts\`), on a project of ${corpus.documents} documents with ${corpus.tasks} tasks and the study planner's demo data; every tool with its own example. ${samples} samples per call at each of four settings, interleaved: both round trips, the database's alone, Redis's alone, none. "In series" is (p50 with that round trip alone − p50 with none) ÷ the round trip: how many of them the call waited for one after another; "by the requests' order" counts the same from what the stand-ins received in the median sample (each step of requests sent together is one round trip of the slower service it reached), which load cannot blur. "Requests before the answer" counts what the stand-ins received before the answer, less what \`waitUntil\` sends (the slot's release, the trace), which the answer never waits for. Credentials are used as an agent calling every few seconds uses them: each of a pool of API keys (or OAuth tokens) is used again only after ${pacedMs} ms, when its cached verification is due for the re-check; rows marked "warm" follow another call with the same credential. The minimum is one Redis round trip (admission) and the tool's essential database round trips (named below); the bare peer is a Hono route running the same statements with \`@neondatabase/serverless\` (bench/bare-peer/), also under \`wrangler dev\`, against the same stand-ins at the same round trips. Targets: p50 within 1.15× the minimum, and within 1.1× the peer's p50 plus one Redis round trip. "p50 with no round trip" is the same call with nothing injected: what this machine adds (wrangler's proxy, workerd, the stand-ins' own work), which is in every figure here, the peer's too, and not in the minimum. Load: the 1-minute load average when the row was done.`,
     '',
-    `| call (at ${rtts}) | p50 / p95 ms | p50 with no round trip, ms | DB round trips in series | Redis round trips in series | DB / Redis requests before the answer | minimum ms | p50 ÷ minimum | peer p50 / p95 ms | ≤ 1.15× minimum | ≤ 1.1× peer + Redis | failed (gateway / peer) | load |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|',
+    `| call (at ${rtts}) | p50 / p95 ms | p50 with no round trip, ms | DB round trips in series | Redis round trips in series | in series by the requests' order, DB + Redis | DB / Redis requests before the answer | minimum ms | p50 ÷ minimum | peer p50 / p95 ms | ≤ 1.15× minimum | ≤ 1.1× peer + Redis | failed (gateway / peer) | load |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|',
     ...figures.map(
       ({ row, f }) =>
-        `| ${row.name} | ${ms(f.p50)} / ${ms(f.p95)} | ${ms(f.none)} | ${f.databaseInSeries.toFixed(1)} | ${f.redisInSeries.toFixed(1)} | ${f.databaseRequests} / ${f.redisRequests} | ${f.minimumMs} | ${(f.p50 / f.minimumMs).toFixed(2)} | ${ms(f.peer50)} / ${ms(f.peer95)} | ${yes(f.withinMinimum)} | ${yes(f.withinPeer)} | ${f.failed} / ${f.peerFailed} | ${row.load.toFixed(1)} |`,
+        `| ${row.name} | ${ms(f.p50)} / ${ms(f.p95)} | ${ms(f.none)} | ${f.databaseInSeries.toFixed(1)} | ${f.redisInSeries.toFixed(1)} | ${seriesByOrder(medianSample(row.runs.gateway.both), roundTrips)} | ${f.databaseRequests} / ${f.redisRequests} | ${f.minimumMs} | ${(f.p50 / f.minimumMs).toFixed(2)} | ${ms(f.peer50)} / ${ms(f.peer95)} | ${yes(f.withinMinimum)} | ${yes(f.withinPeer)} | ${f.failed} / ${f.peerFailed} | ${row.load.toFixed(1)} |`,
     ),
     '',
     `Met: ${figures.filter(({ f }) => f.withinMinimum).length} of ${figures.length} calls within 1.15× their minimum, ${figures.filter(({ f }) => f.withinPeer).length} within 1.1× the peer plus one Redis round trip (${describeRoundTrip(upstash)}).`,
