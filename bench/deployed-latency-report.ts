@@ -161,7 +161,7 @@ export function latencyMarkdown({ heading, rows, fresh, roundTrips, samples, pac
     ...rows.map((row) => {
       const measured = measuredSteps(
         row.runs.gateway.both,
-        (request) => request.service === 'database' && purposesOf(request).every((purpose) => purpose === 'tool'),
+        (request) => request.service === 'database' && purposesOf(request).every((purpose) => row.peerRuns.has(purpose)),
       );
       const flag = measured === row.minimum.database.length ? '' : ' ≠';
       return `| ${row.name} | ${row.minimum.redis} | ${row.minimum.database.map((query, i) => `${i + 1}. ${query}`).join('; ')} | ${measured}${flag} | ${row.minimum.why} |`;
@@ -184,7 +184,8 @@ export function latencyMarkdown({ heading, rows, fresh, roundTrips, samples, pac
 }
 
 /** The fresh isolates' table. */
-function freshMarkdown({ runs, load }: Report['fresh'], { neon, upstash }: RoundTrips): string {
+function freshMarkdown({ runs, load }: Report['fresh'], roundTrips: RoundTrips): string {
+  const { neon, upstash } = roundTrips;
   const g = runs.gateway;
   const none = p(g.none, 0.5);
   const sample = medianSample(g.both);
@@ -194,14 +195,14 @@ function freshMarkdown({ runs, load }: Report['fresh'], { neon, upstash }: Round
     '',
     `Each sample a new \`workerd serve\` of the dry-run bundle (bench/cold-start.ts), timed from when it listens to the answer: module work on first use, and the key's first lookup (nothing is cached). ${n} samples per setting (p95 is the slowest).`,
     '',
-    '| worker | p50 / p95 ms at both | DB round trips in series | Redis round trips in series | p50 / p95 ms with none | failed |',
-    '|---|---:|---:|---:|---:|---:|',
-    `| gateway | ${ms(p(g.both, 0.5))} / ${ms(p(g.both, 0.95))} | ${((p(g['database only'], 0.5) - none) / neon.rttMs).toFixed(1)} | ${((p(g['Redis only'], 0.5) - none) / upstash.rttMs).toFixed(1)} | ${ms(none)} / ${ms(p(g.none, 0.95))} | ${
+    "| worker | p50 / p95 ms at both | DB round trips in series | Redis round trips in series | in series by the requests' order, DB + Redis | p50 / p95 ms with none | failed |",
+    '|---|---:|---:|---:|---:|---:|---:|',
+    `| gateway | ${ms(p(g.both, 0.5))} / ${ms(p(g.both, 0.95))} | ${((p(g['database only'], 0.5) - none) / neon.rttMs).toFixed(1)} | ${((p(g['Redis only'], 0.5) - none) / upstash.rttMs).toFixed(1)} | ${seriesByOrder(sample, roundTrips)} | ${ms(none)} / ${ms(p(g.none, 0.95))} | ${
       Object.values(g)
         .flat()
         .filter((s) => !s.ok).length
     } |`,
-    `| bare peer | ${ms(p(runs.peer.both, 0.5))} / ${ms(p(runs.peer.both, 0.95))} | ${((p(runs.peer.both, 0.5) - p(runs.peer.none, 0.5)) / neon.rttMs).toFixed(1)} | – | ${ms(p(runs.peer.none, 0.5))} / ${ms(p(runs.peer.none, 0.95))} | ${
+    `| bare peer | ${ms(p(runs.peer.both, 0.5))} / ${ms(p(runs.peer.both, 0.95))} | ${((p(runs.peer.both, 0.5) - p(runs.peer.none, 0.5)) / neon.rttMs).toFixed(1)} | – | ${seriesByOrder(medianSample(runs.peer.both), roundTrips)} | ${ms(p(runs.peer.none, 0.5))} / ${ms(p(runs.peer.none, 0.95))} | ${
       Object.values(runs.peer)
         .flat()
         .filter((s) => !s.ok).length

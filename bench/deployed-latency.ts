@@ -35,17 +35,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { addApiKey, createProject, migrateDatabase } from '../local/database.ts';
-import { resetExampleRecords } from '../local/example-records.ts';
-import { startNeonStandIn } from '../local/neon-http.ts';
 import { injectedRoundTrips, NO_ROUND_TRIP, ROUND_TRIP_VARIABLES, type RoundTrips } from '../local/round-trip.ts';
-import { seedCorpus } from '../local/seed.ts';
-import { seedStudy } from '../local/study-seed.ts';
-import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
-import { freePort, startWranglerDev, type WranglerDev } from '../local/wrangler-dev.ts';
 import { wranglerEnv } from '../local/wrangler-env.ts';
-import { createDb } from '../shared/runtime/db.ts';
-import { oauthClient } from '../test/support/oauth-client.ts';
 import { measureBundles } from './bundles.ts';
 import { coldStart, writeConfig } from './cold-start.ts';
 import { calls, type Call, type CallRequest } from './deployed-latency-calls.ts';
@@ -59,6 +50,7 @@ import {
   type Sample,
   type Setting,
 } from './deployed-latency-report.ts';
+import { PEER_CONFIG, PEER_TOKEN, RATE_LIMIT, startStack, type Stack } from './deployed-latency-stack.ts';
 import { loadAverage } from './measure.ts';
 import { mayBeAwaited, peerSteps, purposesOf, type Served } from './served-requests.ts';
 
@@ -77,51 +69,13 @@ export const DEPLOYED_LATENCY = {
   corpus: { documents: 10, tasks: 200 },
 };
 
-const PEER_CONFIG = fileURLToPath(new URL('bare-peer/wrangler.toml', import.meta.url));
-const PEER_TOKEN = 'bare-peer-token';
-const RATE_LIMIT = '1000000';
-
-/** Everything a run talks to. */
-interface Stack {
-  gateway: WranglerDev;
-  peer: WranglerDev;
-  databaseUrl: string;
-  upstash: { url: string; token: string };
-  projectId: string;
-  setupKey: string;
-  keys: Pool;
-  tokens: Pool;
-  /** What the stand-ins served since the last sample began. */
-  served: Served[];
-  lastAnswerAt: number;
-  inFlight(): number;
-  setRoundTrips(roundTrips: RoundTrips): void;
-  stop(): Promise<void>;
-}
-
-/** Credentials taken in turn, each no sooner than `spacingMs` after its last use. */
-class Pool {
-  readonly #lastUse = new Map<string, number>();
-  readonly #spacingMs: number;
-  constructor(credentials: string[], spacingMs: number) {
-    for (const credential of credentials) this.#lastUse.set(credential, -Infinity);
-    this.#spacingMs = spacingMs;
-  }
-  async take(): Promise<string> {
-    const [credential, lastUse] = [...this.#lastUse].sort((a, b) => a[1] - b[1])[0]!;
-    await sleep(lastUse + this.#spacingMs - performance.now());
-    this.#lastUse.set(credential, performance.now());
-    return credential;
-  }
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 /** Runs the bench and answers its markdown section. */
 export async function runDeployedLatencyBench(options: { roundTrips?: RoundTrips; samples?: number } = {}): Promise<string> {
   const roundTrips = options.roundTrips ?? defaultRoundTrips();
   const samples = options.samples ?? DEPLOYED_LATENCY.samples;
-  const stack = await startStack();
+  const stack = await startStack(DEPLOYED_LATENCY);
   if (!stack) return `${HEADING}\n\n_redis-server is not installed: not measured._\n`;
   const scratch = mkdtempSync(join(tmpdir(), 'edge-tools-latency-'));
   try {
@@ -264,90 +218,6 @@ async function quiet(stack: Stack): Promise<void> {
   while (performance.now() < giveUpAt) {
     if (stack.inFlight() === 0 && performance.now() - stack.lastAnswerAt >= DEPLOYED_LATENCY.quietMs) return;
     await sleep(5);
-  }
-}
-
-/** The stand-ins, seeded, and both workers under `wrangler dev`; null without redis-server. */
-async function startStack(): Promise<Stack | null> {
-  const redis = await startRedisServer();
-  if (!redis) return null;
-  const served: Served[] = [];
-  let lastAnswerAt = 0;
-  const record = (service: Served['service']) => (request: Omit<Served, 'service'>) => {
-    served.push({ ...request, service });
-    lastAnswerAt = request.answeredAt;
-  };
-  const upstash = await startUpstashStandIn({ redisPort: redis.port, token: 'bench', onServed: record('redis') });
-  const neon = await startNeonStandIn({ onServed: record('database') });
-  const persistTo = mkdtempSync(join(tmpdir(), 'edge-tools-latency-kv-'));
-  const started: WranglerDev[] = [];
-  try {
-    await migrateDatabase(neon.connectionString);
-    const { projectId, apiKey: setupKey } = await createProject(neon.connectionString, 'Latency bench');
-    const keys = await Promise.all(
-      Array.from({ length: DEPLOYED_LATENCY.pool }, (_, i) => addApiKey(neon.connectionString, projectId, `bench ${i}`)),
-    );
-    await seedCorpus(neon.connectionString, projectId, DEPLOYED_LATENCY.corpus);
-    await seedStudy(neon.connectionString, projectId);
-    await resetExampleRecords(createDb(neon.connectionString), projectId);
-    // One after the other: two wrangler dev starting at once contend for the same local sockets.
-    const gateway = await startWranglerDev({
-      vars: {
-        DATABASE_URL: neon.connectionString,
-        UPSTASH_REDIS_REST_URL: upstash.url,
-        UPSTASH_REDIS_REST_TOKEN: upstash.token,
-        // The calls are a few keys', faster than a person's: the per-key limit would refuse some.
-        RATE_LIMIT_PER_MINUTE: RATE_LIMIT,
-      },
-      persistTo,
-      inspectorPort: await freePort(),
-    });
-    started.push(gateway);
-    const peer = await startWranglerDev({
-      config: PEER_CONFIG,
-      vars: { DATABASE_URL: neon.connectionString, PEER_TOKEN },
-      inspectorPort: await freePort(),
-    });
-    started.push(peer);
-    // Tokens for the HTTP API (the origin), each its own grant, approved with the setup key.
-    const client = oauthClient({ origin: gateway.url, send: (request) => fetch(request), apiKey: setupKey });
-    const tokens: string[] = [];
-    for (let i = 0; i < DEPLOYED_LATENCY.pool; i++)
-      tokens.push((await client.connect(gateway.url, { clientName: `latency bench ${i}`, toolsets: ['study'] })).accessToken);
-    served.length = 0;
-    return {
-      gateway,
-      peer,
-      databaseUrl: neon.connectionString,
-      upstash,
-      projectId,
-      setupKey,
-      keys: new Pool(keys, DEPLOYED_LATENCY.pacedMs),
-      tokens: new Pool(tokens, DEPLOYED_LATENCY.pacedMs),
-      served,
-      get lastAnswerAt() {
-        return lastAnswerAt;
-      },
-      inFlight: () => neon.roundTrip.stats().in_flight + upstash.roundTrip.stats().in_flight,
-      setRoundTrips: (roundTrips) => {
-        neon.roundTrip.set(roundTrips.neon);
-        upstash.roundTrip.set(roundTrips.upstash);
-      },
-      stop: async () => {
-        for (const dev of started) dev.stop();
-        await upstash.close();
-        await redis.stop();
-        await neon.close();
-        rmSync(persistTo, { recursive: true, force: true });
-      },
-    };
-  } catch (error) {
-    for (const dev of started) dev.stop();
-    await upstash.close();
-    await redis.stop();
-    await neon.close();
-    rmSync(persistTo, { recursive: true, force: true });
-    throw error;
   }
 }
 
