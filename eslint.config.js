@@ -9,7 +9,8 @@ export default tseslint.config(
   {
     ignores: [
       'node_modules/',
-      '.wrangler/',
+      // wrangler writes its state next to the configuration it runs (the bench's bare peer has its own).
+      '**/.wrangler/',
       '.local-data/',
       '.bench-data/',
       'dist/',

@@ -18,6 +18,7 @@ import { getEncoding } from 'js-tiktoken';
 import { openDemoData } from '../local/demo-data.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { startWranglerDev } from '../local/wrangler-dev.ts';
+import { injectRoundTrips } from './measure.ts';
 
 const QUERY = 'set up authentication and user login';
 const encoding = getEncoding('o200k_base');
@@ -69,7 +70,8 @@ async function direct(base: string, apiKey: string): Promise<Run> {
   return { listTokens: tokens({ tools }), answerTokens, roundTrips: 2, wallMs, calls: 4 };
 }
 
-const STORY = `async () => {
+/** The seed story as code mode's agent writes it: one `execute` (also timed by bench/deployed-latency.ts). */
+export const STORY = `async () => {
   const found = await tools.semanticSearch({ query: ${JSON.stringify(QUERY)}, limit: 20 });
   if (!found.success) return found.error;
   const ids = found.data.results.map((r) => r.task_id);
@@ -117,6 +119,7 @@ export async function runCodeModeBench(): Promise<string> {
   const { neon, demo } = await openDemoData();
   const redis = await startRedisServer();
   const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() }) : undefined;
+  injectRoundTrips({ neon, upstash });
   const dev = await startWranglerDev({
     vars: {
       DATABASE_URL: neon.connectionString,

@@ -38,6 +38,7 @@ import { parseArgs } from 'node:util';
 import { extractCommit, measureBundles, type BundleSize } from './bundles.ts';
 import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
+import { injectRoundTrips } from './measure.ts';
 
 /** The commit compared with: the last one before the gateway loaded the MCP SDK on first use. */
 export const COLD_START_BASELINE = '6477440d0fe7606044e1e2f45035e7b180eb5acb';
@@ -206,6 +207,7 @@ export async function runColdStartBench({ baseline = COLD_START_BASELINE, sample
   try {
     await migrateDatabase(neon.connectionString);
     const { apiKey } = await createProject(neon.connectionString, 'Cold start');
+    injectRoundTrips({ neon });
     const bindings = { DATABASE_URL: neon.connectionString };
     const initialize: FirstRequest = (origin, signal) =>
       fetch(`${origin}/mcp`, {

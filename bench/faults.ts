@@ -24,6 +24,7 @@ import { startNeonStandIn } from '../local/neon-http.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { startWranglerDev } from '../local/wrangler-dev.ts';
 import { issueApiKey } from '../shared/auth/keys.ts';
+import { injectRoundTrips } from './measure.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import { sql } from 'drizzle-orm';
 
@@ -190,6 +191,7 @@ async function startStack(root: string): Promise<Stack | null> {
   const neon = await startNeonStandIn();
   await migrateDatabase(neon.connectionString);
   const { projectId, apiKey } = await createProject(neon.connectionString, 'Faults bench');
+  injectRoundTrips({ neon, upstash });
   const worker = await startWranglerDev({
     root,
     vars: { DATABASE_URL: neon.connectionString, UPSTASH_REDIS_REST_URL: upstash.url, UPSTASH_REDIS_REST_TOKEN: upstash.token },

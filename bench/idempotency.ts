@@ -12,6 +12,7 @@ import { createGateway } from '../shared/http/app.ts';
 import logMood from '../functions/table-tools/log-mood.ts';
 import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
+import { injectRoundTrips } from './measure.ts';
 
 const BENCH = { warmup: 30, calls: 300 };
 
@@ -23,6 +24,7 @@ export async function runIdempotencyBench(): Promise<string> {
   try {
     await migrateDatabase(neon.connectionString);
     const project = await createProject(neon.connectionString, 'Idempotency bench');
+    injectRoundTrips({ neon });
     let requests = 0;
     const realFetch = globalThis.fetch;
     globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: RequestInit) => {

@@ -1,8 +1,33 @@
 /**
- * What the database benches share: timing the database client's round trips, percentiles, and how
- * figures are printed.
+ * What the benches share: timing the database client's round trips, percentiles, how figures are
+ * printed, and the conditions every figure is printed beside (the load average, the round trips
+ * injected into the stand-ins).
  */
+import { loadavg } from 'node:os';
+import { describeRoundTrips, injectedRoundTrips, type RoundTripDelay, type RoundTrips } from '../local/round-trip.ts';
 import { interceptDatabase } from './database-fetch.ts';
+
+/** The round trips the benches' stand-ins answer with: LOCAL_NEON_RTT_MS and the others (local/round-trip.ts), none unless set. */
+export const BENCH_ROUND_TRIPS: RoundTrips = injectedRoundTrips();
+
+/**
+ * Gives a bench's stand-ins {@link BENCH_ROUND_TRIPS}: called once they are seeded (at their own
+ * speed), before anything is measured.
+ */
+export function injectRoundTrips(standIns: { neon?: { roundTrip: RoundTripDelay }; upstash?: { roundTrip: RoundTripDelay } }): void {
+  standIns.neon?.roundTrip.set(BENCH_ROUND_TRIPS.neon);
+  standIns.upstash?.roundTrip.set(BENCH_ROUND_TRIPS.upstash);
+}
+
+/** The 1-minute load average: the machine may be shared, and every figure depends on it. */
+export function loadAverage(): number {
+  return loadavg()[0]!;
+}
+
+/** `load average 1.2; injected round trips: Neon none, Upstash none`: what a figure was measured under. */
+export function conditions(roundTrips: RoundTrips = BENCH_ROUND_TRIPS): string {
+  return `load average ${loadAverage().toFixed(1)}; injected round trips: ${describeRoundTrips(roundTrips)}`;
+}
 
 export interface DatabaseTimer {
   /** Milliseconds spent in HTTP round trips to the database since the last reset. */

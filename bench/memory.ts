@@ -1,35 +1,37 @@
 /**
- * workerd's memory under a long run of calls: the gateway under `wrangler dev` (as `npm run dev`
- * serves it) in front of the Neon stand-in and redis-server behind the Upstash stand-in, over a
- * small seeded project. 20,000 calls of eight kinds in turn (writes, reads, an MCP tools/call, the
- * catalog, readiness, and two refusals), 4 at a time. Every 2,000 calls: the resident memory (RSS,
- * from /proc) of the workerd that runs the worker and of the workerd in front of it that wrangler
- * runs for itself (its proxy: none of this project's code runs there), and the worker isolate's
- * JavaScript heap (DevTools protocol, through wrangler's inspector proxy). At the end a heap
- * snapshot, before which V8 collects all garbage, shows what of the heap was only waiting to be
- * collected.
- * workerd runs with V8's defaults, as `npm run dev` runs it, or with the flags of `--v8-flags`
- * (`--v8-flags="--gc-global --optimize-for-size"`, FLAT_MEMORY_V8_FLAGS, to see the growth they prevent).
- * Warm-up is the first checkpoint (2,000 calls). The target is met when, at every later checkpoint,
- * the RSS of both workerd processes is within 20 % of its own at warm-up; the run says so.
+ * The memory of the gateway's isolate under a long run of calls: the gateway under `wrangler dev`
+ * (as `npm run dev` serves it) in front of the Neon stand-in and redis-server behind the Upstash
+ * stand-in, over a small seeded project. 20,000 calls of eight kinds in turn (writes, reads, an MCP
+ * tools/call, the catalog, readiness, and two refusals), 4 at a time. Every 2,000 calls, through
+ * the inspector (bench/inspector.ts): the isolate's JavaScript heap as V8 reports it, then after a
+ * full garbage collection (what the code keeps, not what waits to be collected); and the resident
+ * memory (RSS, from /proc) of the workerd that runs the worker and of wrangler's own workerd in front
+ * of it (none of this project's code runs there). The snapshots that force the collections add
+ * their own native memory to workerd's RSS, so RSS is printed, not judged.
  *
- * With `--heap`, a heap snapshot of the isolate at the warm-up and at the last checkpoint, and the
- * constructors whose objects grew most in between (count and own size). A snapshot is serialized
- * inside workerd and streamed through wrangler's proxy: it takes minutes under load, and adds its
- * own size to workerd's RSS, so a run with `--heap` does not measure flatness.
+ * workerd runs with V8's defaults and LOCAL_V8_FLAGS, as `npm run dev` runs it, or with the flags
+ * of `--v8-flags` (`--v8-flags="--gc-global --optimize-for-size"`, FLAT_MEMORY_V8_FLAGS).
+ * Warm-up is the first checkpoint (2,000 calls). The target is met when, at every later checkpoint,
+ * the heap after the collection is within 10 % of its size at warm-up, and the largest heap seen
+ * stays well under the 128 MB an isolate has on Workers; the run says so. The constructors whose
+ * objects grew most between warm-up and the end (summed from the two snapshots) say what grew.
  *
  * Bounded: 20,000 calls or 50 minutes, whichever comes first; it stops what it started.
- * Run with `node bench/memory.ts [--calls N] [--minutes M] [--heap] [--v8-flags FLAGS]`; `runMemoryBench()` returns the markdown section.
+ * Run with `node --import ./local/wasm-imports.ts bench/memory.ts [--calls N] [--minutes M] [--v8-flags FLAGS]`;
+ * `runMemoryBench()` returns the markdown section.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { generateCorpus } from '../local/corpus.ts';
 import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
+import { describeRoundTrips } from '../local/round-trip.ts';
 import { seedCorpus } from '../local/seed.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { freePort, startWranglerDev } from '../local/wrangler-dev.ts';
 import { FLAT_MEMORY_V8_FLAGS, LOCAL_V8_FLAGS, localV8Flags } from '../local/wrangler-env.ts';
+import { collectedHeap, heapUsage, inspect, type HeapSummary, type Inspector } from './inspector.ts';
+import { BENCH_ROUND_TRIPS, injectRoundTrips, loadAverage } from './measure.ts';
 
 /** The run's shape and bounds. */
 export const MEMORY_BENCH = {
@@ -37,7 +39,10 @@ export const MEMORY_BENCH = {
   every: 2_000,
   concurrency: 4,
   warmUpCheckpoints: 1,
-  flatWithin: 0.2,
+  /** After warm-up, the heap after a full collection stays within this fraction of its size at warm-up. */
+  flatWithin: 0.1,
+  /** What an isolate has on Workers (MB, as Cloudflare states its limit). */
+  isolateLimitMiB: 128,
   ceilingMs: 50 * 60_000,
   corpus: { documents: 10, tasks: 200 },
 };
@@ -45,15 +50,20 @@ export const MEMORY_BENCH = {
 /** The MCP protocol version whose requests need no `initialize` (each carries its own). */
 const MCP_VERSION = '2026-07-28';
 
-/** One checkpoint: calls so far, both workerd's RSS, the isolate's heap, and how the answers went. */
+/** One checkpoint: calls so far, the isolate's heap before and after a full collection, both workerd's RSS, and how the answers went. */
 interface Checkpoint {
   calls: number;
+  /** The heap as V8 reported it before the collection: in use, and held. */
+  usedMiB: number;
+  heldMiB: number;
+  /** After the full collection: what the code keeps, the heap V8 still holds, and ArrayBuffers' backing stores. */
+  collectedMiB: number;
+  collectedHeldMiB: number;
+  backingMiB: number;
   workerMiB: number;
   proxyMiB: number;
-  /** The worker isolate's JavaScript heap: in use, and reserved by V8. */
-  heapUsedMiB: number;
-  heapTotalMiB: number;
   seconds: number;
+  load: number;
   /** Answers other than the kind's expected one, so far. */
   unexpected: number;
 }
@@ -65,10 +75,11 @@ interface CallKind {
   expected(response: Response): Promise<boolean>;
 }
 
+const HEADING = "## Memory of the gateway's isolate: its heap after full collections over 20,000 calls (bench/memory.ts)";
+
 /** Runs the calls and returns the markdown section. */
 export async function runMemoryBench({
   calls = MEMORY_BENCH.calls,
-  heap = false,
   v8Flags = process.env.MINIFLARE_WORKERD_V8_FLAGS ?? '',
   ceilingMs = MEMORY_BENCH.ceilingMs,
 } = {}): Promise<string> {
@@ -83,6 +94,7 @@ export async function runMemoryBench({
     await migrateDatabase(neon.connectionString);
     const { projectId, apiKey } = await createProject(neon.connectionString, 'Memory bench');
     await seedCorpus(neon.connectionString, projectId, MEMORY_BENCH.corpus);
+    injectRoundTrips({ neon, upstash });
     worker = await startWranglerDev({
       vars: {
         DATABASE_URL: neon.connectionString,
@@ -101,7 +113,7 @@ export async function runMemoryBench({
     const kinds = callKinds(worker.url, apiKey, await firstTaskId(worker.url, apiKey));
 
     const checkpoints: Checkpoint[] = [];
-    const snapshots: HeapSummary[] = [];
+    const summaries: HeapSummary[] = [];
     const started = performance.now();
     let sent = 0;
     let unexpected = 0;
@@ -124,32 +136,37 @@ export async function runMemoryBench({
         }),
       );
       sent += batch;
-      const usage = await heapUsage(session);
-      const checkpoint = {
+      // RSS first: the snapshot that forces the collection adds its own native memory.
+      const [workerMiB, proxyMiB] = [rssMiB(workerd.worker), rssMiB(workerd.proxy)];
+      const before = await heapUsage(session);
+      // The snapshots of the warm-up and of the last checkpoint are summed, for what grew in between.
+      const last = sent >= calls || performance.now() - started >= ceilingMs;
+      const collected = await collectedHeap(session, { summarize: checkpoints.length < MEMORY_BENCH.warmUpCheckpoints || last });
+      if (collected.summary) summaries.push(collected.summary);
+      const checkpoint: Checkpoint = {
         calls: sent,
-        workerMiB: rssMiB(workerd.worker),
-        proxyMiB: rssMiB(workerd.proxy),
-        ...usage,
+        usedMiB: before.usedMiB,
+        heldMiB: before.heldMiB,
+        collectedMiB: collected.usedMiB,
+        collectedHeldMiB: collected.heldMiB,
+        backingMiB: collected.backingMiB,
+        workerMiB,
+        proxyMiB,
         seconds: (performance.now() - started) / 1000,
+        load: loadAverage(),
         unexpected,
       };
       checkpoints.push(checkpoint);
       console.log(
-        `  ${sent.toLocaleString('en')} calls: workerd RSS ${checkpoint.workerMiB.toFixed(0)} MiB (wrangler's proxy ${checkpoint.proxyMiB.toFixed(0)}), JS heap ${usage.heapUsedMiB.toFixed(1)} of ${usage.heapTotalMiB.toFixed(1)} MiB (${unexpected} unexpected answers)`,
+        `  ${sent.toLocaleString('en')} calls: JS heap ${before.usedMiB.toFixed(1)} MiB in use, ${collected.usedMiB.toFixed(1)} after a full collection; workerd RSS ${checkpoint.workerMiB.toFixed(0)} MiB (wrangler's ${checkpoint.proxyMiB.toFixed(0)}); load ${checkpoint.load.toFixed(1)} (${unexpected} unexpected answers)`,
       );
-      if (heap && checkpoints.length === MEMORY_BENCH.warmUpCheckpoints) snapshots.push(await heapSummary(session));
     }
     console.log(`  ${verdict(checkpoints, calls)}`);
-    // workerd answers no HeapProfiler.collectGarbage; V8 collects all garbage before a snapshot.
-    const final = await heapSummary(session);
-    if (heap && checkpoints.length > MEMORY_BENCH.warmUpCheckpoints) snapshots.push(final);
-    const collected = await heapUsage(session);
     return memoryMarkdown({
       checkpoints,
       asked: calls,
       kinds: kinds.map((kind) => kind.name),
-      collected,
-      snapshots,
+      summaries,
       v8Flags,
       unexpectedKinds,
       ceilingMs,
@@ -162,8 +179,6 @@ export async function runMemoryBench({
     await neon.close();
   }
 }
-
-const HEADING = '## Memory of workerd under a long run (bench/memory.ts)';
 
 /** The kinds of call, the i-th call being of kind i mod 8. */
 function callKinds(base: string, apiKey: string, taskId: string): CallKind[] {
@@ -274,93 +289,6 @@ function rssMiB(pid: number): number {
   return Number(kib) / 1024;
 }
 
-/** A DevTools protocol session with the worker's isolate. */
-type Inspector = Awaited<ReturnType<typeof inspect>>;
-
-/** Opens a DevTools protocol session with the worker's isolate, through wrangler's inspector proxy. */
-async function inspect(inspectorPort: number) {
-  const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json()) as { webSocketDebuggerUrl: string }[];
-  // The proxy admits a client that names a loopback Origin (undici's WebSocket takes headers).
-  const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl, { headers: { origin: 'http://127.0.0.1' } } as unknown as string[]);
-  await new Promise((resolve, reject) => {
-    socket.onopen = resolve;
-    socket.onerror = reject;
-  });
-  let id = 0;
-  let closed: string | undefined;
-  const pending = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
-  const listeners = new Map<string, (params: unknown) => void>();
-  socket.onmessage = (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; method?: string; params?: unknown; result?: unknown };
-    if (message.method) listeners.get(message.method)?.(message.params);
-    if (message.id !== undefined) pending.get(message.id)?.resolve(message.result);
-  };
-  socket.onclose = (event) => {
-    closed = `the inspector closed the session (${event.code} ${event.reason})`;
-    for (const { reject } of pending.values()) reject(new Error(closed));
-  };
-  return {
-    /** Sends a command and resolves with its result; rejects when the session closes or after `timeoutMs`. */
-    send: <T>(method: string, timeoutMs = 10 * 60_000) =>
-      new Promise<T>((resolve, reject) => {
-        if (closed) return reject(new Error(closed));
-        const sent = ++id;
-        const timer = setTimeout(
-          () => reject(new Error(`${method}: no answer from the inspector within ${timeoutMs / 1000} s`)),
-          timeoutMs,
-        );
-        const settled = () => (clearTimeout(timer), pending.delete(sent));
-        pending.set(sent, { resolve: (result) => (settled(), resolve(result as T)), reject: (error) => (settled(), reject(error)) });
-        socket.send(JSON.stringify({ id: sent, method }));
-      }),
-    on: (method: string, listener: (params: unknown) => void) => void listeners.set(method, listener),
-    close: () => socket.close(),
-  };
-}
-
-/** The isolate's JavaScript heap: in use, and the whole heap V8 holds, MiB. */
-async function heapUsage(session: Inspector): Promise<{ heapUsedMiB: number; heapTotalMiB: number }> {
-  const { usedSize, totalSize } = await session.send<{ usedSize: number; totalSize: number }>('Runtime.getHeapUsage');
-  return { heapUsedMiB: usedSize / 2 ** 20, heapTotalMiB: totalSize / 2 ** 20 };
-}
-
-/** Objects per constructor name in a heap snapshot: how many, and their own size in bytes. */
-type HeapSummary = Map<string, { count: number; bytes: number }>;
-
-/** A heap snapshot of the isolate (V8 collects garbage before taking one), summed per constructor. */
-async function heapSummary(session: Inspector): Promise<HeapSummary> {
-  const chunks: string[] = [];
-  session.on('HeapProfiler.addHeapSnapshotChunk', (params) => chunks.push((params as { chunk: string }).chunk));
-  await session.send('HeapProfiler.enable');
-  await session.send('HeapProfiler.takeHeapSnapshot');
-  await session.send('HeapProfiler.disable');
-  const snapshot = JSON.parse(chunks.join('')) as {
-    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
-    nodes: number[];
-    strings: string[];
-  };
-  const fields = snapshot.snapshot.meta.node_fields;
-  const [typeIndex, nameIndex, sizeIndex] = [fields.indexOf('type'), fields.indexOf('name'), fields.indexOf('self_size')];
-  const types = snapshot.snapshot.meta.node_types[0];
-  const summary: HeapSummary = new Map();
-  for (let at = 0; at < snapshot.nodes.length; at += fields.length) {
-    const type = types[snapshot.nodes[at + typeIndex]!]!;
-    // Objects by their constructor; strings, code, arrays' backing stores and the rest by their kind.
-    // V8 names some internal objects with their snapshot id ("system / Context / scope @123"), which differs between snapshots.
-    const name =
-      type === 'object'
-        ? snapshot.strings[snapshot.nodes[at + nameIndex]!]!.replace(/ @\d+$/, '')
-        : type === 'closure'
-          ? `closure ${snapshot.strings[snapshot.nodes[at + nameIndex]!]}`
-          : `(${type})`;
-    const entry = summary.get(name) ?? { count: 0, bytes: 0 };
-    entry.count++;
-    entry.bytes += snapshot.nodes[at + sizeIndex]!;
-    summary.set(name, entry);
-  }
-  return summary;
-}
-
 interface MemoryRun {
   checkpoints: Checkpoint[];
   ceilingMs: number;
@@ -368,9 +296,8 @@ interface MemoryRun {
   v8Flags: string;
   asked: number;
   kinds: string[];
-  /** The heap after the full collection that precedes the last heap snapshot. */
-  collected: { heapUsedMiB: number; heapTotalMiB: number };
-  snapshots: HeapSummary[];
+  /** The heap snapshots of the warm-up and of the last checkpoint, summed per constructor. */
+  summaries: HeapSummary[];
 }
 
 const percent = (from: number, to: number) => `${to >= from ? '+' : ''}${(((to - from) / from) * 100).toFixed(1)} %`;
@@ -380,32 +307,32 @@ function verdict(checkpoints: Checkpoint[], asked: number): string {
   const warm = checkpoints[MEMORY_BENCH.warmUpCheckpoints - 1];
   const after = checkpoints.slice(MEMORY_BENCH.warmUpCheckpoints);
   if (!warm || !after.length) return 'Target NOT JUDGED: no checkpoint after warm-up.';
-  const drift = (of: 'workerMiB' | 'proxyMiB') => Math.max(...after.map((c) => Math.abs(c[of] - warm[of]) / warm[of]));
-  const [worker, proxy] = [drift('workerMiB'), drift('proxyMiB')];
+  const drift = Math.max(...after.map((c) => Math.abs(c.collectedMiB - warm.collectedMiB) / warm.collectedMiB));
+  const peak = Math.max(...checkpoints.map((c) => c.collectedMiB + c.backingMiB));
   const reached = after.at(-1)!.calls;
   const status =
     reached < asked
       ? `NOT JUDGED (the time bound stopped it at ${reached.toLocaleString('en')} of ${asked.toLocaleString('en')} calls)`
-      : worker <= MEMORY_BENCH.flatWithin && proxy <= MEMORY_BENCH.flatWithin
+      : drift <= MEMORY_BENCH.flatWithin && peak < MEMORY_BENCH.isolateLimitMiB / 2
         ? 'MET'
         : 'NOT MET';
-  const within = (value: number) => `${(value * 100).toFixed(1)} %`;
-  return `Target ${status}: after warm-up (${warm.calls.toLocaleString('en')} calls), the worker's workerd stayed within ${within(worker)} of its ${warm.workerMiB.toFixed(0)} MiB and wrangler's proxy within ${within(proxy)} of its ${warm.proxyMiB.toFixed(0)} MiB (target: ${MEMORY_BENCH.flatWithin * 100} %).`;
+  return `Target ${status}: after warm-up (${warm.calls.toLocaleString('en')} calls), the heap after a full collection stayed within ${(drift * 100).toFixed(1)} % of its ${warm.collectedMiB.toFixed(1)} MiB (target: ${MEMORY_BENCH.flatWithin * 100} %); at its largest, with its ArrayBuffers' backing stores, it was ${peak.toFixed(1)} MiB, ${((peak / MEMORY_BENCH.isolateLimitMiB) * 100).toFixed(0)} % of the ${MEMORY_BENCH.isolateLimitMiB} MB an isolate has on Workers (target: under half).`;
 }
 
-function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots, v8Flags, unexpectedKinds, ceilingMs }: MemoryRun): string {
+function memoryMarkdown({ checkpoints, asked, kinds, summaries, v8Flags, unexpectedKinds, ceilingMs }: MemoryRun): string {
   const warm = checkpoints[MEMORY_BENCH.warmUpCheckpoints - 1];
   const last = checkpoints.at(-1);
+  const flags = `${v8Flags ? `\`${v8Flags}\`` : "V8's defaults"} and \`${LOCAL_V8_FLAGS}\` (LOCAL_V8_FLAGS, which every local workerd runs with)${v8Flags === FLAT_MEMORY_V8_FLAGS ? ' (FLAT_MEMORY_V8_FLAGS, which `npm run dev` does not set)' : v8Flags ? '' : ', as `npm run dev` runs it'}`;
   const lines = [
     HEADING,
     '',
-    `The gateway under \`wrangler dev\` (as \`npm run dev\` serves it) over the Neon stand-in and redis-server behind the Upstash stand-in, a project of ${MEMORY_BENCH.corpus.documents} documents and ${MEMORY_BENCH.corpus.tasks} tasks, the per-key rate limit lifted. ${asked.toLocaleString('en')} calls asked (bounded at ${ceilingMs / 60_000} minutes), ${MEMORY_BENCH.concurrency} at a time, of ${kinds.length} kinds in turn: ${kinds.join('; ')}. Every ${MEMORY_BENCH.every.toLocaleString('en')} calls: the resident memory (RSS) of the workerd that runs the worker and of the workerd wrangler runs in front of it (its proxy, which forwards each call and runs none of this project's code), and the worker isolate's JavaScript heap (in use / held by V8), read through the inspector with \`Runtime.getHeapUsage\`. workerd's V8 flags: ${v8Flags ? `\`${v8Flags}\`` : "V8's defaults"}, and \`${LOCAL_V8_FLAGS}\` (LOCAL_V8_FLAGS, which every local workerd runs with)${v8Flags === FLAT_MEMORY_V8_FLAGS ? ' (FLAT_MEMORY_V8_FLAGS, which `npm run dev` does not set)' : v8Flags ? '' : ', as `npm run dev` runs it'}. Warm-up: the first ${MEMORY_BENCH.every.toLocaleString('en')} calls (the first checkpoint). Target: after warm-up, the RSS of both workerd processes flat within ${MEMORY_BENCH.flatWithin * 100} % (at every later checkpoint, within ${MEMORY_BENCH.flatWithin * 100} % of its own at the first).`,
+    `The gateway under \`wrangler dev\` (as \`npm run dev\` serves it) over the Neon stand-in and redis-server behind the Upstash stand-in (round trips injected: ${describeRoundTrips(BENCH_ROUND_TRIPS)}), a project of ${MEMORY_BENCH.corpus.documents} documents and ${MEMORY_BENCH.corpus.tasks} tasks, the per-key rate limit lifted. ${asked.toLocaleString('en')} calls asked (bounded at ${ceilingMs / 60_000} minutes), ${MEMORY_BENCH.concurrency} at a time, of ${kinds.length} kinds in turn: ${kinds.join('; ')}. Every ${MEMORY_BENCH.every.toLocaleString('en')} calls, through the inspector: the worker isolate's JavaScript heap as V8 reports it (\`Runtime.getHeapUsage\`: in use / held), then after a full garbage collection (the one V8 runs before a heap snapshot: workerd's inspector does not answer \`HeapProfiler.collectGarbage\`), and the resident memory (RSS) of the workerd that runs the worker and of the one wrangler runs in front of it (which the snapshots swell with their own native memory, so it is printed, not judged). workerd's V8 flags: ${flags}. Warm-up: the first checkpoint. Target: after warm-up, the heap after the collection within ${MEMORY_BENCH.flatWithin * 100} % of its size at warm-up, and the largest heap well under the ${MEMORY_BENCH.isolateLimitMiB} MB an isolate has on Workers (under half).`,
     '',
-    "| calls | workerd RSS (the worker), MiB | workerd RSS (wrangler's proxy), MiB | JS heap in use, MiB | JS heap held, MiB | elapsed, s | unexpected answers so far |",
-    '|---:|---:|---:|---:|---:|---:|---:|',
+    "| calls | JS heap in use / held, MiB | after a full collection: in use / held, MiB | ArrayBuffers' backing stores, MiB | workerd RSS (the worker / wrangler's), MiB | elapsed, s | load | unexpected answers so far |",
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...checkpoints.map(
       (c) =>
-        `| ${c.calls.toLocaleString('en')} | ${c.workerMiB.toFixed(0)} | ${c.proxyMiB.toFixed(0)} | ${c.heapUsedMiB.toFixed(1)} | ${c.heapTotalMiB.toFixed(1)} | ${c.seconds.toFixed(0)} | ${c.unexpected} |`,
+        `| ${c.calls.toLocaleString('en')} | ${c.usedMiB.toFixed(1)} / ${c.heldMiB.toFixed(1)} | ${c.collectedMiB.toFixed(1)} / ${c.collectedHeldMiB.toFixed(1)} | ${c.backingMiB.toFixed(1)} | ${c.workerMiB.toFixed(0)} / ${c.proxyMiB.toFixed(0)} | ${c.seconds.toFixed(0)} | ${c.load.toFixed(1)} | ${c.unexpected} |`,
     ),
     '',
   ];
@@ -413,14 +340,12 @@ function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots, v8Fla
   lines.push(
     `**${verdict(checkpoints, asked)}**`,
     '',
-    `From ${warm.calls.toLocaleString('en')} to ${last.calls.toLocaleString('en')} calls: the worker's workerd ${percent(warm.workerMiB, last.workerMiB)}, wrangler's proxy ${percent(warm.proxyMiB, last.proxyMiB)}, the JS heap in use ${percent(warm.heapUsedMiB, last.heapUsedMiB)}.`,
+    `From ${warm.calls.toLocaleString('en')} to ${last.calls.toLocaleString('en')} calls: the heap after a full collection ${percent(warm.collectedMiB, last.collectedMiB)}, the worker's workerd RSS ${percent(warm.workerMiB, last.workerMiB)}, wrangler's ${percent(warm.proxyMiB, last.proxyMiB)}. Before the collections, V8 held up to ${Math.max(...checkpoints.map((c) => c.heldMiB)).toFixed(1)} MiB of heap: garbage not collected yet (V8 grows its heap by its own heuristics before collecting; what the code keeps is the heap after a collection).`,
     '',
     `Unexpected answers: ${unexpectedKinds.size ? [...unexpectedKinds].map(([what, count]) => `${what} (${count})`).join('; ') : 'none'}.`,
-    '',
-    `After a full garbage collection at the end (the one V8 runs before a heap snapshot, taken through the inspector): JS heap in use ${last.heapUsedMiB.toFixed(1)} → ${collected.heapUsedMiB.toFixed(1)} MiB, held ${last.heapTotalMiB.toFixed(1)} → ${collected.heapTotalMiB.toFixed(1)} MiB.`,
   );
-  if (snapshots.length === 2) {
-    const [before, after] = snapshots as [HeapSummary, HeapSummary];
+  if (summaries.length === 2) {
+    const [before, after] = summaries as [HeapSummary, HeapSummary];
     const grown = [...after]
       .map(([name, { count, bytes }]) => ({
         name,
@@ -434,7 +359,7 @@ function memoryMarkdown({ checkpoints, asked, kinds, collected, snapshots, v8Fla
     const total = (summary: HeapSummary) => [...summary.values()].reduce((sum, { bytes }) => sum + bytes, 0) / 2 ** 20;
     lines.push(
       '',
-      `Heap snapshots of the isolate at ${warm.calls.toLocaleString('en')} and ${last.calls.toLocaleString('en')} calls (V8 collects garbage before each): ${total(before).toFixed(1)} → ${total(after).toFixed(1)} MiB of live objects. The constructors (or kinds of heap entry) whose objects grew most, by their own size:`,
+      `The heap snapshots at ${warm.calls.toLocaleString('en')} and ${last.calls.toLocaleString('en')} calls: ${total(before).toFixed(1)} → ${total(after).toFixed(1)} MiB of live objects. The constructors (or kinds of heap entry) whose objects grew most, by their own size:`,
       '',
       '| constructor | objects, first | last | own size first, KiB | last, KiB |',
       '|---|---:|---:|---:|---:|',
@@ -451,7 +376,6 @@ if (import.meta.main) {
   const { values } = parseArgs({
     options: {
       calls: { type: 'string', default: String(MEMORY_BENCH.calls) },
-      heap: { type: 'boolean', default: false },
       'v8-flags': { type: 'string' },
       minutes: { type: 'string', default: String(MEMORY_BENCH.ceilingMs / 60_000) },
     },
@@ -459,7 +383,6 @@ if (import.meta.main) {
   console.log(
     await runMemoryBench({
       calls: Number(values.calls),
-      heap: values.heap,
       v8Flags: values['v8-flags'],
       ceilingMs: Number(values.minutes) * 60_000,
     }),

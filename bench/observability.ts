@@ -24,7 +24,7 @@ import { listExecutions, executionsQuery } from '../shared/observability/executi
 import { readMetrics, resolveWindow, type MetricsWindow } from '../shared/observability/metrics.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import type { Database } from '../shared/core/database.ts';
-import { percentile, thousands } from './measure.ts';
+import { injectRoundTrips, percentile, thousands } from './measure.ts';
 
 const BENCH = {
   executions: 100_000,
@@ -73,6 +73,7 @@ export async function runObservabilityBench(): Promise<string> {
     const loaded = performance.now();
     await load(db, project.projectId, other.projectId);
     log(`loaded in ${((performance.now() - loaded) / 1000).toFixed(1)} s`);
+    injectRoundTrips({ neon: standIn });
 
     const cases = observabilityCases(db, project.projectId, await cursorAfter(db, project.projectId, 50));
 

@@ -13,6 +13,7 @@ import { createTool } from '@mastra/core/tools';
 import * as z from 'zod';
 import logMood from '../functions/table-tools/log-mood.ts';
 import { interceptDatabase } from './database-fetch.ts';
+import { injectRoundTrips } from './measure.ts';
 import { createGateway } from '../shared/http/app.ts';
 import { hashApiKey } from '../shared/auth/keys.ts';
 import { envelope, ok } from '../shared/core/contract.ts';
@@ -183,6 +184,7 @@ export async function runAdmissionBench(iterations = 500): Promise<string> {
   const redis = await startRedisServer();
   if (!redis) return '_redis-server is not installed: admission cost not measured._';
   const upstash = await startUpstashStandIn({ redisPort: redis.port, token: 'bench' });
+  injectRoundTrips({ upstash });
   const restoreNeon = await inMemoryNeon(await hashApiKey(API_KEY));
   try {
     let redisRequests = 0;

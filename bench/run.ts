@@ -4,7 +4,9 @@
  * just their sections of RESULTS.md. Benchmarks are run on demand, never in the test suite.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, totalmem } from 'node:os';
+import { cpus, totalmem } from 'node:os';
+import { describeRoundTrips } from '../local/round-trip.ts';
+import { BENCH_ROUND_TRIPS, loadAverage } from './measure.ts';
 
 interface Section {
   /** The name on the command line. */
@@ -58,8 +60,14 @@ const SECTIONS: Section[] = [
     run: async () => (await import('./faults.ts')).runFaultsBench(),
   },
   {
+    name: 'deployed-latency',
+    progress:
+      'Every call at injected round trips (Neon 25 ms, Upstash 8 ms), beside its minimum and a bare handler, on wrangler dev (about 8 minutes)...',
+    run: async () => (await import('./deployed-latency.ts')).runDeployedLatencyBench(),
+  },
+  {
     name: 'memory',
-    progress: "workerd's memory over 20,000 calls on wrangler dev (bounded at 50 minutes)...",
+    progress: "The gateway isolate's heap after full collections over 20,000 calls on wrangler dev (bounded at 50 minutes)...",
     run: async () => (await import('./memory.ts')).runMemoryBench(),
   },
   {
@@ -143,12 +151,17 @@ if (unknown.length) {
 const selected = names.length ? SECTIONS.filter((section) => names.includes(section.name)) : SECTIONS;
 
 /** The 1-minute load average, which every figure here depends on: the machine may be shared. */
-const load = () => loadavg()[0]!.toFixed(1);
+const load = () => loadAverage().toFixed(1);
 const loadBefore = load();
+/** Each section's markdown with what it ran under: the load average before and after it, and the stand-ins' injected round trips. */
 const results: string[] = [];
 for (const section of selected) {
   console.log(section.progress);
-  results.push(await section.run());
+  const before = load();
+  const markdown = await section.run();
+  results.push(
+    `${markdown.trimEnd()}\n\n_Load average ${before} when it started and ${load()} when it ended; round trips the environment injects into the stand-ins (LOCAL_NEON_RTT_MS, LOCAL_UPSTASH_RTT_MS; local/round-trip.ts): ${describeRoundTrips(BENCH_ROUND_TRIPS)}._`,
+  );
 }
 
 const date = new Date().toISOString().slice(0, 10);

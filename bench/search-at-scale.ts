@@ -37,7 +37,7 @@ import type { EmbeddingProvider } from '../shared/core/providers.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import type { Database } from '../shared/core/database.ts';
 import { linksFromEnv } from '../shared/runtime/link-templates.ts';
-import { ms, percentile, thousands, timeDatabase, type DatabaseTimer } from './measure.ts';
+import { BENCH_ROUND_TRIPS, ms, percentile, thousands, timeDatabase, type DatabaseTimer } from './measure.ts';
 import { around, BUILD, DATA, gaussians, generate, log, openDatabase, taskId, type Build, type Dataset } from './search-at-scale-data.ts';
 
 const RUN = {
@@ -246,7 +246,7 @@ export async function runSearchAtScaleBench(options: SearchAtScaleOptions = {}):
   log(`exact answers in JS in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   const threshold = thresholdInPlay(queries);
 
-  const standIn = await startNeonStandIn({ dataDir });
+  const standIn = await startNeonStandIn({ dataDir, roundTrip: BENCH_ROUND_TRIPS.neon });
   const timer = timeDatabase();
   try {
     const db = createDb(standIn.connectionString);

@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { Redis } from '@upstash/redis';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
+import { injectRoundTrips } from './measure.ts';
 import { MemorySemaphore } from '../shared/concurrency/memory-semaphore.ts';
 import { RedisSemaphore, SEMAPHORE_REDIS_RETRY, type Semaphore } from '../shared/concurrency/semaphore.ts';
 
@@ -54,6 +55,7 @@ export async function runSemaphoreBench(): Promise<string> {
   ];
   const deadline = Date.now() + BENCH.budgetMs;
   const standIn = redisServer ? await startUpstashStandIn({ redisPort: redisServer.port, token: 'bench' }) : null;
+  if (standIn) injectRoundTrips({ upstash: standIn });
   try {
     const redis = standIn
       ? new Redis({ url: standIn.url, token: standIn.token, retry: SEMAPHORE_REDIS_RETRY, enableTelemetry: false })

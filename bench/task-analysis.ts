@@ -32,6 +32,7 @@ import semanticSearch from '../functions/task-analysis/semantic-search.ts';
 import { CORPUS_THEMES, generateCorpus } from '../local/corpus.ts';
 import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
+import { NO_ROUND_TRIP } from '../local/round-trip.ts';
 import { seededRandom } from '../local/random.ts';
 import { seedCorpus } from '../local/seed.ts';
 import type { Outcome } from '../shared/core/contract.ts';
@@ -41,7 +42,7 @@ import { nameBasedUuid } from '../shared/runtime/ids.ts';
 import { linksFromEnv } from '../shared/runtime/link-templates.ts';
 import { offlineDependencyDetector, offlineEmbeddings } from '../shared/providers/offline.ts';
 import type { AnyTool, ToolContext } from '../shared/core/tool.ts';
-import { ms, percentile, thousands, timeDatabase, type DatabaseTimer } from './measure.ts';
+import { injectRoundTrips, ms, percentile, thousands, timeDatabase, type DatabaseTimer } from './measure.ts';
 
 const BENCH = {
   exactSizes: [1_000, 10_000],
@@ -87,7 +88,10 @@ export async function runTaskAnalysisBench(): Promise<string> {
 
     const main = await benchProject(url, timer, 'Task-analysis bench');
     for (const size of BENCH.exactSizes) {
+      // Loaded at the stand-in's own speed, measured at the injected round trips (if any).
+      standIn.roundTrip.set(NO_ROUND_TRIP);
       await main.grow(size);
+      injectRoundTrips({ neon: standIn });
       const reference = await exactReference(db, main.id);
       search.push(await searchRow(`${thousands(size)} tasks`, main.call, reference, queries, BENCH.search));
     }

@@ -12,7 +12,7 @@ import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts'
 import { startWranglerDev } from '../local/wrangler-dev.ts';
 import { LOCAL_V8_FLAGS } from '../local/wrangler-env.ts';
 import { createDb } from '../shared/runtime/db.ts';
-import { percentile } from './measure.ts';
+import { injectRoundTrips, percentile } from './measure.ts';
 
 /** Starts per flag set, and timed calls per start. */
 const ROUNDS = 2;
@@ -29,6 +29,7 @@ export async function runV8FlagsBench(): Promise<string> {
   const { neon, demo } = await openDemoData();
   const redis = await startRedisServer();
   const upstash = redis ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID() }) : undefined;
+  injectRoundTrips({ neon, upstash });
   try {
     const rows = await createDb(neon.connectionString)
       .select({ id: tasks.id })

@@ -62,3 +62,8 @@ export async function createProject(databaseUrl: string, name: string, apiKey?: 
   const { key } = await issueApiKey(db, { projectId: project!.id, name: `${name} key`, ...(apiKey && { key: apiKey }) });
   return { projectId: project!.id, apiKey: key };
 }
+
+/** Adds a new signed API key to a project; answers the key. */
+export async function addApiKey(databaseUrl: string, projectId: string, name: string): Promise<string> {
+  return (await issueApiKey(createDb(databaseUrl), { projectId, name })).key;
+}

@@ -17,6 +17,8 @@
  * free port): PORT (the gateway), INSPECTOR_PORT (workerd's DevTools inspector), NEON_PORT,
  * UPSTASH_PORT, REDIS_PORT, SANDBOX_PORT; REDIS=off runs without redis-server.
  * docs/local-development.md lists them.
+ * With LOCAL_NEON_RTT_MS / LOCAL_UPSTASH_RTT_MS set (local/round-trip.ts), every request the worker
+ * sends to the stand-ins costs that round trip, as deployed; the first start's seeding does not.
  * Ctrl-C stops everything it started.
  */
 import { spawn } from 'node:child_process';
@@ -25,6 +27,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_KEY_FORMAT } from '../shared/auth/keys.ts';
 import { LOCAL_DATA, openDemoData } from './demo-data.ts';
+import { describeRoundTrips, injectedRoundTrips } from './round-trip.ts';
 import { startSandboxHost } from './sandbox-host.ts';
 import { startRedisServer, startUpstashStandIn } from './upstash-rest.ts';
 import { freePort } from './wrangler-dev.ts';
@@ -70,6 +73,8 @@ if (process.env.DEV_API_KEY && !API_KEY_FORMAT.test(process.env.DEV_API_KEY)) {
   );
   process.exit(2);
 }
+// Read before anything starts: a wrong value stops here, naming the variable.
+const roundTrips = injectedRoundTrips();
 // Until the stack runs, Ctrl-C just ends the process: an unfinished first start is begun again next time.
 const { neon, demo } = await openDemoData({
   apiKey: process.env.DEV_API_KEY,
@@ -77,10 +82,17 @@ const { neon, demo } = await openDemoData({
   databasePort: portFrom('NEON_PORT', 0),
 });
 const databaseUrl = neon.connectionString;
+// Seeded at the stand-in's own speed; the worker's requests pay the round trip asked for.
+neon.roundTrip.set(roundTrips.neon);
 
 const redis = REDIS_OFF ? null : await startRedisServer({ port: portFrom('REDIS_PORT', 0) || undefined });
 const upstash = redis
-  ? await startUpstashStandIn({ redisPort: redis.port, token: crypto.randomUUID(), port: portFrom('UPSTASH_PORT', 0) })
+  ? await startUpstashStandIn({
+      redisPort: redis.port,
+      token: crypto.randomUUID(),
+      port: portFrom('UPSTASH_PORT', 0),
+      roundTrip: roundTrips.upstash,
+    })
   : undefined;
 const redisVars = upstash ? ['--var', `UPSTASH_REDIS_REST_URL:${upstash.url}`, '--var', `UPSTASH_REDIS_REST_TOKEN:${upstash.token}`] : [];
 /** Variables of this shell the worker should see too: the OpenTelemetry export and retention. */
@@ -90,6 +102,7 @@ const PASSED_ON =
 const passedVars = Object.entries({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', ...process.env }).flatMap(
   ([name, value]) => (PASSED_ON.test(name) && value ? ['--var', `${name}:${value}`] : []),
 );
+console.log(`Injected round trips (LOCAL_NEON_RTT_MS, LOCAL_UPSTASH_RTT_MS): ${describeRoundTrips(roundTrips)}.`);
 const sandbox = await startSandboxHost({ port: portFrom('SANDBOX_PORT', 0) });
 console.log(`Code mode's sandbox host: ${sandbox.url} (each execution in a workerd process of its own; GET /health lists them)`);
 console.log(
@@ -170,6 +183,7 @@ ${
 }
     ${new URL(sandbox.url).port.padEnd(6)}code mode's sandbox host (SANDBOX_PORT); each execution's workerd takes ports of its own
     and a few that wrangler and workerd choose for themselves, to talk to each other.
+  Requests the worker sent to the stand-ins: curl http://127.0.0.1:${neon.port}/__stats${upstash ? ` and curl ${upstash.url}/__stats` : ''}
   Try a tool:
     curl -s ${base}/tools/log-mood \\
       -H 'Authorization: Bearer ${apiKey}' -H 'Content-Type: application/json' \\

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { PGlite, messages as wire, protocol } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { keepIdleConnections } from './keep-alive.ts';
+import { NO_ROUND_TRIP, RoundTripDelay, STATS_PATH, type RoundTrip, type ServedRequest } from './round-trip.ts';
 
 /** A running stand-in; point `neonConfig.fetchEndpoint` at `url` and `neon()` at `connectionString`. */
 export interface NeonStandIn {
@@ -17,6 +18,8 @@ export interface NeonStandIn {
   connectionString: string;
   /** The port actually bound (useful when 0 asked for a free one). */
   port: number;
+  /** The injected round trip of its requests (changeable while it runs), and what it served. */
+  roundTrip: RoundTripDelay;
   /** Stops the HTTP server (in-flight requests finish first), then closes PGlite. */
   close(): Promise<void>;
 }
@@ -29,6 +32,10 @@ export interface NeonStandInOptions {
   port?: number;
   /** Defaults to 127.0.0.1. */
   host?: string;
+  /** The round trip every SQL request costs (local/round-trip.ts); default none. */
+  roundTrip?: RoundTrip;
+  /** Called with each SQL request once it is answered (when it arrived and was answered, and its statements). */
+  onServed?: (request: ServedRequest) => void;
 }
 
 // Neon's default request and response size limits. The response limit counts what Neon's proxy
@@ -103,16 +110,27 @@ class RequestError extends Error {
   }
 }
 
+/** What answers one request: the database, the injected round trip, and who is told what was served. */
+interface Service {
+  run: Runner;
+  roundTrip: RoundTripDelay;
+  onServed?: (request: ServedRequest) => void;
+}
+
 /**
  * Starts PGlite (with `CREATE EXTENSION IF NOT EXISTS vector`) and an HTTP server answering
  * `POST …/sql` like Neon's endpoint for @neondatabase/serverless and drizzle-orm/neon-http,
- * plus `GET /health`.
+ * plus `GET /health` and `GET /__stats` (what it served, local/round-trip.ts).
  */
 export async function startNeonStandIn(options: NeonStandInOptions = {}): Promise<NeonStandIn> {
   const host = options.host ?? '127.0.0.1';
   const pg = await openDatabase(options.dataDir);
-  const run = exclusiveRunner(pg);
-  const server = keepIdleConnections(createServer((req, res) => void handle(run, req, res)));
+  const service: Service = {
+    run: exclusiveRunner(pg),
+    roundTrip: new RoundTripDelay(options.roundTrip ?? NO_ROUND_TRIP),
+    onServed: options.onServed,
+  };
+  const server = keepIdleConnections(createServer((req, res) => void handle(service, req, res)));
   let port: number;
   try {
     port = await listen(server, options.port ?? 0, host);
@@ -126,6 +144,7 @@ export async function startNeonStandIn(options: NeonStandInOptions = {}): Promis
     url: `http://${origin}/sql`,
     connectionString: `postgres://edge:edge@${origin}/edge`,
     port,
+    roundTrip: service.roundTrip,
     close: () => (closing ??= shutDown(server, pg)),
   };
 }
@@ -175,27 +194,47 @@ function exclusiveRunner(pg: PGlite): Runner {
     });
 }
 
-async function handle(run: Runner, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** Answers one request; an SQL request's answer is held for its round trip, then reported to `onServed`. */
+async function handle({ run, roundTrip, onServed }: Service, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://stand-in').pathname;
+  const control = controlReply(path, req, roundTrip);
+  if (control) return send(res, control);
+  const arrival = roundTrip.arrive();
+  const sent = { body: '' };
   let reply: Reply;
   try {
-    reply = await route(run, req);
+    reply = await route(run, req, path, sent);
   } catch (error) {
     reply = error instanceof RequestError ? { status: error.status, body: requestErrorBody(error.message) } : internalError(error);
   }
+  const answeredAt = await roundTrip.release(arrival);
+  send(res, reply);
+  onServed?.({ arrivedAt: arrival.arrivedAt, answeredAt, path, body: sent.body });
+}
+
+function send(res: ServerResponse, reply: Reply): void {
   res.writeHead(reply.status, { 'Content-Type': 'application/json', ...reply.headers });
   res.end(reply.body);
 }
 
-async function route(run: Runner, req: IncomingMessage): Promise<Reply> {
-  const path = new URL(req.url ?? '/', 'http://stand-in').pathname;
-  if (path === '/health' && req.method === 'GET') return { status: 200, body: '{"status":"ok"}' };
+/** The answer to a request about the stand-in itself (`GET /health`, `GET /__stats`), which costs no round trip. */
+function controlReply(path: string, req: IncomingMessage, roundTrip: RoundTripDelay): Reply | undefined {
+  if (req.method !== 'GET') return undefined;
+  if (path === '/health') return { status: 200, body: '{"status":"ok"}' };
+  if (path === STATS_PATH) return { status: 200, body: JSON.stringify(roundTrip.stats()) };
+  return undefined;
+}
+
+/** Runs an SQL request; `sent.body` gets its body once read. */
+async function route(run: Runner, req: IncomingMessage, path: string, sent: { body: string }): Promise<Reply> {
   if (!path.endsWith('/sql')) return { status: 404, body: '{"message":"not found"}' };
   if (req.method !== 'POST') {
     return { status: 405, body: '{"message":"method not allowed"}', headers: { Allow: 'POST' } };
   }
   // Like Neon: headers are validated before the body is read.
   const batch = batchOptions(req.headers);
-  const payload = parsePayload(await readBody(req));
+  sent.body = await readBody(req);
+  const payload = parsePayload(sent.body);
   const reply = await run(payload, batch);
   return 'statements' in payload && reply.status === 200 ? { ...reply, headers: batchHeaders(batch) } : reply;
 }

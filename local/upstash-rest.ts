@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Redis } from 'ioredis';
 import { connectRedis, RedisReplyError } from './redis-server.ts';
 import { keepIdleConnections } from './keep-alive.ts';
+import { NO_ROUND_TRIP, RoundTripDelay, STATS_PATH, type RoundTrip, type ServedRequest } from './round-trip.ts';
 
 /** Its users start redis-server from here too. */
 export { startRedisServer, type RedisServer } from './redis-server.ts';
@@ -94,22 +95,56 @@ type Encoding = 'base64' | 'utf8';
 /** A request the client got wrong: answered 400 with a Redis-style error text. */
 class BadRequest extends Error {}
 
+/** Options of {@link startUpstashStandIn}. */
+export interface UpstashStandInOptions {
+  /** The redis-server it serves. */
+  redisPort: number;
+  /** The Bearer token it accepts. */
+  token: string;
+  /** 0 or absent: a random port. */
+  port?: number;
+  /** The round trip every request costs (local/round-trip.ts); default none. */
+  roundTrip?: RoundTrip;
+  /** Called with each request once it is answered (when it arrived and was answered, and its commands). */
+  onServed?: (request: ServedRequest) => void;
+}
+
+/** A running Upstash stand-in. */
+export interface UpstashStandIn {
+  url: string;
+  token: string;
+  /** The injected round trip of its requests (changeable while it runs), and what it served. */
+  roundTrip: RoundTripDelay;
+  close(): Promise<void>;
+}
+
+/** A status and its JSON payload. */
+type Answer = { status: number; payload: unknown };
+
 /**
  * Starts an HTTP server on 127.0.0.1 (`options.port` or a random port) that serves Upstash's REST
  * protocol over the redis-server on `options.redisPort`: POST `/` (one command), `/pipeline` and
- * `/multi-exec`, Bearer `options.token`. Use it with `new Redis({ url, token })`.
+ * `/multi-exec`, Bearer `options.token`. Use it with `new Redis({ url, token })`. `GET /__stats`
+ * answers what it served (local/round-trip.ts).
  */
-export async function startUpstashStandIn(options: {
-  redisPort: number;
-  token: string;
-  port?: number;
-}): Promise<{ url: string; token: string; close(): Promise<void> }> {
+export async function startUpstashStandIn(options: UpstashStandInOptions): Promise<UpstashStandIn> {
   const redis = await RedisLink.open(options.redisPort);
   const expectedAuth = Buffer.from(`Bearer ${options.token}`);
+  const roundTrip = new RoundTripDelay(options.roundTrip ?? NO_ROUND_TRIP);
   const server = createServer((req, res) => {
-    handle(req, res, redis, expectedAuth).catch((error: unknown) => {
-      respond(res, 500, { error: `ERR stand-in failure: ${(error as Error)?.message ?? String(error)}` });
-    });
+    if (req.method === 'GET' && req.url === STATS_PATH) return respond(res, { status: 200, payload: roundTrip.stats() });
+    const arrival = roundTrip.arrive();
+    const sent = { path: (req.url ?? '/').split('?')[0]!, body: '' };
+    void handle(req, redis, expectedAuth, sent)
+      .catch((error: unknown): Answer => ({
+        status: 500,
+        payload: { error: `ERR stand-in failure: ${(error as Error)?.message ?? String(error)}` },
+      }))
+      .then(async (answer) => {
+        const answeredAt = await roundTrip.release(arrival);
+        respond(res, answer);
+        options.onServed?.({ arrivedAt: arrival.arrivedAt, answeredAt, ...sent });
+      });
   });
   server.on('clientError', (_error, socket) => socket.destroy());
   keepIdleConnections(server);
@@ -122,6 +157,7 @@ export async function startUpstashStandIn(options: {
   return {
     url: `http://127.0.0.1:${port}`,
     token: options.token,
+    roundTrip,
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -131,35 +167,37 @@ export async function startUpstashStandIn(options: {
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, redis: RedisLink, expectedAuth: Buffer): Promise<void> {
+/** Answers one request; `sent.body` gets its body once read. */
+async function handle(req: IncomingMessage, redis: RedisLink, expectedAuth: Buffer, sent: { path: string; body: string }): Promise<Answer> {
   const auth = Buffer.from(req.headers.authorization ?? '');
   if (auth.length !== expectedAuth.length || !timingSafeEqual(auth, expectedAuth)) {
     req.resume();
-    return respond(res, 401, { error: 'Unauthorized' });
+    return { status: 401, payload: { error: 'Unauthorized' } };
   }
   if (req.method !== 'POST') {
     req.resume();
-    return respond(res, 405, { error: 'ERR only POST is supported' });
+    return { status: 405, payload: { error: 'ERR only POST is supported' } };
   }
-  const path = (req.url ?? '/').split('?')[0]!.replace(/\/+$/, '');
+  const path = sent.path.replace(/\/+$/, '');
   if (path !== '' && path !== '/pipeline' && path !== '/multi-exec') {
     req.resume();
-    return respond(res, 404, { error: `ERR unknown endpoint ${path}` });
+    return { status: 404, payload: { error: `ERR unknown endpoint ${path}` } };
   }
   const encoding: Encoding = req.headers['upstash-encoding'] === 'base64' ? 'base64' : 'utf8';
   let body: unknown;
   try {
-    body = JSON.parse(await readBody(req));
+    sent.body = await readBody(req);
+    body = JSON.parse(sent.body);
   } catch (error) {
     const tooLarge = error instanceof BadRequest;
-    return respond(res, tooLarge ? 413 : 400, { error: tooLarge ? error.message : 'ERR the body is not valid JSON' });
+    return { status: tooLarge ? 413 : 400, payload: { error: tooLarge ? error.message : 'ERR the body is not valid JSON' } };
   }
   try {
     if (path === '') {
       const reply = await redis.single(toCommand(body));
       return reply instanceof ReplyError
-        ? respond(res, 400, { error: reply.message })
-        : respond(res, 200, { result: toJson(reply, encoding) });
+        ? { status: 400, payload: { error: reply.message } }
+        : { status: 200, payload: { result: toJson(reply, encoding) } };
     }
     if (!Array.isArray(body) || body.length === 0) {
       throw new BadRequest('ERR the body must be a non-empty array of commands');
@@ -167,24 +205,16 @@ async function handle(req: IncomingMessage, res: ServerResponse, redis: RedisLin
     const commands = body.map(toCommand);
     if (path === '/pipeline') {
       const replies = await redis.pipeline(commands);
-      return respond(
-        res,
-        200,
-        replies.map((reply) => entry(reply, encoding)),
-      );
+      return { status: 200, payload: replies.map((reply) => entry(reply, encoding)) };
     }
     const reply = await redis.multiExec(commands);
     return reply instanceof ReplyError
-      ? respond(res, 400, { error: reply.message })
-      : respond(
-          res,
-          200,
-          reply.map((item) => entry(item, encoding)),
-        );
+      ? { status: 400, payload: { error: reply.message } }
+      : { status: 200, payload: reply.map((item) => entry(item, encoding)) };
   } catch (error) {
-    if (error instanceof BadRequest) return respond(res, 400, { error: error.message });
+    if (error instanceof BadRequest) return { status: 400, payload: { error: error.message } };
     // redis-server unreachable: a server-side failure, not the caller's.
-    return respond(res, 500, { error: `ERR redis-server unavailable: ${(error as Error).message}` });
+    return { status: 500, payload: { error: `ERR redis-server unavailable: ${(error as Error).message}` } };
   }
 }
 
@@ -206,7 +236,7 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function respond(res: ServerResponse, status: number, payload: unknown): void {
+function respond(res: ServerResponse, { status, payload }: Answer): void {
   if (res.headersSent || res.destroyed) return;
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(payload));

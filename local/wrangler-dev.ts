@@ -16,6 +16,8 @@ import { wranglerEnv } from './wrangler-env.ts';
 export interface WranglerDevOptions {
   /** The checkout to serve, with its own node_modules (default: this one). */
   root?: string;
+  /** The worker's wrangler configuration, if not the checkout's wrangler.toml (`--config`; a bench's own worker). */
+  config?: string;
   /** Variables of the worker (`--var NAME:value`), e.g. DATABASE_URL. */
   vars?: Record<string, string>;
   /** Where wrangler keeps its local state (`--persist-to`); default: its own `.wrangler/state`. */
@@ -47,10 +49,11 @@ export interface WranglerDev {
 
 /** Starts `wrangler dev` and resolves once it serves; rejects with its output when it exits or times out. */
 export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
-  const { root, vars = {}, persistTo, startTimeoutMs, inspectorPort, v8Flags, sandbox } = { ...WRANGLER_DEV_DEFAULTS, ...options };
+  const { root, config, vars = {}, persistTo, startTimeoutMs, inspectorPort, v8Flags, sandbox } = { ...WRANGLER_DEV_DEFAULTS, ...options };
   const host = await startSandboxHost(sandbox);
   const port = await freePort();
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false'];
+  if (config) args.push('--config', config);
   for (const [name, value] of Object.entries({ SANDBOX_URL: host.url, ...vars })) args.push('--var', `${name}:${value}`);
   if (persistTo) args.push('--persist-to', persistTo);
   if (inspectorPort) args.push('--inspector-port', String(inspectorPort));

@@ -75,7 +75,8 @@ export interface Admitted {
 const NO_SLOT: Permit = { lapse: () => undefined, release: async () => {} };
 
 // The in-process fallback must be shared by every request of the isolate to cap anything at all.
-// It holds plain state, no I/O, so it may live at module scope.
+// It holds plain state, no I/O, so it may live at module scope: one per CONCURRENCY_LIMIT and
+// QUEUE_TIMEOUT_MS pair, and a worker's variables give it one.
 const memorySemaphores = new Map<string, MemorySemaphore>();
 let announcedMemoryBackend = false;
 

@@ -17,10 +17,13 @@ export const RATE_LIMIT_DEFAULTS = {
   /** After this, the check gives up and lets the call pass (fail-open). */
   timeoutMs: 1_000,
   prefix: 'edge-tools:ratelimit',
+  /** Keys remembered per isolate as over their limit; past it they are forgotten (Redis still limits them). */
+  maxBlockedKeys: 10_000,
 };
 
-// Identifiers that exhausted their window, kept per isolate so a flood is refused without Redis.
-// Plain data, no I/O: safe at module scope.
+// Identifiers that exhausted their window, kept per isolate so a flood is refused without Redis
+// (@upstash/ratelimit's ephemeral cache, which forgets an entry only when it is asked about it
+// again): at most RATE_LIMIT_DEFAULTS.maxBlockedKeys. Plain data, no I/O: safe at module scope.
 const blockedUntil = new Map<string, number>();
 
 export interface RateLimitCheck {
@@ -40,6 +43,7 @@ export async function checkRateLimit({
   timeoutMs = RATE_LIMIT_DEFAULTS.timeoutMs,
   prefix = RATE_LIMIT_DEFAULTS.prefix,
 }: RateLimitCheck): Promise<Failure | undefined> {
+  if (blockedUntil.size >= RATE_LIMIT_DEFAULTS.maxBlockedKeys) blockedUntil.clear();
   const limiter = new Ratelimit({
     redis,
     limiter: Ratelimit.slidingWindow(perMinute, '60 s'),

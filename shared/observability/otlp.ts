@@ -107,6 +107,7 @@ export interface ExecutionSpan {
   content?: { arguments: unknown; result: unknown };
 }
 
+/** The warnings already logged by this isolate: one entry per warning's name, a handful in all. */
 const warned = new Set<string>();
 
 /**

@@ -4,9 +4,12 @@
  * it, when redis-server is installed a real Redis behind the Upstash REST stand-in, an OTLP
  * receiver that records the spans it gets, and code mode's sandbox host (local/sandbox-host.ts),
  * which the gateway reaches through its SANDBOX service binding. Hands their URLs and keys to the workers.
+ * With LOCAL_NEON_RTT_MS / LOCAL_UPSTASH_RTT_MS set, every request to the stand-ins costs that
+ * round trip (local/round-trip.ts), the setup's own included.
  */
 import type { TestProject } from 'vitest/node';
 import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
+import { describeRoundTrips, injectedRoundTrips, NO_ROUND_TRIP } from '../../local/round-trip.ts';
 import { startFaultProxy } from '../../local/fault-proxy.ts';
 import { startSandboxHost } from '../../local/sandbox-host.ts';
 import { seedStudy } from '../../local/study-seed.ts';
@@ -56,6 +59,12 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // Read here first, so that a wrong value stops the run naming the variable, and a deliberate one is said.
+  const roundTrips = injectedRoundTrips();
+  if (
+    Object.values(roundTrips).some((roundTrip) => roundTrip.rttMs !== NO_ROUND_TRIP.rttMs || roundTrip.jitterMs !== NO_ROUND_TRIP.jitterMs)
+  )
+    console.warn(`\nInjected round trips to the stand-ins: ${describeRoundTrips(roundTrips)}.\n`);
   // The Neon and Upstash stand-ins and the token counter each answer from a process of their own
   // (test/setup/service-process.ts), never from Vitest's busy event loop.
   // The sandbox host runs each execution in a workerd process of its own, so that code that ends

@@ -8,6 +8,7 @@
  *   POST {controlUrl} {"action": "kill"}      SIGKILL: connections fail at once
  *   POST {controlUrl} {"action": "restart"}   a new, empty redis-server on the same port
  */
+import { injectedRoundTrips } from '../../local/round-trip.ts';
 import { startRedisServer, startUpstashStandIn, type RedisServer } from '../../local/upstash-rest.ts';
 import { startControlServer } from './control-server.ts';
 
@@ -26,7 +27,7 @@ export async function startFaultyRedis(token: string): Promise<FaultyRedis | nul
   let server: RedisServer | null = await startRedisServer();
   if (!server) return null;
   const port = server.port;
-  const upstash = await startUpstashStandIn({ redisPort: port, token });
+  const upstash = await startUpstashStandIn({ redisPort: port, token, roundTrip: injectedRoundTrips().upstash });
   let frozen = false;
 
   const act = async (action: RedisFaultAction): Promise<void> => {

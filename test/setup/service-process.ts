@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startNeonStandIn } from '../../local/neon-http.ts';
+import { injectedRoundTrips } from '../../local/round-trip.ts';
 import { startRedisServer, startUpstashStandIn } from '../../local/upstash-rest.ts';
 import { startTokenCounter } from './token-counter.ts';
 
@@ -21,16 +22,16 @@ type Running<Info> = { info: Info; close(): Promise<void> };
 
 /** The services a child process can run, by name. */
 const SERVICES = {
-  /** The Neon stand-in (PGlite, in memory). */
+  /** The Neon stand-in (PGlite, in memory), with the round trip LOCAL_NEON_RTT_MS asks for (local/round-trip.ts). */
   neon: async () => {
-    const neon = await startNeonStandIn();
+    const neon = await startNeonStandIn({ roundTrip: injectedRoundTrips().neon });
     return { info: { connectionString: neon.connectionString, port: neon.port }, close: neon.close };
   },
-  /** redis-server behind the Upstash REST stand-in; `null` when redis-server is not installed. */
+  /** redis-server behind the Upstash REST stand-in, with the round trip LOCAL_UPSTASH_RTT_MS asks for; `null` when redis-server is not installed. */
   upstash: async () => {
     const redis = await startRedisServer();
     if (!redis) return { info: null, close: async () => {} };
-    const upstash = await startUpstashStandIn({ redisPort: redis.port, token: 'test-token' });
+    const upstash = await startUpstashStandIn({ redisPort: redis.port, token: 'test-token', roundTrip: injectedRoundTrips().upstash });
     return {
       info: { url: upstash.url, token: upstash.token },
       close: async () => {
