@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { deployArgs, GATEWAY_CRON } from '../../local/deploy.ts';
+import { deployArgs, GATEWAY_CRON, WITHOUT_SANDBOX_CONFIG } from '../../local/deploy.ts';
 
 /** The values `args` gives `--triggers`, however many times it is given. */
 function triggers(args: string[]): string[] {
@@ -23,5 +23,19 @@ describe('npm run deploy', () => {
     expect(deployArgs('log-mood', false)).not.toContain('--triggers');
     const config = readFileSync(new URL('../../wrangler.toml', import.meta.url), 'utf8');
     expect(config).not.toMatch(/^\s*\[triggers\]|^\s*crons\s*=/m);
+  });
+
+  it("leaves code mode's sandbox binding out of a tool's worker, and of the gateway with --no-code-mode, and out of nothing else", () => {
+    const configOf = (args: string[]) => args[args.indexOf('--config') + 1];
+    expect(configOf(deployArgs('log-mood', true))).toBe(WITHOUT_SANDBOX_CONFIG);
+    expect(configOf(deployArgs(undefined, true, { codeMode: false }))).toBe(WITHOUT_SANDBOX_CONFIG);
+    expect(deployArgs(undefined, true)).not.toContain('--config');
+    const full = readFileSync(new URL('../../wrangler.toml', import.meta.url), 'utf8');
+    const without = readFileSync(new URL(`../../${WITHOUT_SANDBOX_CONFIG}`, import.meta.url), 'utf8');
+    expect(full).toMatch(/^\[\[services\]\]\nbinding = "SANDBOX"$/m);
+    expect(without).not.toContain('SANDBOX');
+    // Everything else is kept as written.
+    for (const line of full.split('\n').filter((line) => /^\[|^\w+ = /.test(line) && !/services|SANDBOX|edge-tools-sandbox/.test(line)))
+      expect(without).toContain(line);
   });
 });
