@@ -70,6 +70,11 @@ function figuresOf({ runs, minimum }: Row, { neon, upstash }: RoundTrips) {
   const minimumMs = minimum.redis * upstash.rttMs + minimum.database.length * neon.rttMs;
   const peer50 = p(runs.peer.both, 0.5);
   const count = (service: Served['service']) => median(g.both.map((sample) => sample.before.filter((r) => r.service === service).length));
+  // What the round trips add: the p50 less the same call's with nothing injected (wrangler's proxy,
+  // workerd and the stand-ins' own work, which a deployment does not pay in the same way), for the
+  // gateway and the peer alike. The targets are judged on it.
+  const added = p50 - none;
+  const peerAdded = peer50 - p(runs.peer.none, 0.5);
   return {
     p50,
     p95: p(g.both, 0.95),
@@ -87,9 +92,34 @@ function figuresOf({ runs, minimum }: Row, { neon, upstash }: RoundTrips) {
     peerFailed: Object.values(runs.peer)
       .flat()
       .filter((sample) => !sample.ok).length,
-    withinMinimum: p50 <= 1.15 * minimumMs,
-    withinPeer: p50 <= 1.1 * peer50 + upstash.rttMs,
+    added,
+    peerAdded,
+    withinMinimum: added <= 1.15 * minimumMs,
+    withinPeer: added <= 1.1 * peerAdded + upstash.rttMs,
   };
+}
+
+/**
+ * Why a call's median sample waited for more round trips than its minimum, from what the stand-ins
+ * received: the credential's re-check in series before a write (the freshness rule: nothing writes
+ * for a credential verified more than a second ago before it is confirmed), and the database steps
+ * beyond the minimum's. Empty when it waited for no more.
+ */
+function whyMore(row: Row): string {
+  const sample = medianSample(row.runs.gateway.both);
+  if (!sample) return '';
+  const steps = stepsOf(sample.before.filter((request) => request.service === 'database'));
+  const reasons: string[] = [];
+  const recheck = steps.findIndex((step) => step.some((r) => purposesOf(r).some((q) => q === 'key lookup' || q === 'OAuth grant read')));
+  const firstTool = steps.findIndex((step) => step.some((r) => purposesOf(r).includes('tool')));
+  if (recheck !== -1 && firstTool > recheck && steps[recheck]!.every((r) => !purposesOf(r).includes('tool')))
+    reasons.push("+1 DB: the credential's re-check before a write (the freshness rule; it was verified more than 1 s ago)");
+  const toolSteps = steps.filter((step) => step.some((r) => purposesOf(r).includes('tool'))).length;
+  if (toolSteps > row.minimum.database.length)
+    reasons.push(
+      `+${toolSteps - row.minimum.database.length} DB: the tool sends ${toolSteps} statements in turn where ${row.minimum.database.length} are essential`,
+    );
+  return reasons.join('; ');
 }
 
 /** The sample of median wall time at `both`, for the diagnosis. */
@@ -141,16 +171,16 @@ export function latencyMarkdown({ heading, rows, fresh, roundTrips, samples, pac
   const lines = [
     heading,
     '',
-    `The gateway under \`wrangler dev\` against the Neon and Upstash stand-ins, every answer held for the injected round trip (**${rtts}**; \`local/round-trip.ts\`), on a project of ${corpus.documents} documents with ${corpus.tasks} tasks and the study planner's demo data; every tool with its own example. ${samples} samples per call at each of four settings, interleaved: both round trips, the database's alone, Redis's alone, none. "In series" is (p50 with that round trip alone − p50 with none) ÷ the round trip: how many of them the call waited for one after another; "by the requests' order" counts the same from what the stand-ins received in the median sample (each step of requests sent together is one round trip of the slower service it reached), which load cannot blur. "Requests before the answer" counts what the stand-ins received before the answer, less what \`waitUntil\` sends (the slot's release, the trace), which the answer never waits for. Credentials are used as an agent calling every few seconds uses them: each of a pool of API keys (or OAuth tokens) is used again only after ${pacedMs} ms, when its cached verification is due for the re-check; rows marked "warm" follow another call with the same credential. The minimum is one Redis round trip (admission) and the tool's essential database round trips (named below); the bare peer is a Hono route running the same statements with \`@neondatabase/serverless\` (bench/bare-peer/), also under \`wrangler dev\`, against the same stand-ins at the same round trips. Targets: p50 within 1.15× the minimum, and within 1.1× the peer's p50 plus one Redis round trip. "p50 with no round trip" is the same call with nothing injected: what this machine adds (wrangler's proxy, workerd, the stand-ins' own work), which is in every figure here, the peer's too, and not in the minimum. Load: the 1-minute load average when the row was done.`,
+    `The gateway under \`wrangler dev\` against the Neon and Upstash stand-ins, every answer held for the injected round trip (**${rtts}**; \`local/round-trip.ts\`), on a project of ${corpus.documents} documents with ${corpus.tasks} tasks and the study planner's demo data; every tool with its own example. ${samples} samples per call at each of four settings, interleaved: both round trips, the database's alone, Redis's alone, none. "In series" is (p50 with that round trip alone − p50 with none) ÷ the round trip: how many of them the call waited for one after another; "by the requests' order" counts the same from what the stand-ins received in the median sample (each step of requests sent together is one round trip of the slower service it reached), which load cannot blur. "Requests before the answer" counts what the stand-ins received before the answer, less what \`waitUntil\` sends (the slot's release, the trace), which the answer never waits for. Credentials are used as an agent calling every few seconds uses them: each of a pool of API keys (or OAuth tokens) is used again only after ${pacedMs} ms, when its cached verification is due for the re-check; rows marked "warm" follow another call with the same credential. The minimum is one Redis round trip (admission) and the tool's essential database round trips (named below); the bare peer is a Hono route running the same statements with \`@neondatabase/serverless\` (bench/bare-peer/), also under \`wrangler dev\`, against the same stand-ins at the same round trips. "p50 with no round trip" is the same call with nothing injected: what this machine adds (wrangler's proxy, workerd, the stand-ins' own work), which is in every figure here, the peer's too, and not in the minimum; "round trips add" is the p50 less it. Targets, judged on what round trips add (the gateway's and the peer's alike): within 1.15× the minimum, and within 1.1× the peer's plus one Redis round trip. "Why more" names, from the requests' order, what a call waited for beyond its minimum. Load: the 1-minute load average when the row was done.`,
     '',
-    `| call (at ${rtts}) | p50 / p95 ms | p50 with no round trip, ms | DB round trips in series | Redis round trips in series | in series by the requests' order, DB + Redis | DB / Redis requests before the answer | minimum ms | p50 ÷ minimum | peer p50 / p95 ms | ≤ 1.15× minimum | ≤ 1.1× peer + Redis | failed (gateway / peer) | load |`,
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|',
+    `| call (at ${rtts}) | p50 / p95 ms | p50 with no round trip, ms | round trips add, ms | DB round trips in series | Redis round trips in series | in series by the requests' order, DB + Redis | DB / Redis requests before the answer | minimum ms | added ÷ minimum | peer p50 / p95 ms | peer: round trips add, ms | ≤ 1.15× minimum | ≤ 1.1× peer + Redis | why more | failed (gateway / peer) | load |`,
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|',
     ...figures.map(
       ({ row, f }) =>
-        `| ${row.name} | ${ms(f.p50)} / ${ms(f.p95)} | ${ms(f.none)} | ${f.databaseInSeries.toFixed(1)} | ${f.redisInSeries.toFixed(1)} | ${seriesByOrder(medianSample(row.runs.gateway.both), roundTrips)} | ${f.databaseRequests} / ${f.redisRequests} | ${f.minimumMs} | ${(f.p50 / f.minimumMs).toFixed(2)} | ${ms(f.peer50)} / ${ms(f.peer95)} | ${yes(f.withinMinimum)} | ${yes(f.withinPeer)} | ${f.failed} / ${f.peerFailed} | ${row.load.toFixed(1)} |`,
+        `| ${row.name} | ${ms(f.p50)} / ${ms(f.p95)} | ${ms(f.none)} | ${ms(f.added)} | ${f.databaseInSeries.toFixed(1)} | ${f.redisInSeries.toFixed(1)} | ${seriesByOrder(medianSample(row.runs.gateway.both), roundTrips)} | ${f.databaseRequests} / ${f.redisRequests} | ${f.minimumMs} | ${(f.added / f.minimumMs).toFixed(2)} | ${ms(f.peer50)} / ${ms(f.peer95)} | ${ms(f.peerAdded)} | ${yes(f.withinMinimum)} | ${yes(f.withinPeer)} | ${whyMore(row) || '–'} | ${f.failed} / ${f.peerFailed} | ${row.load.toFixed(1)} |`,
     ),
     '',
-    `Met: ${figures.filter(({ f }) => f.withinMinimum).length} of ${figures.length} calls within 1.15× their minimum, ${figures.filter(({ f }) => f.withinPeer).length} within 1.1× the peer plus one Redis round trip (${describeRoundTrip(upstash)}).`,
+    `Met, on what round trips add: ${figures.filter(({ f }) => f.withinMinimum).length} of ${figures.length} calls within 1.15× their minimum, ${figures.filter(({ f }) => f.withinPeer).length} within 1.1× the peer plus one Redis round trip (${describeRoundTrip(upstash)}).`,
     '',
     '### What each minimum is made of',
     '',
