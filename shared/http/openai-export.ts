@@ -186,7 +186,7 @@ function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
   // What null stands for, unless the description says it already.
   const text = sentences(
     said,
-    fallback === undefined || /\b(null|default)/i.test(said) ? undefined : `Null means ${JSON.stringify(fallback)}.`,
+    fallback === undefined || /\b(null|default)/i.test(said) ? undefined : `Null means ${shown(fallback)}.`,
   );
   const described = (rest: JsonSchema) => (text ? { description: text, ...rest } : rest);
   if (Array.isArray(schema.anyOf)) {
@@ -215,6 +215,11 @@ function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
   return described({ anyOf: [schema, { type: 'null' }] });
 }
 
+/** A default as a description says it: a word as it is (`concise`), anything else as JSON (`""`, `[]`). */
+function shown(value: unknown): string {
+  return typeof value === 'string' && /^[a-z][a-z_]*$/i.test(value) ? value : JSON.stringify(value);
+}
+
 /** The texts given, each once and ending as a sentence, in one description. */
 function sentences(...texts: unknown[]): string {
   const parts: string[] = [];
@@ -240,6 +245,7 @@ function describeLength(min: unknown, max: unknown, nonBlank: boolean): string |
   const ceiling = most !== undefined && most < LONG_TEXT ? most : undefined;
   if (least !== undefined && ceiling !== undefined) return `${least} to ${ceiling} characters.`;
   if (ceiling !== undefined) return `At most ${ceiling} characters.`;
+  if (least === 1) return 'Not empty.';
   if (least !== undefined) return `At least ${least} characters.`;
   return undefined;
 }
