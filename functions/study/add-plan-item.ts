@@ -23,8 +23,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Add a plan item',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description:
-    'Add a pending item at the end of a plan named by plan_id and/or plan_title, else the newest.',
+  description: 'Add a pending item at the end of a plan named by plan_id and/or plan_title, else the newest.',
   get input() {
     return z.strictObject({
       plan_id: planIdField.optional(),

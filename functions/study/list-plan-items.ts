@@ -39,8 +39,7 @@ export default defineTool({
   toolset: 'study',
   title: 'List plan items',
   annotations: READ_ONLY,
-  description:
-    "List a plan's items in order, the plan named by plan_id and/or plan_title, else every plan's items.",
+  description: "List a plan's items in order, the plan named by plan_id and/or plan_title, else every plan's items.",
   get input() {
     return z.strictObject({
       plan_id: planIdField.optional(),

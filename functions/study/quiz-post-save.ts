@@ -27,7 +27,7 @@ export default defineTool({
   title: 'Save a quiz round',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
-    "End a quiz round, all or nothing: save its wrong answers and delete earlier wrong attempts now answered correctly (correct_retries, from quiz-pre-fetch).",
+    'End a quiz round, all or nothing: save its wrong answers and delete earlier wrong attempts now answered correctly (correct_retries, from quiz-pre-fetch).',
   get input() {
     return z.strictObject({
       topic_id: recordId(),

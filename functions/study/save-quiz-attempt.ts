@@ -20,12 +20,7 @@ export default defineTool({
       topic_id: recordId().optional(),
       question: questionField,
       user_answer: userAnswerField.optional(),
-      score: z
-        .number()
-        .min(0)
-        .max(1)
-        .optional()
-        .describe('Null: ungraded.'),
+      score: z.number().min(0).max(1).optional().describe('Null: ungraded.'),
       feedback: feedbackField.optional(),
     });
   },

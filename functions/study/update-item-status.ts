@@ -35,9 +35,7 @@ export default defineTool({
     return oneOfRequired(
       z.strictObject({
         status: itemStatus,
-        item_id: idOrName('item', itemTitleField, 'title')
-          .optional()
-          .describe('Its id or title. Give item_id or item_title.'),
+        item_id: idOrName('item', itemTitleField, 'title').optional().describe('Its id or title. Give item_id or item_title.'),
         item_title: itemTitleField.optional().describe('Instead of item_id.'),
         plan_id: planIdField.optional().describe('Only look in this plan; latest: the newest.'),
         plan_title: planTitleField.optional().describe('Only look in plans of this title.'),

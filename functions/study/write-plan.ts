@@ -34,11 +34,7 @@ export default defineTool({
   get input() {
     return z.strictObject({
       title: planTitleField,
-      items: z
-        .array(item)
-        .min(1)
-        .max(MAX_ITEMS)
-        .describe('In order.'),
+      items: z.array(item).min(1).max(MAX_ITEMS).describe('In order.'),
     });
   },
   get output() {

@@ -6,7 +6,7 @@ export default tableTool({
   displayName: 'Log mood',
   recordName: 'mood entry',
   description:
-    "Log how a user feels (mood, energy level); not for physical symptoms (submit-health-form). One entry per user and timestamp.",
+    'Log how a user feels (mood, energy level); not for physical symptoms (submit-health-form). One entry per user and timestamp.',
   tableName: 'mood_entries',
   fields: [
     {

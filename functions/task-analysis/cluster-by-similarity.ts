@@ -67,12 +67,7 @@ export default defineTool({
   get input() {
     return z.strictObject({
       task_ids: taskIds(2, 1_000),
-      threshold: z
-        .number()
-        .min(0)
-        .max(1)
-        .default(CLUSTERING_DEFAULTS.threshold)
-        .describe('Least similarity for two groups to merge.'),
+      threshold: z.number().min(0).max(1).default(CLUSTERING_DEFAULTS.threshold).describe('Least similarity for two groups to merge.'),
       linkage: z
         .enum(['average', 'complete', 'single'])
         .default(CLUSTERING_DEFAULTS.linkage)

@@ -38,10 +38,7 @@ export default defineTool({
   get input() {
     return z.strictObject({
       task_ids: taskIds(2, 50),
-      include_document_context: z
-        .boolean()
-        .default(false)
-        .describe("Also give the detector the tasks' documents (slower, better)."),
+      include_document_context: z.boolean().default(false).describe("Also give the detector the tasks' documents (slower, better)."),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });

@@ -36,10 +36,7 @@ export default defineTool({
   get input() {
     return z.strictObject({
       task_id: uuid(),
-      relationship_type: z
-        .enum(['prerequisite', 'blocks', 'related', 'all'])
-        .default('all')
-        ,
+      relationship_type: z.enum(['prerequisite', 'blocks', 'related', 'all']).default('all'),
       direction: z
         .enum(['outgoing', 'incoming', 'both'])
         .default('both')

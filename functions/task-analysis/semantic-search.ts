@@ -54,14 +54,7 @@ export default defineTool({
     return z.strictObject({
       query: text({ max: 2_000, blank: false }).describe('In natural language, e.g. hire backend engineers.'),
       limit: z.int().min(1).max(50).default(20),
-      threshold: z
-        .number()
-        .min(0)
-        .max(1)
-        .optional()
-        .describe(
-          "Least similarity. Default: the embedding model's own.",
-        ),
+      threshold: z.number().min(0).max(1).optional().describe("Least similarity. Default: the embedding model's own."),
       document_ids: z.array(uuid()).min(1).max(100).nullish().describe('Only these documents; null for all.'),
       response_format: responseFormatField,
     });
