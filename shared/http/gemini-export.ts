@@ -18,7 +18,7 @@
 import { ok, type Success } from '../core/contract.ts';
 import { plural } from '../core/plural.ts';
 import type { AnyTool } from '../core/tool.ts';
-import type { JsonSchema } from './compact-schema.ts';
+import { withoutOpenObjects, type JsonSchema } from './compact-schema.ts';
 
 /** A function declaration, as Gemini's `tools[].functionDeclarations[]` takes it. */
 export interface GeminiFunctionDeclaration {
@@ -95,14 +95,15 @@ export function toGeminiSchema(node: JsonSchema): JsonSchema {
     else if (key === 'propertyNames' && isRecord(value) && isRecord(value.not) && Array.isArray(value.not.enum))
       notes.push(`No key may be ${value.not.enum.join(', ')}.`);
   }
-  const options = Array.isArray(node.anyOf) ? (node.anyOf as JsonSchema[]) : [];
+  const options = Array.isArray(node.anyOf) ? (withoutOpenObjects(node.anyOf) as JsonSchema[]) : [];
   const values = options.filter((option) => option.type !== 'null');
   if (options.length > values.length) out.nullable = true;
   if (values.length === 1) {
     // One value or null: the value's schema, nullable, with both descriptions.
     const { description, ...inner } = toGeminiSchema(values[0]!);
     Object.assign(out, inner);
-    if (typeof description === 'string') notes.unshift(description);
+    // Unless the field's own description says it already (a builder's words the field repeats).
+    if (typeof description === 'string' && !String(node.description ?? '').includes(description)) notes.unshift(description);
   } else if (values.length > 1) out.anyOf = values.map(toGeminiSchema);
   if (Array.isArray(node.type)) {
     // A list of types: one type, nullable when null is among them.

@@ -19,7 +19,7 @@
 import { ok, type Success } from '../core/contract.ts';
 import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
 import { plural } from '../core/plural.ts';
-import { withoutUnusedDefinitions, type JsonSchema } from './compact-schema.ts';
+import { withoutOpenObjects, withoutUnusedDefinitions, type JsonSchema } from './compact-schema.ts';
 
 /** Text ceilings from here on are not said in the export's descriptions. */
 const LONG_TEXT = 200;
@@ -130,7 +130,8 @@ function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSc
       out.items = convert(value, `${path}[]`, conversion);
     } else if (key === 'anyOf' && Array.isArray(value)) {
       // The field's description says what each of its forms is for.
-      const options = typeof node.description === 'string' ? value.map(({ description: _said, ...option }: JsonSchema) => option) : value;
+      const portable = withoutOpenObjects(value) as JsonSchema[];
+      const options = typeof node.description === 'string' ? portable.map(({ description: _said, ...option }) => option) : portable;
       out.anyOf = options.map((option: JsonSchema) => convert(option, path, conversion));
     } else if (key === 'additionalProperties' && value !== false) {
       // A free-form object: said as `type: "object"` alone, which a non-strict definition reads as any keys.
@@ -184,10 +185,7 @@ function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
   const { description, ...schema } = field;
   const said = typeof description === 'string' ? description : '';
   // What null stands for, unless the description says it already.
-  const text = sentences(
-    said,
-    fallback === undefined || /\b(null|default)/i.test(said) ? undefined : `Null means ${shown(fallback)}.`,
-  );
+  const text = sentences(said, fallback === undefined || /\b(null|default)/i.test(said) ? undefined : `Null means ${shown(fallback)}.`);
   const described = (rest: JsonSchema) => (text ? { description: text, ...rest } : rest);
   if (Array.isArray(schema.anyOf)) {
     // Already nullable, or a choice: one flat list of options with null among them, or the one option made nullable.
