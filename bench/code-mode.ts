@@ -18,8 +18,8 @@ import { getEncoding } from 'js-tiktoken';
 import { openDemoData } from '../local/demo-data.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { startWranglerDev } from '../local/wrangler-dev.ts';
+import { QUERY, STORY } from './code-mode-story.ts';
 
-const QUERY = 'set up authentication and user login';
 const encoding = getEncoding('o200k_base');
 const tokens = (value: unknown) => encoding.encode(typeof value === 'string' ? value : JSON.stringify(value)).length;
 
@@ -68,25 +68,6 @@ async function direct(base: string, apiKey: string): Promise<Run> {
   await client.close();
   return { listTokens: tokens({ tools }), answerTokens, roundTrips: 2, wallMs, calls: 4 };
 }
-
-const STORY = `async () => {
-  const found = await tools.semanticSearch({ query: ${JSON.stringify(QUERY)}, limit: 20 });
-  if (!found.success) return found.error;
-  const ids = found.data.results.map((r) => r.task_id);
-  const [context, dependencies, clusters] = await Promise.all([
-    tools.getDocumentContext({ task_ids: ids.slice(0, 3) }),
-    tools.detectDependencies({ task_ids: ids }),
-    tools.clusterBySimilarity({ task_ids: ids }),
-  ]);
-  const short = (text) => text.length > 80 ? text.slice(0, 77) + "..." : text;
-  const index = new Map(found.data.results.map((r, i) => [r.task_id, i]));
-  return {
-    tasks: found.data.results.map((r, i) => i + ": " + short(r.text) + " (" + r.document_title + ")"),
-    documents: context.success ? context.data.documents.map((d) => d.title) : context.error.code,
-    dependencies: dependencies.success ? dependencies.data.relationships.map((r) => index.get(r.source_task_id) + " " + r.type + " " + index.get(r.target_task_id)) : dependencies.error.code,
-    clusters: clusters.success ? clusters.data.clusters.map((c) => ({ size: c.size, about: c.representative_tasks.map((t) => short(t.text)) })) : clusters.error.code,
-  };
-}`;
 
 /** The code-mode agent: `describe` for the story's tools, then one `execute` (two turns). */
 async function codeMode(base: string, apiKey: string): Promise<Run> {
