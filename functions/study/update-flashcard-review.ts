@@ -59,8 +59,8 @@ export default defineTool({
     return z.strictObject({
       card_id: recordId(),
       grade: z.enum(GRADES).optional().describe('Default good, unless an override is given.'),
-      ease_factor: z.number().min(1.3).max(5).optional().describe('Applied after any grade.'),
-      next_review_at: dateTime().optional().describe('When it is due next, applied after any grade.'),
+      ease_factor: z.number().min(1.3).max(5).optional(),
+      next_review_at: dateTime().optional().describe('When it is due next.'),
     });
   },
   get output() {

@@ -29,8 +29,7 @@ export default defineTool({
   title: 'Update a plan item status',
   // It overwrites the item's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description:
-    "Set a plan item's status. Name it by item_id or item_title (one is required); plan_id or plan_title narrow a title several plans share.",
+  description: "Set a plan item's status, the item named by item_id or item_title.",
   get input() {
     return oneOfRequired(
       z.strictObject({
