@@ -16,7 +16,7 @@
 import * as z from 'zod';
 import { DEFAULT_BODY_LIMIT_BYTES } from './body.ts';
 import { text } from './fields.ts';
-import { refuseValue } from './issues.ts';
+import { refuseValue, type FieldProblem } from './issues.ts';
 import { kindOf, SAFE_TEXT_PATTERN } from './text.ts';
 import { FORBIDDEN_KEYS, findUnsafeValue } from './validation.ts';
 
@@ -67,7 +67,7 @@ export function jsonObject({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDep
   Record<string, unknown>,
   Record<string, unknown> | string
 > {
-  const tooDeep = (depth: number) => ({
+  const tooDeep = (depth: number): FieldProblem => ({
     code: 'too_deep',
     expected: `a JSON object nested at most ${maxDepth} levels deep (the object itself is one)`,
     received: `one that nests ${depth}`,
@@ -78,8 +78,8 @@ export function jsonObject({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDep
   });
   const asText = text({ max: JSON_TEXT_MAX_LENGTH })
     .transform((value, payload) => {
-      const refuse = (problem: { code: string; expected: string; received: string }) => {
-        payload.issues.push({ code: 'custom', message: `must be ${problem.expected}`, input: value, params: problem, continue: true });
+      const refuse = (problem: FieldProblem) => {
+        refuseValue(payload, problem);
         return z.NEVER;
       };
       let parsed: unknown;

@@ -12,6 +12,8 @@
  *   `not`, `allOf`, exclusive bounds, other formats such as `uuid` and `date`) is left out, and what
  *   matters of it is said in the field's description ("A UUID.", "No repeats.", "Greater than 0.").
  *   The storable-text pattern goes unsaid (text Postgres cannot store: nothing a model writes).
+ * - a free-form JSON object that may also be sent as its JSON text is the text (`withoutOpenObjects`,
+ *   shared/http/compact-schema.ts): Gemini's Schema describes an object by its properties.
  *
  * The server still enforces every rule left out, with an error the model can act on.
  */

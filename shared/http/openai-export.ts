@@ -13,7 +13,9 @@
  *   formats) is stated in the description, and the validator still enforces it with an error the
  *   model can act on. The storable-text pattern of every text field is left out.
  *
- * A schema strict mode cannot express at all (a free-form JSON object, a value of any type) is
+ * A free-form JSON object that may also be sent as its JSON text is exported as the text
+ * (`withoutOpenObjects`, shared/http/compact-schema.ts), which strict mode says. A schema strict
+ * mode cannot express at all (a free-form object with no text form, a value of any type) is
  * exported with `strict: false`, and the catalog's message names the field.
  */
 import { ok, type Success } from '../core/contract.ts';
