@@ -19,7 +19,7 @@
  */
 import { ok, type Success } from '../core/contract.ts';
 import { plural } from '../core/plural.ts';
-import type { AnyTool } from '../core/tool.ts';
+import { IDEMPOTENCY_NOTE_FOR_ALL, type AnyTool } from '../core/tool.ts';
 import { withoutOpenObjects, type JsonSchema } from './compact-schema.ts';
 
 /** A function declaration, as Gemini's `tools[].functionDeclarations[]` takes it. */
@@ -66,7 +66,7 @@ export function geminiDeclaration(tool: AnyTool): GeminiFunctionDeclaration {
 export function geminiCatalog(tools: readonly AnyTool[]): Success<{ tools: { functionDeclarations: GeminiFunctionDeclaration[] }[] }> {
   return ok(
     { tools: [{ functionDeclarations: tools.map(geminiDeclaration) }] },
-    `${plural(tools.length, 'tool')} as Gemini function declarations. Rules Gemini's schema cannot carry (distinct items, text forms, exclusive bounds) are said in the descriptions and enforced by the server.`,
+    `${plural(tools.length, 'tool')} as Gemini function declarations. Rules Gemini's schema cannot carry (distinct items, text forms, exclusive bounds) are said in the descriptions and enforced by the server. ${IDEMPOTENCY_NOTE_FOR_ALL}`,
   );
 }
 

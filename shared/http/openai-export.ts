@@ -25,7 +25,7 @@ import { withoutOpenObjects, withoutUnusedDefinitions, type JsonSchema } from '.
 
 /** Text ceilings from here on are not said in the export's descriptions. */
 const LONG_TEXT = 200;
-import type { AnyTool } from '../core/tool.ts';
+import { IDEMPOTENCY_NOTE_FOR_ALL, type AnyTool } from '../core/tool.ts';
 
 /** One tool, in the Chat Completions `tools` format (for the Responses API, spread `function`). */
 export interface OpenAiFunctionTool {
@@ -89,7 +89,7 @@ export function openAiCatalog(tools: readonly AnyTool[]): Success<{ tools: OpenA
   const exceptions = loose.map((entry) => `${entry.definition.function.name} (${entry.problems.join('; ')})`).join(', ');
   return ok(
     { tools: converted.map((entry) => entry.definition) },
-    `${plural(tools.length, 'tool')} as OpenAI function definitions in strict mode${loose.length ? `, except ${exceptions}, which strict mode cannot express` : ''}. Send null for an optional field to leave it out.`,
+    `${plural(tools.length, 'tool')} as OpenAI function definitions in strict mode${loose.length ? `, except ${exceptions}, which strict mode cannot express` : ''}. Send null for an optional field to leave it out. ${IDEMPOTENCY_NOTE_FOR_ALL}`,
   );
 }
 

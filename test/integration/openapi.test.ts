@@ -257,9 +257,11 @@ describe('GET /tools?format=openai', () => {
     }
     // submit-health-form's free-form JSON `symptoms`, which strict mode cannot say as an object, is its JSON text there.
     expect(body.data.tools.filter((definition) => !definition.function.strict).map((definition) => definition.function.name)).toEqual([]);
-    expect(body.message).toBe(
+    expect(body.message).toContain(
       `${tools.length} tools as OpenAI function definitions in strict mode. Send null for an optional field to leave it out.`,
     );
+    // The idempotency note, said once for the developer (each function's description is the tool's purpose alone).
+    expect(body.message).toContain('Every tool that writes takes an idempotency key (header Idempotency-Key)');
   });
 
   it('promises what the validator accepts: a strict call with null for every optional field runs', async () => {
