@@ -7,10 +7,11 @@
  *
  * The agents are written out here: the direct one calls the next step with ids from the last
  * answer, as a model would, sending the three steps that need only the search's ids in one turn;
- * the code-mode one reads `describe` for the four tools (execute's description gives every tool's
- * input type, not the fields of its data), then sends the whole story in one `execute` and keeps
- * from each answer what the story needs. The story's code uses no name that `tools/list` and
- * `describe` do not show.
+ * the code-mode one reads `describe` for the four tools (execute's description names every tool;
+ * describe gives their purposes, inputs and the fields of their data), then sends the whole story
+ * (bench/code-mode-story.ts) in one `execute`, returning the summary a model would give. The
+ * story's code uses no name that `tools/list` and `describe` show (test/unit/code-mode-types.test.ts
+ * compiles it against them).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -19,8 +20,8 @@ import { openDemoData } from '../local/demo-data.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { startWranglerDev } from '../local/wrangler-dev.ts';
 import { injectRoundTrips } from './measure.ts';
+import { QUERY, STORY } from './code-mode-story.ts';
 
-const QUERY = 'set up authentication and user login';
 const encoding = getEncoding('o200k_base');
 const tokens = (value: unknown) => encoding.encode(typeof value === 'string' ? value : JSON.stringify(value)).length;
 
@@ -28,6 +29,8 @@ const tokens = (value: unknown) => encoding.encode(typeof value === 'string' ? v
 interface Run {
   listTokens: number;
   answerTokens: number;
+  /** Tokens of each answer's text, by tool called. */
+  answers: Record<string, number>;
   roundTrips: number;
   wallMs: number;
   calls: number;
@@ -51,9 +54,11 @@ async function direct(base: string, apiKey: string): Promise<Run> {
   const started = performance.now();
   const { tools } = await client.listTools();
   let answerTokens = 0;
+  const answers: Record<string, number> = {};
   const call = async (name: string, args: Record<string, unknown>) => {
     const answer = (await client.callTool({ name, arguments: args })) as ToolAnswer;
-    answerTokens += tokens(textOf(answer));
+    answers[name] = tokens(textOf(answer));
+    answerTokens += answers[name];
     if (!answer.structuredContent?.success) throw new Error(`${name}: ${answer.structuredContent?.message}`);
     return answer.structuredContent.data;
   };
@@ -67,28 +72,8 @@ async function direct(base: string, apiKey: string): Promise<Run> {
   ]);
   const wallMs = performance.now() - started;
   await client.close();
-  return { listTokens: tokens({ tools }), answerTokens, roundTrips: 2, wallMs, calls: 4 };
+  return { listTokens: tokens({ tools }), answerTokens, answers, roundTrips: 2, wallMs, calls: 4 };
 }
-
-/** The seed story as code mode's agent writes it: one `execute` (also timed by bench/deployed-latency.ts). */
-export const STORY = `async () => {
-  const found = await tools.semanticSearch({ query: ${JSON.stringify(QUERY)}, limit: 20 });
-  if (!found.success) return found.error;
-  const ids = found.data.results.map((r) => r.task_id);
-  const [context, dependencies, clusters] = await Promise.all([
-    tools.getDocumentContext({ task_ids: ids.slice(0, 3) }),
-    tools.detectDependencies({ task_ids: ids }),
-    tools.clusterBySimilarity({ task_ids: ids }),
-  ]);
-  const short = (text) => text.length > 80 ? text.slice(0, 77) + "..." : text;
-  const index = new Map(found.data.results.map((r, i) => [r.task_id, i]));
-  return {
-    tasks: found.data.results.map((r, i) => i + ": " + short(r.text) + " (" + r.document_title + ")"),
-    documents: context.success ? context.data.documents.map((d) => d.title) : context.error.code,
-    dependencies: dependencies.success ? dependencies.data.relationships.map((r) => index.get(r.source_task_id) + " " + r.type + " " + index.get(r.target_task_id)) : dependencies.error.code,
-    clusters: clusters.success ? clusters.data.clusters.map((c) => ({ size: c.size, about: c.representative_tasks.map((t) => short(t.text)) })) : clusters.error.code,
-  };
-}`;
 
 /** The code-mode agent: `describe` for the story's tools, then one `execute` (two turns). */
 async function codeMode(base: string, apiKey: string): Promise<Run> {
@@ -99,15 +84,15 @@ async function codeMode(base: string, apiKey: string): Promise<Run> {
     name: 'describe',
     arguments: { tools: ['semantic-search', 'get-document-context', 'detect-dependencies', 'cluster-by-similarity'] },
   })) as ToolAnswer;
-  let answerTokens = tokens(textOf(described));
   const executed = (await client.callTool({ name: 'execute', arguments: { code: STORY } })) as ToolAnswer;
   if (!executed.structuredContent?.success) throw new Error(`execute: ${textOf(executed)}`);
-  answerTokens += tokens(textOf(executed));
+  const answers = { describe: tokens(textOf(described)), execute: tokens(textOf(executed)) };
   const wallMs = performance.now() - started;
   await client.close();
   return {
     listTokens: tokens({ tools }),
-    answerTokens,
+    answerTokens: answers.describe + answers.execute,
+    answers,
     roundTrips: 2,
     wallMs,
     calls: executed.structuredContent.data.calls.length,
@@ -135,6 +120,10 @@ export async function runCodeModeBench(): Promise<string> {
     const total = (run: Run) => run.listTokens + run.answerTokens;
     const row = (name: string, run: Run) =>
       `| ${name} | ${run.calls} | ${run.listTokens.toLocaleString('en')} | ${run.answerTokens.toLocaleString('en')} | ${total(run).toLocaleString('en')} | ${run.roundTrips} | ${Math.round(run.wallMs)} |`;
+    const parts = (run: Run) =>
+      Object.entries(run.answers)
+        .map(([name, count]) => `${name} ${count.toLocaleString('en')}`)
+        .join(', ');
     return [
       '## Code mode: the seed story both ways',
       '',
@@ -145,7 +134,9 @@ export async function runCodeModeBench(): Promise<string> {
       row('one call per step (/mcp)', one),
       row('code mode, describe then execute', described),
       '',
-      `Code mode reads ${(total(one) / total(described)).toFixed(1)}× fewer tokens: the whole \`tools/list\` of /mcp/code (execute's description gives every tool's input type), \`describe\` for the four tools' full types, and what the story's code returns. The direct agent's figure is its best case: the three steps after the search sent in one turn; one call per turn takes four round trips.`,
+      `Code mode reads ${(total(one) / total(described)).toFixed(1)}× fewer tokens: the whole \`tools/list\` of /mcp/code (execute's description names every tool by toolset), \`describe\` for the four tools (purpose, input, the fields of the data) and the text of the \`execute\` answer, what the story's code returns (bench/code-mode-story.ts). The direct agent's figure is its best case: the three steps after the search sent in one turn; one call per turn takes four round trips.`,
+      '',
+      `Answer tokens by call: one call per step: ${parts(one)}; code mode: ${parts(described)}.`,
       '',
     ].join('\n');
   } finally {

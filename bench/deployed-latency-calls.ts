@@ -9,7 +9,7 @@
 import { createDb } from '../shared/runtime/db.ts';
 import { tools } from '../functions/registry.ts';
 import { resetExampleRecords } from '../local/example-records.ts';
-import { STORY } from './code-mode.ts';
+import { STORY } from './code-mode-story.ts';
 import type { Purpose } from './served-requests.ts';
 
 type ToolId = (typeof tools)[number]['id'];
@@ -263,7 +263,7 @@ export function calls(context: CallContext): Call[] {
     },
     { ...listPlans, name: 'list-plans with an OAuth access token', credential: { kind: 'token', freshness: 'paced' } },
     {
-      name: "code mode: the seed story (POST /code, bench/code-mode.ts's STORY)",
+      name: 'code mode: the seed story (POST /code, bench/code-mode-story.ts)',
       credential: paced,
       minimum: {
         redis: 2,

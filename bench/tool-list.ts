@@ -34,18 +34,21 @@ export function openAiTools(chosen: readonly AnyTool[]): unknown[] {
 
 const kb = (bytes: number) => (bytes / 1024).toFixed(1);
 
-/** The same surfaces before formats replaced the long patterns and the list lost its output schemas, for the comparison. */
+/**
+ * The same surfaces before descriptions lost the words that repeat their schema and a free-form
+ * JSON field became strict as its JSON text, for the comparison.
+ */
 const BEFORE: Record<string, { bytes: number; tokens: number }> = {
-  all: { bytes: 43771, tokens: 12081 },
-  documents: { bytes: 4742, tokens: 1259 },
-  'task-analysis': { bytes: 10886, tokens: 2897 },
-  'table-tools': { bytes: 5201, tokens: 1877 },
-  study: { bytes: 22975, tokens: 6060 },
-  openAi: { bytes: 25445, tokens: 5995 },
+  all: { bytes: 27939, tokens: 7062 },
+  documents: { bytes: 2743, tokens: 631 },
+  'task-analysis': { bytes: 6331, tokens: 1528 },
+  'table-tools': { bytes: 3402, tokens: 957 },
+  study: { bytes: 15496, tokens: 3958 },
+  openAi: { bytes: 22730, tokens: 5263 },
 };
 
 /** The budgets test/integration/tool-list-fit.test.ts holds the worker to (tokens). */
-const BUDGETS = { all: 9_000, study: 4_500, openAi: 6_000 } as const;
+const BUDGETS = { all: 9_000, study: 4_500, openAi: 4_500 } as const;
 
 /** How many more tools of `average` tokens fit between `used` and `budget`. */
 const room = (budget: number, used: number, average: number) => Math.max(0, Math.floor((budget - used) / average));

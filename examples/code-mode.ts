@@ -1,8 +1,9 @@
 /**
  * Code mode: an agent that sends one function instead of one tool call per step. It connects to
- * the gateway's `/mcp/code` with the official MCP SDK client (v2, protocol 2026-07-28), reads the
- * types of the tools it will use (`describe`), and runs the whole workflow in one `execute`: every
- * call inside is still validated, rate limited, capped, idempotent and traced (docs/code-mode.md).
+ * the gateway's `/mcp/code` with the official MCP SDK client (v2, protocol 2026-07-28), reads what
+ * the tools it will use take and answer (`describe`), and runs the whole workflow in one
+ * `execute`: every call inside is still validated, rate limited, capped, idempotent and traced
+ * (docs/code-mode.md).
  *
  *   EDGE_TOOLS_URL=http://127.0.0.1:8787/mcp/code EDGE_TOOLS_KEY=et_... node examples/code-mode.ts
  */
@@ -48,7 +49,7 @@ if (import.meta.main) {
   const client = await connect(edgeTools);
   try {
     const described = await client.callTool({ name: 'describe', arguments: { tools: ['save-message', 'get-messages'] } });
-    console.log((described.structuredContent as { data: { declarations: string } }).data.declarations);
+    console.log((described.content as { text: string }[])[0]!.text);
     console.log(JSON.stringify(await execute(client, saveAndRead('code-mode-example', 'I study best in the morning.')), null, 2));
   } finally {
     await client.close();

@@ -12,7 +12,7 @@ export default defineTool({
   title: 'Add document',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   description:
-    'Add a markdown document; its checkbox items ("- [ ] ...") become tasks. To change one, use replace-document (adding it again makes a copy).',
+    'Add a markdown document; its checkbox items (- [ ] ...) become tasks. To change one, use replace-document (adding it again makes a copy).',
   get input() {
     return z.strictObject({ ...documentFields, response_format: responseFormatField });
   },

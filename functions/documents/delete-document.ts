@@ -13,7 +13,7 @@ export default defineTool({
   toolset: 'documents',
   title: 'Delete document',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description: 'Delete a document for good, with its tasks and their relationships. To change it, use replace-document.',
+  description: 'Delete a document with its tasks and their relationships; to change it, use replace-document.',
   get input() {
     return z.strictObject({ document_id: documentId });
   },

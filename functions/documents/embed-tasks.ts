@@ -21,7 +21,7 @@ export default defineTool({
   title: 'Embed tasks',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
-    'Embed tasks whose embedding is pending, failed or from another model (e.g. when semantic-search reports unsearchable tasks). Up to 1000 per call: call again while remaining_count > 0.',
+    'Embed tasks whose embedding is pending, failed or from another model (when semantic-search reports unsearchable tasks). Call again while remaining_count > 0.',
   get input() {
     return z.strictObject({ document_id: documentId.nullish().describe("Only this document's tasks; null for all.") });
   },

@@ -14,8 +14,7 @@ export default defineTool({
   toolset: 'documents',
   title: 'Replace document',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  description:
-    "Replace a document's title and markdown; its tasks are extracted again with new ids (the old ones and their relationships are gone).",
+  description: "Replace a document's title and markdown; its tasks get new ids (the old ones and their relationships go).",
   get input() {
     return z.strictObject({ document_id: documentId, ...documentFields, response_format: responseFormatField });
   },

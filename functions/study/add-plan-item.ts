@@ -23,13 +23,12 @@ export default defineTool({
   toolset: 'study',
   title: 'Add a plan item',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description:
-    'Add a pending item at the end of a plan, named by plan_id, plan_title or both (a plan matching both); neither: the newest plan.',
+  description: 'Add a pending item at the end of a plan named by plan_id and/or plan_title, else the newest.',
   get input() {
     return z.strictObject({
       plan_id: planIdField.optional(),
       plan_title: planTitleField.optional(),
-      title: itemTitleField.describe('What to do, e.g. "Practise past papers".'),
+      title: itemTitleField,
       due_date: dueDateField.optional(),
       notes: notesField.optional(),
     });

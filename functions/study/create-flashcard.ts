@@ -29,8 +29,8 @@ export default defineTool({
   description: 'Create a flashcard, due at once; update-flashcard-review schedules its reviews.',
   get input() {
     return z.strictObject({
-      front: text({ max: 2_000, blank: false, trim: true }).describe('The prompt, e.g. "el perro".'),
-      back: text({ max: 5_000, blank: false, trim: true }).describe('The answer, e.g. "the dog".'),
+      front: text({ max: 2_000, blank: false, trim: true }),
+      back: text({ max: 5_000, blank: false, trim: true }),
       topic_id: recordId().optional(),
     });
   },

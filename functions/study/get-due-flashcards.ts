@@ -34,7 +34,7 @@ export default defineTool({
   get input() {
     return z.strictObject({
       limit: limitField('cards', 20, 100),
-      topic_id: recordId().optional().describe('Only cards of this topic.'),
+      topic_id: recordId().optional(),
       cursor: cursorField.optional(),
     });
   },

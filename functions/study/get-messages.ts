@@ -21,11 +21,11 @@ export default defineTool({
   toolset: 'study',
   title: 'Get conversation messages',
   annotations: READ_ONLY,
-  description: "Read a conversation's saved messages, oldest first (newest_first for the latest), to recall an earlier session.",
+  description: "Read a conversation's saved messages, oldest first, to recall an earlier session.",
   get input() {
     return z.strictObject({
       session_id: sessionIdField,
-      order: z.enum(['oldest_first', 'newest_first']).default('oldest_first').describe('newest_first for the latest messages first.'),
+      order: z.enum(['oldest_first', 'newest_first']).default('oldest_first'),
       limit: limitField('messages', 50, 200),
       cursor: cursorField.optional(),
     });

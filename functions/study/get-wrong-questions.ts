@@ -15,7 +15,7 @@ export default defineTool({
   toolset: 'study',
   title: 'Get wrong quiz questions',
   annotations: READ_ONLY,
-  description: `List a topic's wrongly answered questions (score below ${PASS_MARK}), newest first, to practise them again. Name the topic by topic_id: its id or its name.`,
+  description: `List a topic's wrongly answered questions (score below ${PASS_MARK}), newest first, to practise them again.`,
   get input() {
     return z.strictObject({
       topic_id: idOrName('topic', topicNameField, 'name'),

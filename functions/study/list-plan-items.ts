@@ -39,13 +39,12 @@ export default defineTool({
   toolset: 'study',
   title: 'List plan items',
   annotations: READ_ONLY,
-  description:
-    "List a plan's items in order, the plan named by plan_id, plan_title or both (a plan matching both); neither: every plan's items.",
+  description: "List a plan's items in order, the plan named by plan_id and/or plan_title, else every plan's items.",
   get input() {
     return z.strictObject({
       plan_id: planIdField.optional(),
       plan_title: planTitleField.optional(),
-      status: itemStatus.optional().describe('Only items with this status.'),
+      status: itemStatus.optional(),
       limit: limitField('items', 50, 200),
       cursor: cursorField.optional(),
     });

@@ -31,7 +31,7 @@ export default defineTool({
   description: 'List the study plans, newest first, with item counts: to find a plan id or show the user their plans.',
   get input() {
     return z.strictObject({
-      status: planStatus.optional().describe('Only plans with this status.'),
+      status: planStatus.optional(),
       limit: limitField('plans', 20, 100),
       cursor: cursorField.optional(),
     });

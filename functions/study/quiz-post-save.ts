@@ -26,15 +26,14 @@ export default defineTool({
   toolset: 'study',
   title: 'Save a quiz round',
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  description:
-    "End a quiz round, all or nothing: saves this round's wrong answers and deletes the earlier wrong attempts now answered correctly (correct_retries, from quiz-pre-fetch).",
+  description: 'End a quiz round, all or nothing: save its wrong answers and delete its correct retries.',
   get input() {
     return z.strictObject({
       topic_id: recordId(),
-      wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]).describe('Questions answered wrongly in this round. Default none.'),
+      wrong_answers: z.array(wrongAnswer).max(MAX_WRONG).default([]),
       correct_retries: distinctList(recordId(), { max: MAX_RETRIES })
         .default([])
-        .describe('Ids of earlier wrong attempts now answered correctly, to delete. Default none.'),
+        .describe('Earlier wrong attempts (ids from quiz-pre-fetch) now answered correctly. Default none.'),
     });
   },
   get output() {

@@ -17,7 +17,7 @@ export default defineTool({
   title: 'Prepare a quiz round',
   // Creates the topic the first time a name is used; repeating the call creates nothing more.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  description: `Start a quiz round on topic_name (created if new): its id and the questions answered wrongly before (below ${PASS_MARK}), to ask again. Save the round with quiz-post-save.`,
+  description: `Start a quiz round on topic_name (created if new): its id and earlier wrong answers (below ${PASS_MARK}) to ask again; save the round with quiz-post-save.`,
   get input() {
     return z.strictObject({
       topic_name: topicNameField,

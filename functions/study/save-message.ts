@@ -22,8 +22,8 @@ export default defineTool({
   get input() {
     return z.strictObject({
       session_id: sessionIdField,
-      role: z.enum(MESSAGE_ROLES).describe('Who wrote it.'),
-      content: text({ max: MAX_CONTENT_CHARS, min: 1 }).describe('The message text.'),
+      role: z.enum(MESSAGE_ROLES),
+      content: text({ max: MAX_CONTENT_CHARS, min: 1 }),
     });
   },
   get output() {

@@ -14,18 +14,13 @@ export default defineTool({
   toolset: 'study',
   title: 'Save a quiz attempt',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description: `Record one answered quiz question with a score from 0 to 1; below ${PASS_MARK} is wrong and comes back for practice. For a whole round, use quiz-post-save.`,
+  description: `Record one answered quiz question (a score below ${PASS_MARK} is wrong and comes back for practice); for a whole round, use quiz-post-save.`,
   get input() {
     return z.strictObject({
       topic_id: recordId().optional(),
       question: questionField,
       user_answer: userAnswerField.optional(),
-      score: z
-        .number()
-        .min(0)
-        .max(1)
-        .optional()
-        .describe(`How right the answer was (below ${PASS_MARK} is wrong); without it, the attempt is ungraded.`),
+      score: z.number().min(0).max(1).optional().describe('Null: ungraded.'),
       feedback: feedbackField.optional(),
     });
   },

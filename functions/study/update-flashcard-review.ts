@@ -54,16 +54,13 @@ export default defineTool({
   // It overwrites the card's schedule, and each review moves it on: repeating a review is another review.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   description:
-    'Record a flashcard review by grade; FSRS schedules the next. next_review_at sets when it is due and ease_factor (SM-2) the difficulty of a card reviewed before, after the grade or instead of one.',
+    'Record a flashcard review by grade (FSRS schedules the next), or set next_review_at and ease_factor (SM-2) after a grade or instead of one.',
   get input() {
     return z.strictObject({
       card_id: recordId(),
-      grade: z
-        .enum(GRADES)
-        .optional()
-        .describe('How the recall went. Default good, unless an override is given (then only the overrides apply).'),
-      ease_factor: z.number().min(1.3).max(5).optional().describe('Override: the SM-2 ease factor, applied after any grade.'),
-      next_review_at: dateTime().optional().describe('Override: when the card is due next, applied after any grade.'),
+      grade: z.enum(GRADES).optional().describe('Default good, unless an override is given.'),
+      ease_factor: z.number().min(1.3).max(5).optional(),
+      next_review_at: dateTime().optional().describe('When it is due next.'),
     });
   },
   get output() {

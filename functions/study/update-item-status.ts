@@ -29,18 +29,15 @@ export default defineTool({
   title: 'Update a plan item status',
   // It overwrites the item's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description:
-    "Set a plan item's status. Name the item by item_id or item_title (one is required); plan_id or plan_title narrow a title shared by several plans.",
+  description: "Set a plan item's status, the item named by item_id or item_title.",
   get input() {
     return oneOfRequired(
       z.strictObject({
         status: itemStatus,
-        item_id: idOrName('item', itemTitleField, 'title')
-          .optional()
-          .describe('The item id, or its title (any case). Give item_id or item_title.'),
-        item_title: itemTitleField.optional().describe('The item title (any case), instead of item_id.'),
-        plan_id: planIdField.optional().describe('Only look in this plan: its id, or "latest" (the newest).'),
-        plan_title: planTitleField.optional().describe('Only look in the plans with this title.'),
+        item_id: idOrName('item', itemTitleField, 'title').optional().describe('Its id or title. Give item_id or item_title.'),
+        item_title: itemTitleField.optional().describe('Instead of item_id.'),
+        plan_id: planIdField.optional().describe('Only look in this plan; latest: the newest.'),
+        plan_title: planTitleField.optional().describe('Only look in plans of this title.'),
       }),
       ['item_id', 'item_title'],
     );

@@ -14,8 +14,7 @@ export default defineTool({
   title: 'Update a study plan status',
   // It overwrites the plan's status; setting the one it already has changes nothing, so repeating the call is harmless.
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  description:
-    "Set a study plan's status (its items keep theirs), the plan named by plan_id, plan_title or both (a plan matching both); neither: the newest plan.",
+  description: "Set a study plan's status (its items keep theirs), the plan named by plan_id and/or plan_title, else the newest.",
   get input() {
     return z.strictObject({
       status: planStatus,

@@ -9,7 +9,7 @@ import { linkList } from '../../shared/core/links.ts';
 
 const MAX_ITEMS = 100;
 
-const itemTitle = itemTitleField.describe('What to do, e.g. "Review the subjunctive".');
+const itemTitle = itemTitleField;
 
 // Optional fields nested in a list are nullish: callers that send every field send null for them.
 const item = z.union(
@@ -30,15 +30,11 @@ export default defineTool({
   toolset: 'study',
   title: 'Write a study plan',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  description: `Create a study plan with its items (1 to ${MAX_ITEMS}), all or nothing; to add to an existing plan, use add-plan-item.`,
+  description: 'Create a study plan with its items, all or nothing; to add to an existing plan, use add-plan-item.',
   get input() {
     return z.strictObject({
-      title: planTitleField.describe('The plan title, e.g. "Spanish B1 exam".'),
-      items: z
-        .array(item)
-        .min(1)
-        .max(MAX_ITEMS)
-        .describe(`The plan's items in order, 1 to ${MAX_ITEMS}: a title each, or { title, due_date, notes }.`),
+      title: planTitleField,
+      items: z.array(item).min(1).max(MAX_ITEMS).describe('In order.'),
     });
   },
   get output() {

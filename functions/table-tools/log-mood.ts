@@ -6,7 +6,7 @@ export default tableTool({
   displayName: 'Log mood',
   recordName: 'mood entry',
   description:
-    "Log a user's mood and energy level when they report how they feel; not for physical symptoms (submit-health-form). One entry per user and timestamp.",
+    'Log how a user feels (mood, energy level); not for physical symptoms (submit-health-form). One entry per user and timestamp.',
   tableName: 'mood_entries',
   fields: [
     {
@@ -15,7 +15,6 @@ export default tableTool({
       dataType: 'text',
       required: true,
       maxLength: 100,
-      description: 'The user the entry is about.',
       example: 'user_123',
     },
     { name: 'mood', label: 'Mood', dataType: 'enum', required: true, enumValues: ['happy', 'sad', 'neutral', 'anxious'], example: 'happy' },
@@ -26,10 +25,10 @@ export default tableTool({
       required: true,
       min: 1,
       max: 10,
-      description: 'Energy from 1 (exhausted) to 10 (full of energy).',
+      description: '1 exhausted, 10 full of energy.',
       example: 7,
     },
-    { name: 'notes', label: 'Notes', dataType: 'text', maxLength: 500, description: 'Anything else the user said about how they feel.' },
+    { name: 'notes', label: 'Notes', dataType: 'text', maxLength: 500 },
     {
       name: 'timestamp',
       label: 'Timestamp',

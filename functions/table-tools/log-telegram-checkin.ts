@@ -5,8 +5,7 @@ export default tableTool({
   toolId: 'log-telegram-checkin',
   displayName: 'Log Telegram check-in',
   recordName: 'Telegram check-in',
-  description:
-    'Record that a Telegram user checked in, with their status and an optional message. Use it for check-ins that arrive through Telegram; a mood report is log-mood.',
+  description: "Record a Telegram user's check-in; a mood report is log-mood.",
   tableName: 'telegram_checkins',
   fields: [
     { name: 'user_id', label: 'Telegram user id', dataType: 'text', required: true, maxLength: 64, example: '123456789' },

@@ -63,20 +63,15 @@ export default defineTool({
   title: 'Cluster by similarity',
   annotations: READ_ONLY,
   description:
-    'Group 2 to 1000 tasks by meaning (hierarchical clustering of their embeddings), merging while similarity reaches the threshold. Use it for duplicates and themes among known task ids; to find tasks on a topic, use semantic-search.',
+    'Group known tasks by meaning (hierarchical clustering of their embeddings), for duplicates and themes; to find tasks on a topic, use semantic-search.',
   get input() {
     return z.strictObject({
       task_ids: taskIds(2, 1_000),
-      threshold: z
-        .number()
-        .min(0)
-        .max(1)
-        .default(CLUSTERING_DEFAULTS.threshold)
-        .describe('Least similarity for two groups to merge, 0 to 1 (default 0.75).'),
+      threshold: z.number().min(0).max(1).default(CLUSTERING_DEFAULTS.threshold).describe('Least similarity for two groups to merge.'),
       linkage: z
         .enum(['average', 'complete', 'single'])
         .default(CLUSTERING_DEFAULTS.linkage)
-        .describe('Group similarity: average of all pairs (default), complete (least similar pair) or single (most similar).'),
+        .describe('Group similarity: average of all pairs (default), complete: least similar pair, single: most similar.'),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });

@@ -34,14 +34,11 @@ export default defineTool({
   title: 'Detect dependencies',
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   description:
-    'Detect and save dependencies among 2 to 50 tasks (prerequisite, blocks, related); cycles come as groups with an example chain. Use it once on tasks to order or link; to read saved ones, use query-task-graph.',
+    'Detect and save the dependencies (prerequisite, blocks, related) and cycles among tasks, once, to order or link them; to read saved ones, use query-task-graph.',
   get input() {
     return z.strictObject({
       task_ids: taskIds(2, 50),
-      include_document_context: z
-        .boolean()
-        .default(false)
-        .describe("Also give the detector each task's document text (slower, better context). Default false."),
+      include_document_context: z.boolean().default(false).describe("Also give the detector the tasks' documents (slower, better)."),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });

@@ -29,18 +29,13 @@ export default defineTool({
   title: 'Get document context',
   annotations: READ_ONLY,
   description:
-    'Read the documents holding the given tasks (markdown and tasks). Use it once you have task ids; not to find tasks (semantic-search). Documents over 50,000 characters come in chunks (chunk_number).',
+    'Read the documents holding the given tasks (markdown and tasks), once you have task ids; not to find tasks (semantic-search).',
   get input() {
     return z.strictObject({
       task_ids: taskIds(1, 50),
       // Bounded by the documents named, not by the widest document there can be: a refusal names
       // the chunks these documents have (a data-dependent limit, docs/schemas.md).
-      chunk_number: z
-        .int()
-        .min(1)
-        .max(INT4.max)
-        .default(1)
-        .describe(`Which chunk of the documents to read (default 1); a document has at most ${MAX_CHUNKS}.`),
+      chunk_number: z.int().min(1).max(INT4.max).default(1).describe('Which 50,000-character chunk to read.'),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });

@@ -32,20 +32,17 @@ export default defineTool({
   title: 'Query task graph',
   annotations: READ_ONLY,
   description:
-    'Walk the dependencies saved by detect-dependencies from one task, up to a depth, to plan an order of work or see what a delay affects. Run detect-dependencies first.',
+    'Walk the dependencies detect-dependencies saved, from one task up to a depth: to plan an order of work or see what a delay affects.',
   get input() {
     return z.strictObject({
-      task_id: uuid().describe('The task to start from.'),
-      relationship_type: z
-        .enum(['prerequisite', 'blocks', 'related', 'all'])
-        .default('all')
-        .describe('Which relationships to follow (default all).'),
+      task_id: uuid(),
+      relationship_type: z.enum(['prerequisite', 'blocks', 'related', 'all']).default('all'),
       direction: z
         .enum(['outgoing', 'incoming', 'both'])
         .default('both')
         .describe('incoming: what the task depends on; outgoing: what depends on it; both (default).'),
-      depth: z.int().min(1).max(10).default(1).describe('How many hops to follow, 1 to 10 (default 1).'),
-      limit: z.int().min(1).max(500).default(100).describe('Most relationships per page (default 100).'),
+      depth: z.int().min(1).max(10).default(1),
+      limit: z.int().min(1).max(500).default(100),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });

@@ -7,8 +7,6 @@ import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { defineTool, READ_ONLY } from '../../shared/core/tool.ts';
 import { providersFromEnv } from '../../shared/providers/index.ts';
-import { HASHING_EMBEDDER_THRESHOLD } from '../../shared/providers/hashing-embedder.ts';
-import { OPENAI_THRESHOLDS } from '../../shared/providers/openai.ts';
 import { searchTerms } from '../../shared/providers/text.ts';
 import { findNearestTasks, type NearestTask } from './lib/nearest-tasks.ts';
 import { shownSimilarity } from './lib/similarity.ts';
@@ -51,20 +49,13 @@ export default defineTool({
   title: 'Semantic search',
   annotations: READ_ONLY,
   description:
-    "Find tasks by meaning across all documents, with their documents and a similarity from 0 to 1. Use it first, for task ids; not to read a task's document (get-document-context) or its dependencies (query-task-graph).",
+    "Find tasks by meaning across all documents. Use it first, for task ids; a task's document is get-document-context, its dependencies query-task-graph.",
   get input() {
     return z.strictObject({
-      query: text({ max: 2_000, blank: false }).describe('What to look for, in natural language, e.g. "hire backend engineers".'),
-      limit: z.int().min(1).max(50).default(20).describe('Most results to return (default 20, at most 50).'),
-      threshold: z
-        .number()
-        .min(0)
-        .max(1)
-        .optional()
-        .describe(
-          `Least similarity, as shown (4 decimals, rounded down). Default: the embedding model's own (${HASHING_EMBEDDER_THRESHOLD} offline, ${OPENAI_THRESHOLDS['text-embedding-3-small']} OpenAI).`,
-        ),
-      document_ids: z.array(uuid()).min(1).max(100).nullish().describe('Search only these documents. Optional; null means all.'),
+      query: text({ max: 2_000, blank: false }).describe('In natural language, e.g. hire backend engineers.'),
+      limit: z.int().min(1).max(50).default(20),
+      threshold: z.number().min(0).max(1).optional().describe("Least similarity. Default: the embedding model's own."),
+      document_ids: z.array(uuid()).min(1).max(100).nullish().describe('Only these documents; null for all.'),
       response_format: responseFormatField,
     });
   },

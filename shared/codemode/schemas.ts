@@ -12,11 +12,7 @@ export const CODE_EXAMPLE =
 
 /** The input of an execution: `{ code }`, strictly. */
 export const codeInput = z.strictObject({
-  code: z
-    .string()
-    .min(1)
-    .max(CODE_MODE_LIMITS.codeChars)
-    .describe('The source of one async arrow function, async () => { ... }, that calls the tools; what it returns is data.result.'),
+  code: z.string().min(1).max(CODE_MODE_LIMITS.codeChars).describe('The source of one async arrow function, async () => { ... }.'),
 });
 
 /** One tool call the code made, as the answer lists it. */

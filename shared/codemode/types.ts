@@ -3,12 +3,14 @@
  * tool under its id and its camelCase alias, its input and output types generated from the JSON
  * Schemas of the same zod schemas the validator enforces (@cloudflare/codemode's generator; the
  * inputs with their field docs, the outputs without), and
- * the envelope every call returns. And the index of tools, one line each, that code mode's MCP
- * server puts in its `execute` tool's description.
+ * the envelope every call returns (`GET /code/types`). And what code mode's MCP server gives a
+ * model: the index of tools in `execute`'s description, and each tool's purpose and compact types
+ * from `describe`.
  */
 import { jsonSchemaToType } from '@cloudflare/codemode';
 import type { JSONSchema7 } from 'json-schema';
 import type { AnyTool } from '../core/tool.ts';
+import { TOOLSETS } from '../core/toolsets.ts';
 import { camelCase } from './dispatcher.ts';
 
 /** The envelope and its parts, as every call returns them. */
@@ -55,27 +57,51 @@ export function toolDeclarations(selected: readonly AnyTool[]): string {
 }
 
 /**
- * One line per tool, as a call: its id (`*` when it writes) and its input as a compact type (`?`
- * optional; bounds and formats left to the validator's errors). Every tool is reachable from it;
- * `describe` gives what each does and its full types, the fields of its data among them. The
- * camelCase alias and the `response_format` most tools share are said once, in
- * {@link TOOL_INDEX_LEGEND}. About 30 tokens a tool: the index of every tool costs less than two
- * tools' entries in `tools/list`.
+ * The index of tools that code mode's MCP server puts in `execute`'s description: the ids, a line
+ * per toolset, `*` after a tool that writes. About 4 tokens a tool, so every tool is named at
+ * little cost; `describe` gives the purposes and types of the tools a model picks
+ * ({@link toolSignatures}).
  *
  * @example
- * // list-plans({limit?:int;cursor?:string})
- * // add-document*({title:string;content:string}&RF)
+ * // documents: add-document*, replace-document*, delete-document*, embed-tasks*
+ * // task-analysis: semantic-search, get-document-context, detect-dependencies*, ...
  */
 export function toolIndex(selected: readonly AnyTool[]): string {
-  return selected
-    .map(
-      (tool) =>
-        `${tool.id}${tool.annotations.readOnlyHint ? '' : '*'}(${withSharedFormat(inputType(tool.jsonSchemas().input as Schema, 0))})`,
-    )
+  return TOOLSETS.map((toolset) => {
+    const ids = selected.filter((tool) => tool.toolset === toolset).map((tool) => `${tool.id}${tool.annotations.readOnlyHint ? '' : '*'}`);
+    return ids.length ? `${toolset}: ${ids.join(', ')}` : '';
+  })
+    .filter(Boolean)
     .join('\n');
 }
 
-/** The `response_format` field most tools share, written once in the legend as the type `RF`. */
+/** What {@link toolSignatures}'s lines mean, said once above them. */
+export const SIGNATURES_LEGEND =
+  "Per tool: its purpose; id(input) => the fields of its data on success ([] a list, ? optional). int, bool: number, boolean; RF = {response_format?:'concise'|'detailed'}.";
+
+/**
+ * Each tool in two lines, what `describe` answers: its purpose (and whether it writes) as a
+ * comment, then a call, `id(input) => data`: its input as a compact type, and the fields of its
+ * success envelope's data by name (lists marked `[]`, values of an enum given), both generated
+ * from the same JSON Schemas (`?` optional; bounds, formats and field docs left to the validator's
+ * errors). About a quarter of the tool's declarations ({@link toolDeclarations}), and what code
+ * needs: the names and shapes it sends, the names it reads.
+ *
+ * @example
+ * // Create a flashcard, due at once; update-flashcard-review schedules its reviews. (writes)
+ * // create-flashcard({front:string;back:string;topic_id?:int}) => {card_id,due}
+ */
+export function toolSignatures(selected: readonly AnyTool[]): string {
+  return selected
+    .map((tool) => {
+      const { input, output } = tool.jsonSchemas();
+      const call = `${tool.id}(${withSharedFormat(compactType(input as Schema, INPUT_DEPTH))}) => ${fieldNames(output as Schema)}`;
+      return `// ${tool.purpose}${tool.annotations.readOnlyHint ? '' : ' (writes)'}\n${call}`;
+    })
+    .join('\n');
+}
+
+/** The `response_format` field most tools share, written once in the legends as the type `RF`. */
 const RESPONSE_FORMAT = "response_format?:'concise'|'detailed'";
 
 /** `type` without its `response_format` field, joined with `&RF` instead, when it has one. */
@@ -84,8 +110,11 @@ function withSharedFormat(type: string): string {
   return `${type.replace(`;${RESPONSE_FORMAT}`, '').replace(`${RESPONSE_FORMAT};`, '').replace(`{${RESPONSE_FORMAT}}`, '{}')}&RF`;
 }
 
-/** What the index's lines mean, for the header above them. */
-export const TOOL_INDEX_LEGEND = `Tools, a line each: id(input), * when it writes; RF = {response_format?:'concise'|'detailed'}.`;
+/** How deep a compact type spells an input's objects out (deeper ones are `object`). */
+const INPUT_DEPTH = 3;
+
+/** How deep {@link fieldNames} spells an answer's objects out: lists of records of lists. */
+const OUTPUT_DEPTH = 6;
 
 type Schema = {
   type?: string | string[];
@@ -98,22 +127,52 @@ type Schema = {
   oneOf?: Schema[];
 };
 
-/** A compact TypeScript-like type of an input schema. */
-function inputType(schema: Schema, depth: number): string {
+/**
+ * The fields of an answer's data by name, `{results:{task_id,text}[],next_cursor}`: objects and
+ * lists spelled out, enums by their values, other values by name alone.
+ */
+function fieldNames(schema: Schema, depth = 0): string {
+  const options = (schema.anyOf ?? schema.oneOf ?? [schema]).filter((option) => option.type !== 'null');
+  const shape = options.find((option) => option.properties || option.items) ?? options[0] ?? {};
+  const type = Array.isArray(shape.type) ? shape.type.find((one) => one !== 'null') : shape.type;
+  if (type === 'array' && shape.items) {
+    const item = fieldNames(shape.items, depth + 1);
+    return `${item || compactType(shape.items, 0)}[]`;
+  }
+  if (shape.properties && depth < OUTPUT_DEPTH) {
+    const required = new Set(shape.required ?? []);
+    return `{${Object.entries(shape.properties)
+      .map(([name, property]) => {
+        const inner = fieldNames(property, depth + 1);
+        return `${name}${required.has(name) ? '' : '?'}${inner ? `:${inner}` : ''}`;
+      })
+      .join(',')}}`;
+  }
+  return shape.enum || shape.const !== undefined ? compactType(shape, 0) : '';
+}
+
+/** A compact TypeScript type of a JSON Schema, objects spelled out to `maxDepth` levels; null left out (`?` says absent). */
+function compactType(schema: Schema, maxDepth: number, depth = 0): string {
   const variants = schema.anyOf ?? schema.oneOf;
   if (variants)
-    return [...new Set(variants.filter((variant) => variant.type !== 'null').map((variant) => inputType(variant, depth)))].join('|');
+    return [...new Set(variants.filter((variant) => variant.type !== 'null').map((variant) => compactType(variant, maxDepth, depth)))].join(
+      '|',
+    );
   if (schema.const !== undefined) return literal(schema.const);
-  if (schema.enum) return schema.enum.map(literal).join('|');
+  if (schema.enum)
+    return schema.enum
+      .filter((value) => value !== null)
+      .map(literal)
+      .join('|');
   const type = Array.isArray(schema.type) ? schema.type.find((one) => one !== 'null') : schema.type;
-  if (type === 'array') return `${wrapUnion(inputType(schema.items ?? {}, depth + 1))}[]`;
-  if (type === 'object' && schema.properties && depth < 3) {
+  if (type === 'array') return `${wrapUnion(compactType(schema.items ?? {}, maxDepth, depth + 1))}[]`;
+  if (type === 'object' && schema.properties && depth < maxDepth) {
     const required = new Set(schema.required ?? []);
     return `{${Object.entries(schema.properties)
-      .map(([name, property]) => `${name}${required.has(name) ? '' : '?'}:${inputType(property, depth + 1)}`)
+      .map(([name, property]) => `${name}${required.has(name) ? '' : '?'}:${compactType(property, maxDepth, depth + 1)}`)
       .join(';')}}`;
   }
-  return { integer: 'int', number: 'number', string: 'string', boolean: 'bool' }[type ?? ''] ?? 'object';
+  return { integer: 'int', number: 'number', string: 'string', boolean: 'bool', null: 'null' }[type ?? ''] ?? (type ? 'object' : 'unknown');
 }
 
 /** A literal type, strings in single quotes: the index travels inside JSON, where double quotes cost an escape each. */
@@ -121,8 +180,15 @@ function literal(value: unknown): string {
   return typeof value === 'string' ? `'${value.replace(/'/g, "\\'")}'` : JSON.stringify(value);
 }
 
+/** `type` in parentheses when it is a union at its top level (`(string|int)[]`, not `({a:'x'|'y'})[]`). */
 function wrapUnion(type: string): string {
-  return type.includes('|') ? `(${type})` : type;
+  let depth = 0;
+  for (const character of type) {
+    if (character === '{' || character === '(') depth++;
+    else if (character === '}' || character === ')') depth--;
+    else if (character === '|' && depth === 0) return `(${type})`;
+  }
+  return type;
 }
 
 /** `declaration` on one line: the generator's indentation costs an agent tokens and says nothing the braces do not. */

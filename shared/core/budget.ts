@@ -11,11 +11,8 @@ import * as z from 'zod';
 
 export type ResponseFormat = 'concise' | 'detailed';
 
-/** The `response_format` input field of every tool whose answer is more than an id. */
-export const responseFormatField = z
-  .enum(['concise', 'detailed'])
-  .default('concise')
-  .describe('Default concise; detailed for every field.');
+/** The `response_format` input field of every tool whose answer is more than an id: its values say what they give. */
+export const responseFormatField = z.enum(['concise', 'detailed']).default('concise');
 
 /**
  * Characters per answer, by format:

@@ -31,7 +31,7 @@ const SCOPE_KEY = '~';
  * inputs, only the tool can tell ({@link decodeCursor}), a data-dependent refusal with the same
  * VALIDATION_ERROR on the field `cursor`.
  */
-export const cursorField = text({ max: MAX_CURSOR_LENGTH }).describe('The next_cursor of an answer.');
+export const cursorField = text({ max: MAX_CURSOR_LENGTH });
 
 /** A count or an index held in a cursor's position: an integer from 0 to the largest a query's `integer` takes. */
 export const positionIndex = z.int().min(0).max(INT4.max);

@@ -11,8 +11,7 @@
  * - {@link dateTime}: the RFC 3339 date-times Postgres stores as written (`format: "date-time"` and
  *   one short `pattern` for what the format leaves open: the range of dates, optionally bounded, and
  *   the form of the time); {@link date}: calendar dates (`format: "date"`, and the range of years);
- * - {@link jsonValue}: any JSON value of storable text, nested to a bounded depth (the depth is
- *   said in words: JSON Schema could bound it only with `$ref`, which model APIs refuse).
+ * - free-form JSON (a JSON value, a JSON object or its text) is built in ./json-fields.ts.
  *
  * Rules between fields are avoided: model APIs refuse `oneOf`, `anyOf`, `allOf` and `not` at a
  * schema's root, where such a rule would have to be said, so a tool takes one field of several
@@ -35,7 +34,6 @@ import { plural } from './plural.ts';
 import { refuseValue, type FieldProblem } from './issues.ts';
 import { codePointLength, NON_BLANK_TEXT_PATTERN, quote, SAFE_TEXT_PATTERN } from './text.ts';
 import { sortsBetween } from './date-range.ts';
-import { FORBIDDEN_KEYS } from './validation.ts';
 
 /**
  * The range of a Postgres `integer` (int4), the type of every id and count the tools store or
@@ -284,71 +282,6 @@ function dateTimeProblem(value: string): string | undefined {
   if (Number(offset[1]) > 15 || Number(offset[2]) > 59)
     return `the UTC offset ${zone} is outside -15:59 to +15:59, which Postgres cannot store`;
   return undefined;
-}
-
-// Free-form JSON ----------------------------------------------------------------------------
-
-/** The defaults of {@link jsonValue}. */
-export const JSON_VALUE_DEFAULTS = { maxDepth: 8 } as const;
-
-/** Object keys in free-form JSON: storable text, and never a key that reaches a prototype. */
-const jsonKey = z.string().meta({ pattern: SAFE_TEXT_PATTERN.source, not: { enum: [...FORBIDDEN_KEYS] } });
-
-/**
- * Any JSON value (string, number, boolean, null, array, object) whose arrays and objects nest at
- * most `maxDepth` levels (a scalar is depth 0, `{"a": {"b": 1}}` depth 2). Strings and keys are
- * storable text, as everywhere (the screen of validateInput enforces it).
- *
- * Advertised as any value, the depth said in its description: JSON Schema can bound a depth only
- * with one `$defs` entry per level, which model APIs refuse (Gemini's `parameters`) or read as
- * recursion (Anthropic's strict tool use). It is among the documented exceptions (docs/schemas.md).
- */
-export function jsonValue({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDepth?: number } = {}): z.ZodType<unknown> {
-  return z
-    .unknown()
-    .check((payload) => {
-      const depth = depthOf(payload.value);
-      if (depth > maxDepth)
-        refuseValue(payload, {
-          code: 'too_deep',
-          expected: `a JSON value nested at most ${maxDepth} levels deep`,
-          received: `one that nests ${depth}`,
-        });
-    })
-    .meta({ description: depthSentence(maxDepth) });
-}
-
-/**
- * A JSON object, the table tools' `json` data type ("must be a valid JSON object"):
- * any JSON as its values, nesting at most `maxDepth` levels in all (the object itself is one).
- * Arrays, strings and numbers are refused at the top.
- */
-export function jsonObject({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDepth?: number } = {}): z.ZodType<Record<string, unknown>> {
-  return z
-    .record(jsonKey, z.unknown())
-    .check((payload) => {
-      const depth = depthOf(payload.value);
-      if (depth > maxDepth)
-        refuseValue(payload, {
-          code: 'too_deep',
-          expected: `a JSON object nested at most ${maxDepth} levels deep (the object itself is one)`,
-          received: `one that nests ${depth}`,
-        });
-    })
-    .meta({ description: depthSentence(maxDepth) });
-}
-
-/** The depth rule in words, for a description (where a field's own description is appended). */
-export function depthSentence(maxDepth: number): string {
-  return `JSON nested at most ${maxDepth} levels deep (each object or array is one).`;
-}
-
-/** How many levels of arrays and objects `value` nests. */
-function depthOf(value: unknown): number {
-  if (typeof value !== 'object' || value === null) return 0;
-  let deepest = 0;
-  for (const item of Object.values(value)) deepest = Math.max(deepest, depthOf(item));
-  return deepest + 1;
 }
 
 // Rules between fields ----------------------------------------------------------------------

@@ -141,6 +141,12 @@ export const TOOL_ID_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 export const IDEMPOTENCY_NOTE = `Retry safely with an idempotency key (header ${IDEMPOTENCY_HEADER}; MCP _meta "${IDEMPOTENCY_META_KEY}"): the same key and input within ${KEY_TTL_HOURS} h answer the first call again.`;
 
 /**
+ * The idempotency note once for a whole list of tools, for the developer who calls them (the
+ * OpenAI and Gemini exports' messages): a model choosing a function has no use for it.
+ */
+export const IDEMPOTENCY_NOTE_FOR_ALL = `Every tool that writes takes an idempotency key (header ${IDEMPOTENCY_HEADER}): the same key and input within ${KEY_TTL_HOURS} h answer the first call again.`;
+
+/**
  * Defines a tool. Its metadata is read at once; its `input` and `output` schemas (getters in the
  * definition) and their JSON Schemas are built on first use and kept: a worker that serves many
  * tools starts without building any of them.

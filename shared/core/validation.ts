@@ -42,9 +42,10 @@ export function validateInput<S extends z.ZodType>(schema: S, value: unknown, hi
 
 /**
  * Finds the first forbidden key, key or string Postgres cannot store, non-finite number or
- * over-deep nesting in a parsed value. `path` is a stack of the keys leading to `value`.
+ * over-deep nesting in a parsed value, with what was expected and received. `path` is a stack of
+ * the keys leading to `value` (empty: the error's field is `(input)`, or a path within `value`).
  */
-function findUnsafeValue(value: unknown, path: (string | number)[], depth: number): FieldError | undefined {
+export function findUnsafeValue(value: unknown, path: (string | number)[] = [], depth = 0): FieldError | undefined {
   if (typeof value === 'string') return unsafeText(value, path, 'value');
   if (typeof value === 'number' && !Number.isFinite(value)) {
     const field = fieldPath(path);
@@ -52,12 +53,20 @@ function findUnsafeValue(value: unknown, path: (string | number)[], depth: numbe
       field,
       code: 'non_finite_number',
       message: `Field '${field}' must be a finite number, but received a number too large to represent.`,
+      expected: 'a finite number',
+      received: 'a number too large to represent',
     };
   }
   if (typeof value !== 'object' || value === null) return undefined;
   if (depth >= MAX_DEPTH) {
     const field = fieldPath(path);
-    return { field, code: 'too_deep', message: `Field '${field}' is nested more than ${MAX_DEPTH} levels deep; flatten the input.` };
+    return {
+      field,
+      code: 'too_deep',
+      message: `Field '${field}' is nested more than ${MAX_DEPTH} levels deep; flatten the input.`,
+      expected: `nesting at most ${MAX_DEPTH} levels deep`,
+      received: 'deeper nesting',
+    };
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -80,7 +89,13 @@ function findUnsafeValue(value: unknown, path: (string | number)[], depth: numbe
 function unsafeKey(key: string, path: (string | number)[]): FieldError | undefined {
   if (!FORBIDDEN_KEY_SET.has(key)) return unsafeText(key, path, 'key');
   const field = fieldPath(path);
-  return { field, code: 'forbidden_key', message: `Key '${key}' is not allowed anywhere in the input (at '${field}'); remove it.` };
+  return {
+    field,
+    code: 'forbidden_key',
+    message: `Key '${key}' is not allowed anywhere in the input (at '${field}'); remove it.`,
+    expected: `a key other than ${FORBIDDEN_KEYS.join(', ')}`,
+    received: quote(key),
+  };
 }
 
 /** A NUL character or an unpaired surrogate in a string value or key, described; else undefined. */

@@ -11,6 +11,11 @@
  * `anyOf`, an `enum` takes null among its values): never a list of types (`["string", "null"]`),
  * which clients that map schemas onto a single-`type` dialect refuse or misread (the MCP Inspector
  * warns of it).
+ *
+ * A free-form JSON object that may also be sent as its JSON text is said as the text alone
+ * ({@link withoutOpenObjects}): the clients that hand the list to OpenAI's strict mode (OpenAI
+ * Agents' strict conversion) cannot say "an object of any keys", and refuse the whole tool's
+ * strictness over it. The server still takes the object itself (a documented exception).
  */
 import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
 
@@ -47,7 +52,8 @@ function withoutTextPatterns(node: unknown, root = false): JsonSchema {
     else if (key === 'additionalProperties' && isRecord(value) && Object.keys(value).length === 0) out[key] = true;
     // The field's description says what each of its forms is for.
     else if (key === 'anyOf' && Array.isArray(value) && 'description' in node)
-      out.anyOf = value.map((option) => withoutTextPatterns(withoutDescription(option)));
+      out.anyOf = withoutOpenObjects(value).map((option) => withoutTextPatterns(withoutDescription(option)));
+    else if (key === 'anyOf' && Array.isArray(value)) out.anyOf = withoutOpenObjects(value).map((option) => withoutTextPatterns(option));
     else out[key] = withoutTextPatterns(value);
   }
   return out;
@@ -69,8 +75,10 @@ function orNull(node: JsonSchema): JsonSchema | undefined {
   if (!Array.isArray(options) || options.length !== 2 || !isNullType(options[1])) return undefined;
   const { anyOf: _options, ...rest } = node;
   const value = options[0] as JsonSchema;
-  if (Array.isArray(value.anyOf) && Object.keys(value).length === 1)
-    return { ...rest, anyOf: [...(value.anyOf as JsonSchema[]), { type: 'null' }] };
+  // A choice whose own description the field's says for it (a builder's words, repeated by the field's).
+  const { description: said, ...choice } = value;
+  if (Array.isArray(choice.anyOf) && Object.keys(choice).length === 1 && (said === undefined || rest.description !== undefined))
+    return { ...rest, anyOf: [...(choice.anyOf as JsonSchema[]), { type: 'null' }] };
   // An enum says every value it takes, so its `type` says nothing more.
   const { description: inner, type: _type, ...values } = value;
   if (!Array.isArray(values.enum) || Object.keys(values).length !== 1) return undefined;
@@ -83,6 +91,21 @@ function orNull(node: JsonSchema): JsonSchema | undefined {
 
 function isNullType(schema: unknown): boolean {
   return isRecord(schema) && schema.type === 'null' && Object.keys(schema).length === 1;
+}
+
+/** The media type that marks a string option as the JSON text of a free-form object (shared/core/json-fields.ts). */
+const JSON_TEXT = 'application/json';
+
+/**
+ * The options of an `anyOf`, less any object of any keys when another option is its JSON text
+ * (`type: "string"`, `contentMediaType: "application/json"`): what the schemas that cannot say such
+ * an object (OpenAI's strict mode, Gemini's Schema, MCP clients that convert to them) are given.
+ */
+export function withoutOpenObjects(options: readonly unknown[]): unknown[] {
+  if (!options.some((option) => isRecord(option) && option.type === 'string' && option.contentMediaType === JSON_TEXT)) return [...options];
+  return options.filter(
+    (option) => !(isRecord(option) && option.type === 'object' && !option.properties && option.additionalProperties !== false),
+  );
 }
 
 /** `schema` without the `$defs` nothing refers to any more (those only a free-form field used). */

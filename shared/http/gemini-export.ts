@@ -12,13 +12,15 @@
  *   `not`, `allOf`, exclusive bounds, other formats such as `uuid` and `date`) is left out, and what
  *   matters of it is said in the field's description ("A UUID.", "No repeats.", "Greater than 0.").
  *   The storable-text pattern goes unsaid (text Postgres cannot store: nothing a model writes).
+ * - a free-form JSON object that may also be sent as its JSON text is the text (`withoutOpenObjects`,
+ *   shared/http/compact-schema.ts): Gemini's Schema describes an object by its properties.
  *
  * The server still enforces every rule left out, with an error the model can act on.
  */
 import { ok, type Success } from '../core/contract.ts';
 import { plural } from '../core/plural.ts';
-import type { AnyTool } from '../core/tool.ts';
-import type { JsonSchema } from './compact-schema.ts';
+import { IDEMPOTENCY_NOTE_FOR_ALL, type AnyTool } from '../core/tool.ts';
+import { withoutOpenObjects, type JsonSchema } from './compact-schema.ts';
 
 /** A function declaration, as Gemini's `tools[].functionDeclarations[]` takes it. */
 export interface GeminiFunctionDeclaration {
@@ -64,7 +66,7 @@ export function geminiDeclaration(tool: AnyTool): GeminiFunctionDeclaration {
 export function geminiCatalog(tools: readonly AnyTool[]): Success<{ tools: { functionDeclarations: GeminiFunctionDeclaration[] }[] }> {
   return ok(
     { tools: [{ functionDeclarations: tools.map(geminiDeclaration) }] },
-    `${plural(tools.length, 'tool')} as Gemini function declarations. Rules Gemini's schema cannot carry (distinct items, text forms, exclusive bounds) are said in the descriptions and enforced by the server.`,
+    `${plural(tools.length, 'tool')} as Gemini function declarations. Rules Gemini's schema cannot carry (distinct items, text forms, exclusive bounds) are said in the descriptions and enforced by the server. ${IDEMPOTENCY_NOTE_FOR_ALL}`,
   );
 }
 
@@ -95,14 +97,15 @@ export function toGeminiSchema(node: JsonSchema): JsonSchema {
     else if (key === 'propertyNames' && isRecord(value) && isRecord(value.not) && Array.isArray(value.not.enum))
       notes.push(`No key may be ${value.not.enum.join(', ')}.`);
   }
-  const options = Array.isArray(node.anyOf) ? (node.anyOf as JsonSchema[]) : [];
+  const options = Array.isArray(node.anyOf) ? (withoutOpenObjects(node.anyOf) as JsonSchema[]) : [];
   const values = options.filter((option) => option.type !== 'null');
   if (options.length > values.length) out.nullable = true;
   if (values.length === 1) {
     // One value or null: the value's schema, nullable, with both descriptions.
     const { description, ...inner } = toGeminiSchema(values[0]!);
     Object.assign(out, inner);
-    if (typeof description === 'string') notes.unshift(description);
+    // Unless the field's own description says it already (a builder's words the field repeats).
+    if (typeof description === 'string' && !String(node.description ?? '').includes(description)) notes.unshift(description);
   } else if (values.length > 1) out.anyOf = values.map(toGeminiSchema);
   if (Array.isArray(node.type)) {
     // A list of types: one type, nullable when null is among them.

@@ -3,11 +3,11 @@
  * first use like the tools' server): two tools instead of one per tool.
  *
  * - `execute` `{ code }` runs an agent's code (shared/codemode/run.ts), the same execution and the
- *   same envelope as `POST /code`. Its description lists every tool the credential may call, one
- *   line each with its input type, so every tool is reachable from the list alone at about 30
- *   tokens a tool.
- * - `describe` `{ tools? }` answers the TypeScript declarations (input and output types, generated
- *   from the zod schemas the validator enforces) of the tools named, or of all of them.
+ *   same envelope as `POST /code`. Its description names every tool the credential may call, by
+ *   toolset (about 4 tokens a tool).
+ * - `describe` `{ tools? }` answers, for the tools named or all of them, each one's purpose and a
+ *   call with its input and the data it answers, as compact types generated from the zod schemas
+ *   the validator enforces (`GET /code/types` has the full TypeScript declarations).
  *
  * An idempotency key travels in `_meta["edge-tools/idempotency-key"]` of the `execute` call, as for
  * any tool; a `traceparent` in `_meta.traceparent` or the HTTP header.
@@ -21,8 +21,8 @@ import { validateInput } from '../core/validation.ts';
 import { camelCase } from '../codemode/dispatcher.ts';
 import { CODE_MODE_LIMITS } from '../codemode/limits.ts';
 import { runCode } from '../codemode/run.ts';
-import { codeInput } from '../codemode/schemas.ts';
-import { TOOL_INDEX_LEGEND, toolDeclarations, toolIndex } from '../codemode/types.ts';
+import { codeInput, type codeOutput } from '../codemode/schemas.ts';
+import { SIGNATURES_LEGEND, toolIndex, toolSignatures } from '../codemode/types.ts';
 import { deniedTool, type Caller } from '../auth/caller.ts';
 import { duplicateKeyFailure } from '../core/duplicate-keys.ts';
 import { IDEMPOTENCY_META_KEY } from '../core/idempotency-key.ts';
@@ -34,17 +34,15 @@ import type { Served } from './tool-route.ts';
 
 const INSTRUCTIONS =
   'Code mode: instead of one tool call per step, write one async arrow function that makes the calls, ' +
-  "and get back only what it returns. execute's description gives each tool's input type; describe gives what each does and the fields of its data. " +
+  "and get back only what it returns. execute's description names every tool; describe gives what each does, its input and the fields of its data. " +
   `Code that writes takes an idempotency key in the execute call's _meta "${IDEMPOTENCY_META_KEY}": sent again with the same key and code, its writes are not repeated.`;
+
+/** The data of a successful execution. */
+type CodeOutput = z.output<typeof codeOutput>;
 
 /** The input of `describe`. */
 const describeInput = z.strictObject({
-  tools: z
-    .array(z.string().min(1).max(100))
-    .min(1)
-    .max(50)
-    .optional()
-    .describe('Tool ids or camelCase names; all the tools you may call when absent.'),
+  tools: z.array(z.string().min(1).max(100)).min(1).max(50).optional().describe('Ids or camelCase names.'),
 });
 
 /** Code mode's MCP server: `execute` and `describe` for code calling `tools`. */
@@ -87,7 +85,7 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: Served):
           options,
         );
         const result = toolResult(outcome, meta);
-        if (outcome.ok) result.content = [{ type: 'text', text: executedText(outcome.message, outcome.data) }];
+        if (outcome.ok) result.content = [{ type: 'text', text: executedText(outcome.message, outcome.data as CodeOutput) }];
         return result;
       }
       if (params.name === 'describe') {
@@ -95,8 +93,8 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: Served):
         if ('error' in confirmed) return toolResult(confirmed, metaWithoutExecution('describe'));
         const described = describe(callable(confirmed), sent.arguments ?? {});
         const result = toolResult(described, metaWithoutExecution('describe'));
-        // The text a model reads is the declarations as TypeScript, not escaped into a JSON string.
-        if (described.ok) result.content = [{ type: 'text', text: `${described.message}\n${described.data.declarations}` }];
+        // The text a model reads is the lines themselves, not escaped into a JSON string.
+        if (described.ok) result.content = [{ type: 'text', text: `${described.message}\n${described.data.types}` }];
         return result;
       }
       return toolResult(
@@ -121,22 +119,20 @@ export function listedTools(callable: readonly AnyTool[]): McpTool[] {
   return [
     {
       name: 'execute',
-      title: 'Run code that calls the tools',
+      title: 'Run code',
       description:
-        'Runs one async arrow function (JavaScript) and answers what it returns. In it, tools["<id>"](input) or tools.<camelCaseId>(input) ' +
-        'runs a tool through the full pipeline and resolves to its envelope {success, message, data|error, meta}: failures are values. ' +
-        'Return only what you need: the answer is data.result, with data.calls and data.logs. ' +
+        'Runs an async arrow function (JavaScript) and answers what it returns; return only what you need. ' +
+        'tools.<camelCaseId>(input) calls a tool, resolving to {success:true,data} or {success:false,error:{code,message,hint}}. ' +
         `Limits: ${CODE_MODE_LIMITS.innerCalls} calls (${CODE_MODE_LIMITS.concurrentInnerCalls} at once), ${CODE_MODE_LIMITS.wallTimeMs / 1000} s, ` +
-        `${CODE_MODE_LIMITS.resultChars} characters of result; no network. describe gives each tool's purpose and full types. ${TOOL_INDEX_LEGEND}\n` +
+        `${CODE_MODE_LIMITS.resultChars} characters of result; no network. describe gives inputs and data. Tools (* writes):\n` +
         toolIndex(callable),
       inputSchema: compactSchema(z.toJSONSchema(codeInput)) as McpTool['inputSchema'],
       annotations: { readOnlyHint: callable.every((tool) => tool.annotations.readOnlyHint), openWorldHint: false },
     },
     {
       name: 'describe',
-      title: 'Types of the tools',
-      description:
-        'TypeScript declarations of the tools named: input types with their docs, output types, and the envelope every call returns.',
+      title: 'Describe tools',
+      description: "Each named tool's purpose, input and data (all tools when none is named).",
       inputSchema: compactSchema(z.toJSONSchema(describeInput)) as McpTool['inputSchema'],
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
@@ -144,13 +140,19 @@ export function listedTools(callable: readonly AnyTool[]): McpTool[] {
 }
 
 /**
- * The text a model reads of a successful execution: the message, then the data as JSON, without
- * `logs` when the code logged nothing. The message says whether the result was cut, and how to get
- * the rest.
+ * The text a model reads of a successful execution: the message (how many calls, how many failed,
+ * whether the result was cut), then the data as JSON, less what says nothing new: `logs` when the
+ * code logged nothing, and `calls` when every call succeeded (the message counts them;
+ * `structuredContent` keeps the whole envelope). A failed or refused call keeps them all in it.
  */
-function executedText(message: string, data: unknown): string {
-  const { logs, ...rest } = data as { logs?: unknown[] };
-  return `${message}\n${JSON.stringify(logs?.length ? data : rest)}`;
+function executedText(message: string, data: CodeOutput): string {
+  const { logs, calls, ...rest } = data;
+  const shown = {
+    ...rest,
+    ...(calls.some((call) => !call.success) || data.calls_refused ? { calls } : {}),
+    ...(logs.length ? { logs } : {}),
+  };
+  return `${message}\n${JSON.stringify(shown)}`;
 }
 
 /** The declarations of the tools `arguments` names, among those the caller may call. */
@@ -161,8 +163,7 @@ function describe(callable: readonly AnyTool[], args: unknown) {
   const input = validateInput(describeInput, screened.value, hint);
   if (!input.ok) return input;
   const named = input.value.tools;
-  if (!named)
-    return ok({ declarations: toolDeclarations(callable) }, `Declarations of the ${callable.length} tools you may call from code.`);
+  if (!named) return ok({ types: toolSignatures(callable) }, SIGNATURES_LEGEND);
   const chosen = named.map((name) => callable.find((tool) => tool.id === name || camelCase(tool.id) === name));
   const unknown = named.filter((_name, index) => !chosen[index]);
   if (unknown.length) {
@@ -176,5 +177,5 @@ function describe(callable: readonly AnyTool[], args: unknown) {
     );
   }
   const distinct = [...new Set(chosen as AnyTool[])];
-  return ok({ declarations: toolDeclarations(distinct) }, `Declarations of ${distinct.map((tool) => tool.id).join(', ')}.`);
+  return ok({ types: toolSignatures(distinct) }, SIGNATURES_LEGEND);
 }

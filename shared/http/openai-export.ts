@@ -13,17 +13,19 @@
  *   formats) is stated in the description, and the validator still enforces it with an error the
  *   model can act on. The storable-text pattern of every text field is left out.
  *
- * A schema strict mode cannot express at all (a free-form JSON object, a value of any type) is
+ * A free-form JSON object that may also be sent as its JSON text is exported as the text
+ * (`withoutOpenObjects`, shared/http/compact-schema.ts), which strict mode says. A schema strict
+ * mode cannot express at all (a free-form object with no text form, a value of any type) is
  * exported with `strict: false`, and the catalog's message names the field.
  */
 import { ok, type Success } from '../core/contract.ts';
 import { NON_BLANK_TEXT_PATTERN, SAFE_TEXT_PATTERN } from '../core/text.ts';
 import { plural } from '../core/plural.ts';
-import { withoutUnusedDefinitions, type JsonSchema } from './compact-schema.ts';
+import { withoutOpenObjects, withoutUnusedDefinitions, type JsonSchema } from './compact-schema.ts';
 
 /** Text ceilings from here on are not said in the export's descriptions. */
 const LONG_TEXT = 200;
-import type { AnyTool } from '../core/tool.ts';
+import { IDEMPOTENCY_NOTE_FOR_ALL, type AnyTool } from '../core/tool.ts';
 
 /** One tool, in the Chat Completions `tools` format (for the Responses API, spread `function`). */
 export interface OpenAiFunctionTool {
@@ -87,7 +89,7 @@ export function openAiCatalog(tools: readonly AnyTool[]): Success<{ tools: OpenA
   const exceptions = loose.map((entry) => `${entry.definition.function.name} (${entry.problems.join('; ')})`).join(', ');
   return ok(
     { tools: converted.map((entry) => entry.definition) },
-    `${plural(tools.length, 'tool')} as OpenAI function definitions in strict mode${loose.length ? `, except ${exceptions}, which strict mode cannot express` : ''}. Send null for an optional field to leave it out.`,
+    `${plural(tools.length, 'tool')} as OpenAI function definitions in strict mode${loose.length ? `, except ${exceptions}, which strict mode cannot express` : ''}. Send null for an optional field to leave it out. ${IDEMPOTENCY_NOTE_FOR_ALL}`,
   );
 }
 
@@ -130,7 +132,8 @@ function convert(node: JsonSchema, path: string, conversion: Conversion): JsonSc
       out.items = convert(value, `${path}[]`, conversion);
     } else if (key === 'anyOf' && Array.isArray(value)) {
       // The field's description says what each of its forms is for.
-      const options = typeof node.description === 'string' ? value.map(({ description: _said, ...option }: JsonSchema) => option) : value;
+      const portable = withoutOpenObjects(value) as JsonSchema[];
+      const options = typeof node.description === 'string' ? portable.map(({ description: _said, ...option }) => option) : portable;
       out.anyOf = options.map((option: JsonSchema) => convert(option, path, conversion));
     } else if (key === 'additionalProperties' && value !== false) {
       // A free-form object: said as `type: "object"` alone, which a non-strict definition reads as any keys.
@@ -184,10 +187,7 @@ function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
   const { description, ...schema } = field;
   const said = typeof description === 'string' ? description : '';
   // What null stands for, unless the description says it already.
-  const text = sentences(
-    said,
-    fallback === undefined || /\b(null|default)/i.test(said) ? undefined : `Null means ${JSON.stringify(fallback)}.`,
-  );
+  const text = sentences(said, fallback === undefined || /\b(null|default)/i.test(said) ? undefined : `Null means ${shown(fallback)}.`);
   const described = (rest: JsonSchema) => (text ? { description: text, ...rest } : rest);
   if (Array.isArray(schema.anyOf)) {
     // Already nullable, or a choice: one flat list of options with null among them, or the one option made nullable.
@@ -215,6 +215,11 @@ function nullable(field: JsonSchema, fallback: unknown): JsonSchema {
   return described({ anyOf: [schema, { type: 'null' }] });
 }
 
+/** A default as a description says it: a word as it is (`concise`), anything else as JSON (`""`, `[]`). */
+function shown(value: unknown): string {
+  return typeof value === 'string' && /^[a-z][a-z_]*$/i.test(value) ? value : JSON.stringify(value);
+}
+
 /** The texts given, each once and ending as a sentence, in one description. */
 function sentences(...texts: unknown[]): string {
   const parts: string[] = [];
@@ -240,6 +245,7 @@ function describeLength(min: unknown, max: unknown, nonBlank: boolean): string |
   const ceiling = most !== undefined && most < LONG_TEXT ? most : undefined;
   if (least !== undefined && ceiling !== undefined) return `${least} to ${ceiling} characters.`;
   if (ceiling !== undefined) return `At most ${ceiling} characters.`;
+  if (least === 1) return 'Not empty.';
   if (least !== undefined) return `At least ${least} characters.`;
   return undefined;
 }

@@ -12,7 +12,9 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The docs a reader follows: README.md, the root's other guides, and every page of docs/. */
 export function docFiles(): string[] {
-  const root = ['README.md', 'ARCHITECTURE.md', 'CONTRIBUTING.md', 'SECURITY.md', 'CHANGELOG.md'].filter((name) => existsSync(join(ROOT, name)));
+  const root = ['README.md', 'ARCHITECTURE.md', 'CONTRIBUTING.md', 'SECURITY.md', 'CHANGELOG.md'].filter((name) =>
+    existsSync(join(ROOT, name)),
+  );
   const pages = readdirSync(join(ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))
     .sort()

@@ -136,8 +136,11 @@ describe('POST /mcp/code', () => {
     // Every tool is reachable from code, and what the agent reads to know it costs at most 1,500 tokens.
     const tokens = await countTokens(JSON.stringify({ tools }));
     expect(tokens).toBeLessThanOrEqual(1_500);
-    for (const tool of registry) expect(tools[0]!.description).toMatch(new RegExp(`\\n${tool.id}\\*?\\(\\{`));
-    expect(tools[0]!.description).toContain('\nlog-mood*({');
+    // The index: a line per toolset naming its tools, * after those that write.
+    const index = tools[0]!.description!.split('\n').slice(1);
+    const named = index.flatMap((line) => line.slice(line.indexOf(': ') + 2).split(', '));
+    expect(named.map((id) => id.replace(/\*$/, '')).sort()).toEqual(registry.map((tool) => tool.id).sort());
+    for (const tool of registry) expect(named, tool.id).toContain(`${tool.id}${tool.annotations.readOnlyHint ? '' : '*'}`);
     const result = await client.callTool({
       name: 'execute',
       arguments: { code: 'async () => { const r = await tools.listPlans({ limit: 1 }); return r.success; }' },
@@ -147,15 +150,42 @@ describe('POST /mcp/code', () => {
     expect(envelope.data.result).toBe(true);
     expect(envelope.data.calls).toHaveLength(1);
     expect(envelope.data.logs).toEqual([]);
-    // The text a model reads: the message, then the data, empty logs left out.
+    // The text a model reads: the message, then the data, empty logs and calls that all succeeded left out.
     const [message, json] = (result.content as { text: string }[])[0]!.text.split('\n');
     expect(message).toBe('The code ran: 1 tool call.');
-    expect(JSON.parse(json!)).toEqual({ result: true, calls: envelope.data.calls });
+    expect(JSON.parse(json!)).toEqual({ result: true });
     // Logs, when the code wrote some, are in it.
     const logged = await client.callTool({ name: 'execute', arguments: { code: 'async () => { console.log("hi"); return 1; }' } });
     const text = (logged.content as { text: string }[])[0]!.text;
     expect(text.split('\n')[0]).toBe('The code ran: 0 tool calls.');
-    expect(JSON.parse(text.split('\n')[1]!)).toEqual({ result: 1, calls: [], logs: ['hi'] });
+    expect(JSON.parse(text.split('\n')[1]!)).toEqual({ result: 1, logs: ['hi'] });
+    // A failed call: the text has every call, the failed one with its error.
+    const failing = await client.callTool({
+      name: 'execute',
+      arguments: {
+        code: 'async () => { await tools.listPlans({ limit: 1 }); const r = await tools.logMood({ mood: "happy" }); return r.success; }',
+      },
+    });
+    const [failedMessage, failedJson] = (failing.content as { text: string }[])[0]!.text.split('\n');
+    expect(failedMessage).toBe('The code ran: 2 tool calls, 1 failed.');
+    expect(JSON.parse(failedJson!)).toMatchObject({
+      result: false,
+      calls: [
+        { tool: 'list-plans', success: true },
+        { tool: 'log-mood', success: false, error_code: 'VALIDATION_ERROR' },
+      ],
+    });
+  });
+
+  it("describes the tools named: each one's purpose, then its input and the fields of its data", async () => {
+    const client = await connectMcp('/mcp/code', studyKey);
+    const described = await client.callTool({ name: 'describe', arguments: { tools: ['listPlans', 'get-messages'] } });
+    const lines = (described.content as { text: string }[])[0]!.text.split('\n');
+    expect(lines).toHaveLength(5);
+    expect(lines[0]).toMatch(/^Per tool: /);
+    expect(lines[1]).toBe(`// ${registry.find((tool) => tool.id === 'list-plans')!.purpose}`);
+    expect(lines[2]).toMatch(/^list-plans\(\{.*limit\?:int.*\}\) => \{plans:\{.*\}\[\],next_cursor\}$/);
+    expect(lines[4]).toMatch(/^get-messages\(\{session_id:string\|int;/);
   });
 
   it('lists only what the credential may call, in execute and describe', async () => {

@@ -227,7 +227,7 @@ describe.each(SDKS)('$name', ({ sdk, protocolVersion }) => {
         additionalProperties: false,
         properties: {
           mood: { enum: ['happy', 'sad', 'neutral', 'anxious'] },
-          energy_level: { type: 'integer', minimum: 1, maximum: 10, description: expect.stringContaining('Energy') },
+          energy_level: { type: 'integer', minimum: 1, maximum: 10, description: expect.stringContaining('full of energy') },
           user_id: { maxLength: 100 },
           // A ceiling of 500 characters and more is stated too: learnt from the list, not from a refusal.
           notes: { anyOf: [{ type: 'string', maxLength: 500 }, { type: 'null' }] },

@@ -292,6 +292,17 @@ describe('submit-health-form: every data type', () => {
     if (body.success) expect(body.data.id).toBe(row!.id);
   });
 
+  it('takes a JSON field as its JSON text too (what strict schemas send), and stores the object', async () => {
+    const symptoms = { cough: { days: 4 }, tags: ['dry'], fever: null };
+    const { status } = await callTool(
+      'submit-health-form',
+      healthForm({ patient_name: 'Text Symptoms', symptoms: JSON.stringify(symptoms) }),
+    );
+    expect(status).toBe(200);
+    const [row] = await db.select().from(healthForms).where(eq(healthForms.patientName, 'Text Symptoms'));
+    expect(row!.symptoms).toEqual(symptoms);
+  });
+
   it('rounds extra decimals to the scale, as Postgres numeric does, and the answer says what was stored', async () => {
     const { status, body } = await callTool('submit-health-form', healthForm({ patient_name: 'Rounded Weight', weight_kg: 61.555 }));
     expect(status).toBe(200);
@@ -364,15 +375,23 @@ describe('submit-health-form: every data type', () => {
       'a JSON array for the JSON field',
       { symptoms: ['dizzy', 'tired'] },
       'symptoms',
-      "Field 'symptoms' must be a valid JSON object, but received an array",
+      "Field 'symptoms' must be a JSON object, or its JSON text, but received an array",
     ],
     [
-      'a string for the JSON field',
+      'text that is not JSON for the JSON field',
       { symptoms: 'dizzy' },
       'symptoms',
-      "Field 'symptoms' must be a valid JSON object, but received a string",
+      "Field 'symptoms' must be a JSON object, or its JSON text, but received text that is not JSON",
     ],
-    ['a number for the JSON field', { symptoms: 3 }, 'symptoms', 'must be a valid JSON object'],
+    ['the JSON text of an array', { symptoms: '["dizzy"]' }, 'symptoms', 'but received the JSON text of an array'],
+    [
+      'JSON text with a NUL inside',
+      { symptoms: '{"head\\u0000ache": 1}' },
+      'symptoms',
+      "whose 'head\\u0000ache' is text without NUL characters",
+    ],
+    ['JSON text nested too deep', { symptoms: '{"a": [[[[[[[[1]]]]]]]]}' }, 'symptoms', 'but received one that nests 9'],
+    ['a number for the JSON field', { symptoms: 3 }, 'symptoms', 'must be a JSON object, or its JSON text'],
   ])('refuses %s', async (_case, overrides, field, message) => {
     const { status, body } = await callTool('submit-health-form', healthForm({ patient_name: `Refused ${_case}`, ...overrides }));
     expect(status).toBe(400);

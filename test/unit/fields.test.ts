@@ -12,13 +12,13 @@ import {
   DATE_TIME_RANGE,
   dateTime,
   distinctList,
-  jsonValue,
   ONE_OF_REQUIRED,
   oneOfRequired,
   text,
   uuid,
   uuidList,
 } from '../../shared/core/fields.ts';
+import { jsonObject, jsonValue } from '../../shared/core/json-fields.ts';
 import { validateInput } from '../../shared/core/validation.ts';
 import type { FieldError } from '../../shared/core/contract.ts';
 
@@ -324,5 +324,65 @@ describe('jsonValue', () => {
     };
     expect(JSON.stringify(schema)).not.toMatch(/"\$(ref|defs)"/);
     expect(schema.properties.value.description).toContain('nested at most 2 levels deep');
+  });
+});
+
+describe('jsonObject', () => {
+  const field = jsonObject({ maxDepth: 2 });
+  const schema = z.strictObject({ value: field });
+  const parsed = (value: unknown) => validateInput(schema, { value }, HINT);
+
+  it('takes an object, or its JSON text, and gives the tool the object either way', () => {
+    const object = { headache: { severity: 3 } };
+    expect(parsed(object)).toEqual({ ok: true, value: { value: object } });
+    expect(parsed(JSON.stringify(object))).toEqual({ ok: true, value: { value: object } });
+    expect(parsed(' {"a": [1, null]} ')).toEqual({ ok: true, value: { value: { a: [1, null] } } });
+  });
+
+  it('refuses what is neither, saying so', () => {
+    expect(problemOf(field, 42)).toMatchObject({ message: "Field 'value' must be a JSON object, or its JSON text, but received 42." });
+    expect(problemOf(field, [1])).toMatchObject({ field: 'value' });
+    expect(problemOf(field, 'not json')).toMatchObject({ code: 'invalid_json', message: expect.stringContaining('text that is not JSON') });
+    expect(problemOf(field, '[1, 2]')).toMatchObject({
+      code: 'invalid_json',
+      message: "Field 'value' must be a JSON object, or its JSON text, but received the JSON text of an array.",
+    });
+  });
+
+  it('holds the text to the rules of the object: depth, storable text, keys, finite numbers', () => {
+    expect(problemOf(field, '{"a":{"b":[1]}}')).toMatchObject({ code: 'too_deep', message: expect.stringContaining('one that nests 3') });
+    expect(problemOf(field, { a: { b: [1] } })).toMatchObject({ code: 'too_deep', message: expect.stringContaining('one that nests 3') });
+    expect(problemOf(field, '{"a":"x\\u0000y"}')).toMatchObject({
+      code: 'unsafe_text',
+      message: expect.stringContaining("JSON text whose 'a' is text without NUL"),
+    });
+    expect(problemOf(field, '{"a":"\\ud800"}')).toMatchObject({ code: 'unsafe_text' });
+    expect(problemOf(field, '{"a":{"__proto__":1}}')).toMatchObject({
+      code: 'forbidden_key',
+      message: expect.stringContaining("JSON text whose 'a.__proto__' is a key other than __proto__, constructor, prototype"),
+    });
+    expect(problemOf(field, '{"a":1e999}')).toMatchObject({ code: 'non_finite_number' });
+  });
+
+  it('judges any JSON written as text as it judges the value itself (fast-check)', () => {
+    const outcome = (result: ReturnType<typeof parsed>) =>
+      result.ok ? JSON.stringify(result.value) : result.error.details!.fields!.map((problem) => problem.code).join();
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 })), (object) => {
+        expect(outcome(parsed(JSON.stringify(object)))).toEqual(outcome(parsed(object)));
+      }),
+      { seed: 2026, numRuns: 500 },
+    );
+  });
+
+  it('advertises both forms, the text as a string of JSON, with no definitions or references', () => {
+    const advertised = jsonSchemaOf(field) as { anyOf: Record<string, unknown>[]; description: string };
+    expect(advertised.anyOf).toEqual([
+      expect.objectContaining({ type: 'object' }),
+      expect.objectContaining({ type: 'string', contentMediaType: 'application/json', maxLength: 1024 * 1024 }),
+    ]);
+    expect(advertised.description).toContain('nested at most 2 levels deep');
+    expect(JSON.stringify(advertised)).not.toMatch(/"\$(ref|defs)"/);
+    expect(() => ajv.compile(advertised)).not.toThrow();
   });
 });

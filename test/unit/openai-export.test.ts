@@ -12,9 +12,15 @@ import { openAiFunction } from '../support/vendor-rules/openai.ts';
 
 type Schema = Record<string, any>;
 
-/** Does the input schema take a free-form object somewhere (which no strict schema can express)? */
+/**
+ * Does the input schema take a free-form object somewhere (which no strict schema can express),
+ * with no other form of it? A free-form JSON object that may also be sent as its JSON text
+ * (`contentMediaType: "application/json"`) is exported as the text.
+ */
 function hasFreeFormObject(node: unknown): boolean {
   if (typeof node !== 'object' || node === null) return false;
+  const options: unknown[] = Array.isArray((node as Schema).anyOf) ? (node as Schema).anyOf : [];
+  if (options.some((option) => (option as Schema).contentMediaType === 'application/json')) return false;
   if (typeof (node as Schema).additionalProperties === 'object') return true;
   return Object.values(node).some(hasFreeFormObject);
 }
@@ -65,6 +71,12 @@ describe.each(tools.map((tool) => [tool.id, tool] as const))('%s as an OpenAI fu
       expect(fromNull, field).toEqual(validateInput(tool.input, without, tool.hint));
       if (!(field in example)) expect(fromNull, field).toMatchObject({ ok: true });
     }
+  });
+});
+
+describe('the export', () => {
+  it('makes every tool strict: no free-form object is left without its JSON text', () => {
+    expect(tools.filter((tool) => !openAiExport(tool).definition.function.strict).map((tool) => tool.id)).toEqual([]);
   });
 });
 
@@ -130,6 +142,31 @@ describe('toStrictSchema', () => {
     // An enum says its values: its type goes.
     expect(converted.$defs).toEqual({ tag: { enum: ['a', 'b'] } });
     expect((converted.properties as Record<string, Schema>).data).toEqual({ type: 'object' });
+  });
+
+  it('gives a free-form object that may be sent as its JSON text as the text alone, and stays strict', () => {
+    const converted = toStrictSchema({
+      type: 'object',
+      properties: {
+        data: {
+          description: 'Data, as an object or its text.',
+          anyOf: [
+            {
+              anyOf: [
+                { type: 'object', additionalProperties: {} },
+                { type: 'string', contentMediaType: 'application/json', maxLength: 5000 },
+              ],
+            },
+            { type: 'null' },
+          ],
+        },
+      },
+    });
+    expect(converted.problems).toEqual([]);
+    expect((converted.schema.properties as Record<string, Schema>).data).toEqual({
+      description: 'Data, as an object or its text.',
+      type: ['string', 'null'],
+    });
   });
 
   it('says a description once, and says what a cursor-like value is not', () => {

@@ -9,11 +9,11 @@ import { MAX_DOCUMENT_CHARS } from '../../../shared/records/documents.ts';
 import type { EmbeddingReport, StoredTask } from './ingest.ts';
 
 export const documentFields = {
-  title: text({ max: 500, blank: false }).describe('The document title, e.g. "Q3 hiring plan".'),
-  content: text({ max: MAX_DOCUMENT_CHARS }).describe('Markdown; its checkbox items are the tasks.'),
+  title: text({ max: 500, blank: false }),
+  content: text({ max: MAX_DOCUMENT_CHARS }).describe('Markdown.'),
 };
 
-export const documentId = uuid().describe('A document id, from add-document.');
+export const documentId = uuid();
 
 /** NOT_FOUND for a document id the project does not have, on every document tool. */
 export function documentNotFound(document_id: string): Failure {

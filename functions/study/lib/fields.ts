@@ -17,10 +17,10 @@ export function recordId() {
  */
 export const planIdField = z
   .union([z.int().min(1).max(INT4.max), z.literal('latest')], { error: "must be a plan id (a positive integer) or 'latest'" })
-  .describe('The plan id, or "latest" (the newest).');
+  .describe('Its id, or latest: the newest.');
 
-/** `plan_title`: matched exactly, ignoring case (and surrounding whitespace). */
-export const planTitleField = text({ max: 200, blank: false, trim: true }).describe('The plan title (any case).');
+/** `plan_title`: a plan's title; matched exactly, ignoring case (and surrounding whitespace). */
+export const planTitleField = text({ max: 200, blank: false, trim: true });
 
 /** A plan item's title (matched exactly, ignoring case and surrounding whitespace). */
 export const itemTitleField = text({ max: 300, blank: false, trim: true });
@@ -35,11 +35,11 @@ export const notesField = text({ max: 2_000, trim: true });
 
 /** A page size: `fallback` when absent, at most `max`. */
 export function limitField(what: string, fallback: number, max: number) {
-  return z.int().min(1).max(max).default(fallback).describe(`Most ${what} per page.`);
+  return z.int().min(1).max(max).default(fallback);
 }
 
 /** A topic name, matched ignoring case. */
-export const topicNameField = text({ max: 100, blank: false, trim: true }).describe('The topic name (any case), e.g. "Spanish grammar".');
+export const topicNameField = text({ max: 100, blank: false, trim: true }).describe('E.g. Spanish grammar.');
 
 /**
  * A plan named by `plan_id`, `plan_title` or both (the field names every plan tool uses). Each
@@ -55,5 +55,5 @@ export interface PlanRef {
 export function idOrName(what: string, name: z.ZodType<string>, nameWord: string) {
   return z
     .union([z.int().min(1).max(INT4.max), name], { error: `must be the ${what} id (a positive integer) or its ${nameWord} (text)` })
-    .describe(`The ${what} id, or its ${nameWord} (any case).`);
+    .describe(`Its id or ${nameWord}.`);
 }

@@ -11,4 +11,4 @@ export const sessionIdField = z
   .union([text({ max: 200, blank: false, trim: true }), z.int().min(0).max(INT4.max).transform(String)], {
     error: `must be the name of the conversation: non-blank text of at most 200 characters, or an integer from 0 to ${INT4.max}`,
   })
-  .describe('The conversation\'s name, e.g. "user-42" (7 and "7" are one).');
+  .describe("E.g. user-42; 7 and '7' are one.");

@@ -12,9 +12,9 @@ import { isoTime } from './sql.ts';
 /** An attempt scoring below this (0 to 1) is wrong; an attempt without a score is not graded, so neither. */
 export const PASS_MARK = 0.7;
 
-export const questionField = text({ max: 2_000, blank: false, trim: true }).describe('The question as it was asked.');
-export const userAnswerField = text({ max: 5_000 }).describe("The user's answer.");
-export const feedbackField = text({ max: 5_000 }).describe('What was right or wrong.');
+export const questionField = text({ max: 2_000, blank: false, trim: true });
+export const userAnswerField = text({ max: 5_000 });
+export const feedbackField = text({ max: 5_000 });
 
 export const attempt = z.object({
   attempt_id: z.int(),

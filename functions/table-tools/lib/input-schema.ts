@@ -6,7 +6,8 @@
  * their date bounds, bounded numbers.
  */
 import * as z from 'zod';
-import { dateTime, depthSentence, INT4, JSON_VALUE_DEFAULTS, jsonObject, text } from '../../../shared/core/fields.ts';
+import { dateTime, INT4, text } from '../../../shared/core/fields.ts';
+import { JSON_VALUE_DEFAULTS, jsonObject, jsonObjectSentence } from '../../../shared/core/json-fields.ts';
 import { plural } from '../../../shared/core/plural.ts';
 import { DEFAULT_TEXT_MAX_LENGTH, type FieldConfig, type ValidTableConfig } from './table-config.ts';
 
@@ -46,7 +47,7 @@ function valueSchema(field: FieldConfig): z.ZodType {
     case 'datetime':
       return dateTime({ minDate: field.minDate, maxDate: field.maxDate });
     case 'json':
-      // A JSON object ("must be a valid JSON object"), any JSON inside it.
+      // A JSON object ("must be a valid JSON object"), any JSON inside it, or its JSON text.
       return jsonObject();
   }
 }
@@ -79,7 +80,7 @@ function describeField(field: FieldConfig): string {
     if (field.maxDate) parts.push(`On or before ${field.maxDate}.`);
   }
   // The depth is said in words only: JSON Schema could say it only with $ref, which model APIs refuse.
-  if (field.dataType === 'json') parts.push(depthSentence(JSON_VALUE_DEFAULTS.maxDepth));
+  if (field.dataType === 'json') parts.push(jsonObjectSentence(JSON_VALUE_DEFAULTS.maxDepth));
   if (field.dataType === 'numeric' && field.precision !== undefined) parts.push(`Rounded to ${plural(field.scale ?? 0, 'decimal place')}.`);
   if (!field.required && field.default !== undefined) parts.push(`Default ${JSON.stringify(field.default)}.`);
   return parts.join(' ');

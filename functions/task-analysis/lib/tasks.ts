@@ -10,7 +10,7 @@ import { uuidArray, type Database } from '../../../shared/core/database.ts';
 
 /** A list of task ids, unique, between `min` and `max` long. */
 export function taskIds(min: number, max: number) {
-  return uuidList({ min, max }).describe('Task ids, from semantic-search or add-document.');
+  return uuidList({ min, max });
 }
 
 export const relationshipType = z.enum(['prerequisite', 'blocks', 'related']);
