@@ -58,8 +58,15 @@ export const BASELINE_COMMIT = '59ffe6336197a7aeddc31770d1d649bb5f5c8d21';
  * gzip); the gateway measured 425 KiB after that move.
  * The Gemini export (shared/http/gemini-export.ts), code mode's per-tool signatures and OpenAPI entries
  * and the bounds every schema now states took it to 428, hence 432.
+ *
+ * A tool's own worker: 200 KiB until the gate (its read-only client and the re-check of a
+ * credential at each state change, shared/auth/gate.ts and verification.ts), signed API keys and
+ * the accepted date ranges (shared/core/date-range.ts) added about 2 KiB gzip to every worker:
+ * cluster-by-similarity, the largest (it carries every provider), measured 201.1, hence 204. What
+ * is left of a tool's worker is mostly Neon's driver, zod, drizzle and @upstash/redis (about 370 of
+ * its 660 KiB minified).
  */
-export const TARGETS = { toolWorkerGzipKib: 200, gatewayGzipKib: 432 };
+export const TARGETS = { toolWorkerGzipKib: 204, gatewayGzipKib: 432 };
 
 export interface BundleSize {
   /** A tool id, or `gateway`. */
