@@ -2,7 +2,7 @@
  * Idempotency-Key over HTTP, through the real pipeline in workerd: replay, mismatch, a call still
  * running, an abandoned claim taken over, what is and is not stored, expiry and purge, scope per
  * project and per tool, and key syntax. Rows are counted: a replay writes nothing. (MCP's `_meta`
- * key is tested in mcp.test.ts.)
+ * key is tested in mcp-idempotency.test.ts.)
  */
 import { env } from 'cloudflare:workers';
 import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
