@@ -314,7 +314,7 @@ describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium
     expect(provider.authorizationUrls).toHaveLength(2);
 
     // A refresh token already exchanged is refused with invalid_grant and issues nothing (its replay
-    // on a live grant revokes the grant: test/integration/auth-attacks.test.ts).
+    // on a live grant revokes the grant: test/integration/auth-attacks-hygiene.test.ts).
     const stale = await clientOf(base).tokenRequest({
       grant_type: 'refresh_token',
       refresh_token: original.refresh_token!,
