@@ -6,224 +6,49 @@
  * client's is. Judges other than the gateway's OAuth code: the SDK (discovery, registration, PKCE,
  * token exchange and refresh are its own), the HTTP API with the project's API key (what a call
  * wrote, what a toolset holds), the grants table, and the official MCP conformance suite's
- * authorization-server scenarios, run by its own CLI with the same browser approving.
+ * authorization-server scenarios, run by its own CLI with the same browser approving. The stack
+ * (wrangler dev, the callback, Chromium) and the SDK's client provider are in oauth-fixture.ts.
  *
  * Without Chromium (set CHROMIUM_PATH, or install Debian's `chromium`) it is skipped, loudly;
  * CI installs it.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  auth,
-  discoverAuthorizationServerMetadata,
-  UnauthorizedError,
-  type OAuthClientProvider,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { count, eq } from 'drizzle-orm';
-import { type BrowserContext, type Page } from 'playwright-core';
+import { auth, discoverAuthorizationServerMetadata, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documents, flashcards } from '../../drizzle/schema.ts';
-import { createProject, migrateDatabase, type CreatedProject } from '../../local/database.ts';
-import { startNeonStandIn, type NeonStandIn } from '../../local/neon-http.ts';
-import { seedStudy } from '../../local/study-seed.ts';
-import { freePort, startWranglerDev, type WranglerDev } from '../../local/wrangler-dev.ts';
+import type { CreatedProject } from '../../local/database.ts';
 import { createDb } from '../../shared/runtime/db.ts';
 import { listGrants } from '../../shared/auth/grants.ts';
-import { hasChromium, launchChromium } from './chromium.ts';
+import { hasChromium } from './chromium.ts';
 import { clientOf } from './oauth-client.ts';
+import { CLIENT_NAME, startOAuthStack, type Callback, type Json, type OAuthStack } from './oauth-fixture.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const chromiumFound = hasChromium('OAuth browser test');
 
-const CLIENT_NAME = 'Edge Tools Test Agent';
-
-type Json = Record<string, any>;
-
-/** The client's redirect target: a server on 127.0.0.1 that keeps every URL it is called with. */
-interface Callback {
-  url: string;
-  /** The next callback's URL (waits for it). */
-  next(): Promise<URL>;
-  close(): Promise<void>;
-}
-
-async function startCallback(): Promise<Callback> {
-  const port = await freePort();
-  const waiting: ((url: URL) => void)[] = [];
-  const arrived: URL[] = [];
-  const server: Server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', `http://127.0.0.1:${port}`);
-    // The browser asks for other things too (its favicon): only the callback path counts.
-    if (url.pathname !== '/callback') return void response.writeHead(404).end();
-    response.writeHead(200, { 'content-type': 'text/plain' }).end('You may close this window.');
-    const resolve = waiting.shift();
-    if (resolve) resolve(url);
-    else arrived.push(url);
-  });
-  server.listen(port, '127.0.0.1');
-  await once(server, 'listening');
-  return {
-    url: `http://127.0.0.1:${port}/callback`,
-    next: () => (arrived.length ? Promise.resolve(arrived.shift()!) : new Promise((resolve) => waiting.push(resolve))),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
-/**
- * What an MCP client keeps for one server, in memory: its registration, tokens and PKCE verifier;
- * `redirectToAuthorization` records the URL a desktop client would open in the browser.
- */
-class MemoryProvider implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrls: URL[] = [];
-
-  readonly redirectUrl: string;
-
-  constructor(redirectUrl: string) {
-    this.redirectUrl = redirectUrl;
-  }
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: CLIENT_NAME,
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  state() {
-    return crypto.randomUUID();
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(client: OAuthClientInformationMixed) {
-    this.client = client;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrls.push(url);
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
-    if (scope === 'all' || scope === 'tokens') this.saved = undefined;
-    if (scope === 'all' || scope === 'client') this.client = undefined;
-  }
-}
-
 describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium', () => {
-  let neon: NeonStandIn;
-  let worker: WranglerDev | undefined;
-  let context: BrowserContext;
-  let page: Page;
+  let stack: OAuthStack;
   let base: string;
   let tenant: CreatedProject;
   let callback: Callback;
-  const temporary = mkdtempSync(join(tmpdir(), 'edge-tools-oauth-'));
+  let page: Page;
 
   beforeAll(async () => {
-    neon = await startNeonStandIn();
-    await migrateDatabase(neon.connectionString);
-    tenant = await createProject(neon.connectionString, 'OAuth tenant');
-    await seedStudy(neon.connectionString, tenant.projectId);
-    worker = await startWranglerDev({ vars: { DATABASE_URL: neon.connectionString }, persistTo: join(temporary, 'wrangler-state') });
-    base = worker.url;
-    callback = await startCallback();
-    context = await launchChromium(join(temporary, 'profile'));
-    page = context.pages()[0] ?? (await context.newPage());
+    stack = await startOAuthStack();
+    ({ base, tenant, callback, page } = stack);
   }, 300_000);
 
   afterAll(async () => {
-    await context?.close();
-    await callback?.close();
-    worker?.stop();
-    await neon?.close();
-    rmSync(temporary, { recursive: true, force: true });
+    await stack?.close();
   });
 
-  /** Calls a tool over the HTTP API with the project's key: the judge of what a call wrote. */
-  async function callOverHttp(tool: string, input: unknown): Promise<Json> {
-    const response = await fetch(`${base}/tools/${tool}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify(input),
-    });
-    return (await response.json()) as Json;
-  }
-
-  /** The project's rows of `table`, counted in the database. */
-  async function rows(table: typeof documents | typeof flashcards): Promise<number> {
-    return (await createDb(neon.connectionString).select({ n: count() }).from(table).where(eq(table.projectId, tenant.projectId)))[0]!.n;
-  }
-
-  /** The person on the consent page at `url`: reads it, narrows it if told to, enters the key and presses a button. */
-  async function consent(
-    url: URL,
-    { toolsets, readOnly = false, decision = 'Approve' }: { toolsets?: string[]; readOnly?: boolean; decision?: 'Approve' | 'Deny' } = {},
-  ) {
-    await page.goto(url.toString());
-    await page.getByLabel('API key').waitFor({ timeout: 30_000 });
-    const shown = await page.locator('main').innerText();
-    if (toolsets) {
-      for (const box of await page.getByRole('checkbox').all()) {
-        if (!toolsets.includes((await box.getAttribute('value'))!)) await box.uncheck();
-      }
-    }
-    if (readOnly) await page.getByRole('radio', { name: /Read-only/ }).check();
-    await page.getByLabel('API key').fill(tenant.apiKey);
-    const answered = callback.next();
-    await page.getByRole('button', { name: decision, exact: true }).click();
-    return { shown, answer: await answered };
-  }
-
-  /** The whole first connection: the SDK is refused, discovers, registers, and the person approves in the browser. */
-  async function connect(path: string, narrowing: Parameters<typeof consent>[1] = {}) {
-    const provider = new MemoryProvider(callback.url);
-    const requests: string[] = [];
-    const recording = (async (input: RequestInfo | URL, init?: RequestInit) => {
-      const response = await fetch(input, init);
-      requests.push(
-        `${init?.method ?? 'GET'} ${new URL(String(input instanceof Request ? input.url : input)).pathname} ${response.status}`,
-      );
-      return response;
-    }) as typeof fetch;
-    const serverUrl = new URL(base + path);
-    const first = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider, fetch: recording });
-    await expect(new Client({ name: 'oauth-e2e', version: '1.0.0' }).connect(first)).rejects.toThrow(UnauthorizedError);
-    expect(provider.authorizationUrls).toHaveLength(1);
-    const { shown, answer } = await consent(provider.authorizationUrls[0]!, narrowing);
-    return { provider, requests, serverUrl, first, shown, answer, recording };
-  }
-
-  async function clientFor(serverUrl: URL, provider: MemoryProvider, recording?: typeof fetch): Promise<Client> {
-    const client = new Client({ name: 'oauth-e2e', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(serverUrl, { authProvider: provider, fetch: recording }));
-    return client;
-  }
-
   it('discovers from a 401, registers, is approved in the browser, calls its toolset only, refreshes with rotation, and stops when revoked', async () => {
-    const { provider, requests, serverUrl, first, shown, answer, recording } = await connect('/mcp/study');
+    const { provider, requests, serverUrl, first, shown, answer, recording } = await stack.connect('/mcp/study');
 
     // Discovery came from the 401's challenge: the resource's metadata, then the authorization server's, then registration.
     expect(requests.slice(0, 4)).toEqual([
@@ -257,7 +82,7 @@ describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium
     expect(provider.saved!.refresh_token).toBeTruthy();
 
     // tools/list is the study toolset, as the catalog lists it; a read and a write work, as the project.
-    const client = await clientFor(serverUrl, provider, recording);
+    const client = await stack.clientFor(serverUrl, provider, recording);
     const listed = (await client.listTools()).tools.map((tool) => tool.name).sort();
     const catalog = (await (await fetch(`${base}/tools?toolset=study`)).json()) as Json;
     expect(listed).toEqual(catalog.data.tools.map((tool: { id: string }) => tool.id).sort());
@@ -269,11 +94,11 @@ describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium
       arguments: { session_id: session, role: 'user', content: 'Saved with an OAuth token.' },
     });
     expect(saved.isError, JSON.stringify(saved.structuredContent)).toBeFalsy();
-    const readBack = await callOverHttp('get-messages', { session_id: session });
+    const readBack = await stack.callOverHttp('get-messages', { session_id: session });
     expect(readBack.data.messages.map((message: Json) => message.content)).toEqual(['Saved with an OAuth token.']);
 
     // Another toolset's tool is refused here, and the token is refused on that toolset's URL: nothing written.
-    const documentsBefore = await rows(documents);
+    const documentsBefore = await stack.rows(documents);
     const refused = await client.callTool({ name: 'add-document', arguments: { title: 'Not granted', content: '- [ ] a task' } });
     expect(refused.isError).toBe(true);
     const elsewhere = await clientOf(base).mcp('/mcp/documents', provider.saved!.access_token, 'tools/list');
@@ -282,7 +107,7 @@ describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium
     expect(elsewhere.headers.get('www-authenticate')).toContain(
       `resource_metadata="${base}/.well-known/oauth-protected-resource/mcp/documents"`,
     );
-    expect(await rows(documents)).toBe(documentsBefore);
+    expect(await stack.rows(documents)).toBe(documentsBefore);
 
     // Refresh as the SDK does it when a token expires: new tokens each time, rotating the refresh token.
     const original = provider.saved!;
@@ -314,7 +139,7 @@ describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium
     expect(provider.authorizationUrls).toHaveLength(2);
 
     // A refresh token already exchanged is refused with invalid_grant and issues nothing (its replay
-    // on a live grant revokes the grant: test/integration/auth-attacks.test.ts).
+    // on a live grant revokes the grant: test/integration/auth-attacks-hygiene.test.ts).
     const stale = await clientOf(base).tokenRequest({
       grant_type: 'refresh_token',
       refresh_token: original.refresh_token!,
@@ -331,11 +156,11 @@ describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium
       ['/mcp/Study/', 'study'],
       ['/mcp/task_analysis', 'task-analysis'],
     ] as const) {
-      const { provider, serverUrl, first, shown, answer } = await connect(path);
+      const { provider, serverUrl, first, shown, answer } = await stack.connect(path);
       expect(provider.authorizationUrls[0]!.searchParams.get('scope'), path).toBe(`${toolset}:read ${toolset}:write`);
       expect(shown, path).toContain(`${toolset}:`);
       await first.finishAuth(answer.searchParams.get('code')!);
-      const client = await clientFor(serverUrl, provider);
+      const client = await stack.clientFor(serverUrl, provider);
       const listed = (await client.listTools()).tools.map((tool) => tool.name).sort();
       const catalog = (await (await fetch(`${base}/tools?toolset=${toolset}`)).json()) as Json;
       expect(listed, path).toEqual(catalog.data.tools.map((tool: { id: string }) => tool.id).sort());
@@ -344,16 +169,16 @@ describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium
   });
 
   it('a person who narrows the grant to one toolset, read-only: only its reading tools are listed, the rest refused, the grant recorded so', async () => {
-    const { provider, serverUrl, first, shown, answer } = await connect('/mcp', { toolsets: ['study'], readOnly: true });
+    const { provider, serverUrl, first, shown, answer } = await stack.connect('/mcp', { toolsets: ['study'], readOnly: true });
     for (const toolset of ['documents', 'task-analysis', 'table-tools', 'study']) expect(shown).toContain(`${toolset}:`);
     await first.finishAuth(answer.searchParams.get('code')!);
     expect(provider.saved!.scope).toBe('study:read');
 
-    const client = await clientFor(serverUrl, provider);
+    const client = await stack.clientFor(serverUrl, provider);
     const tools = (await client.listTools()).tools;
     expect(tools.map((tool) => tool.name)).toContain('list-plans');
     expect(tools.every((tool) => tool.annotations?.readOnlyHint === true)).toBe(true);
-    const [cardsBefore, documentsBefore] = [await rows(flashcards), await rows(documents)];
+    const [cardsBefore, documentsBefore] = [await stack.rows(flashcards), await stack.rows(documents)];
     for (const [name, args, reason] of [
       ['create-flashcard', { front: 'el perro', back: 'the dog' }, 'read_only'],
       ['add-document', { title: 'Not granted', content: '- [ ] a task' }, 'toolset_not_granted'],
@@ -361,10 +186,10 @@ describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium
       const refused = await client.callTool({ name, arguments: args });
       expect((refused.structuredContent as Json).error).toMatchObject({ code: 'PERMISSION_DENIED', details: { reason } });
     }
-    expect([await rows(flashcards), await rows(documents)]).toEqual([cardsBefore, documentsBefore]);
+    expect([await stack.rows(flashcards), await stack.rows(documents)]).toEqual([cardsBefore, documentsBefore]);
     await client.close();
 
-    const grants = await listGrants(createDb(neon.connectionString), tenant.projectId);
+    const grants = await listGrants(createDb(stack.databaseUrl), tenant.projectId);
     const grant = grants.find((row) => row.clientId === provider.client!.client_id)!;
     expect(grant).toMatchObject({
       client: CLIENT_NAME,
@@ -377,16 +202,16 @@ describe.skipIf(!chromiumFound)('OAuth with the MCP SDK and a person in Chromium
   });
 
   it('a person who denies: the client is told access_denied, gets no token, and nothing is recorded', async () => {
-    const { provider, answer } = await connect('/mcp/study', { decision: 'Deny' });
+    const { provider, answer } = await stack.connect('/mcp/study', { decision: 'Deny' });
     expect(answer.searchParams.get('error')).toBe('access_denied');
     expect(answer.searchParams.get('code')).toBeNull();
     expect(provider.saved).toBeUndefined();
-    const grants = await listGrants(createDb(neon.connectionString), tenant.projectId);
+    const grants = await listGrants(createDb(stack.databaseUrl), tenant.projectId);
     expect(grants.filter((row) => row.clientId === provider.client!.client_id)).toEqual([]);
   });
 
   it("passes the MCP conformance suite's authorization-server scenarios, the person approving in the browser", async () => {
-    const results = join(temporary, 'conformance');
+    const results = join(stack.temporary, 'conformance');
     const suite = spawn(
       process.execPath,
       ['local/mcp-conformance.ts', '--authorization', '--url', `${base}/mcp/study`, '--output-dir', results],

@@ -1,8 +1,8 @@
 /**
  * The OAuth client of test/support/oauth-client.ts bound to the real gateway in workerd, on an
  * https origin (as deployed), approving with tenant A's key unless told otherwise; and the row
- * counts the OAuth tests judge by. Shared by oauth.test.ts, auth-attacks.test.ts and the code
- * mode tests.
+ * counts the OAuth tests judge by. Shared by oauth.test.ts, the auth-attacks-*.test.ts files and
+ * the code mode tests.
  */
 import { count, eq } from 'drizzle-orm';
 import { flashcards, oauthGrants } from '../../drizzle/schema.ts';

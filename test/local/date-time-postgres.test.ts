@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { DATE_PATTERN, DATE_TIME_PATTERN, dateTime } from '../../shared/core/fields.ts';
 import { validateInput } from '../../shared/core/validation.ts';
-import { dateTimeLike } from '../support/schema-arbitrary.ts';
+import { dateTimeLike } from '../support/format-arbitrary.ts';
 
 /** An input with one date-time field, validated as every tool validates one. */
 const input = z.strictObject({ at: dateTime() });

@@ -34,7 +34,8 @@ import { validateInput } from '../../shared/core/validation.ts';
 import { compactSchema } from '../../shared/http/compact-schema.ts';
 import { everyRule } from '../support/every-rule-tool.ts';
 import { numericBoundaries } from '../support/numeric-boundaries.ts';
-import { inputArbitrary, mutated } from '../support/schema-arbitrary.ts';
+import { mutated } from '../support/hostile-arbitrary.ts';
+import { inputArbitrary } from '../support/schema-arbitrary.ts';
 
 /** Cases per tool and schema from fast-check (fixed seeds: the same cases every run). */
 const CASES = 2_000;

@@ -1,0 +1,173 @@
+/**
+ * OAuth hygiene under attack, through the real gateway in workerd (OAuth on an https origin, as
+ * deployed): refresh-token replay, framing of the pages /authorize serves, registration without
+ * bounds, a misconfigured access-token lifetime, and bearer tokens that are no token.
+ */
+import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
+import { env } from 'cloudflare:workers';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { tools } from '../../functions/registry.ts';
+import { createGateway } from '../../shared/http/app.ts';
+import { withOAuth } from '../../shared/http/oauth.ts';
+import { createKey, createProject, send, unknownKey } from './helpers.ts';
+import { listed, rowsOf } from './auth-attacks-fixture.ts';
+import { connect, fetchJson, openConsent, ORIGIN, pkce, postConsent, REDIRECT, register, tokenRequest, type Json } from './oauth-flow.ts';
+
+let projectId: string;
+/** The rows an attack could write in the file's project. */
+const rows = () => rowsOf(projectId);
+
+beforeAll(async () => {
+  projectId = await createProject('Auth attacks');
+}, 60_000);
+
+// Each test runs whole authorizations (several requests each) on a shared, busy machine.
+describe('OAuth hygiene', { timeout: 90_000 }, () => {
+  it('a replayed refresh token revokes the whole grant: neither the thief nor the client keeps anything', async () => {
+    const { key } = await createKey(projectId);
+    const before = await rows();
+    const grant = await connect(`${ORIGIN}/mcp/study`, { apiKey: key, toolsets: ['study'] });
+    const rotated = await tokenRequest({ grant_type: 'refresh_token', refresh_token: grant.refreshToken, client_id: grant.clientId });
+    expect(rotated.status).toBe(200);
+    // The stolen copy of the first refresh token, replayed once (the provider alone would still honour it).
+    const replay = await tokenRequest({ grant_type: 'refresh_token', refresh_token: grant.refreshToken, client_id: grant.clientId });
+    expect(replay).toMatchObject({ status: 400, body: { error: 'invalid_grant' } });
+    expect(replay.body.access_token).toBeUndefined();
+    for (const token of [grant.accessToken, rotated.body.access_token]) expect((await listed('/mcp/study', token)).status).toBe(401);
+    expect(
+      (await tokenRequest({ grant_type: 'refresh_token', refresh_token: rotated.body.refresh_token, client_id: grant.clientId })).body
+        .error,
+    ).toBe('invalid_grant');
+    expect(await rows()).toEqual(before);
+  });
+
+  it('no page /authorize serves may be framed: the form, the form again after a wrong key, and an error page', async () => {
+    const { clientId } = await register();
+    const { challenge } = await pkce();
+    const consent = await openConsent({ clientId, challenge });
+    const wrongKey = await postConsent(consent.cookie, {
+      ...consent.fields,
+      toolset: 'study',
+      access: 'write',
+      api_key: unknownKey(),
+      decision: 'approve',
+    });
+    expect(wrongKey.status).toBe(400);
+    const badRedirect = await send(
+      new Request(
+        `${ORIGIN}/authorize?response_type=code&client_id=${clientId}&redirect_uri=${encodeURIComponent('https://evil.example/cb')}&code_challenge=${challenge}&code_challenge_method=S256`,
+      ),
+    );
+    expect(badRedirect.status).toBe(400);
+    for (const [name, response] of [
+      ['form', consent.response],
+      ['form after a wrong key', wrongKey],
+      ['error page', badRedirect],
+    ] as const) {
+      expect(response.headers.get('x-frame-options'), name).toBe('DENY');
+      expect(response.headers.get('content-security-policy'), name).toContain("frame-ancestors 'none'");
+    }
+  });
+
+  it('registration is bounded: a long name, many or long redirect URIs, an oversized body, and too many registrations from one address', async () => {
+    const clients = async () => (await env.OAUTH_KV.list({ prefix: 'client:' })).keys.length;
+    const before = await clients();
+    const registration = (metadata: Json, address = '198.51.100.7') =>
+      fetchJson('/oauth/register', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'cf-connecting-ip': address },
+        body: JSON.stringify({ client_name: 'Bounded', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', ...metadata }),
+      });
+    for (const [what, metadata, error] of [
+      ['a 100 KB name', { client_name: 'x'.repeat(100_000) }, 'invalid_client_metadata'],
+      [
+        '1,000 redirect URIs',
+        { redirect_uris: Array.from({ length: 1_000 }, (_, i) => `https://agent.example/cb/${i}`) },
+        'invalid_client_metadata',
+      ],
+      [
+        '11 redirect URIs',
+        { redirect_uris: Array.from({ length: 11 }, (_, i) => `https://agent.example/cb/${i}`) },
+        'invalid_redirect_uri',
+      ],
+      ['a 5,000-character redirect URI', { redirect_uris: [`https://agent.example/${'a'.repeat(5_000)}`] }, 'invalid_redirect_uri'],
+      ['a 5,000-character client_uri', { client_uri: `https://agent.example/${'a'.repeat(5_000)}` }, 'invalid_client_metadata'],
+    ] as const) {
+      const refused = await registration(metadata);
+      expect(refused.status, what).toBe(400);
+      expect(refused.body.error, what).toBe(error);
+      expect(refused.body.error_description, what).toMatch(/at most/);
+    }
+    expect(await clients()).toBe(before);
+    // 20 registrations an hour per address; the 21st is refused, and other addresses are not.
+    const address = `203.0.113.${Math.floor(Math.random() * 200) + 1}`;
+    for (let i = 0; i < 20; i++) expect((await registration({}, address)).status).toBe(201);
+    const limited = await registration({}, address);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await clients()).toBe(before + 20);
+    expect((await registration({}, '192.0.2.99')).status).toBe(201);
+  });
+
+  it('a misconfigured access-token lifetime answers 503 on the OAuth endpoints, never 500; API keys keep working, other bearers get 401', async () => {
+    const gateway = withOAuth(createGateway(tools));
+    const { key } = await createKey(projectId);
+    for (const ttl of ['30', 'an hour', '-5', '1e3']) {
+      const misconfigured = { ...env, OAUTH_ACCESS_TOKEN_TTL_SECONDS: ttl };
+      const sendWith = async (request: Request) => {
+        const ctx = createExecutionContext();
+        const response = await gateway.fetch(request, misconfigured, ctx);
+        await waitOnExecutionContext(ctx);
+        return response;
+      };
+      for (const request of [
+        new Request(`${ORIGIN}/.well-known/oauth-authorization-server`),
+        new Request(`${ORIGIN}/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=refresh_token&refresh_token=a:b:c&client_id=x',
+        }),
+        new Request(`${ORIGIN}/authorize?response_type=code&client_id=x`),
+      ]) {
+        const response = await sendWith(request);
+        expect(response.status, `${ttl} ${request.url}`).toBe(503);
+        expect(((await response.json()) as Json).error_description).toContain('CONFIG_ERROR');
+      }
+      const bearer = await sendWith(
+        new Request(`${ORIGIN}/mcp/study`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer a:b:c', 'content-type': 'application/json' },
+          body: '{}',
+        }),
+      );
+      expect(bearer.status, ttl).toBe(401);
+      expect(bearer.headers.get('www-authenticate'), ttl).toContain('resource_metadata=');
+      expect(
+        (
+          await sendWith(
+            new Request(`${ORIGIN}/tools/list-plans`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+              body: '{}',
+            }),
+          )
+        ).status,
+        ttl,
+      ).toBe(200);
+    }
+  });
+
+  it('bearer tokens that are no token of ours get 401 with a challenge on /mcp, never 500', async () => {
+    for (const token of ['x', 'a:b:c', `${crypto.randomUUID()}:${crypto.randomUUID()}:secret`, 'y'.repeat(4_000), '::', 'et']) {
+      const refused = await send(
+        new Request(`${ORIGIN}/mcp`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: '{}',
+        }),
+      );
+      expect(refused.status, token.slice(0, 20)).toBe(401);
+      expect(refused.headers.get('www-authenticate'), token.slice(0, 20)).toContain('error="invalid_token"');
+    }
+  });
+});
