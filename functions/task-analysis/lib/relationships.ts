@@ -1,13 +1,60 @@
 /**
- * The saved task relationships (table `task_relationships`), as the task-analysis tools read them:
- * query-task-graph's walk from one task, and why a walk reached nothing.
+ * The saved task relationships (table `task_relationships`), as the task-analysis tools write and
+ * read them: detect-dependencies saves what a detector found and pages through it as saved;
+ * query-task-graph walks them from one task, and says why a walk reached nothing.
  */
 import { sql } from 'drizzle-orm';
 import type * as z from 'zod';
-import type { Database } from '../../../shared/core/database.ts';
+import { uuidArray, type Database } from '../../../shared/core/database.ts';
 import type { relationshipType } from './tasks.ts';
 
 type RelationshipType = z.output<typeof relationshipType>;
+
+/** A relationship a detector found, as it is saved and answered. */
+export interface SavedRelationship {
+  source_task_id: string;
+  target_task_id: string;
+  type: RelationshipType;
+  confidence: number;
+  rationale: string;
+}
+
+/**
+ * Saves what detector `detectorId` found, in one statement. Saving is idempotent: an edge saved
+ * before (by any detector) gets this detection's confidence, rationale and detector.
+ */
+export async function saveRelationships(
+  db: Database,
+  projectId: string,
+  detectorId: string,
+  relationships: readonly SavedRelationship[],
+): Promise<void> {
+  if (relationships.length === 0) return;
+  const rows = JSON.stringify(relationships);
+  await db.execute(sql`
+        insert into task_relationships (project_id, source_task_id, target_task_id, type, confidence, detection_method, rationale)
+        select ${projectId}::uuid, r.source_task_id, r.target_task_id, r.type, r.confidence, ${detectorId}, r.rationale
+        from jsonb_to_recordset(${rows}::jsonb) as r(source_task_id uuid, target_task_id uuid, type text, confidence real, rationale text)
+        on conflict (project_id, source_task_id, target_task_id, type)
+        do update set confidence = excluded.confidence, rationale = excluded.rationale, detection_method = excluded.detection_method`);
+}
+
+/**
+ * The relationships detector `detector` saved among `taskIds` (both ends among them), unordered:
+ * at most 50 × 49 × 3 rows for the 50 tasks detect-dependencies takes.
+ */
+export async function savedRelationships(
+  db: Database,
+  projectId: string,
+  detector: string,
+  taskIds: string[],
+): Promise<SavedRelationship[]> {
+  const { rows } = await db.execute(sql`
+        select source_task_id, target_task_id, type, confidence, rationale from task_relationships
+        where project_id = ${projectId} and detection_method = ${detector}
+          and source_task_id = any(${uuidArray(taskIds)}) and target_task_id = any(${uuidArray(taskIds)})`);
+  return (rows as unknown as SavedRelationship[]).map((row) => ({ ...row, confidence: Number(row.confidence) }));
+}
 
 /** Where a walk starts, which relationships it follows, and how far. */
 export interface WalkFilter {
