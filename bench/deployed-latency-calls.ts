@@ -166,13 +166,24 @@ function mcpCall(bearer: string, name: string, args: unknown): CallRequest {
   );
 }
 
+/** An API key last verified 1 s ago or more: what most calls are timed with. */
+const PACED_KEY: Credential = { kind: 'key', freshness: 'paced' };
+
 /** A timestamp of its own per sample (log-mood refuses a second entry for the same user and minute). */
 const minute = (i: number, base = Date.UTC(2031, 0, 1)) => new Date(base + i * 60_000).toISOString().replace('.000', '');
 
-/** The calls the bench times, in the order it prints them. */
+/** The calls the bench times, in the order it prints them: each tool's example, then the other surfaces. */
 export function calls(context: CallContext): Call[] {
+  const toolCalls = exampleCalls(context);
+  return [...toolCalls, ...surfaceCalls(context, toolCalls)];
+}
+
+/**
+ * One call per tool, with its example (reset or prepared, untimed, where the example cannot be
+ * sent twice as it is), in catalog order.
+ */
+function exampleCalls(context: CallContext): Call[] {
   const db = createDb(context.databaseUrl);
-  const paced: Credential = { kind: 'key', freshness: 'paced' };
   const setup = async (id: ToolId, input: unknown) => {
     const response = await fetch(`${context.base}/tools/${id}`, {
       method: 'POST',
@@ -209,9 +220,9 @@ export function calls(context: CallContext): Call[] {
         }),
     },
   };
-  const toolCalls = tools.map((tool): Call => ({
+  return tools.map((tool): Call => ({
     name: tool.id,
-    credential: paced,
+    credential: PACED_KEY,
     minimum: { redis: 1, ...(ESSENTIAL[tool.id as ToolId] as Pick<Minimum, 'database' | 'why'>) },
     prepare: namesExampleRecords.has(tool.id) ? () => resetExampleRecords(db, context.projectId) : undefined,
     request: (_i, bearer) => post(`/tools/${tool.id}`, bearer, tool.example),
@@ -219,7 +230,13 @@ export function calls(context: CallContext): Call[] {
     succeeded: envelopeSucceeded,
     peerRuns: TOOL_STATEMENTS,
   }));
+}
 
+/**
+ * The surfaces beyond a tool's plain call, made of `toolCalls`' log-mood and list-plans: an
+ * idempotency key (first call and replay), MCP, an OAuth token, code mode, and warm credentials.
+ */
+function surfaceCalls(context: CallContext, toolCalls: Call[]): Call[] {
   const logMood = toolCalls.find((call) => call.name === 'log-mood')!;
   const listPlans = toolCalls.find((call) => call.name === 'list-plans')!;
   /** log-mood with a fresh key per sample (its own minute from 10,000 on, apart from the other rows'). */
@@ -230,7 +247,7 @@ export function calls(context: CallContext): Call[] {
       { ...toolOf('log-mood').example, timestamp: minute(10_000 + i) },
       { 'idempotency-key': `"bench-${i}"` },
     );
-  const surfaces: Call[] = [
+  return [
     {
       ...logMood,
       name: 'log-mood with an Idempotency-Key, first call',
@@ -264,7 +281,7 @@ export function calls(context: CallContext): Call[] {
     { ...listPlans, name: 'list-plans with an OAuth access token', credential: { kind: 'token', freshness: 'paced' } },
     {
       name: 'code mode: the seed story (POST /code, bench/code-mode-story.ts)',
-      credential: paced,
+      credential: PACED_KEY,
       minimum: {
         redis: 2,
         database: [
@@ -287,7 +304,6 @@ export function calls(context: CallContext): Call[] {
       credential: { kind: 'token', freshness: 'warm' },
     },
   ];
-  return [...toolCalls, ...surfaces];
 }
 
 function toolOf<Id extends ToolId>(id: Id) {

@@ -2,7 +2,7 @@
  * The memory of the gateway's isolate under a long run of calls: the gateway under `wrangler dev`
  * (as `npm run dev` serves it) in front of the Neon stand-in and redis-server behind the Upstash
  * stand-in, over a small seeded project. 20,000 calls of eight kinds in turn (writes, reads, an MCP
- * tools/call, the catalog, readiness, and two refusals), 4 at a time. Every 2,000 calls, through
+ * tools/call, the catalog, readiness, and two refusals: bench/memory-calls.ts), 4 at a time. Every 2,000 calls, through
  * the inspector (bench/inspector.ts): the isolate's JavaScript heap as V8 reports it, then after a
  * full garbage collection (what the code keeps, not what waits to be collected); and the resident
  * memory (RSS, from /proc) of the workerd that runs the worker and of wrangler's own workerd in front
@@ -22,7 +22,6 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { generateCorpus } from '../local/corpus.ts';
 import { createProject, migrateDatabase } from '../local/database.ts';
 import { startNeonStandIn } from '../local/neon-http.ts';
 import { describeRoundTrips } from '../local/round-trip.ts';
@@ -30,6 +29,7 @@ import { seedCorpus } from '../local/seed.ts';
 import { startRedisServer, startUpstashStandIn } from '../local/upstash-rest.ts';
 import { freePort, startWranglerDev } from '../local/wrangler-dev.ts';
 import { FLAT_MEMORY_V8_FLAGS, LOCAL_V8_FLAGS, localV8Flags } from '../local/wrangler-env.ts';
+import { callKinds, firstTaskId, type CallKind } from './memory-calls.ts';
 import { collectedHeap, heapUsage, inspect, type HeapSummary, type Inspector } from './inspector.ts';
 import { BENCH_ROUND_TRIPS, injectRoundTrips, loadAverage } from './measure.ts';
 
@@ -47,9 +47,6 @@ export const MEMORY_BENCH = {
   corpus: { documents: 10, tasks: 200 },
 };
 
-/** The MCP protocol version whose requests need no `initialize` (each carries its own). */
-const MCP_VERSION = '2026-07-28';
-
 /** One checkpoint: calls so far, the isolate's heap before and after a full collection, both workerd's RSS, and how the answers went. */
 interface Checkpoint {
   calls: number;
@@ -66,13 +63,6 @@ interface Checkpoint {
   load: number;
   /** Answers other than the kind's expected one, so far. */
   unexpected: number;
-}
-
-/** One kind of call: how it is sent, and whether its answer is the one expected. */
-interface CallKind {
-  name: string;
-  send(index: number): Promise<Response>;
-  expected(response: Response): Promise<boolean>;
 }
 
 const HEADING = "## Memory of the gateway's isolate: its heap after full collections over 20,000 calls (bench/memory.ts)";
@@ -110,57 +100,9 @@ export async function runMemoryBench({
     // One DevTools session for the whole run: wrangler's proxy admits one client at a time, and
     // refuses a new one until it has seen the previous one close.
     session = await inspect(inspectorPort);
-    const kinds = callKinds(worker.url, apiKey, await firstTaskId(worker.url, apiKey));
+    const kinds = callKinds(worker.url, apiKey, await firstTaskId(worker.url, apiKey), MEMORY_BENCH.corpus);
 
-    const checkpoints: Checkpoint[] = [];
-    const summaries: HeapSummary[] = [];
-    const started = performance.now();
-    let sent = 0;
-    let unexpected = 0;
-    /** Unexpected answers per kind of call and status. */
-    const unexpectedKinds = new Map<string, number>();
-    while (sent < calls && performance.now() - started < ceilingMs) {
-      const batch = Math.min(MEMORY_BENCH.every, calls - sent);
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: MEMORY_BENCH.concurrency }, async () => {
-          while (next < batch) {
-            const kind = kinds[(sent + next) % kinds.length]!;
-            const response = await kind.send(sent + next++);
-            if (!(await kind.expected(response))) {
-              unexpected++;
-              const what = `${kind.name}: ${response.status}`;
-              unexpectedKinds.set(what, (unexpectedKinds.get(what) ?? 0) + 1);
-            }
-          }
-        }),
-      );
-      sent += batch;
-      // RSS first: the snapshot that forces the collection adds its own native memory.
-      const [workerMiB, proxyMiB] = [rssMiB(workerd.worker), rssMiB(workerd.proxy)];
-      const before = await heapUsage(session);
-      // The snapshots of the warm-up and of the last checkpoint are summed, for what grew in between.
-      const last = sent >= calls || performance.now() - started >= ceilingMs;
-      const collected = await collectedHeap(session, { summarize: checkpoints.length < MEMORY_BENCH.warmUpCheckpoints || last });
-      if (collected.summary) summaries.push(collected.summary);
-      const checkpoint: Checkpoint = {
-        calls: sent,
-        usedMiB: before.usedMiB,
-        heldMiB: before.heldMiB,
-        collectedMiB: collected.usedMiB,
-        collectedHeldMiB: collected.heldMiB,
-        backingMiB: collected.backingMiB,
-        workerMiB,
-        proxyMiB,
-        seconds: (performance.now() - started) / 1000,
-        load: loadAverage(),
-        unexpected,
-      };
-      checkpoints.push(checkpoint);
-      console.log(
-        `  ${sent.toLocaleString('en')} calls: JS heap ${before.usedMiB.toFixed(1)} MiB in use, ${collected.usedMiB.toFixed(1)} after a full collection; workerd RSS ${checkpoint.workerMiB.toFixed(0)} MiB (wrangler's ${checkpoint.proxyMiB.toFixed(0)}); load ${checkpoint.load.toFixed(1)} (${unexpected} unexpected answers)`,
-      );
-    }
+    const { checkpoints, summaries, unexpectedKinds } = await measure(kinds, session, workerd, { calls, ceilingMs });
     console.log(`  ${verdict(checkpoints, calls)}`);
     return memoryMarkdown({
       checkpoints,
@@ -180,85 +122,81 @@ export async function runMemoryBench({
   }
 }
 
-/** The kinds of call, the i-th call being of kind i mod 8. */
-function callKinds(base: string, apiKey: string, taskId: string): CallKind[] {
-  const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-  const queries = generateCorpus(MEMORY_BENCH.corpus).map((document) => document.title);
-  const tool = (id: string, input: unknown, headersOf = headers) =>
-    fetch(`${base}/tools/${id}`, { method: 'POST', headers: headersOf, body: JSON.stringify(input) });
-  const status =
-    (...statuses: number[]) =>
-    async (response: Response) => (await response.arrayBuffer(), statuses.includes(response.status));
-  return [
-    {
-      name: 'log-mood (a new entry each)',
-      // Each entry its own minute, so none collides with another.
-      send: (i) =>
-        tool('log-mood', {
-          user_id: 'bench',
-          mood: 'happy',
-          energy_level: 1 + (i % 10),
-          timestamp: new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString().replace('.000', ''),
-        }),
-      expected: status(200),
-    },
-    {
-      name: 'semantic-search',
-      send: (i) => tool('semantic-search', { query: queries[i % queries.length], limit: 5 }),
-      expected: status(200),
-    },
-    { name: 'get-document-context', send: () => tool('get-document-context', { task_ids: [taskId] }), expected: status(200) },
-    {
-      name: `MCP tools/call of semantic-search (${MCP_VERSION}, stateless)`,
-      send: (i) =>
-        fetch(`${base}/mcp`, {
-          method: 'POST',
-          headers: {
-            ...headers,
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': MCP_VERSION,
-            'mcp-method': 'tools/call',
-            'mcp-name': 'semantic-search',
-          },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: i,
-            method: 'tools/call',
-            params: {
-              name: 'semantic-search',
-              arguments: { query: queries[i % queries.length], limit: 5 },
-              _meta: { 'io.modelcontextprotocol/protocolVersion': MCP_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} },
-            },
-          }),
-        }),
-      expected: async (response) =>
-        response.ok && ((await response.json()) as { result?: { isError?: boolean } }).result?.isError === false,
-    },
-    { name: '`GET /tools`', send: () => fetch(`${base}/tools`), expected: status(200) },
-    {
-      name: 'log-mood refused (energy_level out of range: 400)',
-      send: () => tool('log-mood', { user_id: 'bench', mood: 'happy', energy_level: 11, timestamp: '2025-01-01T00:00:00Z' }),
-      expected: status(400),
-    },
-    {
-      name: 'an unknown API key refused (401, then 429 once the address has failed too often)',
-      send: () => tool('log-mood', {}, { ...headers, authorization: 'Bearer et_unknownbenchkey' }),
-      expected: status(401, 429),
-    },
-    { name: '`GET /health/ready`', send: () => fetch(`${base}/health/ready`), expected: status(200) },
-  ];
+/** What a run measured: its checkpoints, the heap summaries of the warm-up and of the last checkpoint, and the unexpected answers. */
+interface Measured {
+  checkpoints: Checkpoint[];
+  summaries: HeapSummary[];
+  /** Unexpected answers per kind of call and status. */
+  unexpectedKinds: Map<string, number>;
 }
 
-async function firstTaskId(base: string, apiKey: string): Promise<string> {
-  const response = await fetch(`${base}/tools/semantic-search`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query: 'plan', limit: 1 }),
-  });
-  const answer = (await response.json()) as { data?: { results?: { task_id: string }[] } };
-  const id = answer.data?.results?.[0]?.task_id;
-  if (!id) throw new Error(`semantic-search found no task: ${JSON.stringify(answer)}`);
-  return id;
+/**
+ * Sends `calls` calls of `kinds` in turn, MEMORY_BENCH.concurrency at a time, with a checkpoint
+ * every MEMORY_BENCH.every calls; stops at the first checkpoint past `ceilingMs`.
+ */
+async function measure(
+  kinds: CallKind[],
+  session: Inspector,
+  workerd: { worker: number; proxy: number },
+  { calls, ceilingMs }: { calls: number; ceilingMs: number },
+): Promise<Measured> {
+  const checkpoints: Checkpoint[] = [];
+  const summaries: HeapSummary[] = [];
+  const unexpectedKinds = new Map<string, number>();
+  const started = performance.now();
+  let sent = 0;
+  while (sent < calls && performance.now() - started < ceilingMs) {
+    const batch = Math.min(MEMORY_BENCH.every, calls - sent);
+    await sendCalls(kinds, sent, batch, unexpectedKinds);
+    sent += batch;
+    // RSS first: the snapshot that forces the collection adds its own native memory.
+    const [workerMiB, proxyMiB] = [rssMiB(workerd.worker), rssMiB(workerd.proxy)];
+    const before = await heapUsage(session);
+    // The snapshots of the warm-up and of the last checkpoint are summed, for what grew in between.
+    const last = sent >= calls || performance.now() - started >= ceilingMs;
+    const collected = await collectedHeap(session, { summarize: checkpoints.length < MEMORY_BENCH.warmUpCheckpoints || last });
+    if (collected.summary) summaries.push(collected.summary);
+    const unexpected = [...unexpectedKinds.values()].reduce((sum, count) => sum + count, 0);
+    const checkpoint: Checkpoint = {
+      calls: sent,
+      usedMiB: before.usedMiB,
+      heldMiB: before.heldMiB,
+      collectedMiB: collected.usedMiB,
+      collectedHeldMiB: collected.heldMiB,
+      backingMiB: collected.backingMiB,
+      workerMiB,
+      proxyMiB,
+      seconds: (performance.now() - started) / 1000,
+      load: loadAverage(),
+      unexpected,
+    };
+    checkpoints.push(checkpoint);
+    console.log(
+      `  ${sent.toLocaleString('en')} calls: JS heap ${before.usedMiB.toFixed(1)} MiB in use, ${collected.usedMiB.toFixed(1)} after a full collection; workerd RSS ${checkpoint.workerMiB.toFixed(0)} MiB (wrangler's ${checkpoint.proxyMiB.toFixed(0)}); load ${checkpoint.load.toFixed(1)} (${unexpected} unexpected answers)`,
+    );
+  }
+  return { checkpoints, summaries, unexpectedKinds };
+}
+
+/**
+ * Sends calls `from` to `from + count - 1` (call i of kind i mod the number of kinds),
+ * MEMORY_BENCH.concurrency at a time, counting each unexpected answer in `unexpectedKinds` under
+ * its kind and status.
+ */
+async function sendCalls(kinds: CallKind[], from: number, count: number, unexpectedKinds: Map<string, number>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: MEMORY_BENCH.concurrency }, async () => {
+      while (next < count) {
+        const kind = kinds[(from + next) % kinds.length]!;
+        const response = await kind.send(from + next++);
+        if (!(await kind.expected(response))) {
+          const what = `${kind.name}: ${response.status}`;
+          unexpectedKinds.set(what, (unexpectedKinds.get(what) ?? 0) + 1);
+        }
+      }
+    }),
+  );
 }
 
 /**

@@ -12,7 +12,8 @@
  * from 1k to 10k tasks; queries are task wordings of another seed.
  *
  * - semantic-search at 1k and 10k tasks (exact at these sizes). Recall@20 of every call is checked
- *   against an exact top 20 computed in JS (ties at the 20th similarity count as hits).
+ *   against an exact top 20 computed in JS (bench/exact-reference.ts; ties at the 20th similarity
+ *   count as hits).
  * - get-document-context: a 150,000-character document, every chunk.
  * - query-task-graph: depth 3 from tasks with relationships, over about 10k relationships found by
  *   detect-dependencies on overlapping 50-task windows of the 10k tasks.
@@ -42,6 +43,7 @@ import { nameBasedUuid } from '../shared/runtime/ids.ts';
 import { linksFromEnv } from '../shared/runtime/link-templates.ts';
 import { offlineDependencyDetector, offlineEmbeddings } from '../shared/providers/offline.ts';
 import type { AnyTool, ToolContext } from '../shared/core/tool.ts';
+import { exactReference, recallAt, type Recall, type Reference } from './exact-reference.ts';
 import { injectRoundTrips, ms, percentile, thousands, timeDatabase, type DatabaseTimer } from './measure.ts';
 
 const BENCH = {
@@ -157,48 +159,6 @@ function timedCall(timer: DatabaseTimer, context: ToolContext): Call {
 
 // ---- semantic-search ----------------------------------------------------------------------------
 
-/** Every embedded task of the project, embedded again in JS: the exact reference. */
-interface Reference {
-  ids: string[];
-  index: Map<string, number>;
-  vectors: Float32Array[];
-}
-
-async function exactReference(db: Database, projectId: string): Promise<Reference> {
-  const ids: string[] = [];
-  const texts: string[] = [];
-  // Pages of ids and texts: one answer must stay under the endpoint's 10 MB.
-  for (let after = '00000000-0000-0000-0000-000000000000'; ;) {
-    const { rows } = await db.execute(sql`select id, text from tasks
-      where project_id = ${projectId} and embedding_status = 'completed' and id > ${after}::uuid order by id limit 20000`);
-    if (rows.length === 0) break;
-    for (const row of rows as { id: string; text: string }[]) {
-      ids.push(row.id);
-      texts.push(row.text);
-    }
-    after = ids.at(-1)!;
-  }
-  const vectors = await offlineEmbeddings.embed(texts);
-  return { ids, index: new Map(ids.map((id, i) => [id, i])), vectors };
-}
-
-interface Recall {
-  /** Hits over k. */
-  recall: number;
-  /** The exact k-th best similarity, and the best similarity among the results. */
-  kth: number;
-  bestFound: number;
-}
-
-/** Recall@k of `found` against the exact top k: a result is a hit if its exact similarity reaches the k-th best. */
-function recallAt(k: number, query: Float32Array, found: string[], reference: Reference): Recall {
-  const similarities = reference.vectors.map((vector) => dot(vector, query));
-  const kth = [...similarities].sort((a, b) => b - a)[k - 1] ?? -Infinity;
-  const foundSimilarities = found.map((id) => similarities[reference.index.get(id)!]!);
-  const hits = foundSimilarities.filter((similarity) => similarity >= kth - BENCH.recallTolerance).length;
-  return { recall: hits / Math.min(k, reference.ids.length), kth, bestFound: Math.max(...foundSimilarities) };
-}
-
 async function searchRow(
   label: string,
   call: Call,
@@ -222,6 +182,7 @@ async function searchRow(
         vector!,
         data.results.map((r) => r.task_id),
         reference,
+        BENCH.recallTolerance,
       ),
     });
   }
@@ -408,12 +369,6 @@ function report(r: Results): string {
 }
 
 // ---- helpers ------------------------------------------------------------------------------------
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-}
 
 function log(message: string): void {
   console.error(`[task-analysis bench] ${message}`);

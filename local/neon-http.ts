@@ -1,13 +1,26 @@
 // A local stand-in for Neon's SQL-over-HTTP endpoint, backed by PGlite with pgvector.
 // It speaks the protocol described in docs/neon-http-protocol.md: text params in, Postgres
 // text output back, one Postgres extended-protocol round per statement, so values reach the client
-// byte for byte as Neon would send them.
+// byte for byte as Neon would send them. A request is read as Neon's proxy reads it by
+// local/neon-request.ts.
 import { mkdir } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PGlite, messages as wire, protocol } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { keepIdleConnections } from './keep-alive.ts';
+import {
+  batchHeaders,
+  batchOptions,
+  ISOLATION_LEVELS,
+  parsePayload,
+  readBody,
+  RequestError,
+  type BatchOptions,
+  type Param,
+  type Payload,
+  type Statement,
+} from './neon-request.ts';
 import { NO_ROUND_TRIP, RoundTripDelay, STATS_PATH, type RoundTrip, type ServedRequest } from './round-trip.ts';
 
 /** A running stand-in; point `neonConfig.fetchEndpoint` at `url` and `neon()` at `connectionString`. */
@@ -38,18 +51,10 @@ export interface NeonStandInOptions {
   onServed?: (request: ServedRequest) => void;
 }
 
-// Neon's default request and response size limits. The response limit counts what Neon's proxy
-// counts: the bytes of the rows Postgres sent (each DataRow's body), summed over a batch; past it,
-// Neon answers HTTP 507 "response is too large (max is 10485760 bytes)".
-const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
+// Neon's default response size limit. It counts what Neon's proxy counts: the bytes of the rows
+// Postgres sent (each DataRow's body), summed over a batch; past it, Neon answers HTTP 507
+// "response is too large (max is 10485760 bytes)". The request limit is in local/neon-request.ts.
 const MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
-
-const ISOLATION_LEVELS: Record<string, string> = {
-  ReadUncommitted: 'READ UNCOMMITTED',
-  ReadCommitted: 'READ COMMITTED',
-  RepeatableRead: 'REPEATABLE READ',
-  Serializable: 'SERIALIZABLE',
-};
 
 const ERROR_FIELDS = [
   'severity',
@@ -70,19 +75,6 @@ const ERROR_FIELDS = [
   'routine',
 ] as const;
 
-type Param = string | null;
-interface Statement {
-  query: string;
-  params: Param[];
-}
-type Payload = { statement: Statement } | { statements: Statement[] };
-
-interface BatchOptions {
-  isolationLevel?: string;
-  readOnly: boolean;
-  deferrable: boolean;
-}
-
 interface Reply {
   status: number;
   body: string;
@@ -100,15 +92,6 @@ interface Outcome {
 }
 
 type Runner = (payload: Payload, batch: BatchOptions) => Promise<Reply>;
-
-/** A client mistake answered before Postgres sees anything (bad body, bad header, too large). */
-class RequestError extends Error {
-  status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
-}
 
 /** What answers one request: the database, the injected round trip, and who is told what was served. */
 interface Service {
@@ -243,93 +226,6 @@ function internalError(error: unknown): Reply {
   console.error('neon stand-in:', error);
   const message = error instanceof Error ? error.message : String(error);
   return { status: 500, body: requestErrorBody(`local database failed: ${message}`) };
-}
-
-// ---- request parsing ----
-
-function batchOptions(headers: IncomingHttpHeaders): BatchOptions {
-  const level = headers['neon-batch-isolation-level'];
-  if (level !== undefined && (typeof level !== 'string' || !Object.hasOwn(ISOLATION_LEVELS, level))) {
-    throw new RequestError(400, 'invalid isolation level');
-  }
-  // Neon treats anything but exactly "true" as false.
-  return {
-    isolationLevel: level,
-    readOnly: headers['neon-batch-read-only'] === 'true',
-    deferrable: headers['neon-batch-deferrable'] === 'true',
-  };
-}
-
-function batchHeaders(batch: BatchOptions): Record<string, string> {
-  const headers: Record<string, string> = {};
-  if (batch.readOnly) headers['Neon-Batch-Read-Only'] = 'true';
-  if (batch.deferrable) headers['Neon-Batch-Deferrable'] = 'true';
-  if (batch.isolationLevel !== undefined) headers['Neon-Batch-Isolation-Level'] = batch.isolationLevel;
-  return headers;
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    // Drain an oversized body instead of destroying the socket, so the client still gets the 413.
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
-    }
-  } catch (error) {
-    throw new RequestError(400, `could not read the HTTP request body: ${(error as Error).message}`);
-  }
-  if (size > MAX_REQUEST_BYTES) {
-    throw new RequestError(413, `request is too large (max is ${MAX_REQUEST_BYTES} bytes)`);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Accepts what Neon's proxy accepts: `{query, params?}` or `{queries: [{query, params?}, …]}`. */
-function parsePayload(text: string): Payload {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new RequestError(400, `could not parse the HTTP request body: ${(error as Error).message}`);
-  }
-  const statement = toStatement(value);
-  if (statement !== undefined) return { statement };
-  if (isRecord(value) && Array.isArray(value.queries)) {
-    const statements = value.queries.map(toStatement);
-    if (statements.every((s) => s !== undefined)) return { statements };
-  }
-  throw new RequestError(400, 'could not parse the HTTP request body: expected {"query","params"} or {"queries":[…]}');
-}
-
-function toStatement(value: unknown): Statement | undefined {
-  if (!isRecord(value) || typeof value.query !== 'string') return undefined;
-  const params = value.params === undefined ? [] : value.params;
-  if (!Array.isArray(params)) return undefined;
-  return { query: value.query, params: params.map(toParam) };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Neon's conversion of JSON params to Postgres text: non-strings become JSON, arrays array literals. */
-function toParam(value: unknown): Param {
-  if (value === null || typeof value === 'string') return value;
-  if (Array.isArray(value)) return arrayLiteral(value);
-  return JSON.stringify(value);
-}
-
-function arrayLiteral(items: unknown[]): string {
-  return `{${items.map(arrayItem).join(',')}}`;
-}
-
-function arrayItem(value: unknown): string {
-  if (value === null) return 'NULL';
-  if (Array.isArray(value)) return arrayLiteral(value);
-  // Items are quoted with JSON string escaping; objects become quoted JSON text.
-  return JSON.stringify(typeof value === 'object' ? JSON.stringify(value) : value);
 }
 
 // ---- execution (always inside runExclusive) ----

@@ -132,30 +132,14 @@ export default defineTool({
     const vectors = usable.map((id) => found.get(id)!.vector!);
     const result = agglomerativeClustering(vectors, { threshold, linkage, centroids: true });
     progress(2, CLUSTERING_STAGES, `Clustered into ${result.clusters.length} clusters`);
-    const clusters = result.clusters.map((cluster, index) => ({
-      cluster_id: index + 1,
-      size: cluster.members.length,
-      mean_similarity: cluster.members.length === 1 ? null : Math.round(cluster.meanSimilarity * 10_000) / 10_000,
-      representative_tasks: mostCentral(cluster.members, cluster.centroid!, vectors).map((member) => ({
-        task_id: usable[member]!,
-        text: found.get(usable[member]!)!.text,
-      })),
-      members: cluster.members.map((member) => usable[member]!),
-    }));
+    const clusters = clusterEntries(result, usable, vectors, found);
     const summary = {
       task_count: usable.length,
       cluster_count: clusters.length,
       largest_cluster_size: clusters[0]?.size ?? 0,
       singleton_count: clusters.filter((c) => c.size === 1).length,
     };
-
-    const merges = result.merges.map((merge, index) => ({
-      merge: index + 1,
-      left: nodeName(merge.left, usable),
-      right: nodeName(merge.right, usable),
-      similarity: Math.round(merge.similarity * 10_000) / 10_000,
-      size: merge.size,
-    }));
+    const merges = mergeEntries(result, usable);
     const page = response_format === 'detailed' ? detailedPage(clusters, merges, from) : concisePage(clusters, from);
     const next_cursor = page.next ? encodeCursor(page.next, scope) : null;
     const suggestion = suggest(summary, result, threshold);
@@ -196,6 +180,40 @@ interface Page {
   merges?: Merge[];
   mergesFrom?: number;
   next: Position | null;
+}
+
+/**
+ * The clusters as answered, largest first: numbered from 1, the mean similarity rounded to 4
+ * decimals (null for a single task), the most central members shown with their text, and every
+ * member's id for the detailed pages. `usable[i]` is the task of `vectors[i]`.
+ */
+function clusterEntries(
+  result: ClusteringResult,
+  usable: string[],
+  vectors: Float32Array[],
+  found: ReadonlyMap<string, { text: string }>,
+): Cluster[] {
+  return result.clusters.map((cluster, index) => ({
+    cluster_id: index + 1,
+    size: cluster.members.length,
+    mean_similarity: cluster.members.length === 1 ? null : Math.round(cluster.meanSimilarity * 10_000) / 10_000,
+    representative_tasks: mostCentral(cluster.members, cluster.centroid!, vectors).map((member) => ({
+      task_id: usable[member]!,
+      text: found.get(usable[member]!)!.text,
+    })),
+    members: cluster.members.map((member) => usable[member]!),
+  }));
+}
+
+/** The merge tree as answered: numbered from 1, its nodes by name, similarities rounded to 4 decimals. */
+function mergeEntries(result: ClusteringResult, usable: string[]): Merge[] {
+  return result.merges.map((merge, index) => ({
+    merge: index + 1,
+    left: nodeName(merge.left, usable),
+    right: nodeName(merge.right, usable),
+    similarity: Math.round(merge.similarity * 10_000) / 10_000,
+    size: merge.size,
+  }));
 }
 
 /** A node of the merge tree (SciPy convention: below n an input, n + k the group of merge k) by name. */

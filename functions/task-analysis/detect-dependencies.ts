@@ -1,4 +1,3 @@
-import { sql } from 'drizzle-orm';
 import * as z from 'zod';
 import { ANSWER_BUDGETS, fitToBudget, responseFormatField, type ResponseFormat } from '../../shared/core/budget.ts';
 import { ok } from '../../shared/core/contract.ts';
@@ -7,11 +6,12 @@ import { linkList } from '../../shared/core/links.ts';
 import { plural } from '../../shared/core/plural.ts';
 import { uuid } from '../../shared/core/fields.ts';
 import { defineTool } from '../../shared/core/tool.ts';
+import type { DependencyDetector, DetectOptions } from '../../shared/core/providers.ts';
 import { providersFromEnv } from '../../shared/providers/index.ts';
-import { uuidArray } from '../../shared/core/database.ts';
 import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { findCycles } from './lib/graph.ts';
-import { loadTasks, relationshipShape, relationshipType, taskIds } from './lib/tasks.ts';
+import { savedRelationships, saveRelationships, type SavedRelationship } from './lib/relationships.ts';
+import { documentContents, loadTasks, relationshipShape, relationshipType, taskIds, type TaskRow } from './lib/tasks.ts';
 
 type Relationship = z.output<typeof relationshipShape>;
 
@@ -79,14 +79,8 @@ export default defineTool({
       if (!decoded.ok) return decoded;
       const { detector, after } = decoded.value;
       const [confidence, source, target, type] = after;
-      // At most 50 × 49 × 3 rows: ordered here, by the same comparison as the first page.
-      const { rows } = await db.execute(sql`
-        select source_task_id, target_task_id, type, confidence, rationale from task_relationships
-        where project_id = ${project.id} and detection_method = ${detector}
-          and source_task_id = any(${uuidArray(task_ids)}) and target_task_id = any(${uuidArray(task_ids)})`);
-      const saved = (rows as (Relationship & { rationale: string })[])
-        .map((row) => ({ ...row, confidence: Number(row.confidence) }))
-        .sort(byConfidence);
+      // Ordered here, by the same comparison as the first page.
+      const saved = (await savedRelationships(db, project.id, detector, task_ids)).sort(byConfidence);
       const rest = saved.filter((r) => isAfter(r, { confidence, source, target, type }));
       const page = pageOf(rest, response_format);
       const next_cursor = page.length < rest.length ? encodeCursor(cursorAt(detector, page.at(-1)!), scope) : null;
@@ -98,43 +92,10 @@ export default defineTool({
       );
     }
 
-    let documentContext: Map<string, string> | undefined;
-    if (include_document_context) {
-      const ids = [...new Set(tasks.map((task) => task.document_id))];
-      const { rows } = await db.execute(
-        sql`select id, content from documents where project_id = ${project.id} and id = any(${uuidArray(ids)})`,
-      );
-      documentContext = new Map((rows as { id: string; content: string }[]).map((row) => [row.id, row.content]));
-    }
+    const documentContext = include_document_context ? await documentContents(db, project.id, tasks) : undefined;
     const detector = providers.dependencies;
-    const detected = await detector.detect(
-      tasks.map((task) => ({
-        id: task.task_id,
-        text: task.text,
-        documentId: task.document_id,
-        documentTitle: task.document_title,
-        position: task.position,
-      })),
-      { documentContext, signal },
-    );
-    const relationships = detected
-      .map((r) => ({
-        source_task_id: r.sourceTaskId,
-        target_task_id: r.targetTaskId,
-        type: r.type,
-        confidence: Math.round(r.confidence * 1000) / 1000,
-        rationale: r.rationale,
-      }))
-      .sort(byConfidence);
-    if (relationships.length > 0) {
-      const rows = JSON.stringify(relationships);
-      await db.execute(sql`
-        insert into task_relationships (project_id, source_task_id, target_task_id, type, confidence, detection_method, rationale)
-        select ${project.id}::uuid, r.source_task_id, r.target_task_id, r.type, r.confidence, ${detector.id}, r.rationale
-        from jsonb_to_recordset(${rows}::jsonb) as r(source_task_id uuid, target_task_id uuid, type text, confidence real, rationale text)
-        on conflict (project_id, source_task_id, target_task_id, type)
-        do update set confidence = excluded.confidence, rationale = excluded.rationale, detection_method = excluded.detection_method`);
-    }
+    const relationships = await detect(detector, tasks, { documentContext, signal });
+    await saveRelationships(db, project.id, detector.id, relationships);
     const { groups, examples } = findCycles(relationships.filter((r) => r.type !== 'related'));
     const circular = groups.reduce((sum, group) => sum + group.length, 0);
     const page = pageOf(relationships, response_format);
@@ -159,6 +120,29 @@ export default defineTool({
     );
   },
 });
+
+/** What `detector` finds among `tasks`, as saved and answered (confidence to 3 decimals), most confident first. */
+async function detect(detector: DependencyDetector, tasks: TaskRow[], options: DetectOptions): Promise<SavedRelationship[]> {
+  const detected = await detector.detect(
+    tasks.map((task) => ({
+      id: task.task_id,
+      text: task.text,
+      documentId: task.document_id,
+      documentTitle: task.document_title,
+      position: task.position,
+    })),
+    options,
+  );
+  return detected
+    .map((r) => ({
+      source_task_id: r.sourceTaskId,
+      target_task_id: r.targetTaskId,
+      type: r.type,
+      confidence: Math.round(r.confidence * 1000) / 1000,
+      rationale: r.rationale,
+    }))
+    .sort(byConfidence);
+}
 
 /** Most confident first, then by ids and type: the order of pages, in JS and in SQL alike. */
 function byConfidence(a: Relationship, b: Relationship): number {

@@ -41,6 +41,10 @@ const MIN_STRING_KEPT = 40;
  * `text` cut to `maxChars` characters of valid JSON, containers deeper than `maxDepth` replaced;
  * `ok: false` when it is not JSON (or, `complete` being false, not the start of JSON).
  *
+ * Long on purpose: one loop over the text with a branch per state of the JSON grammar, all sharing
+ * the position, the output and the open containers; pulled apart, each branch would take and hand
+ * back all of them.
+ *
  * @example
  * cutJson('[1,2,3,4,5,6]', { maxChars: 26, maxDepth: 64, complete: true })
  * // { ok: true, json: '[1,2,"--- TRUNCATED ---"]', cut: true, tooDeep: false }

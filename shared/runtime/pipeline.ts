@@ -8,6 +8,10 @@
  *
  * Every path ends in an outcome; nothing a tool throws reaches the caller. Nothing about the
  * deployment's configuration is told to a caller before its credential is confirmed.
+ *
+ * Some 400 lines on purpose: the four stages are the documented flow, read top to bottom, over the
+ * private types of a call in flight (CallState, Checked, Admit, Execution); what stands on its own
+ * lives beside it (call.ts, tool-work.ts, execute.ts, call-report.ts, retry.ts, idempotency.ts).
  */
 import { answerWarnings, type Failure, type Meta, type Outcome } from '../core/contract.ts';
 import type { Parsed } from '../core/body.ts';

@@ -1,6 +1,7 @@
 /**
  * What the task-analysis tools share: input pieces, the output shapes every tool names the same
- * way (so an agent can chain them), and loading tasks by id within the caller's project.
+ * way (so an agent can chain them), and loading tasks by id (and their documents' content) within
+ * the caller's project.
  */
 import { sql } from 'drizzle-orm';
 import * as z from 'zod';
@@ -55,6 +56,13 @@ export async function loadTasks(
   const missing = ids.filter((id) => !byId.has(id));
   if (missing.length > 0) return tasksNotFound(missing, field);
   return ids.map((id) => byId.get(id)!);
+}
+
+/** The content of each document of `tasks`, by document id: the prose a dependency detector may read. */
+export async function documentContents(db: Database, projectId: string, tasks: readonly TaskRow[]): Promise<Map<string, string>> {
+  const ids = [...new Set(tasks.map((task) => task.document_id))];
+  const { rows } = await db.execute(sql`select id, content from documents where project_id = ${projectId} and id = any(${uuidArray(ids)})`);
+  return new Map((rows as { id: string; content: string }[]).map((row) => [row.id, row.content]));
 }
 
 /** NOT_FOUND naming the task ids the project does not have. */
