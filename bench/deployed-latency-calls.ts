@@ -6,6 +6,7 @@
  * idempotency records, the trace) are not. The bench checks what it captures against the count
  * written here and says so when they differ.
  */
+import { MCP_VERSION } from './measure.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import { tools } from '../functions/registry.ts';
 import { resetExampleRecords } from '../local/example-records.ts';
@@ -145,7 +146,6 @@ const post = (path: string, bearer: string, body: unknown, headers: Record<strin
 const envelopeSucceeded = (status: number, body: string) => status === 200 && (JSON.parse(body) as { success?: boolean }).success === true;
 
 /** The MCP protocol version whose requests need no `initialize` (each carries its own). */
-const MCP_VERSION = '2026-07-28';
 
 /** A stateless MCP `tools/call` (one HTTP request). */
 function mcpCall(bearer: string, name: string, args: unknown): CallRequest {

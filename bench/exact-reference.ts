@@ -6,6 +6,7 @@
 import { sql } from 'drizzle-orm';
 import type { Database } from '../shared/core/database.ts';
 import { offlineEmbeddings } from '../shared/providers/offline.ts';
+import { dot } from './measure.ts';
 
 /** Every embedded task of the project, embedded again in JS: the exact reference. */
 export interface Reference {
@@ -52,10 +53,4 @@ export function recallAt(k: number, query: Float32Array, found: string[], refere
   const foundSimilarities = found.map((id) => similarities[reference.index.get(id)!]!);
   const hits = foundSimilarities.filter((similarity) => similarity >= kth - tolerance).length;
   return { recall: hits / Math.min(k, reference.ids.length), kth, bestFound: Math.max(...foundSimilarities) };
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
 }

@@ -78,3 +78,13 @@ export function ms(x: number): string {
 export function thousands(n: number): string {
   return n.toLocaleString('en');
 }
+
+/** The dot product of two vectors of the same length (cosine similarity, for unit vectors). */
+export function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+/** The MCP protocol version the benches speak when they call a tool over MCP without an SDK (stateless). */
+export const MCP_VERSION = '2026-07-28';

@@ -2,10 +2,10 @@
  * The calls bench/memory.ts sends, eight kinds in turn: a write, reads, an MCP tools/call, the
  * catalog, readiness, and two refusals, each with the answer it expects.
  */
+import { MCP_VERSION } from './measure.ts';
 import { generateCorpus, type CorpusOptions } from '../local/corpus.ts';
 
 /** The MCP protocol version whose requests need no `initialize` (each carries its own). */
-const MCP_VERSION = '2026-07-28';
 
 /** One kind of call: how it is sent, and whether its answer is the one expected. */
 export interface CallKind {

@@ -20,7 +20,7 @@ import { CORPUS_DEFAULTS, generateCorpus } from '../local/corpus.ts';
 import { embedText, HASHING_EMBEDDER_ID, HASHING_EMBEDDER_THRESHOLD } from '../shared/providers/hashing-embedder.ts';
 import { searchTerms } from '../shared/providers/text.ts';
 import { embedTextV1, HASHING_EMBEDDER_V1_ID, HASHING_EMBEDDER_V1_THRESHOLD } from './hashing-embedder-v1.ts';
-import { thousands } from './measure.ts';
+import { dot, thousands } from './measure.ts';
 
 /** Queries per theme (the theme names of local/corpus.ts), as a person would type them. */
 export const THEME_QUERIES: Readonly<Record<string, readonly string[]>> = {
@@ -326,12 +326,6 @@ function report(taskCount: number, queries: Query[], figures: PeerFigures[]): st
 }
 
 // ---- helpers ------------------------------------------------------------------------------------
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-}
 
 function share(count: number, total: number): number {
   return total === 0 ? NaN : count / total;
