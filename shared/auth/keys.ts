@@ -60,7 +60,12 @@ export interface AuthContext extends RecheckContext {
    */
   clientAddress: string | null;
   /** The bound on unknown-key lookups per address (shared/concurrency/rate-limit.ts, FailedAttempts). */
-  failures: { blockedFor(address: string): number; record(address: string): Promise<void> };
+  failures: {
+    /** One of the address's lookups, taken before it starts; undefined when it has none left. */
+    take(address: string): { end(failed: boolean): Promise<void> } | undefined;
+    /** Milliseconds until the address may look up again. */
+    retryAfter(address: string): number;
+  };
 }
 
 const HINT = "Send the header 'Authorization: Bearer <api key>' with a key issued for your project (keys start with 'et_').";
@@ -97,18 +102,31 @@ export async function authenticate(
 
   // A signed key is looked up whatever its address did; any other costs a lookup within the
   // address's bound. Whether it is signed is asked alongside the lookup (the signing secret is read
-  // once per isolate), except from an address over its bound, where it decides whether to look up.
-  const address = context.clientAddress;
+  // once per isolate), so every lookup first takes one of the address's attempts (a burst cannot
+  // outrun the bound), which a signed key gives back as soon as it is known to be signed; from an
+  // address with none left, whether the key is signed decides whether it is looked up at all.
+  const address = context.clientAddress && !cached ? context.clientAddress : undefined;
   const signing = isSigned(key, db);
-  if (address && !cached && context.failures.blockedFor(address) > 0 && !(await signing)) {
-    return tooManyFailures(context.failures.blockedFor(address));
-  }
+  const attempt = address ? context.failures.take(address) : undefined;
+  if (address && !attempt && !(await signing)) return tooManyFailures(context.failures.retryAfter(address));
+  if (attempt)
+    void signing.then(
+      (signed) => (signed ? attempt.end(false) : undefined),
+      () => undefined,
+    );
   const verifiedAt = Date.now();
-  const [caller, signed] = await Promise.all([lookUpKey(), signing]);
+  let caller: Caller | undefined;
+  let signed: boolean;
+  try {
+    [caller, signed] = await Promise.all([lookUpKey(), signing]);
+  } catch (error) {
+    await attempt?.end(false);
+    throw error;
+  }
+  if (attempt) context.waitUntil(attempt.end(!caller && !signed));
   if (!caller) {
     verified.forget(key);
     remember(key, settings);
-    if (address && !signed) context.waitUntil(context.failures.record(address));
     return notValid();
   }
   unknown.delete(key);

@@ -90,13 +90,24 @@ export const FAILED_ATTEMPTS_DEFAULTS = {
 // Plain data, no I/O: safe at module scope.
 const failureWindows = new Map<string, { count: number; resetAt: number }>();
 const blockedAddresses = new Map<string, number>();
+// Attempts taken and not yet ended, per prefix and address: they count against the bound while
+// in flight, so that a burst cannot outrun it. An entry goes when its last attempt ends.
+const inFlight = new Map<string, number>();
+
+/** One attempt taken with {@link FailedAttempts.take}: end it once, saying whether it counts. */
+export interface Attempt {
+  /** Frees the attempt's place; `counts` (a failed lookup, a registration made) counts it against the address. Never rejects; later calls do nothing. */
+  end(counts: boolean): Promise<void>;
+}
 
 /**
- * A bound on failed authentications per client address (`CF-Connecting-IP`): lookups of unknown
- * keys, so that guessing keys cannot make the database work. A blocked address is refused before
- * any further lookup. Counted in this isolate, and across isolates in Redis when there is one
- * (@upstash/ratelimit, fixed window): an isolate learns of a block from Redis on the first failure
- * it sees from that address.
+ * A bound on what one client address may do per window (its address as the deployment knows
+ * it): lookups of unknown keys, so that guessing keys cannot make the database work, and OAuth
+ * client registrations. Work that may count is first taken ({@link take}), so that attempts in
+ * flight count too and a burst cannot outrun the bound; a blocked address is refused before any
+ * further work. Counted in this isolate, and across isolates in Redis when there is one
+ * (@upstash/ratelimit, fixed window): an isolate learns of a block from Redis on the first count
+ * it makes for that address.
  */
 export class FailedAttempts {
   private readonly options: typeof FAILED_ATTEMPTS_DEFAULTS;
@@ -117,6 +128,37 @@ export class FailedAttempts {
       : undefined;
   }
 
+  /**
+   * One of `address`'s attempts in this window, taken before the work that may count starts;
+   * undefined when the address has none left (its counts in this window and its attempts in
+   * flight reach the bound, or Redis said it is blocked). End it with {@link Attempt.end}.
+   */
+  take(address: string): Attempt | undefined {
+    const id = `${this.options.prefix}:${address}`;
+    const window = failureWindows.get(id);
+    const counted = window && window.resetAt > Date.now() ? window.count : 0;
+    const pending = inFlight.get(id) ?? 0;
+    if (this.blockedFor(address) > 0 || counted + pending >= this.options.maxFailures) return undefined;
+    inFlight.set(id, pending + 1);
+    let ended = false;
+    return {
+      end: async (counts) => {
+        if (ended) return;
+        ended = true;
+        const left = (inFlight.get(id) ?? 1) - 1;
+        if (left > 0) inFlight.set(id, left);
+        else inFlight.delete(id);
+        if (counts) await this.record(address);
+      },
+    };
+  }
+
+  /** Milliseconds until `address` may be given an attempt again, for an answer's retry-after (at least 1 s). */
+  retryAfter(address: string): number {
+    const window = failureWindows.get(`${this.options.prefix}:${address}`);
+    return Math.max(this.blockedFor(address), window ? window.resetAt - Date.now() : 0, 1_000);
+  }
+
   /** Milliseconds until `address` may try again; 0 when it may now. */
   blockedFor(address: string): number {
     const id = `${this.options.prefix}:${address}`;
@@ -127,7 +169,7 @@ export class FailedAttempts {
     return 0;
   }
 
-  /** Counts one failed attempt of `address` (here, then in Redis). Never rejects. */
+  /** Counts one attempt of `address` against the bound (here, then in Redis). Never rejects. */
   async record(address: string): Promise<void> {
     const now = Date.now();
     const id = `${this.options.prefix}:${address}`;

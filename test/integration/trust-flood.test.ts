@@ -1,7 +1,8 @@
 /**
  * A flood of unknown keys from one address, at the scale of a misconfigured agent on a shared host:
- * 10,000 in a burst. The database work they cause stays at the address's bound (20 lookups), and a
- * never-used key of another tenant from the same address succeeds at once, during and after it.
+ * 10,000 in a burst, and 500 all at once. The database work they cause stays at the address's bound
+ * (20 lookups), and a never-used key of another tenant from the same address succeeds at once,
+ * during and after it.
  * The gateway has its default settings (the client address is the machine's, whatever header a
  * request sends); the case has a namespace of its own, so its counts stay its own.
  */
@@ -69,5 +70,25 @@ describe('10,000 unknown keys from one address', { timeout: 300_000 }, () => {
     expect(valid).toEqual([200, 200, 200, 200]);
     expect(await moodRows(other.projectId, 'flood-0')).toBe(1);
     expect(await moodRows(other.projectId, 'flood-75')).toBe(1);
+  });
+
+  it('sent all at once, cost no more lookups than sent one by one: a lookup counts from when it starts', async () => {
+    const namespace = { CONCURRENCY_NAMESPACE: `trust-burst-${crypto.randomUUID()}` };
+    const other = await createTenant('Burst address');
+    const [burst, valid] = await Promise.all([
+      Promise.all(Array.from({ length: 500 }, () => post('/tools/list-plans', unknownKey(), {}, namespace))),
+      post(
+        '/tools/log-mood',
+        other.apiKey,
+        { user_id: 'burst', mood: 'happy', energy_level: 5, timestamp: '2031-06-01T08:00:00Z' },
+        namespace,
+      ),
+    ]);
+    const statuses = new Map<number, number>();
+    for (const status of burst) statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    // 401: looked up and unknown; 429: refused without a lookup.
+    expect(Object.fromEntries(statuses)).toEqual({ 401: 20, 429: 480 });
+    expect(valid).toBe(200);
+    expect(await moodRows(other.projectId, 'burst')).toBe(1);
   });
 });

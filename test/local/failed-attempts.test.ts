@@ -39,6 +39,26 @@ describe('FailedAttempts', () => {
     expect(attempts.blockedFor('203.0.113.2')).toBe(0);
   });
 
+  it('counts attempts in flight: a burst gets the bound, an attempt that ends uncounted frees its place, ending twice counts once', async () => {
+    prefix++;
+    const attempts = (await isolate())();
+    const taken = Array.from({ length: 8 }, () => attempts.take('203.0.113.5'));
+    expect(taken.filter(Boolean)).toHaveLength(5);
+    expect(attempts.take('203.0.113.6')).toBeDefined();
+    // A lookup that found its key frees its place: another may start.
+    await taken[0]!.end(false);
+    const next = attempts.take('203.0.113.5');
+    expect(next).toBeDefined();
+    // Failures count once each, however often they are ended; the address is then blocked.
+    for (const attempt of [...taken.slice(1, 5), next]) {
+      await attempt!.end(true);
+      await attempt!.end(true);
+    }
+    expect(attempts.blockedFor('203.0.113.5')).toBeGreaterThan(0);
+    expect(attempts.take('203.0.113.5')).toBeUndefined();
+    expect(attempts.retryAfter('203.0.113.5')).toBeGreaterThan(1_000);
+  });
+
   it.skipIf(!redisServer)('an isolate learns of a block counted elsewhere on the first failure it sees', async () => {
     prefix++;
     const redis = new Redis({ url: standIn!.url, token: standIn!.token, enableTelemetry: false });
