@@ -10,7 +10,7 @@
  * the load average. Target: the victim's p99 grows by at most 1 s. Measured, never asserted.
  *
  * `node bench/code-mode-attacks.ts --url <base> --attacker <key> --victim <key>` measures a running
- * stack instead (e.g. `npm run dev`; the two keys of two projects, `npm run keys -- create --new-project`).
+ * stack instead (e.g. `npm run dev`; the keys of two projects, each from `npm run keys -- create --project <name> --new-project`).
  */
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';

@@ -35,6 +35,8 @@ export interface OAuthEnv {
   OAUTH_KV?: KVNamespace;
   /** Seconds an access token lives (default {@link OAUTH_DEFAULTS}.accessTokenTtlSeconds). */
   OAUTH_ACCESS_TOKEN_TTL_SECONDS?: string;
+  /** Client registrations one address may make per hour (default {@link OAUTH_DEFAULTS}.registrationsPerHour). */
+  OAUTH_REGISTRATIONS_PER_HOUR?: string;
   DATABASE_URL?: string;
 }
 
@@ -48,6 +50,10 @@ export const OAUTH_DEFAULTS = {
   minAccessTokenTtlSeconds: 60,
   /** A grant's refresh tokens work for 30 days after approval (rotating on every use). */
   refreshTokenTtlSeconds: 30 * 24 * 3_600,
+  /** Dynamic client registrations per client address per hour (./registration.ts). */
+  registrationsPerHour: 20,
+  /** The most an operator may set it to. */
+  maxRegistrationsPerHour: 100_000,
 };
 
 /** Where the gateway serves the OAuth endpoints. */
@@ -67,6 +73,7 @@ interface TokenProps {
 /** The OAuth settings a deployment configured, once read and valid. */
 export interface OAuthSettings {
   accessTokenTtlSeconds: number;
+  registrationsPerHour: number;
 }
 
 /**
@@ -75,16 +82,42 @@ export interface OAuthSettings {
  * a CONFIG_ERROR, see shared/http/oauth.ts).
  */
 export function oauthSettings(env: OAuthEnv): OAuthSettings | { problem: string } {
-  const raw = env.OAUTH_ACCESS_TOKEN_TTL_SECONDS;
-  if (raw === undefined || raw.trim() === '') return { accessTokenTtlSeconds: OAUTH_DEFAULTS.accessTokenTtlSeconds };
-  const seconds = Number(raw);
-  const { minAccessTokenTtlSeconds: min, refreshTokenTtlSeconds: max } = OAUTH_DEFAULTS;
-  if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(seconds) || seconds < min || seconds > max) {
-    return {
-      problem: `OAUTH_ACCESS_TOKEN_TTL_SECONDS must be a whole number of seconds from ${min} to ${max} (default ${OAUTH_DEFAULTS.accessTokenTtlSeconds}), but it is '${raw.slice(0, 40)}'.`,
-    };
-  }
-  return { accessTokenTtlSeconds: seconds };
+  const { accessTokenTtlSeconds, minAccessTokenTtlSeconds, refreshTokenTtlSeconds, registrationsPerHour, maxRegistrationsPerHour } =
+    OAUTH_DEFAULTS;
+  const ttl = wholeNumber(
+    env,
+    'OAUTH_ACCESS_TOKEN_TTL_SECONDS',
+    'seconds',
+    [minAccessTokenTtlSeconds, refreshTokenTtlSeconds],
+    accessTokenTtlSeconds,
+  );
+  if (typeof ttl !== 'number') return ttl;
+  const registrations = wholeNumber(
+    env,
+    'OAUTH_REGISTRATIONS_PER_HOUR',
+    'registrations',
+    [1, maxRegistrationsPerHour],
+    registrationsPerHour,
+  );
+  if (typeof registrations !== 'number') return registrations;
+  return { accessTokenTtlSeconds: ttl, registrationsPerHour: registrations };
+}
+
+/** A variable holding a whole number within `[min, max]`: its value, `fallback` when unset, or the problem. */
+function wholeNumber(
+  env: OAuthEnv,
+  name: 'OAUTH_ACCESS_TOKEN_TTL_SECONDS' | 'OAUTH_REGISTRATIONS_PER_HOUR',
+  unit: string,
+  [min, max]: [number, number],
+  fallback: number,
+): number | { problem: string } {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (/^\s*\d+\s*$/.test(raw) && Number.isSafeInteger(value) && value >= min && value <= max) return value;
+  return {
+    problem: `${name} must be a whole number of ${unit} from ${min} to ${max} (default ${fallback}), but it is '${raw.slice(0, 40)}'.`,
+  };
 }
 
 /** The scopes of a toolset: read runs its tools that do not write, write all of them. */

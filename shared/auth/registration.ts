@@ -18,8 +18,7 @@ export const REGISTRATION_LIMITS = {
   /** Any other string, and any other list's length. */
   maxStringLength: 500,
   maxListLength: 10,
-  /** Registrations per client address per window. */
-  maxPerAddress: 20,
+  /** The window of the bound on registrations per client address (how many: OAUTH_REGISTRATIONS_PER_HOUR, ./oauth.ts). */
   windowMs: 60 * 60 * 1000,
 };
 

@@ -13,7 +13,7 @@ import { FailedAttempts } from '../concurrency/rate-limit.ts';
 import { log } from '../core/log.ts';
 import { createDb } from '../runtime/db.ts';
 import { databaseError, databaseFailure } from '../core/database.ts';
-import { runsLocally, type RequestScope } from '../runtime/env.ts';
+import { runsLocally, type Env, type RequestScope } from '../runtime/env.ts';
 import { unexpected } from '../runtime/execute.ts';
 
 export type { AuthorizeOptions } from '../auth/authorize.ts';
@@ -23,11 +23,14 @@ export type { AuthorizeOptions } from '../auth/authorize.ts';
  * RATE_LIMITED for an address with too many failed attempts. `authorization` replaces the
  * request's own header (the consent page checks the key typed into its form). Never throws.
  */
-export type Authorize = (
+export type Authorize = ((
   request: Request,
   scope: RequestScope,
   options?: { traceId?: string; authorization?: string },
-) => Promise<Gate | Failure>;
+) => Promise<Gate | Failure>) & {
+  /** Where a request comes from, as this worker judges it: the address every per-address bound counts (OAuth registrations too). */
+  addressOf(request: Request, env: Env): string | null;
+};
 
 /**
  * The worker's authoriser, from its options (how keys are cached, which other tokens it takes,
@@ -40,8 +43,13 @@ export type Authorize = (
  * const gate = await authorize(c.req.raw, scopeOf(c));
  */
 export function createAuthorizer(options: AuthorizeOptions = {}): Authorize {
-  const addressOf = options.clientAddress ?? clientAddressOf;
-  return async (request, scope, { traceId = crypto.randomUUID(), authorization } = {}) => {
+  const chosen = options.clientAddress ?? clientAddressOf;
+  const addressOf = (request: Request, env: Env) => chosen(request, { local: runsLocally(env) });
+  const authorize = async (
+    request: Request,
+    scope: RequestScope,
+    { traceId = crypto.randomUUID(), authorization }: { traceId?: string; authorization?: string } = {},
+  ): Promise<Gate | Failure> => {
     const { env } = scope;
     if (!env.DATABASE_URL) {
       log('error', 'config_error', {
@@ -62,7 +70,7 @@ export function createAuthorizer(options: AuthorizeOptions = {}): Authorize {
     };
     const credentials: Credentials = {
       authorization: authorization ?? request.headers.get('authorization'),
-      clientAddress: addressOf(request, { local: runsLocally(env) }),
+      clientAddress: addressOf(request, env),
       url: request.url,
     };
     try {
@@ -83,6 +91,7 @@ export function createAuthorizer(options: AuthorizeOptions = {}): Authorize {
       return databaseFailure(error) ?? unexpected(error, traceId);
     }
   };
+  return Object.assign(authorize, { addressOf });
 }
 
 /** The database of the OAuth provider's callbacks (which run outside any route). */

@@ -25,6 +25,7 @@ import {
   OAUTH_DEFAULTS,
   OAUTH_PATHS,
   oauthSettings,
+  type OAuthSettings,
   protectedResourceMetadata,
   resourceMetadataUrl,
   scopesOf,
@@ -63,9 +64,10 @@ export function withOAuth(app: { fetch: FetchHandler; authorize: Authorize }, op
       if (endpoint) {
         const settings = oauthSettings(env);
         if ('problem' in settings) return misconfigured(settings.problem);
+        if (path === OAUTH_PATHS.register && request.method === 'POST')
+          return register(request, env, ctx, { settings, authorize: app.authorize });
       }
       if (path === OAUTH_PATHS.authorize) return consent(request, { env, waitUntil: (work) => ctx.waitUntil(work) });
-      if (path === OAUTH_PATHS.register && request.method === 'POST') return register(request, env, ctx);
       if (path === OAUTH_PATHS.token && request.method === 'POST') return token(request, env, ctx);
       if (endpoint) return authorizationServer(url.origin, env, openDb).fetch(request, env, ctx);
       if (path === OAUTH_PATHS.resourceMetadata || path.startsWith(`${OAUTH_PATHS.resourceMetadata}/`))
@@ -87,36 +89,49 @@ function misconfigured(problem: string): Response {
   );
 }
 
-/** `POST /oauth/register`: bounded (size, per address), then the provider's. */
-async function register(request: Request, env: Env & ProviderEnv, ctx: ExecutionContext): Promise<Response> {
-  const address = request.headers.get('cf-connecting-ip');
+/**
+ * `POST /oauth/register`: bounded in size and per address (the address the worker's authoriser
+ * judges, which a client cannot choose; a registration in flight counts), then the provider's.
+ */
+async function register(
+  request: Request,
+  env: Env & ProviderEnv,
+  ctx: ExecutionContext,
+  { settings, authorize }: { settings: OAuthSettings; authorize: Authorize },
+): Promise<Response> {
+  const address = authorize.addressOf(request, env);
   const registrations = new FailedAttempts({
     redis: redisFromEnv(env),
     prefix: `${namespaceOf(env)}:oauth-registrations`,
-    maxFailures: REGISTRATION_LIMITS.maxPerAddress,
+    maxFailures: settings.registrationsPerHour,
     windowMs: REGISTRATION_LIMITS.windowMs,
   });
-  const blockedMs = address ? registrations.blockedFor(address) : 0;
-  if (blockedMs > 0) {
-    const seconds = Math.ceil(blockedMs / 1000);
+  const attempt = address ? registrations.take(address) : undefined;
+  if (address && !attempt) {
+    const seconds = Math.ceil(registrations.retryAfter(address) / 1000);
     const answer = oauthError(
       429,
       'too_many_requests',
-      `This address registered ${REGISTRATION_LIMITS.maxPerAddress} clients within the last hour, the most allowed. Register again in ${seconds} s, or reuse a client already registered.`,
+      `This address registered ${settings.registrationsPerHour} clients within the last hour (or is registering them now), the most allowed. Register again in ${seconds} s, or reuse a client already registered.`,
     );
     answer.headers.set('retry-after', String(seconds));
     return answer;
   }
-  const body = await request.text();
-  const problem = registrationProblem(body);
-  if (problem) return oauthError(400, problem.error, problem.error_description);
-  const response = await authorizationServer(new URL(request.url).origin, env, openDb).fetch(
-    new Request(request.url, { method: 'POST', headers: request.headers, body }),
-    env,
-    ctx,
-  );
-  if (address && response.status < 300) ctx.waitUntil(registrations.record(address));
-  return response;
+  let registered = false;
+  try {
+    const body = await request.text();
+    const problem = registrationProblem(body);
+    if (problem) return oauthError(400, problem.error, problem.error_description);
+    const response = await authorizationServer(new URL(request.url).origin, env, openDb).fetch(
+      new Request(request.url, { method: 'POST', headers: request.headers, body }),
+      env,
+      ctx,
+    );
+    registered = response.status < 300;
+    return response;
+  } finally {
+    if (attempt) ctx.waitUntil(attempt.end(registered));
+  }
 }
 
 /**

@@ -21,6 +21,27 @@ beforeAll(async () => {
   projectId = await createProject('Auth attacks');
 }, 60_000);
 
+/** The OAuth clients registered so far (the provider keeps each in KV). */
+const clientCount = async () => (await env.OAUTH_KV.list({ prefix: 'client:' })).keys.length;
+
+/** A registration's request (a public client unless `metadata` says otherwise), with `headers` added. */
+const registration = (metadata: Json, headers: Record<string, string> = {}): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify({ client_name: 'Bounded', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', ...metadata }),
+});
+
+/** Sends registrations to `worker` with the lane's variables but the default bound, in a namespace of its own. */
+function gatewayWith(worker: ReturnType<typeof withOAuth>) {
+  const ownEnv = { ...env, OAUTH_REGISTRATIONS_PER_HOUR: undefined, CONCURRENCY_NAMESPACE: `registrations-${crypto.randomUUID()}` };
+  return async (init: RequestInit) => {
+    const ctx = createExecutionContext();
+    const response = await worker.fetch(new Request(`${ORIGIN}/oauth/register`, init), ownEnv, ctx);
+    await waitOnExecutionContext(ctx);
+    return response;
+  };
+}
+
 // Each test runs whole authorizations (several requests each) on a shared, busy machine.
 describe('OAuth hygiene', { timeout: 90_000 }, () => {
   it('a replayed refresh token revokes the whole grant: neither the thief nor the client keeps anything', async () => {
@@ -69,15 +90,8 @@ describe('OAuth hygiene', { timeout: 90_000 }, () => {
     }
   });
 
-  it('registration is bounded: a long name, many or long redirect URIs, an oversized body, and too many registrations from one address', async () => {
-    const clients = async () => (await env.OAUTH_KV.list({ prefix: 'client:' })).keys.length;
-    const before = await clients();
-    const registration = (metadata: Json, address = '198.51.100.7') =>
-      fetchJson('/oauth/register', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'cf-connecting-ip': address },
-        body: JSON.stringify({ client_name: 'Bounded', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', ...metadata }),
-      });
+  it('registration is bounded in size: a long name, many or long redirect URIs, an oversized body', async () => {
+    const before = await clientCount();
     for (const [what, metadata, error] of [
       ['a 100 KB name', { client_name: 'x'.repeat(100_000) }, 'invalid_client_metadata'],
       [
@@ -93,20 +107,40 @@ describe('OAuth hygiene', { timeout: 90_000 }, () => {
       ['a 5,000-character redirect URI', { redirect_uris: [`https://agent.example/${'a'.repeat(5_000)}`] }, 'invalid_redirect_uri'],
       ['a 5,000-character client_uri', { client_uri: `https://agent.example/${'a'.repeat(5_000)}` }, 'invalid_client_metadata'],
     ] as const) {
-      const refused = await registration(metadata);
+      const refused = await fetchJson('/oauth/register', registration(metadata));
       expect(refused.status, what).toBe(400);
       expect(refused.body.error, what).toBe(error);
       expect(refused.body.error_description, what).toMatch(/at most/);
     }
-    expect(await clients()).toBe(before);
-    // 20 registrations an hour per address; the 21st is refused, and other addresses are not.
-    const address = `203.0.113.${Math.floor(Math.random() * 200) + 1}`;
-    for (let i = 0; i < 20; i++) expect((await registration({}, address)).status).toBe(201);
-    const limited = await registration({}, address);
+    expect(await clientCount()).toBe(before);
+  });
+
+  it('registration is bounded per address, with the default bound: a burst at once, under forged address headers, gets 20 clients', async () => {
+    // The gateway as `npm run dev` serves it (every client is the machine), with the default bound
+    // (the lane's worker raises it for the other files' registrations) and a namespace of its own.
+    const local = gatewayWith(withOAuth(createGateway(tools)));
+    const before = await clientCount();
+    const forged = (i: number) => ({ 'cf-connecting-ip': `203.0.113.${i}`, 'x-forwarded-for': `198.51.100.${i}` });
+    const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => local(registration({}, forged(i)))));
+    const statuses = burst.map((response) => response.status).sort();
+    expect(statuses).toEqual([...Array<number>(20).fill(201), ...Array<number>(10).fill(429)]);
+    expect(await clientCount()).toBe(before + 20);
+    const limited = burst.find((response) => response.status === 429)!;
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await limited.json()) as Json).error_description).toMatch(/registered 20 clients within the last hour/);
+  });
+
+  it('registration is bounded per address as deployed: the 21st from one address is refused, and other addresses are not', async () => {
+    // As deployed: the address is Cloudflare's CF-Connecting-IP.
+    const deployed = gatewayWith(withOAuth(createGateway(tools, { clientAddress: (request) => request.headers.get('cf-connecting-ip') })));
+    const before = await clientCount();
+    const from = (address: string) => registration({}, { 'cf-connecting-ip': address });
+    for (let i = 0; i < 20; i++) expect((await deployed(from('203.0.113.7'))).status).toBe(201);
+    const limited = await deployed(from('203.0.113.7'));
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(await clients()).toBe(before + 20);
-    expect((await registration({}, '192.0.2.99')).status).toBe(201);
+    expect(await clientCount()).toBe(before + 20);
+    expect((await deployed(from('192.0.2.99'))).status).toBe(201);
   });
 
   it('a misconfigured access-token lifetime answers 503 on the OAuth endpoints, never 500; API keys keep working, other bearers get 401', async () => {

@@ -65,11 +65,21 @@ describe('canonical resources', () => {
 
 describe('OAuth settings', () => {
   it('takes a whole number of seconds from 60 to 30 days, and names the variable otherwise', () => {
-    expect(oauthSettings({})).toEqual({ accessTokenTtlSeconds: 3600 });
-    expect(oauthSettings({ OAUTH_ACCESS_TOKEN_TTL_SECONDS: '60' })).toEqual({ accessTokenTtlSeconds: 60 });
+    expect(oauthSettings({})).toEqual({ accessTokenTtlSeconds: 3600, registrationsPerHour: 20 });
+    expect(oauthSettings({ OAUTH_ACCESS_TOKEN_TTL_SECONDS: '60' })).toEqual({ accessTokenTtlSeconds: 60, registrationsPerHour: 20 });
     for (const wrong of ['59', '0', '-5', '1e3', '90.5', 'an hour', '2592001']) {
       const settings = oauthSettings({ OAUTH_ACCESS_TOKEN_TTL_SECONDS: wrong });
       expect('problem' in settings && settings.problem, wrong).toContain('OAUTH_ACCESS_TOKEN_TTL_SECONDS');
+    }
+  });
+
+  it('takes registrations per address an hour from 1 to 100,000, and names the variable otherwise', () => {
+    expect(oauthSettings({ OAUTH_REGISTRATIONS_PER_HOUR: ' 500 ' })).toEqual({ accessTokenTtlSeconds: 3600, registrationsPerHour: 500 });
+    for (const wrong of ['0', '-1', '2.5', 'many', '100001']) {
+      const settings = oauthSettings({ OAUTH_REGISTRATIONS_PER_HOUR: wrong });
+      expect('problem' in settings && settings.problem, wrong).toContain(
+        `OAUTH_REGISTRATIONS_PER_HOUR must be a whole number of registrations from 1 to 100000 (default 20), but it is '${wrong}'.`,
+      );
     }
   });
 });
