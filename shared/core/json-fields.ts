@@ -15,6 +15,7 @@
  */
 import * as z from 'zod';
 import { DEFAULT_BODY_LIMIT_BYTES } from './body.ts';
+import { duplicateKeys } from './duplicate-keys.ts';
 import { text } from './fields.ts';
 import { refuseValue, type FieldProblem } from './issues.ts';
 import { kindOf, SAFE_TEXT_PATTERN } from './text.ts';
@@ -27,7 +28,7 @@ export const JSON_VALUE_DEFAULTS = { maxDepth: 8 } as const;
  * The most characters the JSON text of a {@link jsonObject} has: what a request body holds, which
  * bounds the object itself too.
  */
-export const JSON_TEXT_MAX_LENGTH = DEFAULT_BODY_LIMIT_BYTES;
+const JSON_TEXT_MAX_LENGTH = DEFAULT_BODY_LIMIT_BYTES;
 
 /** Object keys in free-form JSON: storable text, and never a key that reaches a prototype. */
 const jsonKey = z.string().meta({ pattern: SAFE_TEXT_PATTERN.source, not: { enum: [...FORBIDDEN_KEYS] } });
@@ -58,7 +59,7 @@ export function jsonValue({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDept
  * values, nesting at most `maxDepth` levels in all (the object itself is one). Arrays, strings and
  * numbers are refused at the top. Given as the object, or as its JSON text (at most
  * {@link JSON_TEXT_MAX_LENGTH} characters), which is parsed and held to the same rules (depth,
- * storable text and keys, no prototype key, finite numbers): the tool receives the object either way.
+ * storable text and keys, no prototype key, no key named twice, finite numbers): the tool receives the object either way.
  *
  * @example
  * jsonObject() // takes {"headache": {"severity": 3}} and '{"headache": {"severity": 3}}' alike
@@ -98,6 +99,14 @@ export function jsonObject({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDep
           expected: 'a JSON object, or its JSON text',
           received: `the JSON text of ${kindOf(parsed)}`,
         });
+      // A key named twice is as ambiguous in the text as in a request body (./duplicate-keys.ts).
+      const [repeated] = duplicateKeys(value);
+      if (repeated)
+        return refuse({
+          code: 'duplicate_key',
+          expected: 'JSON text that names each key of an object at most once',
+          received: `text that names '${repeated.key.slice(0, 60)}' twice in one object`,
+        });
       const depth = depthOf(parsed);
       if (depth > maxDepth) return refuse(tooDeep(depth));
       // What the screen of validateInput refuses in the object itself, refused in its text alike.
@@ -117,7 +126,7 @@ export function jsonObject({ maxDepth = JSON_VALUE_DEFAULTS.maxDepth }: { maxDep
 }
 
 /** The depth rule in words, for a description (where a field's own description is appended). */
-export function depthSentence(maxDepth: number): string {
+function depthSentence(maxDepth: number): string {
   return `JSON nested at most ${maxDepth} levels deep (each object or array is one).`;
 }
 

@@ -364,6 +364,15 @@ describe('jsonObject', () => {
     expect(problemOf(field, '{"a":1e999}')).toMatchObject({ code: 'non_finite_number' });
   });
 
+  it('refuses text that names a key twice in one object, as a request body that does is refused', () => {
+    expect(problemOf(field, '{"a":{"b":1,"b":2}}')).toMatchObject({
+      code: 'duplicate_key',
+      message: expect.stringContaining("text that names 'b' twice in one object"),
+    });
+    expect(problemOf(field, '{"a":1,"\u0061":2}')).toMatchObject({ code: 'duplicate_key' });
+    expect(problemOf(field, '{"a":{"b":1},"c":{"b":2}}')).toBeUndefined();
+  });
+
   it('judges any JSON written as text as it judges the value itself (fast-check)', () => {
     const outcome = (result: ReturnType<typeof parsed>) =>
       result.ok ? JSON.stringify(result.value) : result.error.details!.fields!.map((problem) => problem.code).join();
