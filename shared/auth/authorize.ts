@@ -28,7 +28,7 @@ export interface Credentials {
  * The address every local client has: on a developer's machine the server listens on loopback
  * only, so every client is this machine, whatever address header it sends.
  */
-export const LOCAL_CLIENT_ADDRESS = 'loopback';
+const LOCAL_CLIENT_ADDRESS = 'loopback';
 
 /**
  * The client's address, as the deployment knows it and the client cannot choose: deployed,

@@ -98,8 +98,8 @@ export class Gate {
    * Runs a read at once, alongside the credential's confirmation, and answers it only once the
    * credential is confirmed: its result, or why the credential is not valid now.
    */
-  async read<T>(work: (db: Database, caller: Caller) => Promise<T>, tool?: Judged): Promise<T | Failure> {
-    const [result, confirmed] = await Promise.all([work(this.reader, this.caller), this.confirm(tool)]);
+  async read<T>(work: (db: Database, caller: Caller) => Promise<T>): Promise<T | Failure> {
+    const [result, confirmed] = await Promise.all([work(this.reader, this.caller), this.confirm()]);
     return 'error' in confirmed ? confirmed : result;
   }
 

@@ -97,25 +97,24 @@ const verifiedGrants = new VerificationCache<Caller>(() => revokedGrant());
 /**
  * The verification of a grant's tokens: from the isolate's cache when it was verified before
  * (confirmed, like a key, within the re-check period: ./verification.ts), else looked up now.
- * Undefined for a grant that is not live; database errors are thrown.
+ * UNAUTHENTICATED for a grant that is not live; database errors are thrown.
  */
-export async function grantVerification(db: Database, grantId: string, context: RecheckContext): Promise<Verification | undefined> {
+export async function grantVerification(db: Database, grantId: string, context: RecheckContext): Promise<Verification | Failure> {
   const lookUpAgain = () => lookUpGrant(db, grantId);
   let entry = verifiedGrants.get(grantId);
-  if (!entry || entry.revoked) {
+  if (!entry) {
     const verifiedAt = Date.now();
     const caller = await lookUpAgain();
-    if (!caller) return undefined;
+    if (!caller) return revokedGrant();
     entry = verifiedGrants.remember(grantId, caller, verifiedAt);
   }
-  const verified = entry;
-  return { current: () => verified.value, confirm: () => verifiedGrants.confirm(grantId, verified, lookUpAgain, context) };
+  return verifiedGrants.verification(grantId, entry, lookUpAgain, context);
 }
 
 /** UNAUTHENTICATED for a token whose grant (or the key that approved it) was revoked since. */
 function revokedGrant(): Failure {
   return fail('UNAUTHENTICATED', 'The access token belongs to a grant that was revoked (or whose API key was revoked).', {
-    hint: 'Authorize again through your MCP client, or send an API key: Authorization: Bearer et_…',
+    hint: 'Authorize again through your MCP client (it follows the WWW-Authenticate header of this answer), or send an API key: Authorization: Bearer et_…',
     details: { reason: 'invalid_token' },
   });
 }

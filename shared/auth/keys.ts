@@ -27,7 +27,7 @@ import { base64url, constantTimeEqual, hashApiKey } from '../core/hashing.ts';
 import { API_KEY_PREFIX } from './bearer.ts';
 import type { Caller } from './caller.ts';
 import type { Verification } from './gate.ts';
-import { VERIFICATION_DEFAULTS, VerificationCache, type RecheckContext, type Verified } from './verification.ts';
+import { VERIFICATION_DEFAULTS, VerificationCache, type RecheckContext } from './verification.ts';
 
 /** Defaults of {@link AuthOptions}. */
 export const AUTH_DEFAULTS = {
@@ -95,8 +95,8 @@ export async function authenticate(
   const recheck = { ...context, recheckAfterMs: settings.recheckAfterMs };
   const cached = verified.get(key);
   const lookUpKey = async () => lookUp(db, await hashApiKey(key));
-  if (cached && Date.now() - cached.verifiedAt < settings.maxStaleMs && !cached.revoked) {
-    return verificationOf(key, cached, lookUpKey, recheck);
+  if (cached && Date.now() - cached.verifiedAt < settings.maxStaleMs) {
+    return verified.verification(key, cached, lookUpKey, recheck);
   }
   if ((unknown.get(key) ?? 0) > Date.now()) return notValid();
 
@@ -106,17 +106,17 @@ export async function authenticate(
   // outrun the bound), which a signed key gives back as soon as it is known to be signed; from an
   // address with none left, whether the key is signed decides whether it is looked up at all.
   const address = context.clientAddress && !cached ? context.clientAddress : undefined;
-  const signing = isSigned(key, db);
+  const signing = address ? isSigned(key, db) : undefined;
   const attempt = address ? context.failures.take(address) : undefined;
   if (address && !attempt && !(await signing)) return tooManyFailures(context.failures.retryAfter(address));
-  if (attempt)
+  if (attempt && signing)
     void signing.then(
       (signed) => (signed ? attempt.end(false) : undefined),
       () => undefined,
     );
   const verifiedAt = Date.now();
   let caller: Caller | undefined;
-  let signed: boolean;
+  let signed: boolean | undefined;
   try {
     [caller, signed] = await Promise.all([lookUpKey(), signing]);
   } catch (error) {
@@ -131,17 +131,7 @@ export async function authenticate(
   }
   unknown.delete(key);
   const entry = verified.remember(key, caller, verifiedAt);
-  return verificationOf(key, entry, lookUpKey, recheck);
-}
-
-/** The gate's view of a cached key: its caller as last verified, confirmed through the cache. */
-function verificationOf(
-  key: string,
-  entry: Verified<Caller>,
-  lookUpAgain: () => Promise<Caller | undefined>,
-  context: RecheckContext & { recheckAfterMs: number },
-): Verification {
-  return { current: () => entry.value, confirm: () => verified.confirm(key, entry, lookUpAgain, context) };
+  return verified.verification(key, entry, lookUpKey, recheck);
 }
 
 /** The caller a key hash belongs to (frozen), or undefined when no live key has it. */
@@ -209,7 +199,7 @@ async function hmacKey(db: Database): Promise<CryptoKey | undefined> {
 }
 
 /** The deployment's signing secret, from the database. */
-export async function signingSecret(db: Database): Promise<string | undefined> {
+async function signingSecret(db: Database): Promise<string | undefined> {
   const [row] = await db.select({ secret: apiKeySigning.secret }).from(apiKeySigning).limit(1);
   return row?.secret;
 }
@@ -232,7 +222,7 @@ async function isSigned(key: string, db: Database): Promise<boolean> {
  * A new signed API key of this deployment: 'et_', 24 random bytes and the tag, base64url (46
  * characters). Throws when the database has no signing secret (run the migrations).
  */
-export async function generateApiKey(db: Database): Promise<string> {
+async function generateApiKey(db: Database): Promise<string> {
   const hmac = await hmacKey(db);
   if (!hmac) throw new Error('The database has no API key signing secret: apply the migrations (npm run db:migrate) first.');
   const random = base64url(crypto.getRandomValues(new Uint8Array(24)));

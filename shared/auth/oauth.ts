@@ -300,8 +300,7 @@ export async function grantOfToken(
     return notValid(
       'The access token is not valid here: it expired, was revoked, or was issued for another URL. Each token works only on the URL it was issued for.',
     );
-  const grant = await grantVerification(db, props.grantId, context);
-  return grant ?? notValid('The access token belongs to a grant that was revoked (or whose API key was revoked).');
+  return grantVerification(db, props.grantId, context);
 }
 
 /**

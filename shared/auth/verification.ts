@@ -71,6 +71,16 @@ export class VerificationCache<V> {
     this.#entries.delete(id);
   }
 
+  /** `entry` as a request holds it: its value as last verified, and its {@link confirm}ation. */
+  verification(
+    id: string,
+    entry: Verified<V>,
+    lookUp: () => Promise<V | undefined>,
+    context: RecheckContext & { recheckAfterMs?: number },
+  ): { current(): V; confirm(): Promise<V | Failure> } {
+    return { current: () => entry.value, confirm: () => this.confirm(id, entry, lookUp, context) };
+  }
+
   /**
    * Resolves to the entry's value once it was verified within `recheckAfterMs` of now: at once when
    * it was, else after a re-check through `lookUp` (joined when one is under way); to a failure when
