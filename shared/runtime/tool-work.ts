@@ -9,21 +9,24 @@ import { deniedTool } from '../auth/caller.ts';
 import type { RunContext, Work } from './call.ts';
 import { execute } from './execute.ts';
 
-/** A tool as the pipeline's {@link Work}. */
+/**
+ * A tool as the pipeline's {@link Work}, for one call: its attempts share one `ToolContext`, so its
+ * providers are built once per call, not once per retry.
+ */
 export function toolWork(tool: AnyTool): Work {
+  let shared: ToolContext | undefined;
   return {
     id: tool.id,
     description: tool.description,
     input: tool.input,
     hint: tool.hint,
-    judged: tool,
     denied: (caller) => deniedTool(caller, tool),
     writes: !tool.annotations.readOnlyHint,
     holdsSlot: true,
     key: tool.acceptsIdempotencyKey ? 'claim' : 'ignore',
     retries: true,
     ...(tool.unavailable && { unavailable: tool.unavailable }),
-    run: (input, context) => execute(tool, input, toolContext(tool, context)),
+    run: (input, context) => execute(tool, input, (shared ??= toolContext(tool, context))),
   };
 }
 
