@@ -20,8 +20,7 @@
 import type { Redis } from '@upstash/redis';
 import type { Failure } from '../core/contract.ts';
 import type { Database } from '../core/database.ts';
-import type { AnyTool } from '../core/tool.ts';
-import { deniedTool, type Caller } from './caller.ts';
+import type { Caller } from './caller.ts';
 
 /** A credential as the gate sees it: the caller as last verified, and how to confirm it now. */
 export interface Verification {
@@ -48,8 +47,8 @@ export interface Passed {
   db: Database;
 }
 
-/** The part of a tool the gate judges: its toolset and whether it writes. */
-export type Judged = Pick<AnyTool, 'id' | 'toolset' | 'annotations'>;
+/** Why a caller may not do what is asked (a tool outside its toolsets, a write on a read-only grant), or undefined when it may. */
+export type Judge = (caller: Caller) => Failure | undefined;
 
 /** An authorised request: its caller, its readers, and the one gate before anything that changes state. */
 export class Gate {
@@ -75,21 +74,21 @@ export class Gate {
 
   /**
    * Resolves once the credential is valid now: to the caller as confirmed, or to why not (revoked,
-   * unreachable, or, with `tool`, a refreshed scope that no longer reaches it). Costs nothing when
-   * the credential was verified within the re-check period; else one query, shared.
+   * unreachable, or, with `judge`, a refreshed scope that no longer allows what is asked). Costs
+   * nothing when the credential was verified within the re-check period; else one query, shared.
    */
-  async confirm(tool?: Judged): Promise<Caller | Failure> {
+  async confirm(judge?: Judge): Promise<Caller | Failure> {
     const caller = await this.#verification.confirm();
     if ('error' in caller) return caller;
-    return (tool && deniedTool(caller, tool)) || caller;
+    return judge?.(caller) ?? caller;
   }
 
   /**
    * THE gate: resolves to the caller as confirmed now and the client that writes, or to why the
-   * credential may not change anything now (with `tool`: may not run that tool).
+   * credential may not change anything now (with `judge`: may not do what is asked).
    */
-  async pass(tool?: Judged): Promise<Passed | Failure> {
-    const caller = await this.confirm(tool);
+  async pass(judge?: Judge): Promise<Passed | Failure> {
+    const caller = await this.confirm(judge);
     if ('error' in caller) return caller;
     return { ok: true, caller, db: this.#writer };
   }

@@ -27,7 +27,7 @@
 import { cors } from 'hono/cors';
 import { fail, metaWithoutExecution, type Failure } from '../core/contract.ts';
 import type { AnyTool } from '../core/tool.ts';
-import { deniedToolsets } from '../auth/caller.ts';
+import { deniedToolsets, type Caller } from '../auth/caller.ts';
 import type { Env, RequestScope } from '../runtime/env.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, readBody } from '../core/body.ts';
 import { respond } from './base.ts';
@@ -85,11 +85,10 @@ export function createMcpHandler(
     const gate = await options.authorize(request, scope);
     if (!gate.ok) return refuse(gate);
     // A URL serving none of the credential's toolsets is refused whole, rather than listing nothing.
-    if (deniedToolsets(gate.caller, toolsets, 'x')) {
-      const confirmed = await gate.confirm();
+    const outside = (caller: Caller) => deniedToolsets(caller, toolsets, `the MCP URL ${new URL(request.url).pathname}`);
+    if (outside(gate.caller)) {
+      const confirmed = await gate.confirm(outside);
       if ('error' in confirmed) return refuse(confirmed);
-      const outside = deniedToolsets(confirmed, toolsets, `the MCP URL ${new URL(request.url).pathname}`);
-      if (outside) return refuse(outside);
     }
     const body = read ?? (await readBody(request, bodyLimitBytes));
     if (!body.ok) return refuse(body);

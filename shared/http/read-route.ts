@@ -50,8 +50,8 @@ export async function authenticated(
     const judged = (caller: Caller) => (toolsets ? deniedToolsets(caller, toolsets, what) : undefined);
     if (!gate.ok) answer = gate;
     else if (changesState) {
-      const passed = await gate.pass();
-      answer = 'error' in passed ? passed : (judged(passed.caller) ?? (await run(passed.db, passed.caller)));
+      const passed = await gate.pass(judged);
+      answer = 'error' in passed ? passed : await run(passed.db, passed.caller);
     } else answer = await gate.read(async (db, caller) => judged(caller) ?? run(db, caller));
   } catch (error) {
     const failure = databaseFailure(error);

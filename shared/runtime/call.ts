@@ -9,7 +9,7 @@ import type { Database } from '../core/database.ts';
 import type { Links } from '../core/links.ts';
 import type * as z from 'zod';
 import type { Caller } from '../auth/caller.ts';
-import type { Gate, Judged } from '../auth/gate.ts';
+import type { Gate, Judge } from '../auth/gate.ts';
 import type { RequestScope } from './env.ts';
 
 /** Options of the pipeline, the same for every call a worker serves. */
@@ -90,10 +90,8 @@ export interface Work {
   /** Its strict input schema, and the example of a valid call its refusals show. */
   input: z.ZodType;
   hint: string;
-  /** What the gate judges of it besides the credential (a tool: its toolset and whether it writes). */
-  judged?: Judged;
-  /** Why the caller may not run it, judged on the caller as last verified and again once it is confirmed. */
-  denied(caller: Caller): Failure | undefined;
+  /** Why the caller may not run it, judged on the caller as last verified and again, by the gate, once it is confirmed. */
+  denied: Judge;
   /** It changes state: it runs only once the gate has passed. Otherwise it runs alongside the credential's confirmation, and its answer waits for it. */
   writes: boolean;
   /** It holds a slot of the global semaphore while it runs (a tool); otherwise it passes the rate limit only (code mode: its calls take slots). */

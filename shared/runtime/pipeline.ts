@@ -14,7 +14,6 @@
  * lives beside it (call.ts, tool-work.ts, execute.ts, call-report.ts, retry.ts, idempotency.ts).
  */
 import { answerWarnings, type Failure, type Meta, type Outcome } from '../core/contract.ts';
-import type { Parsed } from '../core/body.ts';
 import type { Links } from '../core/links.ts';
 import type { AnyTool } from '../core/tool.ts';
 import { validateInput } from '../core/validation.ts';
@@ -93,8 +92,6 @@ interface CallState {
   traceId: string;
   startedAt: number;
   report: CallReport;
-  /** The idempotency key the call was sent with, as read (unless the work ignores keys). */
-  key?: Parsed<string>;
   replayed?: true;
 }
 
@@ -150,8 +147,7 @@ function startCall(work: Work, call: ToolCall, gate: Gate, scope: RequestScope, 
     retryDelayMs: options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS,
     settleWritesMs: options.settleWritesMs ?? DEFAULT_SETTLE_WRITES_MS,
   };
-  const key = work.key === 'ignore' ? undefined : call.idempotencyKey;
-  return { work, call, gate, scope, options: resolved, traceId, startedAt: performance.now(), report, ...(key && { key }) };
+  return { work, call, gate, scope, options: resolved, traceId, startedAt: performance.now(), report };
 }
 
 /** The meta of the call's envelope, as of now. */
@@ -190,7 +186,9 @@ async function refuseConfirmed(state: CallState, failure: Failure): Promise<Call
 
 /** Stage 1: the work is allowed and available, the key well formed, the input read and valid. */
 async function check(state: CallState): Promise<Checked | CallResult> {
-  const { work, call, gate, scope, key } = state;
+  const { work, call, gate, scope } = state;
+  // The idempotency key the call was sent with, as read (unless the work ignores keys).
+  const key = work.key === 'ignore' ? undefined : call.idempotencyKey;
   // Work outside the scope as last verified is judged again on the confirmed scope: a credential
   // widened meanwhile is not refused on its old toolsets.
   if (work.denied(gate.caller)) {
@@ -226,8 +224,8 @@ async function check(state: CallState): Promise<Checked | CallResult> {
 async function admit(state: CallState, { admission, input, key }: Checked): Promise<Admit | CallResult> {
   const { work, call, gate, scope, traceId } = state;
   let queued = false;
-  const gating: Promise<Passed | Failure> | undefined = work.writes ? gate.pass(work.judged) : undefined;
-  const confirmation = work.writes ? undefined : gate.confirm(work.judged);
+  const gating: Promise<Passed | Failure> | undefined = work.writes ? gate.pass(work.denied) : undefined;
+  const confirmation = work.writes ? undefined : gate.confirm(work.denied);
   const claiming =
     key !== undefined && work.key === 'claim'
       ? claimIdempotencyKey(gate.ledger, {
