@@ -14,6 +14,7 @@ import * as z from 'zod';
 import { fail, type Failure } from './contract.ts';
 import { INT4, text } from './fields.ts';
 import { fnv1a } from './fnv1a.ts';
+import { base64url } from './hashing.ts';
 import { validateInput } from './validation.ts';
 
 /** Cursors are short; anything longer was not made by {@link encodeCursor}. */
@@ -53,10 +54,7 @@ export const nextCursorField = z
 export function encodeCursor(position: Record<string, unknown>, scope?: unknown): string {
   const value = scope === undefined ? position : { ...position, [SCOPE_KEY]: fingerprint(scope) };
   const bytes = new TextEncoder().encode(JSON.stringify(value));
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '');
+  return base64url(bytes);
 }
 
 export interface DecodeOptions {
