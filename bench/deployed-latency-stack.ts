@@ -109,6 +109,8 @@ export async function startStack({ pool, pacedMs, corpus }: StackOptions): Promi
       config: PEER_CONFIG,
       vars: { DATABASE_URL: neon.connectionString, PEER_TOKEN },
       inspectorPort: await freePort(),
+      // The bare handler has no code mode.
+      sandbox: false,
     });
     started.push(peer);
     // Tokens for the HTTP API (the origin), each its own grant, approved with the setup key.

@@ -79,8 +79,6 @@ const MAX_FRAME_BYTES = 1024 * 1024;
 export interface SandboxHost {
   /** `http://127.0.0.1:<port>`: what the gateway's `SANDBOX_URL` is. */
   url: string;
-  /** The processes running, and the executions waiting, now. */
-  status(): ReturnType<SandboxPool['status']>;
   close(): Promise<void>;
 }
 
@@ -106,7 +104,6 @@ export async function serveSandboxHost(options: SandboxHostOptions = {}): Promis
   const { port } = server.address() as { port: number };
   return {
     url: `http://127.0.0.1:${port}`,
-    status: () => pool.status(),
     async close() {
       for (const client of sockets.clients) client.terminate();
       server.closeAllConnections();

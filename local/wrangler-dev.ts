@@ -1,15 +1,15 @@
 /**
  * The worker as a user runs it, for the tests and benches that need it whole: `wrangler dev` on a
  * free port of 127.0.0.1, offline, in its own process group so that stopping it stops workerd too,
- * with code mode's sandbox host beside it (local/sandbox-host.ts, `SANDBOX_URL`), so that code
- * mode runs isolated there as it does everywhere. (`npm run dev` itself, with its stand-ins and
+ * with code mode's sandbox host beside it unless the stack never runs code (local/sandbox-host.ts,
+ * `SANDBOX_URL`), so that code mode runs isolated there as it does everywhere. (`npm run dev` itself, with its stand-ins and
  * seed, is local/dev.ts.)
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startSandboxHost, type SandboxHostOptions } from './sandbox-host.ts';
+import { startSandboxHost } from './sandbox-host.ts';
 import { wranglerEnv } from './wrangler-env.ts';
 
 /** Options of {@link startWranglerDev}. */
@@ -28,12 +28,20 @@ export interface WranglerDevOptions {
   inspectorPort?: number;
   /** workerd's V8 flags; default: those of every local workerd (local/wrangler-env.ts, localV8Flags). */
   v8Flags?: string;
-  /** Options of the sandbox host started beside it (its defaults: local/sandbox-host.ts). */
-  sandbox?: SandboxHostOptions;
+  /**
+   * Whether code mode's sandbox host is started beside it (default true). `false` for a stack that
+   * never runs code: no sandbox processes, and `POST /code` answers CONFIG_ERROR, as a deployment
+   * without the SANDBOX binding does.
+   */
+  sandbox?: boolean;
 }
 
 /** The defaults of {@link WranglerDevOptions}. */
-export const WRANGLER_DEV_DEFAULTS = { root: fileURLToPath(new URL('..', import.meta.url)), startTimeoutMs: 120_000 } as const;
+export const WRANGLER_DEV_DEFAULTS = {
+  root: fileURLToPath(new URL('..', import.meta.url)),
+  startTimeoutMs: 120_000,
+  sandbox: true,
+} as const;
 
 /** A running `wrangler dev`. */
 export interface WranglerDev {
@@ -41,8 +49,6 @@ export interface WranglerDev {
   url: string;
   /** wrangler's pid, which is also its process group's id (workerd runs in it). */
   pid: number;
-  /** The sandbox host code mode runs code in: its URL (`GET <url>/health` lists its processes) and its pid. */
-  sandbox: { url: string; pid: number };
   /** Stops wrangler and what it started (its process group), and the sandbox host; nothing when all of it has stopped already. */
   stop(): void;
 }
@@ -50,11 +56,11 @@ export interface WranglerDev {
 /** Starts `wrangler dev` and resolves once it serves; rejects with its output when it exits or times out. */
 export async function startWranglerDev(options: WranglerDevOptions = {}): Promise<WranglerDev> {
   const { root, config, vars = {}, persistTo, startTimeoutMs, inspectorPort, v8Flags, sandbox } = { ...WRANGLER_DEV_DEFAULTS, ...options };
-  const host = await startSandboxHost(sandbox);
+  const host = sandbox ? await startSandboxHost() : undefined;
   const port = await freePort();
   const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--show-interactive-dev-session=false'];
   if (config) args.push('--config', config);
-  for (const [name, value] of Object.entries({ SANDBOX_URL: host.url, ...vars })) args.push('--var', `${name}:${value}`);
+  for (const [name, value] of Object.entries({ ...(host && { SANDBOX_URL: host.url }), ...vars })) args.push('--var', `${name}:${value}`);
   if (persistTo) args.push('--persist-to', persistTo);
   if (inspectorPort) args.push('--inspector-port', String(inspectorPort));
   const wrangler = spawn(join(root, 'node_modules/.bin/wrangler'), args, {
@@ -65,7 +71,7 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
   });
   // The whole group, even when wrangler itself has exited: workerd and esbuild may outlive it.
   const stop = () => {
-    host.stop();
+    host?.stop();
     if (!wrangler.pid) return;
     try {
       process.kill(-wrangler.pid, 'SIGTERM');
@@ -98,7 +104,7 @@ export async function startWranglerDev(options: WranglerDevOptions = {}): Promis
     stop();
     throw error;
   }
-  return { url: `http://127.0.0.1:${port}`, pid: wrangler.pid!, sandbox: { url: host.url, pid: host.pid }, stop };
+  return { url: `http://127.0.0.1:${port}`, pid: wrangler.pid!, stop };
 }
 
 /** A free port on 127.0.0.1: asked of the system, then released for the server that takes it. */

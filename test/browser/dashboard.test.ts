@@ -67,7 +67,11 @@ describe.skipIf(!chromiumFound)('dashboard in Chromium', () => {
     tenant = await createProject(neon.connectionString, 'Browser tenant');
     const other = await createProject(neon.connectionString, 'Other tenant');
     // Kept as a promise, so that it is stopped even when this hook times out while it starts.
-    worker = startWranglerDev({ vars: { DATABASE_URL: neon.connectionString }, persistTo: join(temporary, 'wrangler-state') });
+    worker = startWranglerDev({
+      vars: { DATABASE_URL: neon.connectionString },
+      persistTo: join(temporary, 'wrangler-state'),
+      sandbox: false,
+    });
     base = (await worker).url;
 
     // Known calls: 3 successes, a conflict (the same entry twice), a not-found, 2 validation refusals.

@@ -180,7 +180,11 @@ export async function startOAuthStack(): Promise<OAuthStack> {
     await migrateDatabase(neon.connectionString);
     const tenant = await createProject(neon.connectionString, 'OAuth tenant');
     await seedStudy(neon.connectionString, tenant.projectId);
-    worker = await startWranglerDev({ vars: { DATABASE_URL: neon.connectionString }, persistTo: join(temporary, 'wrangler-state') });
+    worker = await startWranglerDev({
+      vars: { DATABASE_URL: neon.connectionString },
+      persistTo: join(temporary, 'wrangler-state'),
+      sandbox: false,
+    });
     const base = worker.url;
     callback = await startCallback();
     context = await launchChromium(join(temporary, 'profile'));

@@ -40,7 +40,11 @@ describe.skipIf(!hasPrometheus)('Prometheus scraping the gateway', () => {
     neon = await startNeonStandIn();
     await migrateDatabase(neon.connectionString);
     tenant = await createProject(neon.connectionString, 'Scraped tenant');
-    worker = await startWranglerDev({ vars: { DATABASE_URL: neon.connectionString }, persistTo: join(temporary, 'wrangler-state') });
+    worker = await startWranglerDev({
+      vars: { DATABASE_URL: neon.connectionString },
+      persistTo: join(temporary, 'wrangler-state'),
+      sandbox: false,
+    });
   }, 120_000);
 
   afterAll(async () => {
