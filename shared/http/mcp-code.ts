@@ -24,12 +24,10 @@ import { runCode } from '../codemode/run.ts';
 import { codeInput, type codeOutput } from '../codemode/schemas.ts';
 import { SIGNATURES_LEGEND, toolIndex, toolSignatures } from '../codemode/types.ts';
 import { deniedTool, type Caller } from '../auth/caller.ts';
-import { duplicateKeyFailure } from '../core/duplicate-keys.ts';
 import { IDEMPOTENCY_META_KEY } from '../core/idempotency-key.ts';
-import { keyFromMeta } from '../runtime/idempotency.ts';
 import { SERVER_INFO } from './base.ts';
 import { compactSchema } from './compact-schema.ts';
-import { serveMcp, toolResult, traceparentOf, TOOLS_LIST_CACHE, type McpRequest, type McpServer } from './mcp-server.ts';
+import { serveMcp, toolCallOf, toolResult, TOOLS_LIST_CACHE, type McpRequest, type McpServer } from './mcp-server.ts';
 import type { Served } from './tool-route.ts';
 
 const INSTRUCTIONS =
@@ -70,20 +68,7 @@ export function createCodeMcpServer(tools: readonly AnyTool[], options: Served):
         return toolResult(refusal, metaWithoutExecution(String(params.name).slice(0, 100)));
       }
       if (params.name === 'execute') {
-        const { outcome, meta } = await runCode(
-          tools,
-          {
-            readInput: async (hint) =>
-              sent.duplicate ? duplicateKeyFailure(sent.duplicate, hint) : screenInput(sent.arguments ?? {}, hint),
-            idempotencyKey: keyFromMeta(sent.meta),
-            traceparent: traceparentOf(sent.meta) ?? request.headers.get('traceparent'),
-            signal: AbortSignal.any([request.signal, ctx.mcpReq.signal]),
-            origin: new URL(request.url).origin,
-          },
-          gate,
-          scope,
-          options,
-        );
+        const { outcome, meta } = await runCode(tools, toolCallOf(sent, request, ctx.mcpReq.signal), gate, scope, options);
         const result = toolResult(outcome, meta);
         if (outcome.ok) result.content = [{ type: 'text', text: executedText(outcome.message, outcome.data as CodeOutput) }];
         return result;

@@ -40,6 +40,7 @@ import { callTool } from '../runtime/pipeline.ts';
 import type { AnyTool, ToolAnnotations } from '../core/tool.ts';
 import type { Gate } from '../auth/gate.ts';
 import { deniedTool, type Caller } from '../auth/caller.ts';
+import type { ToolCall } from '../runtime/call.ts';
 import type { RequestScope } from '../runtime/env.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, screenInput } from '../core/body.ts';
 import { duplicateKeyFailure, duplicateKeys, fieldPathOf, type DuplicateKey } from '../core/duplicate-keys.ts';
@@ -140,12 +141,8 @@ export function createMcpServer(tools: readonly AnyTool[], options: ServeOptions
       const { outcome, meta } = await callTool(
         tool,
         {
-          readInput: async (hint) => (sent.duplicate ? duplicateKeyFailure(sent.duplicate, hint) : screenInput(sent.arguments ?? {}, hint)),
-          signal: AbortSignal.any([request.signal, ctx.mcpReq.signal]),
-          idempotencyKey: keyFromMeta(sent.meta),
-          traceparent: traceparentOf(sent.meta) ?? request.headers.get('traceparent'),
+          ...toolCallOf(sent, request, ctx.mcpReq.signal),
           toolCallId: toolCallIdOf(metaValue(sent.meta, TOOL_CALL_ID_META_KEY)) ?? toolCallIdOf(request.headers.get(TOOL_CALL_ID_HEADER)),
-          origin: new URL(request.url).origin,
           // Progress is a courtesy: a notification that cannot be sent does not fail the call.
           onProgress:
             progressToken === undefined
@@ -292,6 +289,25 @@ function rawToolCalls(body: unknown, duplicates: readonly DuplicateKey[]): Map<R
 /** One key of a call's `_meta`, if it is an object. */
 export function metaValue(meta: unknown, key: string): unknown {
   return typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[key] : undefined;
+}
+
+/**
+ * What every MCP endpoint reads alike of one `tools/call` (`sent`, as {@link rawToolCalls} kept it):
+ * its input, screened as HTTP's is (a key given twice refused), its signal (the request's or the
+ * call's cancellation), its idempotency key and trace context from `_meta`, and the origin.
+ */
+export function toolCallOf(
+  sent: RawToolCall,
+  request: Request,
+  cancelled: AbortSignal,
+): Pick<ToolCall, 'readInput' | 'signal' | 'idempotencyKey' | 'traceparent' | 'origin'> {
+  return {
+    readInput: async (hint) => (sent.duplicate ? duplicateKeyFailure(sent.duplicate, hint) : screenInput(sent.arguments ?? {}, hint)),
+    signal: AbortSignal.any([request.signal, cancelled]),
+    idempotencyKey: keyFromMeta(sent.meta),
+    traceparent: traceparentOf(sent.meta) ?? request.headers.get('traceparent'),
+    origin: new URL(request.url).origin,
+  };
 }
 
 /** The W3C `traceparent` an MCP client may put in a call's `_meta` (it wins over the HTTP header). */

@@ -102,9 +102,11 @@ describe('/mcp/code is a protected resource', { timeout: 90_000 }, () => {
       const next = await execute(accessToken, write(written));
       if (next.status !== 200 || next.envelope?.data?.result !== 'written') {
         // The grant now reaches no toolset: the code's call is refused by the gate on the refreshed
-        // scope, or (once the isolate knows the narrowed scope) the URL refuses it before any code runs.
-        if (next.status === 200) expect(next.envelope!.data.result, JSON.stringify(next.body)).toBe('PERMISSION_DENIED');
-        else expect(next.status, JSON.stringify(next.body)).toBe(403);
+        // scope, or the execution is (the gate judges code mode's rule on the confirmed caller too),
+        // or (once the isolate knows the narrowed scope) the URL refuses it before any code runs.
+        if (next.status !== 200) expect(next.status, JSON.stringify(next.body)).toBe(403);
+        else if (next.envelope!.success) expect(next.envelope!.data.result, JSON.stringify(next.body)).toBe('PERMISSION_DENIED');
+        else expect(next.envelope!.error.code, JSON.stringify(next.body)).toBe('PERMISSION_DENIED');
         expect(JSON.stringify(next.body)).toContain('PERMISSION_DENIED');
         break;
       }
