@@ -76,7 +76,7 @@ export class InnerCalls {
   ): Promise<string> {
     const label = name.slice(0, 100);
     if (this.#closed)
-      return refused(
+      return refusedAnswer(
         label,
         fail(
           'VALIDATION_ERROR',
@@ -90,36 +90,17 @@ export class InnerCalls {
     }
     const position = this.#made++;
     const tool = this.#byName.get(name);
-    if (!tool) return this.#record(label, refused(label, this.#unknownTool(label)));
+    if (!tool) return this.#refuse(label, this.#unknownTool(label));
     const size = inputJson?.length ?? inputChars;
-    if (inputJson === null || (size !== undefined && size > this.#options.maxInputChars)) {
-      const why =
-        size !== undefined && size > this.#options.maxInputChars
-          ? `its input is ${size} characters as JSON, over the ${this.#options.maxInputChars} one call may take`
-          : `its input cannot be written as JSON (${problem ?? 'unknown reason'})`;
-      return this.#record(
-        tool.id,
-        refused(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: ${why}.`, { hint: tool.hint })),
-      );
-    }
-    if (nestsDeeperThan(inputJson, MAX_INPUT_DEPTH))
-      return this.#record(
-        tool.id,
-        refused(
-          tool.id,
-          fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: its input nests more than ${MAX_INPUT_DEPTH} levels deep.`, {
-            hint: tool.hint,
-          }),
-        ),
-      );
+    if (size !== undefined && size > this.#options.maxInputChars)
+      return this.#invalid(tool, `its input is ${size} characters as JSON, over the ${this.#options.maxInputChars} one call may take`);
+    if (inputJson === null) return this.#invalid(tool, `its input cannot be written as JSON (${problem ?? 'unknown reason'})`);
+    if (nestsDeeperThan(inputJson, MAX_INPUT_DEPTH)) return this.#invalid(tool, `its input nests more than ${MAX_INPUT_DEPTH} levels deep`);
     let input: unknown;
     try {
       input = JSON.parse(inputJson);
     } catch {
-      return this.#record(
-        tool.id,
-        refused(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: its input is not JSON.`, { hint: tool.hint })),
-      );
+      return this.#invalid(tool, 'its input is not JSON');
     }
     const work = this.#runBounded(tool, input, position);
     this.#pending.add(work);
@@ -163,11 +144,22 @@ export class InnerCalls {
     }
   }
 
-  /** Lists a call answered without running (unknown tool, a bound reached). */
-  #record(tool: string, answer: string): string {
-    const { meta, error } = JSON.parse(answer) as { meta: Meta; error: { code: string; message: string } };
-    this.entries.push({ tool, trace_id: meta.trace_id, success: false, error_code: error.code, error_message: bounded(error.message) });
-    return answer;
+  /** Answers a call that did not run (an unknown tool, an input out of bounds), and lists it. */
+  #refuse(tool: string, failure: Failure): string {
+    const meta = metaWithoutExecution(tool);
+    this.entries.push({
+      tool,
+      trace_id: meta.trace_id,
+      success: false,
+      error_code: failure.error.code,
+      error_message: bounded(failure.error.message),
+    });
+    return JSON.stringify(envelope(failure, meta));
+  }
+
+  /** {@link #refuse} for an input that cannot be the tool's: `why` it did not run. */
+  #invalid(tool: AnyTool, why: string): string {
+    return this.#refuse(tool.id, fail('VALIDATION_ERROR', `The call of '${tool.id}' did not run: ${why}.`, { hint: tool.hint }));
   }
 
   #unknownTool(name: string): Failure {
@@ -181,7 +173,7 @@ export class InnerCalls {
 }
 
 /** Characters of a failed call's message kept in its entry: enough to say what was wrong. */
-export const ERROR_MESSAGE_CHARS = 300;
+const ERROR_MESSAGE_CHARS = 300;
 
 function bounded(message: string): string {
   return message.length > ERROR_MESSAGE_CHARS ? `${message.slice(0, ERROR_MESSAGE_CHARS - 1)}…` : message;
@@ -197,7 +189,7 @@ export function camelCase(id: string): string {
  * and by the sandbox worker to the calls it does not relay.
  */
 export function overCallLimit(label: string, maxCalls: number): string {
-  return refused(
+  return refusedAnswer(
     label,
     fail(
       'RATE_LIMITED',
@@ -211,6 +203,7 @@ export function overCallLimit(label: string, maxCalls: number): string {
   );
 }
 
-function refused(tool: string, failure: Failure): string {
+/** The answer of a call that did not run, as the JSON text the code receives: `failure` in the envelope, for `tool`. */
+export function refusedAnswer(tool: string, failure: Failure): string {
   return JSON.stringify(envelope(failure, metaWithoutExecution(tool)));
 }

@@ -14,8 +14,8 @@
  * Deployed it is reachable only through the gateway's service binding (it has no route). Locally
  * each of its processes runs one execution at a time under the sandbox host (local/sandbox-host.ts).
  */
-import { envelope, fail, metaWithoutExecution } from '../core/contract.ts';
-import { overCallLimit } from './dispatcher.ts';
+import { fail } from '../core/contract.ts';
+import { overCallLimit, refusedAnswer } from './dispatcher.ts';
 import {
   SANDBOX_COMPATIBILITY_DATE,
   SANDBOX_EXECUTE_PATH,
@@ -204,12 +204,10 @@ function dispose(entrypoint: ExecutionEntrypoint | undefined): void {
 /** The answer of a call the gateway can no longer answer: the execution ended (its wall time, or the caller went away). */
 function ended(label: string): string {
   const tool = label.slice(0, 100);
-  const failure = fail(
-    'UNKNOWN_ERROR',
-    `The execution ended before the call of '${tool}' was answered; whether it ran is in the execution's answer.`,
-    {
+  return refusedAnswer(
+    tool,
+    fail('UNKNOWN_ERROR', `The execution ended before the call of '${tool}' was answered; whether it ran is in the execution's answer.`, {
       details: { reason: 'execution_ended' },
-    },
+    }),
   );
-  return JSON.stringify(envelope(failure, metaWithoutExecution(tool)));
 }

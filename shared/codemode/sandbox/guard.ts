@@ -6,10 +6,11 @@
  * Once it has stopped the code it throws at every later call, so code that catches its error and
  * loops on is stopped at its next iteration; `stopped()` names the bound even then.
  */
+import type { SandboxAnswer } from '../protocol.ts';
 import { now, RangeErrorConstructor, schedule, unschedule } from './builtins.ts';
 
-/** The bound the guard stopped the code at, or null. */
-export type Stopped = 'guard_ticks' | 'wall_time_ms' | 'blocking_ms' | null;
+/** The bound the guard stopped the code at, or null: what the sandbox's answer says. */
+export type Stopped = SandboxAnswer['stopped'];
 
 /** The guard's bounds. */
 export interface GuardLimits {
