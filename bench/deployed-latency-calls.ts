@@ -6,7 +6,7 @@
  * idempotency records, the trace) are not. The bench checks what it captures against the count
  * written here and says so when they differ.
  */
-import { MCP_VERSION } from './measure.ts';
+import { mcpToolCall } from './measure.ts';
 import { createDb } from '../shared/runtime/db.ts';
 import { tools } from '../functions/registry.ts';
 import { resetExampleRecords } from '../local/example-records.ts';
@@ -145,25 +145,10 @@ const post = (path: string, bearer: string, body: unknown, headers: Record<strin
 });
 const envelopeSucceeded = (status: number, body: string) => status === 200 && (JSON.parse(body) as { success?: boolean }).success === true;
 
-/** The MCP protocol version whose requests need no `initialize` (each carries its own). */
-
 /** A stateless MCP `tools/call` (one HTTP request). */
 function mcpCall(bearer: string, name: string, args: unknown): CallRequest {
-  return post(
-    '/mcp',
-    bearer,
-    {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: args,
-        _meta: { 'io.modelcontextprotocol/protocolVersion': MCP_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} },
-      },
-    },
-    { accept: 'application/json, text/event-stream', 'mcp-protocol-version': MCP_VERSION, 'mcp-method': 'tools/call', 'mcp-name': name },
-  );
+  const { body, headers } = mcpToolCall(name, args);
+  return post('/mcp', bearer, body, headers);
 }
 
 /** An API key last verified 1 s ago or more: what most calls are timed with. */

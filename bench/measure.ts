@@ -4,7 +4,7 @@
  * injected into the stand-ins).
  */
 import { loadavg } from 'node:os';
-import { describeRoundTrips, injectedRoundTrips, type RoundTripDelay, type RoundTrips } from '../local/round-trip.ts';
+import { injectedRoundTrips, type RoundTripDelay, type RoundTrips } from '../local/round-trip.ts';
 import { interceptDatabase } from './database-fetch.ts';
 
 /** The round trips the benches' stand-ins answer with: LOCAL_NEON_RTT_MS and the others (local/round-trip.ts), none unless set. */
@@ -22,11 +22,6 @@ export function injectRoundTrips(standIns: { neon?: { roundTrip: RoundTripDelay 
 /** The 1-minute load average: the machine may be shared, and every figure depends on it. */
 export function loadAverage(): number {
   return loadavg()[0]!;
-}
-
-/** `load average 1.2; injected round trips: Neon none, Upstash none`: what a figure was measured under. */
-export function conditions(roundTrips: RoundTrips = BENCH_ROUND_TRIPS): string {
-  return `load average ${loadAverage().toFixed(1)}; injected round trips: ${describeRoundTrips(roundTrips)}`;
 }
 
 export interface DatabaseTimer {
@@ -88,3 +83,28 @@ export function dot(a: Float32Array, b: Float32Array): number {
 
 /** The MCP protocol version the benches speak when they call a tool over MCP without an SDK (stateless). */
 export const MCP_VERSION = '2026-07-28';
+
+/**
+ * A stateless MCP `tools/call` of `name` (protocol {@link MCP_VERSION}: one HTTP request, no
+ * `initialize`): its JSON-RPC body and the headers it needs besides the credential's.
+ */
+export function mcpToolCall(name: string, args: unknown, id: number = 1): { body: unknown; headers: Record<string, string> } {
+  return {
+    body: {
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: {
+        name,
+        arguments: args,
+        _meta: { 'io.modelcontextprotocol/protocolVersion': MCP_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} },
+      },
+    },
+    headers: {
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MCP_VERSION,
+      'mcp-method': 'tools/call',
+      'mcp-name': name,
+    },
+  };
+}

@@ -2,10 +2,8 @@
  * The calls bench/memory.ts sends, eight kinds in turn: a write, reads, an MCP tools/call, the
  * catalog, readiness, and two refusals, each with the answer it expects.
  */
-import { MCP_VERSION } from './measure.ts';
+import { MCP_VERSION, mcpToolCall } from './measure.ts';
 import { generateCorpus, type CorpusOptions } from '../local/corpus.ts';
-
-/** The MCP protocol version whose requests need no `initialize` (each carries its own). */
 
 /** One kind of call: how it is sent, and whether its answer is the one expected. */
 export interface CallKind {
@@ -47,27 +45,10 @@ export function callKinds(base: string, apiKey: string, taskId: string, corpus: 
     { name: 'get-document-context', send: () => tool('get-document-context', { task_ids: [taskId] }), expected: status(200) },
     {
       name: `MCP tools/call of semantic-search (${MCP_VERSION}, stateless)`,
-      send: (i) =>
-        fetch(`${base}/mcp`, {
-          method: 'POST',
-          headers: {
-            ...headers,
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': MCP_VERSION,
-            'mcp-method': 'tools/call',
-            'mcp-name': 'semantic-search',
-          },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: i,
-            method: 'tools/call',
-            params: {
-              name: 'semantic-search',
-              arguments: { query: queries[i % queries.length], limit: 5 },
-              _meta: { 'io.modelcontextprotocol/protocolVersion': MCP_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} },
-            },
-          }),
-        }),
+      send: (i) => {
+        const call = mcpToolCall('semantic-search', { query: queries[i % queries.length], limit: 5 }, i);
+        return fetch(`${base}/mcp`, { method: 'POST', headers: { ...headers, ...call.headers }, body: JSON.stringify(call.body) });
+      },
       expected: async (response) =>
         response.ok && ((await response.json()) as { result?: { isError?: boolean } }).result?.isError === false,
     },

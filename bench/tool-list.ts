@@ -13,6 +13,7 @@ import { listedTools } from '../shared/http/mcp-server.ts';
 import { openAiCatalog } from '../shared/http/openai-export.ts';
 import type { AnyTool } from '../shared/core/tool.ts';
 import { inspectorFindings } from '../test/support/vendor-rules/inspector.ts';
+import { TOOL_LIST_BUDGETS } from '../test/support/tool-list-budgets.ts';
 
 const encoding = getEncoding('o200k_base');
 
@@ -47,9 +48,6 @@ const BEFORE: Record<string, { bytes: number; tokens: number }> = {
   openAi: { bytes: 22730, tokens: 5263 },
 };
 
-/** The budgets test/integration/tool-list-fit.test.ts holds the worker to (tokens). */
-const BUDGETS = { all: 9_000, study: 4_500, openAi: 4_500 } as const;
-
 /** How many more tools of `average` tokens fit between `used` and `budget`. */
 const room = (budget: number, used: number, average: number) => Math.max(0, Math.floor((budget - used) / average));
 
@@ -78,9 +76,9 @@ export async function runToolListBench(): Promise<string> {
     '',
     'Measured with `npm run bench -- tool-list`: JSON as served, tokens counted with js-tiktoken (o200k_base).',
     '',
-    `Budgets (held by test/integration/tool-list-fit.test.ts on what the worker serves): all of tools/list ≤ ${BUDGETS.all.toLocaleString('en')} tokens, /mcp/study ≤ ${BUDGETS.study.toLocaleString('en')}, each toolset ≤ 20 KB, the OpenAI export ≤ ${BUDGETS.openAi.toLocaleString('en')}; /mcp/code ≤ 1,500 (its figure is in the code-mode section).`,
+    `Budgets (held by test/integration/tool-list-fit.test.ts on what the worker serves): all of tools/list ≤ ${TOOL_LIST_BUDGETS.allTokens.toLocaleString('en')} tokens, /mcp/study ≤ ${TOOL_LIST_BUDGETS.studyTokens.toLocaleString('en')}, each toolset ≤ ${TOOL_LIST_BUDGETS.toolsetBytes / 1024} KB, the OpenAI export ≤ ${TOOL_LIST_BUDGETS.openAiTokens.toLocaleString('en')}; /mcp/code ≤ ${TOOL_LIST_BUDGETS.codeTokens.toLocaleString('en')} (its figure is in the code-mode section).`,
     '',
-    `Room left, in tools of today's average size: ${room(BUDGETS.all, all.tokens, average(all.tokens, tools.length))} more in all of tools/list (${Math.round(average(all.tokens, tools.length))} tokens a tool), ${room(BUDGETS.study, study.tokens, average(study.tokens, studyTools.length))} more in /mcp/study (${Math.round(average(study.tokens, studyTools.length))} a tool), ${room(BUDGETS.openAi, openAi.tokens, average(openAi.tokens, tools.length))} more in the OpenAI export (${Math.round(average(openAi.tokens, tools.length))} a tool).`,
+    `Room left, in tools of today's average size: ${room(TOOL_LIST_BUDGETS.allTokens, all.tokens, average(all.tokens, tools.length))} more in all of tools/list (${Math.round(average(all.tokens, tools.length))} tokens a tool), ${room(TOOL_LIST_BUDGETS.studyTokens, study.tokens, average(study.tokens, studyTools.length))} more in /mcp/study (${Math.round(average(study.tokens, studyTools.length))} a tool), ${room(TOOL_LIST_BUDGETS.openAiTokens, openAi.tokens, average(openAi.tokens, tools.length))} more in the OpenAI export (${Math.round(average(openAi.tokens, tools.length))} a tool).`,
     '',
     `The MCP Inspector's \`--strict\` check (its portability rules, test/support/vendor-rules/inspector.ts) on all of tools/list: ${findings.filter((finding) => finding.severity === 'error').length} errors, ${findings.filter((finding) => finding.severity === 'warning').length} warnings${findings.length ? ` (${[...new Set(findings.map((finding) => `${finding.tool} ${finding.path}: ${finding.rule}`))].join('; ')})` : ''}.`,
     '',

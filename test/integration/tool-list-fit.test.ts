@@ -21,13 +21,14 @@ import { portable } from '../support/vendor-rules/walk.ts';
 import { openAiFunction, type OpenAiFunction } from '../support/vendor-rules/openai.ts';
 import type { Schema } from '../support/vendor-rules/walk.ts';
 import { countTokens, postJsonRpc, send } from './helpers.ts';
+import { TOOL_LIST_BUDGETS } from '../support/tool-list-budgets.ts';
 
 /**
  * What an agent may be given to read: every tool's `tools/list` (about 6,000 tokens for 29 tools),
  * `/mcp/study`'s (about 3,300 for 17), any toolset's in bytes, the OpenAI export (about 4,350), code
  * mode's list (about 420).
  */
-const BUDGETS = { allTokens: 9_000, studyTokens: 4_500, toolsetBytes: 20 * 1024, openAiTokens: 4_500, codeTokens: 1_500 } as const;
+const BUDGETS = TOOL_LIST_BUDGETS;
 /** The Inspector's `--strict` warnings allowed in `tools/list` (it finds none today). */
 const INSPECTOR_WARNINGS = 30;
 const LEGACY_VERSIONS = ['2025-03-26', '2025-06-18', '2025-11-25'];
