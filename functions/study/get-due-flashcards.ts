@@ -33,7 +33,7 @@ export default defineTool({
   description: 'List the flashcards due now, most overdue first; record each answer with update-flashcard-review.',
   get input() {
     return z.strictObject({
-      limit: limitField('cards', 20, 100),
+      limit: limitField(20, 100),
       topic_id: recordId().optional(),
       cursor: cursorField.optional(),
     });

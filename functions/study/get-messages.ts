@@ -26,7 +26,7 @@ export default defineTool({
     return z.strictObject({
       session_id: sessionIdField,
       order: z.enum(['oldest_first', 'newest_first']).default('oldest_first'),
-      limit: limitField('messages', 50, 200),
+      limit: limitField(50, 200),
       cursor: cursorField.optional(),
     });
   },

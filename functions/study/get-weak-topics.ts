@@ -30,7 +30,7 @@ export default defineTool({
   description: `Rank the quiz topics weakest first (lowest mean score, then most answers below ${PASS_MARK}), to choose what to practise next.`,
   get input() {
     return z.strictObject({
-      limit: limitField('topics', 5, 50),
+      limit: limitField(5, 50),
       cursor: cursorField.optional(),
     });
   },

@@ -19,7 +19,7 @@ export default defineTool({
   get input() {
     return z.strictObject({
       topic_id: idOrName('topic', topicNameField, 'name'),
-      limit: limitField('questions', 20, 100),
+      limit: limitField(20, 100),
       cursor: cursorField.optional(),
     });
   },

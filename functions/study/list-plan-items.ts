@@ -45,7 +45,7 @@ export default defineTool({
       plan_id: planIdField.optional(),
       plan_title: planTitleField.optional(),
       status: itemStatus.optional(),
-      limit: limitField('items', 50, 200),
+      limit: limitField(50, 200),
       cursor: cursorField.optional(),
     });
   },

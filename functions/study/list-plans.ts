@@ -32,7 +32,7 @@ export default defineTool({
   get input() {
     return z.strictObject({
       status: planStatus.optional(),
-      limit: limitField('plans', 20, 100),
+      limit: limitField(20, 100),
       cursor: cursorField.optional(),
     });
   },

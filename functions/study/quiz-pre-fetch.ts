@@ -21,7 +21,7 @@ export default defineTool({
   get input() {
     return z.strictObject({
       topic_name: topicNameField,
-      limit: limitField('wrong questions', 20, 100),
+      limit: limitField(20, 100),
     });
   },
   get output() {

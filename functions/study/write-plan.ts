@@ -9,14 +9,12 @@ import { linkList } from '../../shared/core/links.ts';
 
 const MAX_ITEMS = 100;
 
-const itemTitle = itemTitleField;
-
 // Optional fields nested in a list are nullish: callers that send every field send null for them.
 const item = z.union(
   [
-    itemTitle,
+    itemTitleField,
     z.strictObject({
-      title: itemTitle,
+      title: itemTitleField,
       due_date: dueDateField.nullish(),
       notes: notesField.nullish(),
     }),

@@ -15,6 +15,7 @@ import {
   readDocumentSummaries,
 } from '../../shared/records/documents.ts';
 import { uuidArray } from '../../shared/core/database.ts';
+import { CHUNK_DEFAULTS } from '../../shared/records/chunks.ts';
 import { EXAMPLE_IDS } from '../../shared/records/example-ids.ts';
 import { taskIds, tasksNotFound } from './lib/tasks.ts';
 
@@ -35,7 +36,12 @@ export default defineTool({
       task_ids: taskIds(1, 50),
       // Bounded by the documents named, not by the widest document there can be: a refusal names
       // the chunks these documents have (a data-dependent limit, docs/schemas.md).
-      chunk_number: z.int().min(1).max(INT4.max).default(1).describe('Which 50,000-character chunk to read.'),
+      chunk_number: z
+        .int()
+        .min(1)
+        .max(INT4.max)
+        .default(1)
+        .describe(`Which ${CHUNK_DEFAULTS.chunkSize.toLocaleString('en')}-character chunk to read.`),
       response_format: responseFormatField,
       cursor: cursorField.nullish(),
     });

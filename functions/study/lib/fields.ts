@@ -34,7 +34,7 @@ export const dueDateField = date();
 export const notesField = text({ max: 2_000, trim: true });
 
 /** A page size: `fallback` when absent, at most `max`. */
-export function limitField(what: string, fallback: number, max: number) {
+export function limitField(fallback: number, max: number) {
   return z.int().min(1).max(max).default(fallback);
 }
 

@@ -67,12 +67,7 @@ export interface WalkFilter {
 }
 
 /** A saved relationship among the tasks a walk reached. */
-export interface WalkedRelationship {
-  source_task_id: string;
-  target_task_id: string;
-  type: RelationshipType;
-  confidence: number;
-  rationale: string;
+export interface WalkedRelationship extends SavedRelationship {
   detection_method: string;
 }
 
