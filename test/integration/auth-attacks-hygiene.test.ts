@@ -3,7 +3,6 @@
  * deployed): refresh-token replay, framing of the pages /authorize serves, registration without
  * bounds, a misconfigured access-token lifetime, and bearer tokens that are no token.
  */
-import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
@@ -34,12 +33,7 @@ const registration = (metadata: Json, headers: Record<string, string> = {}): Req
 /** Sends registrations to `worker` with the lane's variables but the default bound, in a namespace of its own. */
 function gatewayWith(worker: ReturnType<typeof withOAuth>) {
   const ownEnv = { ...env, OAUTH_REGISTRATIONS_PER_HOUR: undefined, CONCURRENCY_NAMESPACE: `registrations-${crypto.randomUUID()}` };
-  return async (init: RequestInit) => {
-    const ctx = createExecutionContext();
-    const response = await worker.fetch(new Request(`${ORIGIN}/oauth/register`, init), ownEnv, ctx);
-    await waitOnExecutionContext(ctx);
-    return response;
-  };
+  return (init: RequestInit) => send(new Request(`${ORIGIN}/oauth/register`, init), worker, ownEnv);
 }
 
 // Each test runs whole authorizations (several requests each) on a shared, busy machine.
@@ -148,12 +142,7 @@ describe('OAuth hygiene', { timeout: 90_000 }, () => {
     const { key } = await createKey(projectId);
     for (const ttl of ['30', 'an hour', '-5', '1e3']) {
       const misconfigured = { ...env, OAUTH_ACCESS_TOKEN_TTL_SECONDS: ttl };
-      const sendWith = async (request: Request) => {
-        const ctx = createExecutionContext();
-        const response = await gateway.fetch(request, misconfigured, ctx);
-        await waitOnExecutionContext(ctx);
-        return response;
-      };
+      const sendWith = (request: Request) => send(request, gateway, misconfigured);
       for (const request of [
         new Request(`${ORIGIN}/.well-known/oauth-authorization-server`),
         new Request(`${ORIGIN}/oauth/token`, {

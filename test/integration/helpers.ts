@@ -58,12 +58,15 @@ export async function getJson<T = unknown>(path: string, key?: string): Promise<
   return answerOf<T>(await send(new Request(`http://edge-tools.test${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} })));
 }
 
-/** Sends a request to the gateway (or to `worker`), waiting for its `waitUntil` work when a worker is given. */
-export async function send(request: Request, worker?: CallOptions['worker']): Promise<Response> {
+/**
+ * Sends a request to the gateway (or to `worker`, with the lane's variables or `workerEnv`),
+ * waiting for its `waitUntil` work when a worker is given.
+ */
+export async function send(request: Request, worker?: CallOptions['worker'], workerEnv: object = env): Promise<Response> {
   if (!worker) return exports.default.fetch(request);
   const { createExecutionContext, waitOnExecutionContext } = await import('cloudflare:test');
   const ctx = createExecutionContext();
-  const response = await worker.fetch(request, env, ctx);
+  const response = await worker.fetch(request, workerEnv as Cloudflare.Env, ctx);
   await waitOnExecutionContext(ctx);
   return response;
 }

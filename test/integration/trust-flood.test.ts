@@ -6,21 +6,19 @@
  * The gateway has its default settings (the client address is the machine's, whatever header a
  * request sends); the case has a namespace of its own, so its counts stay its own.
  */
-import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { describe, expect, it } from 'vitest';
 import { tools } from '../../functions/registry.ts';
 import { createGateway } from '../../shared/http/app.ts';
 import type { Env } from '../../shared/runtime/env.ts';
-import { createTenant, moodRows, unknownKey } from './helpers.ts';
+import { createTenant, moodRows, send, unknownKey } from './helpers.ts';
 
 const gateway = createGateway(tools);
 /** A database no query can reach: a request that needs one answers 503 DATABASE_ERROR. */
 const UNREACHABLE_DATABASE = 'postgres://edge:edge@127.0.0.1:9/edge';
 
 async function post(path: string, key: string, body: unknown, callEnv: Partial<Env>) {
-  const ctx = createExecutionContext();
-  const response = await gateway.fetch(
+  const response = await send(
     new Request(`http://edge-tools.test${path}`, {
       method: 'POST',
       headers: {
@@ -30,10 +28,9 @@ async function post(path: string, key: string, body: unknown, callEnv: Partial<E
       },
       body: JSON.stringify(body),
     }),
-    { ...env, ...callEnv } as Env,
-    ctx,
+    gateway,
+    { ...env, ...callEnv },
   );
-  await waitOnExecutionContext(ctx);
   return response.status;
 }
 

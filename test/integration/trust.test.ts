@@ -6,16 +6,14 @@
  * code mode's calls, `/grants` and the consent page. Each is judged by rows: what was written, and
  * when, against the moment of the change.
  */
-import { createExecutionContext, waitOnExecutionContext } from 'cloudflare:test';
 import { env } from 'cloudflare:workers';
 import { and, eq, gt, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { apiKeys, moodEntries } from '../../drizzle/schema.ts';
 import { tools } from '../../functions/registry.ts';
 import { createGateway } from '../../shared/http/app.ts';
-import type { Env } from '../../shared/runtime/env.ts';
 import { runCodeOver } from './code-mode-helpers.ts';
-import { createKey, createProject, createTenant, db, moodRows, unknownKey } from './helpers.ts';
+import { createKey, createProject, createTenant, db, moodRows, send, unknownKey } from './helpers.ts';
 import { grantRows, openConsent, ORIGIN, pkce, postConsent, register } from './oauth-flow.ts';
 
 /** The gateway as deployed locally: default options (the client address is this machine's). */
@@ -28,8 +26,7 @@ async function post(
   body: unknown,
   { namespace, headers = {} }: { namespace: string; headers?: Record<string, string> },
 ) {
-  const ctx = createExecutionContext();
-  const response = await gateway.fetch(
+  const response = await send(
     new Request(`http://edge-tools.test${path}`, {
       method: 'POST',
       headers: {
@@ -40,10 +37,9 @@ async function post(
       },
       body: JSON.stringify(body),
     }),
-    { ...env, CONCURRENCY_NAMESPACE: namespace } as Env,
-    ctx,
+    gateway,
+    { ...env, CONCURRENCY_NAMESPACE: namespace },
   );
-  await waitOnExecutionContext(ctx);
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
@@ -173,16 +169,13 @@ describe('one freshness rule, on every surface, with the default settings', { ti
     expect(listed.status).toBe(200);
     await change(id, 'revoke');
     await new Promise((resolve) => setTimeout(resolve, FRESHNESS_MS + 100));
-    const ctx = createExecutionContext();
-    const response = await gateway.fetch(
+    const response = await send(
       new Request(`http://edge-tools.test/grants/${crypto.randomUUID()}`, {
         method: 'DELETE',
         headers: { authorization: `Bearer ${key}` },
       }),
-      env,
-      ctx,
+      gateway,
     );
-    await waitOnExecutionContext(ctx);
     expect(response.status).toBe(401);
     expect((await db.select().from(apiKeys).where(eq(apiKeys.id, id)))[0]!.revokedAt).not.toBeNull();
   });
